@@ -1,0 +1,77 @@
+/* arena.c: one arena per rocke_emit call; every stage allocates from it, and the entry
+ * point releases it in one go, so no stage frees anything on its error paths. */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+#define RK_ARENA_BLOCK 65536
+
+struct rk_arena_block {
+    rk_arena_block *next;
+    size_t used;
+    size_t cap;
+    /* data follows, aligned like a max_align type */
+};
+
+static size_t rk_align(size_t n) { return (n + 15u) & ~(size_t)15u; }
+
+void rk_arena_init(rk_arena *arena)
+{
+    arena->head = NULL;
+    arena->failed = 0;
+}
+
+static rk_arena_block *rk_arena_grow(rk_arena *arena, size_t need)
+{
+    size_t cap = need > RK_ARENA_BLOCK ? need : RK_ARENA_BLOCK;
+    rk_arena_block *block = malloc(rk_align(sizeof(rk_arena_block)) + cap);
+    if (!block) {
+        arena->failed = 1;
+        return NULL;
+    }
+    block->next = arena->head;
+    block->used = 0;
+    block->cap = cap;
+    arena->head = block;
+    return block;
+}
+
+void *rk_alloc(rk_arena *arena, size_t size)
+{
+    rk_arena_block *block = arena->head;
+    char *base;
+    size = rk_align(size ? size : 1);
+    if (size < size - 1) /* wrapped */
+        return NULL;
+    if (!block || block->cap - block->used < size) {
+        block = rk_arena_grow(arena, size);
+        if (!block)
+            return NULL;
+    }
+    base = (char *)block + rk_align(sizeof(rk_arena_block));
+    base += block->used;
+    block->used += size;
+    memset(base, 0, size);
+    return base;
+}
+
+char *rk_strndup(rk_arena *arena, const char *s, size_t n)
+{
+    char *copy = rk_alloc(arena, n + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+void rk_arena_free(rk_arena *arena)
+{
+    rk_arena_block *block = arena->head;
+    while (block) {
+        rk_arena_block *next = block->next;
+        free(block);
+        block = next;
+    }
+    arena->head = NULL;
+}

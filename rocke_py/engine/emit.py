@@ -1,0 +1,81 @@
+"""The engine's one operation: emit(config, mode, flavor) -> Emitted | Rejected.
+
+Twin of rocke_c/src/emit.c; docs/engine-contract.md §2 gives the order of the checks."""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from .arch import target_for
+from .config import check_encoding, parse_config
+from .print_spec import print_spec
+from .problem import build_problem, check_sub_gemm_candidates
+from .result import Emitted, Rejected
+from .schema import check_schema
+from .spec import build_spec, check_dtypes, deduce
+from .validate import validate
+
+MODES = ("spec", "ir", "ll")
+FLAVORS = ("llvm20", "llvm22", "llvm23")
+IMPLEMENTED_MODES = ("spec",)
+MAX_CONFIG_BYTES = 1048576
+
+
+def implemented_modes() -> tuple[str, ...]:
+    return IMPLEMENTED_MODES
+
+
+def _echo(word: str) -> bool:
+    return 1 <= len(word) <= 16 and all(c in "abcdefghijklmnopqrstuvwxyz0123456789" for c in word)
+
+
+def check_mode_flavor(mode: str, flavor: str) -> Optional[Rejected]:
+    if mode not in MODES:
+        what = f"unknown mode '{mode}'" if _echo(mode) else "unknown mode"
+        return Rejected("E_MODE", f"{what} (expected spec, ir or ll)")
+    if flavor not in FLAVORS:
+        what = f"unknown flavor '{flavor}'" if _echo(flavor) else "unknown flavor"
+        return Rejected("E_FLAVOR", f"{what} (expected llvm20, llvm22 or llvm23)")
+    if mode not in IMPLEMENTED_MODES:
+        return Rejected("E_MODE", f"mode '{mode}' is not implemented yet")
+    return None
+
+
+def check_size(data: bytes) -> Optional[Rejected]:
+    if len(data) > MAX_CONFIG_BYTES:
+        return Rejected("E_TOO_LARGE", f"config is {len(data)} bytes; the limit is {MAX_CONFIG_BYTES}")
+    return None
+
+
+def emit_spec(text: str) -> Union[str, Rejected]:
+    config = parse_config(text)
+    if isinstance(config, Rejected):
+        return config
+    fields = check_schema(config)
+    if isinstance(fields, Rejected):
+        return fields
+    values = fields.values
+    target = target_for(values["arch"])
+    problem = build_problem(values)
+    if isinstance(problem, Rejected):
+        return problem
+    bad = (check_sub_gemm_candidates(problem) if fields.family == "dgrad" else None) or check_dtypes(values)
+    if bad:
+        return bad
+    spec = build_spec(fields.family, values["arch"], values)
+    spec = deduce(spec, problem, target)
+    bad = validate(spec, problem, target)
+    if bad:
+        return bad
+    return print_spec(spec, problem, target)
+
+
+def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:
+    bad = check_mode_flavor(mode, flavor)
+    if bad:
+        return bad
+    data = config.encode("utf-8", "surrogatepass") if isinstance(config, str) else bytes(config)
+    bad = check_size(data) or check_encoding(data)
+    if bad:
+        return bad
+    out = emit_spec(data.decode("utf-8"))
+    return out if isinstance(out, Rejected) else Emitted(out)
