@@ -73,6 +73,9 @@ typedef struct rk_config {
 } rk_config;
 
 int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *out, rk_error *err);
+/* Contract §2 step 5: the first NUL byte or invalid UTF-8 sequence (RFC 3629), whichever
+ * comes first, is E_ENCODING; 0 when the bytes are clean. */
+int rk_config_check_encoding(const char *data, size_t len, rk_error *err);
 
 /* ---- schema (schema.c): every key of [target], [problem], [spec] ---- */
 enum rk_key {
@@ -111,5 +114,172 @@ typedef struct rk_fields {
 } rk_fields;
 
 int rk_schema_check(const rk_config *config, rk_fields *out, rk_error *err);
+
+/* ==== spec-layer stages: arch, problem, spec, validate, print_spec (twins of
+ * rocke_py/engine/{arch,problem,spec,validate,print_spec}.py, same names and order) ==== */
+
+#define RK_INT32_MAX 2147483647LL
+
+/* ---- arch (arch.c) ---- */
+typedef struct rk_mma {
+    const char *dtype;  /* dtype_a == dtype_b; the accumulator is always fp32 */
+    int m, n, k;
+} rk_mma;
+
+typedef struct rk_target {
+    const char *arch;
+    long long wave_size;
+    long long lds_capacity;
+    long long max_threads_per_block;
+    long long num_cus;
+    int is_mfma;        /* CDNA MFMA (wave64); every other target is WMMA (wave32) */
+    int is_gfx11;       /* gfx11 WMMA: lanes 16-31 repeat lanes 0-15, frag_len = k */
+    const rk_mma *mma;
+    int n_mma;
+} rk_target;
+
+/* LDS_K_OUTER_ARCH_WAVE[arch], or 0 when the arch has no transpose read. */
+long long rk_lds_k_outer_arch_wave(const char *arch);
+const rk_target *rk_target_for(const char *arch); /* NULL for an unknown arch */
+int rk_has_mma(const rk_target *t, const char *dtype_a, const char *dtype_b, long long m,
+               long long n, long long k);
+long long rk_frag_len(const rk_target *t, long long edge, long long warp_tile_k, long long wave_size);
+
+/* ---- problem (problem.c) ---- */
+typedef struct rk_problem {
+    long long N, Hi, Wi, C, K, Y, X, sH, sW, pH, pW, dH, dW, groups;
+    int has_3d;                    /* Di, Z, sD, pD, dD all set (build rejects a partial set) */
+    long long Di, Z, sD, pD, dD;   /* meaningful only when has_3d */
+} rk_problem;
+
+#define RK_SHORT_MAX 192           /* problem.short(): 10 numbers of at most 11 chars + tags */
+#define RK_SUB_GEMM_FIELDS 22
+#define RK_MAX_SUB_GEMM_CANDIDATES 4096
+
+typedef struct rk_sub_gemm {
+    long long v[RK_SUB_GEMM_FIELDS];  /* in the order of rk_sub_gemm_fields */
+} rk_sub_gemm;
+
+extern const char *const rk_sub_gemm_fields[RK_SUB_GEMM_FIELDS];
+
+long long rk_problem_cpg(const rk_problem *p);
+long long rk_problem_kpg(const rk_problem *p);
+long long rk_problem_ho(const rk_problem *p);
+long long rk_problem_wo(const rk_problem *p);
+long long rk_problem_do(const rk_problem *p);
+long long rk_problem_filter_z(const rk_problem *p);
+long long rk_problem_out_depth(const rk_problem *p);
+long long rk_problem_in_depth(const rk_problem *p);
+int rk_problem_is_pointwise(const rk_problem *p);
+void rk_problem_short(const rk_problem *p, char out[RK_SHORT_MAX]);
+/* Python's // and % (floor) and the ceil/roundup built on them, for any sign of a (b != 0). */
+long long rk_floordiv(long long a, long long b);
+long long rk_floormod(long long a, long long b);
+long long rk_ceildiv(long long a, long long b);
+long long rk_roundup(long long a, long long b);
+long long rk_problem_out_size(long long size, long long pad, long long dil, long long filt,
+                              long long stride);
+int rk_problem_build_problem(const rk_fields *fields, rk_problem *out, rk_error *err);
+void rk_problem_fwd_gemm(const rk_problem *p, long long out[3]);
+void rk_problem_wgrad_gemm(const rk_problem *p, long long out[3]);
+void rk_problem_dgrad_gemm(const rk_problem *p, long long out[3]);
+int rk_problem_check_sub_gemm_candidates(const rk_problem *p, rk_error *err);
+/* The kept tilde records (arena); -1 with err on allocation failure or a value past 64 bits. */
+int rk_problem_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
+                               long long tile_k, long long split_k, rk_arena *arena,
+                               rk_sub_gemm **records, int *n_records, rk_error *err);
+
+/* ---- spec (spec.c) ---- */
+typedef struct rk_opt {  /* Python Optional[int] */
+    int set;
+    long long v;
+} rk_opt;
+
+typedef struct rk_spec {
+    int family;                      /* enum rk_family */
+    const char *family_name;         /* "fwd", "wgrad", "dgrad" */
+    const char *arch;
+    const char *name;
+    const char *dtype_a, *dtype_b, *dtype_d;
+    long long tile_m, tile_n, tile_k, warp_m, warp_n;
+    long long warp_tile_m, warp_tile_n, warp_tile_k, wave_size;
+    const char *pipeline, *epilogue;
+    int async_dma, unroll_k;
+    rk_opt lds_k_pad;
+    rk_opt lds_layout_pad;           /* lds_layout is set iff this is set */
+    long long lds_layout_xor;
+    rk_opt vector_size_a, vector_size_b, vector_size_c;
+    int chiplet_swizzle;
+    long long chiplet_wgm, chiplet_num_xcds, chiplet_chunk_size;
+    rk_opt waves_per_eu;
+    long long bias, scale;
+    int relu;
+    rk_opt clamp_min, clamp_max;
+    int lds_k_outer;
+    const char *lds_k_outer_requested; /* "true", "false" or "auto", as the config said */
+    long long split_k, split_k_requested;
+    int two_stage, force_deterministic;
+    long long group_merge, num_load_waves;
+    int cshuffle_no_alias;
+} rk_spec;
+
+typedef struct rk_async_tile {
+    const char *operand;             /* "A" or "B" */
+    long long rows, cols, elem_bytes, contig_cols;
+} rk_async_tile;
+
+#define RK_KOUTER_PAD 8
+#define RK_MAX_UNROLLED_K_ITERS 128
+#define RK_TAG_MAX 128               /* acc_tag(): four %g numbers and the words */
+
+long long rk_spec_block_size(const rk_spec *s);
+int rk_spec_has_lds_layout(const rk_spec *s);
+int rk_spec_atomic_split_k(const rk_spec *s);
+int rk_spec_double_buffer(const rk_spec *s);
+int rk_spec_is_sixteen_bit(const char *dtype);
+const char *rk_spec_normalise_dtype(const char *name);
+int rk_spec_check_dtypes(const rk_fields *fields, rk_error *err);
+void rk_spec_build_spec(int family, const char *arch, const rk_fields *fields, rk_spec *out);
+void rk_spec_spec_gemm(const rk_spec *s, const rk_problem *p, long long out[3]);
+long long rk_spec_auto_split_k(const rk_spec *s, const rk_problem *p, const rk_target *t);
+int rk_spec_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b,
+                                      long long warp_tile_m, long long warp_tile_n,
+                                      long long wave_size);
+int rk_spec_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n,
+                                      long long cpg, long long wave_size, const char *pipeline);
+rk_spec rk_spec_deduce(const rk_spec *s, const rk_problem *p, const rk_target *t);
+long long rk_spec_widest_vector(long long n, const char *dtype);
+void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long long out[3]);
+long long rk_spec_wg_k_padded(const rk_spec *s, const rk_problem *p, long long split_k);
+long long rk_spec_unrolled_k_iters(const rk_spec *s, const rk_problem *p);
+long long rk_spec_effective_lds_pad(const rk_spec *s);
+void rk_spec_m_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
+void rk_spec_k_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
+void rk_spec_lds_shapes(const rk_spec *s, long long a[2], long long b[2]);
+long long rk_spec_lds_budget(const rk_spec *s);
+void rk_spec_frag_lens(const rk_spec *s, const rk_target *t, long long out[2]);
+long long rk_spec_elem_bytes(const char *dtype);
+void rk_spec_async_tiles(const rk_spec *s, const rk_problem *p, rk_async_tile out[2]);
+/* 0 stands for Python's None (no dwords value fits). */
+long long rk_spec_choose_dwords(long long rows, long long cols, long long block_size,
+                                long long elem_bytes, long long max_dwords,
+                                const long long *contig_cols);
+long long rk_spec_tile_dwords(const rk_spec *s, const rk_async_tile *tile);
+void rk_spec_format_g(long long value, char *out, size_t cap);
+void rk_spec_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
+/* Append the kernel name to out; -1 when the arena or the buffer failed. */
+int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *out);
+
+/* ---- validate (validate.c) ---- */
+/* The first failing rule's code (static), with its message appended to *message; NULL when
+ * the spec passes. The message is a heap buffer because a rule may echo a long value
+ * (pipeline, epilogue) that would not fit rk_error's fixed message. */
+const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t,
+                                 rk_buf *message);
+
+/* ---- print_spec (print_spec.c) ---- */
+/* Mode `spec` text appended to out; -1 with err on an internal failure. */
+int rk_print_spec_print_spec(const rk_spec *s, const rk_problem *p, const rk_target *t,
+                             rk_arena *arena, rk_buf *out, rk_error *err);
 
 #endif

@@ -1,0 +1,486 @@
+/* config.c: stage parse, the TOML subset of docs/engine-contract.md §3, and the encoding
+ * check of §2 step 5 (it is part of reading the file).
+ *
+ * Twin of rocke_py/engine/config.py, function for function in the same order; the few
+ * C-only helpers (UTF-8 sequence length, the duplicate-key hash) stand where Python uses
+ * its decoder or a dict. The text is never NUL-terminated: every scan is bounded by its
+ * length. Every function returns 0 on success or -1 with *err filled (rk_fail). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+#define RK_MAX_NAME 64
+/* Longest digit run that can still be inside int32: longer runs are out of range without
+ * accumulating them, so no overflow is possible. */
+#define RK_MAX_INT_DIGITS 10
+#define RK_INT_MIN (-2147483647LL - 1)
+#define RK_INT_MAX 2147483647LL
+
+static const char *const rk_table_names[RK_TABLE_COUNT] = {"parity", "target", "problem", "spec"};
+
+/* What the lines read so far have built (one per rk_config_parse call, on its stack). */
+typedef struct rk_parse_state {
+    rk_config *config;
+    rk_arena *arena;
+    int table;           /* enum rk_table of the last header; -1 before any */
+    int *slots;          /* open-addressing hash of entry indices (-1 = empty), so
+                            duplicate detection stays linear in the number of keys */
+    size_t n_slots;      /* a power of two, at least twice n_entries */
+} rk_parse_state;
+
+/* One line of the text, without its '\n' (and without a final '\r'). */
+typedef struct rk_line {
+    const char *p;
+    size_t n;
+    int lineno;
+} rk_line;
+
+/* ---- encoding (contract §2 step 5) ---- */
+
+static int rk_line_of(const char *data, size_t pos)
+{
+    int line = 1;
+    size_t i;
+    for (i = 0; i < pos; i++)
+        if (data[i] == '\n')
+            line++;
+    return line;
+}
+
+static int rk_is_cont(unsigned char c) { return c >= 0x80 && c <= 0xBF; }
+
+/* C only (Python's decoder does this): the length of the well-formed RFC 3629 sequence
+ * starting at i, or 0 when it is ill-formed. The second byte's range excludes overlongs
+ * (E0 80-9F, F0 80-8F), surrogates (ED A0-BF) and code points past U+10FFFF (F4 90+). */
+static size_t rk_utf8_sequence_len(const unsigned char *s, size_t len, size_t i)
+{
+    unsigned char c = s[i];
+    unsigned char lo = 0x80, hi = 0xBF;
+    size_t need, k;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        need = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        need = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        need = 4;
+    else
+        return 0; /* continuation byte, C0, C1, F5-FF */
+    if (c == 0xE0)
+        lo = 0xA0;
+    else if (c == 0xED)
+        hi = 0x9F;
+    else if (c == 0xF0)
+        lo = 0x90;
+    else if (c == 0xF4)
+        hi = 0x8F;
+    if (len - i < 2 || s[i + 1] < lo || s[i + 1] > hi)
+        return 0;
+    for (k = 2; k < need; k++)
+        if (len - i <= k || !rk_is_cont(s[i + k]))
+            return 0;
+    return need;
+}
+
+/* Offset of the first byte of the first ill-formed sequence, or len when there is none
+ * (the byte Python's UnicodeDecodeError.start names). */
+static size_t rk_first_invalid_utf8(const char *data, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)data;
+    size_t i = 0;
+    while (i < len) {
+        size_t n = rk_utf8_sequence_len(s, len, i);
+        if (n == 0)
+            return i;
+        i += n;
+    }
+    return len;
+}
+
+int rk_config_check_encoding(const char *data, size_t len, rk_error *err)
+{
+    const char *nul = len ? memchr(data, '\0', len) : NULL;
+    size_t nul_at = nul ? (size_t)(nul - data) : len;
+    size_t bad = rk_first_invalid_utf8(data, len);
+    if (nul_at < len && nul_at < bad)
+        return rk_fail(err, "E_ENCODING", "line %d: NUL byte", rk_line_of(data, nul_at));
+    if (bad < len)
+        return rk_fail(err, "E_ENCODING", "line %d: invalid UTF-8", rk_line_of(data, bad));
+    return 0;
+}
+
+/* ---- lexical helpers ---- */
+
+/* `line L: <what>` as E_SYNTAX; returns -1. */
+static int rk_syntax(rk_error *err, int lineno, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    err->code = "E_SYNTAX";
+    err->internal = 0;
+    n = snprintf(err->message, sizeof err->message, "line %d: ", lineno);
+    if (n < 0 || (size_t)n >= sizeof err->message)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Index of the first control character (0x00-0x1F but tab, or 0x7F), or n when none.
+ * Bytes suffice: no byte of a multi-byte UTF-8 sequence is below 0x80. */
+static size_t rk_find_control_char(const rk_line *line)
+{
+    size_t i;
+    for (i = 0; i < line->n; i++) {
+        unsigned char c = (unsigned char)line->p[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7F)
+            return i;
+    }
+    return line->n;
+}
+
+static size_t rk_skip_ws(const rk_line *line, size_t i)
+{
+    while (i < line->n && (line->p[i] == ' ' || line->p[i] == '\t'))
+        i++;
+    return i;
+}
+
+static int rk_is_bare_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
+           || c == '-';
+}
+
+static size_t rk_bare_name_end(const rk_line *line, size_t i)
+{
+    while (i < line->n && rk_is_bare_char(line->p[i]))
+        i++;
+    return i;
+}
+
+/* 1 if from i on there is only whitespace, then nothing or a comment. */
+static int rk_at_rest_ok(const rk_line *line, size_t i)
+{
+    i = rk_skip_ws(line, i);
+    return i == line->n || line->p[i] == '#';
+}
+
+/* ---- values ---- */
+
+/* The escaped character for `\c`, or 0 for an unsupported escape. */
+static char rk_escape(char c)
+{
+    switch (c) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case 'n': return '\n';
+    case 't': return '\t';
+    default: return 0;
+    }
+}
+
+/* A basic string whose opening quote is at i; *next = index after the closing quote.
+ * A backslash that ends the line escapes nothing: the string is unterminated. */
+static int rk_parse_string(const rk_line *line, size_t i, const char *key, rk_arena *arena,
+                           rk_value *out, size_t *next, rk_error *err)
+{
+    char *text = rk_alloc(arena, line->n - i);
+    size_t len = 0;
+    if (!text)
+        return rk_fail_internal(err, "out of memory");
+    for (i++; i < line->n; i++) {
+        char c = line->p[i];
+        if (c == '"') {
+            out->kind = RK_VALUE_STR;
+            out->s = text;
+            out->s_len = len;
+            *next = i + 1;
+            return 0;
+        }
+        if (c == '\\') {
+            if (i + 1 == line->n)
+                break;
+            c = rk_escape(line->p[++i]);
+            if (!c)
+                return rk_syntax(err, line->lineno, "key '%s': unsupported escape in string", key);
+        }
+        text[len++] = c;
+    }
+    return rk_syntax(err, line->lineno, "key '%s': unterminated string", key);
+}
+
+static size_t rk_token_end(const rk_line *line, size_t i)
+{
+    while (i < line->n && line->p[i] != ' ' && line->p[i] != '\t' && line->p[i] != '#')
+        i++;
+    return i;
+}
+
+/* [+-]?(0|[1-9][0-9]*) */
+static int rk_is_int_token(const char *t, size_t n)
+{
+    size_t i = (n > 0 && (t[0] == '+' || t[0] == '-')) ? 1 : 0, k;
+    if (i == n)
+        return 0;
+    for (k = i; k < n; k++)
+        if (t[k] < '0' || t[k] > '9')
+            return 0;
+    return n - i == 1 || t[i] != '0';
+}
+
+/* The integer of an int token into *out; -1 when it is outside int32. */
+static int rk_int_value(const char *t, size_t n, long long *out)
+{
+    int negative = t[0] == '-';
+    size_t i = (t[0] == '+' || t[0] == '-') ? 1 : 0;
+    long long v = 0;
+    if (n - i > RK_MAX_INT_DIGITS)
+        return -1;
+    for (; i < n; i++)
+        v = v * 10 + (t[i] - '0');
+    if (negative)
+        v = -v;
+    if (v < RK_INT_MIN || v > RK_INT_MAX)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int rk_parse_token(const rk_line *line, size_t start, size_t end, const char *key,
+                          rk_value *out, rk_error *err)
+{
+    const char *t = line->p + start;
+    size_t n = end - start;
+    if (n == 4 && memcmp(t, "true", 4) == 0) {
+        out->kind = RK_VALUE_BOOL;
+        out->i = 1;
+        return 0;
+    }
+    if (n == 5 && memcmp(t, "false", 5) == 0) {
+        out->kind = RK_VALUE_BOOL;
+        out->i = 0;
+        return 0;
+    }
+    if (rk_is_int_token(t, n)) {
+        out->kind = RK_VALUE_INT;
+        if (rk_int_value(t, n, &out->i) != 0)
+            return rk_fail(err, "E_RANGE", "line %d: key '%s': integer is outside the 32-bit range",
+                           line->lineno, key);
+        return 0;
+    }
+    return rk_syntax(err, line->lineno,
+                     "key '%s': invalid value (expected an integer, true, false or a \"string\")", key);
+}
+
+/* The value starting at i (whitespace already skipped); *next = index after it. */
+static int rk_parse_value(const rk_line *line, size_t i, const char *key, rk_arena *arena,
+                          rk_value *out, size_t *next, rk_error *err)
+{
+    size_t end;
+    if (i == line->n || line->p[i] == '#')
+        return rk_syntax(err, line->lineno, "key '%s': missing value", key);
+    if (line->p[i] == '"')
+        return rk_parse_string(line, i, key, arena, out, next, err);
+    end = rk_token_end(line, i);
+    if (rk_parse_token(line, i, end, key, out, err) != 0)
+        return -1;
+    *next = end;
+    return 0;
+}
+
+/* ---- lines ---- */
+
+static int rk_table_index(const char *name, size_t n)
+{
+    int t;
+    for (t = 0; t < RK_TABLE_COUNT; t++)
+        if (strlen(rk_table_names[t]) == n && memcmp(rk_table_names[t], name, n) == 0)
+            return t;
+    return -1;
+}
+
+/* A table header whose '[' is at i. */
+static int rk_parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
+{
+    size_t start = rk_skip_ws(line, i + 1);
+    size_t end = rk_bare_name_end(line, start);
+    int name_len = (int)(end - start), table;
+    const char *name = line->p + start;
+    if (end == start)
+        return rk_syntax(err, line->lineno, "expected a table name after '['");
+    if (end - start > RK_MAX_NAME)
+        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    i = rk_skip_ws(line, end);
+    if (i == line->n || line->p[i] != ']')
+        return rk_syntax(err, line->lineno, "expected ']' after table name '%.*s'", name_len, name);
+    if (!rk_at_rest_ok(line, i + 1))
+        return rk_syntax(err, line->lineno, "unexpected text after table header [%.*s]", name_len, name);
+    table = rk_table_index(name, end - start);
+    if (table < 0)
+        return rk_fail(err, "E_UNKNOWN_TABLE",
+                       "line %d: unknown table [%.*s] (expected [parity], [target], [problem] or [spec])",
+                       line->lineno, name_len, name);
+    if (st->config->table_line[table])
+        return rk_fail(err, "E_DUPLICATE_KEY", "line %d: table [%s] is defined twice (first on line %d)",
+                       line->lineno, rk_table_names[table], st->config->table_line[table]);
+    st->config->table_line[table] = line->lineno;
+    st->table = table;
+    return 0;
+}
+
+/* C only (Python keys a dict by (table, key)): FNV-1a of the table and the key. */
+static size_t rk_key_hash(int table, const char *key)
+{
+    unsigned long h = 2166136261UL;
+    h = ((h ^ (unsigned long)table) * 16777619UL) & 0xFFFFFFFFUL;
+    for (; *key; key++)
+        h = ((h ^ (unsigned char)*key) * 16777619UL) & 0xFFFFFFFFUL;
+    return (size_t)h;
+}
+
+/* The slot holding (table, key), or the empty slot where it would go. */
+static size_t rk_key_slot(const rk_parse_state *st, int table, const char *key)
+{
+    size_t mask = st->n_slots - 1, s = rk_key_hash(table, key) & mask;
+    for (;;) {
+        int idx = st->slots[s];
+        if (idx < 0)
+            return s;
+        if (st->config->entries[idx].table == table && strcmp(st->config->entries[idx].key, key) == 0)
+            return s;
+        s = (s + 1) & mask;
+    }
+}
+
+/* Room for one more entry in the entry array and the hash (both doubled in the arena). */
+static int rk_reserve_entry(rk_parse_state *st, rk_error *err)
+{
+    rk_config *cfg = st->config;
+    if (cfg->n_entries == cfg->cap_entries) {
+        int cap = cfg->cap_entries ? cfg->cap_entries * 2 : 64;
+        rk_entry *grown = rk_alloc(st->arena, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return rk_fail_internal(err, "out of memory");
+        if (cfg->n_entries)
+            memcpy(grown, cfg->entries, (size_t)cfg->n_entries * sizeof *grown);
+        cfg->entries = grown;
+        cfg->cap_entries = cap;
+    }
+    if ((size_t)(cfg->n_entries + 1) * 2 > st->n_slots) {
+        size_t n = st->n_slots ? st->n_slots * 2 : 128, s;
+        int k;
+        int *slots = rk_alloc(st->arena, n * sizeof *slots);
+        if (!slots)
+            return rk_fail_internal(err, "out of memory");
+        for (s = 0; s < n; s++)
+            slots[s] = -1;
+        st->slots = slots;
+        st->n_slots = n;
+        for (k = 0; k < cfg->n_entries; k++)
+            slots[rk_key_slot(st, cfg->entries[k].table, cfg->entries[k].key)] = k;
+    }
+    return 0;
+}
+
+static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_parse_state *st,
+                        rk_error *err)
+{
+    rk_config *cfg = st->config;
+    size_t slot;
+    rk_entry *e;
+    if (st->table < 0)
+        return rk_fail(err, "E_UNKNOWN_KEY", "line %d: key '%s' is outside any table", lineno, key);
+    if (rk_reserve_entry(st, err) != 0)
+        return -1;
+    slot = rk_key_slot(st, st->table, key);
+    if (st->slots[slot] >= 0)
+        return rk_fail(err, "E_DUPLICATE_KEY", "line %d: key '%s' in [%s] is set twice (first on line %d)",
+                       lineno, key, rk_table_names[st->table], cfg->entries[st->slots[slot]].line);
+    e = &cfg->entries[cfg->n_entries];
+    e->table = st->table;
+    e->key = key;
+    e->line = lineno;
+    e->value = *value;
+    st->slots[slot] = cfg->n_entries++;
+    return 0;
+}
+
+/* `key = value` with the key starting at i. */
+static int rk_parse_key_line(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
+{
+    size_t end = rk_bare_name_end(line, i), next = 0;
+    const char *key;
+    rk_value value;
+    if (end == i)
+        return rk_syntax(err, line->lineno, "expected a key, a table header or a comment");
+    if (end - i > RK_MAX_NAME)
+        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    key = rk_strndup(st->arena, line->p + i, end - i);
+    if (!key)
+        return rk_fail_internal(err, "out of memory");
+    i = rk_skip_ws(line, end);
+    if (i == line->n || line->p[i] != '=')
+        return rk_syntax(err, line->lineno, "expected '=' after key '%s'", key);
+    memset(&value, 0, sizeof value);
+    if (rk_parse_value(line, rk_skip_ws(line, i + 1), key, st->arena, &value, &next, err) != 0)
+        return -1;
+    if (!rk_at_rest_ok(line, next))
+        return rk_syntax(err, line->lineno, "key '%s': unexpected text after the value", key);
+    return rk_add_entry(key, &value, line->lineno, st, err);
+}
+
+static int rk_parse_line(rk_line *line, rk_parse_state *st, rk_error *err)
+{
+    size_t i;
+    if (line->n > 0 && line->p[line->n - 1] == '\r')
+        line->n--;
+    i = rk_find_control_char(line);
+    if (i < line->n)
+        return rk_syntax(err, line->lineno, "control character 0x%02X", (unsigned)(unsigned char)line->p[i]);
+    i = rk_skip_ws(line, 0);
+    if (i == line->n || line->p[i] == '#')
+        return 0;
+    if (line->p[i] == '[')
+        return rk_parse_header(line, i, st, err);
+    return rk_parse_key_line(line, i, st, err);
+}
+
+/* Lines in order, the first error wins; only '\n' ends a line. */
+int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *out, rk_error *err)
+{
+    static const char empty[1] = {0}; /* so text + 0 is never arithmetic on NULL */
+    rk_parse_state st;
+    rk_line line;
+    size_t start = 0;
+    int t;
+    out->entries = NULL;
+    out->n_entries = 0;
+    out->cap_entries = 0;
+    for (t = 0; t < RK_TABLE_COUNT; t++)
+        out->table_line[t] = 0;
+    st.config = out;
+    st.arena = arena;
+    st.table = -1;
+    st.slots = NULL;
+    st.n_slots = 0;
+    if (len == 0)
+        text = empty;
+    line.lineno = 0;
+    for (;;) {
+        size_t end = start;
+        while (end < len && text[end] != '\n')
+            end++;
+        line.p = text + start;
+        line.n = end - start;
+        line.lineno++;
+        if (rk_parse_line(&line, &st, err) != 0)
+            return -1;
+        if (end == len)
+            return 0;
+        start = end + 1;
+    }
+}

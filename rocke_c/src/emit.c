@@ -1,0 +1,229 @@
+/* emit.c: the engine's one operation: rocke_emit(config, mode, flavor) -> text or
+ * (code, message).
+ *
+ * Twin of rocke_py/engine/emit.py; docs/engine-contract.md §2 gives the order of the
+ * checks. One arena per call, released before return; the result owns only the heap
+ * strings it hands back (rocke_result_free). */
+#include <stdlib.h>
+#include <string.h>
+#include "../include/rocke.h"
+#include "internal.h"
+
+#define RK_MAX_CONFIG_BYTES 1048576
+
+static const char *const rk_modes[] = {"spec", "ir", "ll", NULL};
+static const char *const rk_flavors[] = {"llvm20", "llvm22", "llvm23", NULL};
+static const char *const rk_implemented[] = {"spec", NULL};
+
+const char *rocke_implemented_modes(void) { return "spec"; }
+
+const char *rocke_version(void) { return "0.1.0"; }
+
+static int rk_emit_in(const char *word, const char *const *list)
+{
+    int i;
+    if (!word)
+        return 0;
+    for (i = 0; list[i]; i++)
+        if (strcmp(word, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* A mode or flavor is echoed only when it is 1-16 bytes of [a-z0-9] (contract §2). */
+static int rk_emit_echo(const char *word)
+{
+    size_t i, n;
+    if (!word)
+        return 0;
+    n = strlen(word);
+    if (n < 1 || n > 16)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!((word[i] >= 'a' && word[i] <= 'z') || (word[i] >= '0' && word[i] <= '9')))
+            return 0;
+    return 1;
+}
+
+static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, rk_error *err)
+{
+    if (!rk_emit_in(mode, rk_modes)) {
+        if (rk_emit_echo(mode))
+            return rk_fail(err, "E_MODE", "unknown mode '%s' (expected spec, ir or ll)", mode);
+        return rk_fail(err, "E_MODE", "unknown mode (expected spec, ir or ll)");
+    }
+    if (!rk_emit_in(flavor, rk_flavors)) {
+        if (rk_emit_echo(flavor))
+            return rk_fail(err, "E_FLAVOR", "unknown flavor '%s' (expected llvm20, llvm22 or llvm23)", flavor);
+        return rk_fail(err, "E_FLAVOR", "unknown flavor (expected llvm20, llvm22 or llvm23)");
+    }
+    if (!rk_emit_in(mode, rk_implemented))
+        return rk_fail(err, "E_MODE", "mode '%s' is not implemented yet", mode);
+    return 0;
+}
+
+static int rk_emit_check_size(size_t len, rk_error *err)
+{
+    if (len > RK_MAX_CONFIG_BYTES)
+        return rk_fail(err, "E_TOO_LARGE", "config is %zu bytes; the limit is %d", len,
+                       RK_MAX_CONFIG_BYTES);
+    return 0;
+}
+
+/* What emit_spec produced: the text (code NULL) or a rejection, both in `out`. */
+typedef struct rk_outcome {
+    const char *code;   /* NULL: emitted */
+    int internal;       /* an engine failure (ROCKE_ERROR), not a rejection */
+    rk_buf out;         /* the spec text, or the rejection message */
+} rk_outcome;
+
+static void rk_emit_reject(rk_outcome *o, const rk_error *err)
+{
+    o->code = err->code;
+    o->internal = err->internal;
+    rk_buf_free(&o->out);
+    rk_buf_puts(&o->out, err->message);
+}
+
+/* Stages after schema: problem, dgrad candidate cap, dtypes, spec, deduce, validate, print. */
+static int rk_emit_spec_stages(const rk_fields *fields, rk_arena *arena, rk_outcome *o, rk_error *err)
+{
+    const char *arch = fields->f[RK_KEY_ARCH].value.s;
+    const rk_target *target = rk_target_for(arch);
+    rk_problem problem;
+    rk_spec built, spec;
+    if (!target)
+        return rk_fail_internal(err, "no target data for the schema-checked arch");
+    if (rk_problem_build_problem(fields, &problem, err))
+        return -1;
+    if (fields->family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&problem, err))
+        return -1;
+    if (rk_spec_check_dtypes(fields, err))
+        return -1;
+    rk_spec_build_spec(fields->family, arch, fields, &built);
+    spec = rk_spec_deduce(&built, &problem, target);
+    o->code = rk_validate_validate(&spec, &problem, target, &o->out);
+    if (o->code)
+        return 0;
+    return rk_print_spec_print_spec(&spec, &problem, target, arena, &o->out, err);
+}
+
+static void rk_emit_emit_spec(const char *text, size_t len, rk_arena *arena, rk_outcome *o)
+{
+    rk_config config;
+    rk_fields fields;
+    rk_error err;
+    memset(&err, 0, sizeof err);
+    if (rk_config_parse(text, len, arena, &config, &err) || rk_schema_check(&config, &fields, &err)
+        || rk_emit_spec_stages(&fields, arena, o, &err)) {
+        rk_emit_reject(o, &err);
+        return;
+    }
+    if (o->out.failed) { /* the buffer holding the text or the rule's message */
+        rk_fail_internal(&err, "out of memory (output buffer)");
+        rk_emit_reject(o, &err);
+    }
+}
+
+static void rk_emit_init_result(rocke_result *out)
+{
+    out->status = ROCKE_ERROR;
+    out->text = NULL;
+    out->text_len = 0;
+    out->code = NULL;
+    out->message = NULL;
+}
+
+static char *rk_emit_strdup(const char *s)
+{
+    size_t n = strlen(s);
+    char *copy = malloc(n + 1);
+    if (copy)
+        memcpy(copy, s, n + 1);
+    return copy;
+}
+
+/* Fills out from a rejection or internal failure; the message is copied to the heap. */
+static rocke_status rk_emit_fail_result(rocke_result *out, const char *code, int internal, const char *message)
+{
+    out->status = internal ? ROCKE_ERROR : ROCKE_REJECTED;
+    out->code = code;
+    out->message = rk_emit_strdup(message);
+    if (!out->message) {
+        out->status = ROCKE_ERROR;
+        out->code = "E_INTERNAL";
+    }
+    return out->status;
+}
+
+static rocke_status rk_emit_error_result(rocke_result *out, const rk_error *err)
+{
+    return rk_emit_fail_result(out, err->code, err->internal, err->message);
+}
+
+/* Hands the outcome's heap buffer to the result: no copy of the (possibly 1 MB) text. */
+static rocke_status rk_emit_outcome_result(rocke_result *out, rk_outcome *o)
+{
+    size_t len = o->out.len;
+    char *data = rk_buf_take(&o->out);
+    if (!data)
+        return rk_emit_fail_result(out, "E_INTERNAL", 1, "out of memory (result)");
+    if (o->code) {
+        out->status = o->internal ? ROCKE_ERROR : ROCKE_REJECTED;
+        out->code = o->code;
+        out->message = data;
+        return out->status;
+    }
+    out->status = ROCKE_EMITTED;
+    out->text = data;
+    out->text_len = len;
+    return ROCKE_EMITTED;
+}
+
+rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                        rocke_result *out)
+{
+    rk_error err;
+    rk_arena arena;
+    rk_outcome outcome;
+    rocke_status status;
+    if (!out)
+        return ROCKE_ERROR;
+    rk_emit_init_result(out);
+    memset(&err, 0, sizeof err);
+    if (!config && config_len > 0)
+        return rk_emit_fail_result(out, "E_INTERNAL", 1, "config is NULL but config_len is not 0");
+    if (!config)
+        config = ""; /* NULL with length 0 is the empty config */
+    if (rk_emit_check_mode_flavor(mode, flavor, &err) || rk_emit_check_size(config_len, &err)
+        || rk_config_check_encoding(config, config_len, &err))
+        return rk_emit_error_result(out, &err);
+    rk_arena_init(&arena);
+    outcome.code = NULL;
+    outcome.internal = 0;
+    rk_buf_init(&outcome.out);
+    rk_emit_emit_spec(config, config_len, &arena, &outcome);
+    if (arena.failed && !outcome.internal) {
+        /* A failed arena allocation surfaces as whatever error the stage reported; the
+         * engine cannot trust that verdict, so it is an internal failure. */
+        outcome.code = "E_INTERNAL";
+        outcome.internal = 1;
+        rk_buf_free(&outcome.out);
+        rk_buf_puts(&outcome.out, "out of memory (arena)");
+    }
+    rk_arena_free(&arena);
+    status = rk_emit_outcome_result(out, &outcome);
+    rk_buf_free(&outcome.out);
+    return status;
+}
+
+void rocke_result_free(rocke_result *result)
+{
+    if (!result)
+        return;
+    free(result->text);
+    free(result->message);
+    result->text = NULL;
+    result->message = NULL;
+    result->text_len = 0;
+}

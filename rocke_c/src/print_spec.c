@@ -1,0 +1,214 @@
+/* print_spec.c: mode `spec`: the normalised spec after defaults and deductions, one
+ * `key = value` per line in a fixed order, with what follows from it (GEMM view, vector
+ * sizes, LDS, kernel name).
+ *
+ * Twin of rocke_py/engine/print_spec.py; docs/engine-contract.md §7. Python's fmt() and
+ * Lines.put() become one put function per value type; the text grows in one rk_buf, so
+ * printing is linear in its size. */
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+static void rk_print_spec_put_str(rk_buf *out, const char *key, const char *value)
+{
+    rk_buf_puts(out, key);
+    rk_buf_puts(out, " = ");
+    rk_buf_puts(out, value);
+    rk_buf_puts(out, "\n");
+}
+
+static void rk_print_spec_put_int(rk_buf *out, const char *key, long long value)
+{
+    rk_buf_printf(out, "%s = %lld\n", key, value);
+}
+
+static void rk_print_spec_put_bool(rk_buf *out, const char *key, int value)
+{
+    rk_print_spec_put_str(out, key, value ? "true" : "false");
+}
+
+/* Python's None prints as `unset`. */
+static void rk_print_spec_put_opt(rk_buf *out, const char *key, rk_opt value)
+{
+    if (value.set)
+        rk_print_spec_put_int(out, key, value.v);
+    else
+        rk_print_spec_put_str(out, key, "unset");
+}
+
+static rk_opt rk_print_spec_opt(int set, long long v)
+{
+    rk_opt o;
+    o.set = set, o.v = set ? v : 0;
+    return o;
+}
+
+static void rk_print_spec_print_problem(rk_buf *out, const rk_problem *p)
+{
+    char shape[RK_SHORT_MAX];
+    const char *keys[14] = {"N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups"};
+    long long values[14];
+    int i;
+    values[0] = p->N, values[1] = p->Hi, values[2] = p->Wi, values[3] = p->C, values[4] = p->K;
+    values[5] = p->Y, values[6] = p->X, values[7] = p->sH, values[8] = p->sW, values[9] = p->pH;
+    values[10] = p->pW, values[11] = p->dH, values[12] = p->dW, values[13] = p->groups;
+    for (i = 0; i < 14; i++)
+        rk_print_spec_put_int(out, keys[i], values[i]);
+    rk_print_spec_put_opt(out, "Di", rk_print_spec_opt(p->has_3d, p->Di));
+    rk_print_spec_put_opt(out, "Z", rk_print_spec_opt(p->has_3d, p->Z));
+    rk_print_spec_put_opt(out, "sD", rk_print_spec_opt(p->has_3d, p->sD));
+    rk_print_spec_put_opt(out, "pD", rk_print_spec_opt(p->has_3d, p->pD));
+    rk_print_spec_put_opt(out, "dD", rk_print_spec_opt(p->has_3d, p->dD));
+    rk_print_spec_put_int(out, "Ho", rk_problem_ho(p));
+    rk_print_spec_put_int(out, "Wo", rk_problem_wo(p));
+    rk_print_spec_put_opt(out, "Do", rk_print_spec_opt(p->has_3d, p->has_3d ? rk_problem_do(p) : 0));
+    rk_print_spec_put_int(out, "cpg", rk_problem_cpg(p));
+    rk_print_spec_put_int(out, "kpg", rk_problem_kpg(p));
+    rk_print_spec_put_bool(out, "is_3d", p->has_3d);
+    rk_print_spec_put_bool(out, "is_pointwise", rk_problem_is_pointwise(p));
+    rk_problem_short(p, shape);
+    rk_print_spec_put_str(out, "short", shape);
+}
+
+static void rk_print_spec_print_fields(rk_buf *out, const rk_spec *s)
+{
+    char tag[RK_TAG_MAX];
+    rk_print_spec_put_str(out, "name", s->name);
+    rk_print_spec_put_str(out, "dtype_a", s->dtype_a);
+    rk_print_spec_put_str(out, "dtype_b", s->dtype_b);
+    rk_print_spec_put_str(out, "dtype_d", s->dtype_d);
+    rk_print_spec_put_str(out, "dtype_acc", "fp32");
+    rk_print_spec_put_int(out, "tile_m", s->tile_m);
+    rk_print_spec_put_int(out, "tile_n", s->tile_n);
+    rk_print_spec_put_int(out, "tile_k", s->tile_k);
+    rk_print_spec_put_int(out, "warp_m", s->warp_m);
+    rk_print_spec_put_int(out, "warp_n", s->warp_n);
+    rk_print_spec_put_int(out, "warp_tile_m", s->warp_tile_m);
+    rk_print_spec_put_int(out, "warp_tile_n", s->warp_tile_n);
+    rk_print_spec_put_int(out, "warp_tile_k", s->warp_tile_k);
+    rk_print_spec_put_int(out, "wave_size", s->wave_size);
+    rk_print_spec_put_int(out, "block_size", rk_spec_block_size(s));
+    rk_print_spec_put_str(out, "pipeline", s->pipeline);
+    rk_print_spec_put_str(out, "epilogue", s->epilogue);
+    rk_print_spec_put_bool(out, "async_dma", s->async_dma);
+    rk_print_spec_put_bool(out, "unroll_k", s->unroll_k);
+    rk_print_spec_put_opt(out, "lds_k_pad", s->lds_k_pad);
+    if (rk_spec_has_lds_layout(s))
+        rk_buf_printf(out, "lds_layout = pad%lld_xor%lld\n", s->lds_layout_pad.v, s->lds_layout_xor);
+    else
+        rk_print_spec_put_str(out, "lds_layout", "unset");
+    if (s->family != RK_FAMILY_FWD) {
+        rk_print_spec_put_bool(out, "lds_k_outer", s->lds_k_outer);
+        rk_print_spec_put_str(out, "lds_k_outer_requested", s->lds_k_outer_requested);
+    }
+    rk_print_spec_put_opt(out, "vector_size_a", s->vector_size_a);
+    rk_print_spec_put_opt(out, "vector_size_b", s->vector_size_b);
+    rk_print_spec_put_opt(out, "vector_size_c", s->vector_size_c);
+    rk_print_spec_put_bool(out, "chiplet_swizzle", s->chiplet_swizzle);
+    rk_print_spec_put_int(out, "chiplet_wgm", s->chiplet_wgm);
+    rk_print_spec_put_int(out, "chiplet_num_xcds", s->chiplet_num_xcds);
+    rk_print_spec_put_int(out, "chiplet_chunk_size", s->chiplet_chunk_size);
+    rk_print_spec_put_opt(out, "waves_per_eu", s->waves_per_eu);
+    rk_print_spec_put_int(out, "bias", s->bias);
+    rk_print_spec_put_int(out, "scale", s->scale);
+    rk_print_spec_put_bool(out, "relu", s->relu);
+    rk_print_spec_put_opt(out, "clamp_min", s->clamp_min);
+    rk_print_spec_put_opt(out, "clamp_max", s->clamp_max);
+    rk_spec_acc_tag(s, tag);
+    rk_print_spec_put_str(out, "acc_epilogue", tag[0] ? tag : "identity");
+    if (s->family != RK_FAMILY_FWD) {
+        rk_print_spec_put_int(out, "split_k", s->split_k);
+        rk_print_spec_put_int(out, "split_k_requested", s->split_k_requested);
+    }
+    if (s->family == RK_FAMILY_WGRAD) {
+        rk_print_spec_put_bool(out, "two_stage", s->two_stage);
+        rk_print_spec_put_bool(out, "force_deterministic", s->force_deterministic);
+        rk_print_spec_put_int(out, "group_merge", s->group_merge);
+    }
+    if (s->family == RK_FAMILY_DGRAD) {
+        rk_print_spec_put_int(out, "num_load_waves", s->num_load_waves);
+        rk_print_spec_put_bool(out, "cshuffle_no_alias", s->cshuffle_no_alias);
+    }
+}
+
+/* One `sub_gemm.<i> = block_start=... gemm_k_padded=...` line per kept tilde record. */
+static int rk_print_spec_print_sub_gemms(rk_buf *out, const rk_spec *s, const rk_problem *p,
+                                         rk_arena *arena, rk_error *err)
+{
+    rk_sub_gemm *records = NULL;
+    int n = 0, i, k;
+    if (rk_problem_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records, &n, err))
+        return -1;
+    rk_print_spec_put_int(out, "num_sub_gemms", n);
+    for (i = 0; i < n; i++) {
+        rk_buf_printf(out, "sub_gemm.%d = ", i);
+        for (k = 0; k < RK_SUB_GEMM_FIELDS; k++)
+            rk_buf_printf(out, "%s%s=%lld", k ? " " : "", rk_sub_gemm_fields[k], records[i].v[k]);
+        rk_buf_puts(out, "\n");
+    }
+    return 0;
+}
+
+static int rk_print_spec_print_derived(rk_buf *out, const rk_spec *s, const rk_problem *p, const rk_target *t,
+                                       rk_arena *arena, rk_error *err)
+{
+    long long gemm[3], vec[3], lens[2], a[2], b[2], padded;
+    rk_async_tile tiles[2];
+    rk_spec_spec_gemm(s, p, gemm);
+    rk_print_spec_put_int(out, "gemm_m", gemm[0]);
+    rk_print_spec_put_int(out, "gemm_n", gemm[1]);
+    rk_print_spec_put_int(out, "gemm_k", gemm[2]);
+    rk_spec_default_vector_sizes(s, p, vec);
+    rk_print_spec_put_int(out, "default_vec_a", vec[0]);
+    rk_print_spec_put_int(out, "default_vec_b", vec[1]);
+    rk_print_spec_put_int(out, "default_vec_c", vec[2]);
+    if (s->family == RK_FAMILY_WGRAD) {
+        padded = rk_spec_wg_k_padded(s, p, s->split_k > 1 ? s->split_k : 1);
+        rk_print_spec_put_int(out, "k_padded", padded);
+        if (s->split_k > 0)
+            rk_print_spec_put_int(out, "ks", rk_floordiv(padded, s->split_k));
+        else
+            rk_print_spec_put_str(out, "ks", "runtime");
+    }
+    rk_spec_frag_lens(s, t, lens);
+    rk_print_spec_put_int(out, "a_frag_len", lens[0]);
+    rk_print_spec_put_int(out, "b_frag_len", lens[1]);
+    rk_spec_lds_shapes(s, a, b);
+    rk_print_spec_put_int(out, "lds_pad", rk_spec_effective_lds_pad(s));
+    rk_buf_printf(out, "lds_a_shape = %lldx%lld\n", a[0], a[1]);
+    rk_buf_printf(out, "lds_b_shape = %lldx%lld\n", b[0], b[1]);
+    rk_print_spec_put_bool(out, "lds_double_buffer", rk_spec_double_buffer(s));
+    rk_print_spec_put_int(out, "lds_bytes", rk_spec_lds_budget(s));
+    rk_print_spec_put_int(out, "lds_capacity", t->lds_capacity);
+    if (s->async_dma) {
+        long long da, db;
+        rk_spec_async_tiles(s, p, tiles);
+        da = rk_spec_tile_dwords(s, &tiles[0]), db = rk_spec_tile_dwords(s, &tiles[1]);
+        rk_print_spec_put_opt(out, "async_dwords_a", rk_print_spec_opt(da != 0, da));
+        rk_print_spec_put_opt(out, "async_dwords_b", rk_print_spec_opt(db != 0, db));
+    }
+    if (s->family == RK_FAMILY_DGRAD)
+        return rk_print_spec_print_sub_gemms(out, s, p, arena, err);
+    return 0;
+}
+
+int rk_print_spec_print_spec(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                             rk_buf *out, rk_error *err)
+{
+    rk_buf_puts(out, "rocke.spec v1\n");
+    rk_print_spec_put_str(out, "family", s->family_name);
+    rk_print_spec_put_str(out, "arch", s->arch);
+    rk_print_spec_print_problem(out, p);
+    rk_print_spec_print_fields(out, s);
+    if (rk_print_spec_print_derived(out, s, p, t, arena, err))
+        return -1;
+    rk_buf_puts(out, "kernel_name = ");
+    /* kernel_name fails on the arena or on the buffer; the buffer's earlier failed grows
+     * (appends become no-ops) are reported once, below. */
+    if (rk_spec_kernel_name(s, p, arena, out))
+        return rk_fail_internal(err, "out of memory (spec text)");
+    rk_buf_puts(out, "\n");
+    if (out->failed)
+        return rk_fail_internal(err, "out of memory (spec text)");
+    return 0;
+}

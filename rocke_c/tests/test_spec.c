@@ -1,0 +1,433 @@
+/* test_spec.c: the spec-layer stages of the C engine (problem, spec, validate, print_spec),
+ * fed with hand-built rk_fields, without the parser.
+ *
+ * 1. Fixed cases: the kernel names of conv-semantics.md §6, LDS budgets, and rejections
+ *    whose codes and messages were taken from the Python engine (the normative side).
+ * 2. With an argument: replays a vector file written by tests/tools/spec_vectors.py
+ *    (fields -> the Python spec text or (code, message)) through the same C stages and
+ *    compares the bytes.
+ *
+ *     test_spec [VECTORS]      exit 0 when every check passes */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../src/internal.h"
+
+/* enum rk_key order (internal.h), to read the vector file's key names. */
+static const char *const key_names[RK_KEY_COUNT] = {
+    "arch", "N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups",
+    "Di", "Z", "sD", "pD", "dD",
+    "family", "name", "dtype_a", "dtype_b", "dtype_d", "tile_m", "tile_n", "tile_k", "warp_m", "warp_n",
+    "warp_tile_m", "warp_tile_n", "warp_tile_k", "wave_size", "pipeline", "epilogue", "async_dma",
+    "unroll_k", "lds_k_pad", "lds_layout_pad", "lds_layout_xor", "vector_size_a", "vector_size_b",
+    "vector_size_c", "chiplet_swizzle", "chiplet_wgm", "chiplet_num_xcds", "chiplet_chunk_size",
+    "waves_per_eu", "bias", "scale", "relu", "clamp_min", "clamp_max", "lds_k_outer", "split_k",
+    "two_stage", "force_deterministic", "group_merge", "num_load_waves", "cshuffle_no_alias",
+};
+
+static const char *const family_names[3] = {"fwd", "wgrad", "dgrad"};
+
+/* What the stages after schema make of the fields (the twin of emit.py's emit_spec from
+ * `target = target_for(...)` on). */
+typedef struct outcome {
+    const char *code;   /* NULL: emitted */
+    int internal;
+    rk_buf out;         /* text or message */
+} outcome;
+
+static void run_stages(const rk_fields *f, outcome *o)
+{
+    rk_arena arena;
+    rk_error err;
+    rk_problem problem;
+    rk_spec built, spec;
+    const rk_target *target = rk_target_for(f->f[RK_KEY_ARCH].value.s);
+    rk_arena_init(&arena);
+    memset(&err, 0, sizeof err);
+    o->code = NULL;
+    o->internal = 0;
+    rk_buf_init(&o->out);
+    if (!target) {
+        o->code = "NO_TARGET";
+        goto done;
+    }
+    if (rk_problem_build_problem(f, &problem, &err)
+        || (f->family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&problem, &err))
+        || rk_spec_check_dtypes(f, &err))
+        goto fail;
+    rk_spec_build_spec(f->family, f->f[RK_KEY_ARCH].value.s, f, &built);
+    spec = rk_spec_deduce(&built, &problem, target);
+    o->code = rk_validate_validate(&spec, &problem, target, &o->out);
+    if (o->code)
+        goto done;
+    if (rk_print_spec_print_spec(&spec, &problem, target, &arena, &o->out, &err) == 0)
+        goto done;
+fail:
+    o->code = err.code;
+    o->internal = err.internal;
+    rk_buf_free(&o->out);
+    rk_buf_puts(&o->out, err.message);
+done:
+    rk_arena_free(&arena);
+}
+
+/* ---- building fields by hand ---- */
+
+static void set_int(rk_fields *f, int key, long long v)
+{
+    f->f[key].set = 1;
+    f->f[key].value.kind = RK_VALUE_INT;
+    f->f[key].value.i = v;
+}
+
+static void set_bool(rk_fields *f, int key, int v)
+{
+    f->f[key].set = 1;
+    f->f[key].value.kind = RK_VALUE_BOOL;
+    f->f[key].value.i = v;
+}
+
+/* s must outlive the fields (literals here). */
+static void set_str(rk_fields *f, int key, const char *s)
+{
+    f->f[key].set = 1;
+    f->f[key].value.kind = RK_VALUE_STR;
+    f->f[key].value.s = s;
+    f->f[key].value.s_len = strlen(s);
+}
+
+/* The reference's §6 problem: N8 Hi=Wi=56 C=K=64 Y=X=3 pH=pW=1, on gfx950. */
+static void base_fields(rk_fields *f, int family)
+{
+    memset(f, 0, sizeof *f);
+    set_str(f, RK_KEY_ARCH, "gfx950");
+    set_int(f, RK_KEY_N, 8), set_int(f, RK_KEY_HI, 56), set_int(f, RK_KEY_WI, 56);
+    set_int(f, RK_KEY_C, 64), set_int(f, RK_KEY_K, 64), set_int(f, RK_KEY_Y, 3), set_int(f, RK_KEY_X, 3);
+    set_int(f, RK_KEY_PH, 1), set_int(f, RK_KEY_PW, 1);
+    set_str(f, RK_KEY_FAMILY, family_names[family]);
+    f->family = family;
+}
+
+static int failures = 0;
+
+/* The value of `key = ` in a spec text (one line), or "" when absent. */
+static void line_value(const char *text, const char *key, char *out, size_t cap)
+{
+    size_t klen = strlen(key);
+    const char *p = text;
+    out[0] = '\0';
+    while (p && *p) {
+        if (strncmp(p, key, klen) == 0 && strncmp(p + klen, " = ", 3) == 0) {
+            const char *v = p + klen + 3, *end = strchr(v, '\n');
+            size_t n = end ? (size_t)(end - v) : strlen(v);
+            if (n >= cap)
+                n = cap - 1;
+            memcpy(out, v, n);
+            out[n] = '\0';
+            return;
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+}
+
+static void expect_line(const char *label, const rk_fields *f, const char *key, const char *want)
+{
+    outcome o;
+    char got[512];
+    run_stages(f, &o);
+    if (o.code) {
+        printf("FAIL %s: rejected %s: %s\n", label, o.code, o.out.data ? o.out.data : "");
+        failures++;
+    } else {
+        line_value(o.out.data, key, got, sizeof got);
+        if (strcmp(got, want) != 0) {
+            printf("FAIL %s: %s = %s, want %s\n", label, key, got, want);
+            failures++;
+        }
+    }
+    rk_buf_free(&o.out);
+}
+
+static void expect_reject(const char *label, const rk_fields *f, const char *code, const char *message)
+{
+    outcome o;
+    run_stages(f, &o);
+    if (!o.code || strcmp(o.code, code) != 0 || strcmp(o.out.data, message) != 0) {
+        printf("FAIL %s: got %s: %s\n     want %s: %s\n", label, o.code ? o.code : "(emitted)",
+               o.code ? o.out.data : "", code, message);
+        failures++;
+    }
+    rk_buf_free(&o.out);
+}
+
+/* Python's //, % and the ceil/roundup built on them, for negative operands too
+ * (expected values from python3: -7 // 2 == -4, -7 % 2 == 1, 7 % -2 == -1, ...). */
+static void fixed_division(void)
+{
+    static const long long cases[][6] = {
+        /* a, b, a // b, a % b, ceildiv, roundup */
+        {7, 2, 3, 1, 4, 8},     {-7, 2, -4, 1, -3, -6},  {7, -2, -4, -1, -3, 6},
+        {-7, -2, 3, -1, 4, -8}, {8, 4, 2, 0, 2, 8},      {-8, 4, -2, 0, -2, -8},
+        {0, 5, 0, 0, 0, 0},     {-1, 64, -1, 63, 0, 0},  {25088, 256, 98, 0, 98, 25088},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const long long *c = cases[i];
+        if (rk_floordiv(c[0], c[1]) != c[2] || rk_floormod(c[0], c[1]) != c[3]
+            || rk_ceildiv(c[0], c[1]) != c[4] || rk_roundup(c[0], c[1]) != c[5]) {
+            printf("FAIL division %lld, %lld\n", c[0], c[1]);
+            failures++;
+        }
+    }
+}
+
+static void fixed_kernel_names(void)
+{
+    rk_fields f;
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_bool(&f, RK_KEY_ASYNC_DMA, 1);
+    set_int(&f, RK_KEY_SPLIT_K, 4), set_str(&f, RK_KEY_DTYPE_D, "fp32");
+    expect_line("ref §6 async", &f, "kernel_name",
+                "conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_default_async_kouter_spk4");
+    expect_line("ref §6 async lds", &f, "lds_bytes", "32768");
+    expect_line("ref §6 async ks", &f, "ks", "6272");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_str(&f, RK_KEY_EPILOGUE, "cshuffle"), set_int(&f, RK_KEY_LDS_K_PAD, 8);
+    expect_line("ref §6 pad8", &f, "kernel_name",
+                "conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_cshuffle_pad8");
+    expect_line("ref §6 pad8 lds", &f, "lds_bytes", "26624");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_int(&f, RK_KEY_SPLIT_K, -1), set_str(&f, RK_KEY_EPILOGUE, "cshuffle");
+    expect_line("auto split_k", &f, "kernel_name",
+                "conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_cshuffle_spk56");
+
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_str(&f, RK_KEY_EPILOGUE, "cshuffle");
+    set_int(&f, RK_KEY_SH, 2), set_int(&f, RK_KEY_SW, 2);
+    expect_line("dgrad kouter", &f, "kernel_name",
+                "conv_igemm_dgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_cshuffle_kouter");
+    expect_line("dgrad kouter lds", &f, "lds_bytes", "18432");
+
+    base_fields(&f, RK_FAMILY_FWD);
+    set_int(&f, RK_KEY_GROUPS, 2), set_str(&f, RK_KEY_NAME, "a/b");
+    set_int(&f, RK_KEY_BIAS, 1000000), set_int(&f, RK_KEY_SCALE, -2147483647LL - 1);
+    set_bool(&f, RK_KEY_RELU, 1), set_int(&f, RK_KEY_CLAMP_MIN, -5);
+    expect_line("fwd acc tag", &f, "kernel_name",
+                "a_b_N8H56W56C64_K64Y3X3G2_t64x64x128_w2x2_a32x32x16_mem_default"
+                "_epi_bias1e+06_scale-2.14748e+09_relu_clamp-5toinf");
+    expect_line("fwd lds", &f, "lds_bytes", "34816");
+}
+
+static void fixed_rejections(void)
+{
+    rk_fields f;
+    static char long_pipeline[701];
+    char want[800];
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_int(&f, RK_KEY_WARP_TILE_M, 64), set_int(&f, RK_KEY_WARP_M, 1);
+    expect_reject("atom edge", &f, "WGRAD_KOUTER_ATOM_EDGE",
+                  "lds_k_outer needs warp_tile_m and warp_tile_n in {16, 32}, not 64 and 32");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_str(&f, RK_KEY_DTYPE_B, "fp8_e4m3");
+    expect_reject("dtype echo", &f, "CONV_DTYPE_UNSUPPORTED", "dtype_b = 'fp8_e4m3' is not fp16, f16, bf16 or fp32");
+    set_str(&f, RK_KEY_DTYPE_B, "a b");
+    expect_reject("dtype no echo", &f, "CONV_DTYPE_UNSUPPORTED", "dtype_b is not fp16, f16, bf16 or fp32");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_int(&f, RK_KEY_DI, 4), set_int(&f, RK_KEY_SD, 1);
+    expect_reject("3d partial", &f, "CONV_3D_FIELDS_PARTIAL", "3-D fields are partial: set Di, sD but not Z, pD, dD");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_int(&f, RK_KEY_HI, 1), set_int(&f, RK_KEY_PH, 0);
+    expect_reject("Ho", &f, "E_RANGE", "[problem]: output size Ho = -1 is not positive");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_str(&f, RK_KEY_ARCH, "gfx942");
+    set_int(&f, RK_KEY_TILE_M, 256), set_int(&f, RK_KEY_TILE_N, 256), set_int(&f, RK_KEY_WARP_M, 4);
+    set_int(&f, RK_KEY_WARP_N, 4), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
+    expect_reject("lds budget", &f, "WGRAD_LDS_BUDGET", "the LDS budget of 73728 bytes exceeds the 65536 bytes of gfx942");
+
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_SH, 100), set_int(&f, RK_KEY_SW, 100), set_int(&f, RK_KEY_Y, 100);
+    set_int(&f, RK_KEY_X, 100), set_int(&f, RK_KEY_HI, 200), set_int(&f, RK_KEY_WI, 200);
+    set_int(&f, RK_KEY_PH, 60), set_int(&f, RK_KEY_PW, 60), set_int(&f, RK_KEY_C, 8), set_int(&f, RK_KEY_K, 8);
+    expect_reject("candidates", &f, "E_RANGE",
+                  "[problem]: strided dgrad would need 100*100 sub-GEMM candidates, more than 4096");
+
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_int(&f, RK_KEY_SPLIT_K, 0), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_str(&f, RK_KEY_PIPELINE, "basic");
+    expect_reject("runtime loop", &f, "WGRAD_SPLIT_K_RUNTIME_LOOP",
+                  "split_k = 0 (runtime) cannot be combined with pipeline basic, which needs a compile-time trip count");
+
+    /* A message longer than rk_error's fixed buffer must come through whole. */
+    memset(long_pipeline, 'p', sizeof long_pipeline - 1);
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_str(&f, RK_KEY_PIPELINE, long_pipeline);
+    snprintf(want, sizeof want, "pipeline '%s' is not one of mem, compv3, compv4, basic", long_pipeline);
+    expect_reject("long pipeline", &f, "WGRAD_UNKNOWN_OPTION", want);
+}
+
+/* ---- vector replay ---- */
+
+typedef struct reader {
+    FILE *fp;
+    rk_arena *arena;
+} reader;
+
+static int key_index(const char *name)
+{
+    int k;
+    for (k = 0; k < RK_KEY_COUNT; k++)
+        if (strcmp(key_names[k], name) == 0)
+            return k;
+    return -1;
+}
+
+/* n bytes plus the '\n' that follows them, into the arena (NUL-terminated). */
+static char *read_bytes(reader *r, size_t n)
+{
+    char *s = rk_alloc(r->arena, n + 1);
+    if (!s || fread(s, 1, n, r->fp) != n || fgetc(r->fp) != '\n')
+        return NULL;
+    s[n] = '\0';
+    return s;
+}
+
+static int read_field(reader *r, rk_fields *f)
+{
+    char name[80], kind;
+    long long v;
+    unsigned long n;
+    int k;
+    if (fscanf(r->fp, "%79s %c", name, &kind) != 2 || (k = key_index(name)) < 0)
+        return -1;
+    if (kind == 's') {
+        char *s;
+        if (fscanf(r->fp, "%lu", &n) != 1 || fgetc(r->fp) != '\n' || !(s = read_bytes(r, n)))
+            return -1;
+        f->f[k].set = 1;
+        f->f[k].value.kind = RK_VALUE_STR;
+        f->f[k].value.s = s;
+        f->f[k].value.s_len = n;
+    } else {
+        if (fscanf(r->fp, "%lld", &v) != 1 || fgetc(r->fp) != '\n')
+            return -1;
+        if (kind == 'b')
+            set_bool(f, k, (int)v);
+        else
+            set_int(f, k, v);
+    }
+    return 0;
+}
+
+static int family_of(const rk_fields *f)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (strcmp(f->f[RK_KEY_FAMILY].value.s, family_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* 1-based number of the first line where a and b differ. */
+static int first_diff_line(const char *a, const char *b)
+{
+    int line = 1;
+    for (; *a && *a == *b; a++, b++)
+        if (*a == '\n')
+            line++;
+    return line;
+}
+
+static int check_vector(int index, const rk_fields *f, const char *code, const char *want)
+{
+    outcome o;
+    const char *got;
+    int ok;
+    run_stages(f, &o);
+    got = o.out.data ? o.out.data : "";
+    ok = !o.internal && ((code == NULL) == (o.code == NULL)) && (!code || strcmp(code, o.code) == 0)
+         && strcmp(got, want) == 0;
+    if (!ok && failures < 20) {
+        printf("FAIL vector %d: want %s, got %s%s; first difference on line %d\n", index,
+               code ? code : "text", o.code ? o.code : "text", o.internal ? " (internal)" : "",
+               first_diff_line(got, want));
+        if (o.code || code)
+            printf("     want: %s\n      got: %s\n", want, got);
+    }
+    rk_buf_free(&o.out);
+    return ok;
+}
+
+static int replay_one(reader *r, int index, int *ok)
+{
+    rk_fields f;
+    char tag[8], code[96];
+    unsigned long n;
+    int n_fields, i;
+    const char *want;
+    memset(&f, 0, sizeof f);
+    if (fscanf(r->fp, "%7s", tag) != 1)
+        return 0; /* end of file */
+    if (strcmp(tag, "V") != 0 || fscanf(r->fp, "%d", &n_fields) != 1 || fgetc(r->fp) != '\n')
+        return -1;
+    for (i = 0; i < n_fields; i++)
+        if (read_field(r, &f))
+            return -1;
+    if ((f.family = family_of(&f)) < 0 || fscanf(r->fp, "%7s", tag) != 1)
+        return -1;
+    code[0] = '\0';
+    if (strcmp(tag, "R") == 0 && fscanf(r->fp, "%95s", code) != 1)
+        return -1;
+    if (fscanf(r->fp, "%lu", &n) != 1 || fgetc(r->fp) != '\n' || !(want = read_bytes(r, n)))
+        return -1;
+    *ok = check_vector(index, &f, code[0] ? code : NULL, want);
+    return 1;
+}
+
+static int replay(const char *path)
+{
+    reader r;
+    rk_arena arena;
+    int index = 0, passed = 0, ok = 0, status = 1;
+    r.fp = fopen(path, "rb");
+    if (!r.fp) {
+        printf("FAIL cannot open %s\n", path);
+        return -1;
+    }
+    r.arena = &arena;
+    for (;;) {
+        rk_arena_init(&arena);
+        status = replay_one(&r, index, &ok);
+        rk_arena_free(&arena);
+        if (status <= 0)
+            break;
+        index++;
+        passed += ok;
+        if (!ok)
+            failures++;
+    }
+    fclose(r.fp);
+    if (status < 0) {
+        printf("FAIL %s: malformed vector %d\n", path, index);
+        failures++;
+    }
+    printf("%d/%d vectors identical\n", passed, index);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    fixed_division();
+    fixed_kernel_names();
+    fixed_rejections();
+    if (argc > 1)
+        replay(argv[1]);
+    printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
+    return failures ? 1 : 0;
+}

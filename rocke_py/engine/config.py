@@ -1,0 +1,267 @@
+"""Stage parse: the TOML subset of docs/engine-contract.md §3, and the encoding check of §2
+step 5 (it is part of reading the file).
+
+Twin of rocke_c/src/config.c, function for function in the same order. Hand-written on
+purpose: tomllib accepts far more than the subset, and both engines must refuse the same
+inputs with the same bytes. Bad input is returned as a Rejected, never raised."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from .result import Rejected
+
+Value = Union[int, bool, str]
+
+TABLES = ("parity", "target", "problem", "spec")   # the order of enum rk_table
+MAX_NAME = 64
+INT_MIN = -2147483648
+INT_MAX = 2147483647
+# Longest digit run that can still be inside int32: longer runs are out of range without
+# converting them (int() of a huge run is slow and past 4300 digits even raises).
+MAX_INT_DIGITS = 10
+BARE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+DIGITS = frozenset("0123456789")
+WHITESPACE = (" ", "\t")
+ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    table: str      # one of TABLES
+    key: str        # a bare name of at most 64 characters
+    line: int
+    value: Value    # int (within int32), bool or str (unescaped)
+
+
+@dataclass(frozen=True)
+class Config:
+    entries: tuple[Entry, ...]           # in file order
+    table_line: dict[str, int]           # header line of each table present
+
+
+@dataclass
+class _State:
+    """What the lines read so far have built (private to one parse_config call)."""
+    entries: list[Entry] = field(default_factory=list)
+    table_line: dict[str, int] = field(default_factory=dict)
+    key_line: dict[tuple[str, str], int] = field(default_factory=dict)
+    table: Optional[str] = None          # the table of the last header; None before any
+
+
+# ---- encoding (contract §2 step 5) ----
+
+def line_of(data: bytes, pos: int) -> int:
+    return 1 + data.count(b"\n", 0, pos)
+
+
+def first_invalid_utf8(data: bytes) -> int:
+    """Offset of the first byte of the first ill-formed sequence, or -1. Python's strict
+    decoder is RFC 3629 (no overlongs, surrogates, > U+10FFFF or truncations) and reports
+    the sequence's first byte, which is what rk_utf8_invalid_at scans for in C."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return -1
+
+
+def check_encoding(data: bytes) -> Optional[Rejected]:
+    nul = data.find(b"\0")
+    bad = first_invalid_utf8(data)
+    if nul >= 0 and (bad < 0 or nul < bad):
+        return Rejected("E_ENCODING", f"line {line_of(data, nul)}: NUL byte")
+    if bad >= 0:
+        return Rejected("E_ENCODING", f"line {line_of(data, bad)}: invalid UTF-8")
+    return None
+
+
+# ---- lexical helpers ----
+
+def syntax(lineno: int, what: str) -> Rejected:
+    return Rejected("E_SYNTAX", f"line {lineno}: {what}")
+
+
+def find_control_char(line: str) -> int:
+    """Index of the first control character (U+0000-U+001F but tab, or U+007F), or -1."""
+    for i, ch in enumerate(line):
+        code = ord(ch)
+        if (code < 0x20 and ch != "\t") or code == 0x7F:
+            return i
+    return -1
+
+
+def skip_ws(line: str, i: int) -> int:
+    while i < len(line) and line[i] in WHITESPACE:
+        i += 1
+    return i
+
+
+def bare_name_end(line: str, i: int) -> int:
+    while i < len(line) and line[i] in BARE_CHARS:
+        i += 1
+    return i
+
+
+def at_rest_ok(line: str, i: int) -> bool:
+    """True if from i on there is only whitespace, then nothing or a comment."""
+    i = skip_ws(line, i)
+    return i == len(line) or line[i] == "#"
+
+
+# ---- values ----
+
+def parse_string(line: str, i: int, lineno: int, key: str) -> Union[tuple[str, int], Rejected]:
+    """A basic string whose opening quote is at i: (unescaped text, index after the closing
+    quote). A backslash that ends the line escapes nothing: the string is unterminated."""
+    out: list[str] = []
+    i += 1
+    while i < len(line):
+        ch = line[i]
+        if ch == '"':
+            return "".join(out), i + 1
+        if ch == "\\":
+            if i + 1 == len(line):
+                break
+            escaped = ESCAPES.get(line[i + 1])
+            if escaped is None:
+                return syntax(lineno, f"key '{key}': unsupported escape in string")
+            out.append(escaped)
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return syntax(lineno, f"key '{key}': unterminated string")
+
+
+def token_end(line: str, i: int) -> int:
+    while i < len(line) and line[i] not in WHITESPACE and line[i] != "#":
+        i += 1
+    return i
+
+
+def is_int_token(token: str) -> bool:
+    """[+-]?(0|[1-9][0-9]*), ASCII digits only."""
+    digits = token[1:] if token[:1] in ("+", "-") else token
+    if not digits or any(ch not in DIGITS for ch in digits):
+        return False
+    return digits == "0" or digits[0] != "0"
+
+
+def int_value(token: str) -> Optional[int]:
+    """The integer of an int token, or None when it is outside int32."""
+    digits = token.lstrip("+-")
+    if len(digits) > MAX_INT_DIGITS:
+        return None
+    value = int(token)
+    return value if INT_MIN <= value <= INT_MAX else None
+
+
+def parse_token(token: str, lineno: int, key: str) -> Union[Value, Rejected]:
+    if token == "true":
+        return True
+    if token == "false":
+        return False
+    if is_int_token(token):
+        value = int_value(token)
+        if value is None:
+            return Rejected("E_RANGE", f"line {lineno}: key '{key}': integer is outside the 32-bit range")
+        return value
+    return syntax(lineno, f"key '{key}': invalid value (expected an integer, true, false or a \"string\")")
+
+
+def parse_value(line: str, i: int, lineno: int, key: str) -> Union[tuple[Value, int], Rejected]:
+    """The value starting at i (whitespace already skipped): (value, index after it)."""
+    if i == len(line) or line[i] == "#":
+        return syntax(lineno, f"key '{key}': missing value")
+    if line[i] == '"':
+        return parse_string(line, i, lineno, key)
+    end = token_end(line, i)
+    value = parse_token(line[i:end], lineno, key)
+    if isinstance(value, Rejected):
+        return value
+    return value, end
+
+
+# ---- lines ----
+
+def parse_header(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
+    """A table header whose '[' is at i."""
+    start = skip_ws(line, i + 1)
+    end = bare_name_end(line, start)
+    if end == start:
+        return syntax(lineno, "expected a table name after '['")
+    if end - start > MAX_NAME:
+        return syntax(lineno, f"name longer than {MAX_NAME} characters")
+    name = line[start:end]
+    i = skip_ws(line, end)
+    if i == len(line) or line[i] != "]":
+        return syntax(lineno, f"expected ']' after table name '{name}'")
+    if not at_rest_ok(line, i + 1):
+        return syntax(lineno, f"unexpected text after table header [{name}]")
+    if name not in TABLES:
+        return Rejected("E_UNKNOWN_TABLE", f"line {lineno}: unknown table [{name}] "
+                        "(expected [parity], [target], [problem] or [spec])")
+    if name in state.table_line:
+        return Rejected("E_DUPLICATE_KEY", f"line {lineno}: table [{name}] is defined twice "
+                        f"(first on line {state.table_line[name]})")
+    state.table_line[name] = lineno
+    state.table = name
+    return None
+
+
+def add_entry(key: str, value: Value, lineno: int, state: _State) -> Optional[Rejected]:
+    if state.table is None:
+        return Rejected("E_UNKNOWN_KEY", f"line {lineno}: key '{key}' is outside any table")
+    first = state.key_line.get((state.table, key))
+    if first is not None:
+        return Rejected("E_DUPLICATE_KEY", f"line {lineno}: key '{key}' in [{state.table}] "
+                        f"is set twice (first on line {first})")
+    state.key_line[(state.table, key)] = lineno
+    state.entries.append(Entry(state.table, key, lineno, value))
+    return None
+
+
+def parse_key_line(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
+    """`key = value` with the key starting at i."""
+    end = bare_name_end(line, i)
+    if end == i:
+        return syntax(lineno, "expected a key, a table header or a comment")
+    if end - i > MAX_NAME:
+        return syntax(lineno, f"name longer than {MAX_NAME} characters")
+    key = line[i:end]
+    i = skip_ws(line, end)
+    if i == len(line) or line[i] != "=":
+        return syntax(lineno, f"expected '=' after key '{key}'")
+    parsed = parse_value(line, skip_ws(line, i + 1), lineno, key)
+    if isinstance(parsed, Rejected):
+        return parsed
+    value, i = parsed
+    if not at_rest_ok(line, i):
+        return syntax(lineno, f"key '{key}': unexpected text after the value")
+    return add_entry(key, value, lineno, state)
+
+
+def parse_line(line: str, lineno: int, state: _State) -> Optional[Rejected]:
+    if line.endswith("\r"):
+        line = line[:-1]
+    bad = find_control_char(line)
+    if bad >= 0:
+        return syntax(lineno, f"control character 0x{ord(line[bad]):02X}")
+    i = skip_ws(line, 0)
+    if i == len(line) or line[i] == "#":
+        return None
+    if line[i] == "[":
+        return parse_header(line, i, lineno, state)
+    return parse_key_line(line, i, lineno, state)
+
+
+def parse_config(text: str) -> Union[Config, Rejected]:
+    """Lines in order, the first error wins. Only '\\n' ends a line (never str.splitlines,
+    which also breaks on \\r, \\x0b, \\x1c-\\x1e, \\x85, \\u2028, \\u2029)."""
+    state = _State()
+    for index, line in enumerate(text.split("\n")):
+        bad = parse_line(line, index + 1, state)
+        if bad:
+            return bad
+    return Config(tuple(state.entries), dict(state.table_line))

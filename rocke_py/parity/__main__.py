@@ -1,0 +1,7 @@
+"""``python -m rocke_py.parity`` is ``rocke-parity``."""
+import sys
+
+from rocke_py.parity.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

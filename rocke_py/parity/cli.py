@@ -1,0 +1,360 @@
+"""``rocke-parity`` (``main``) and ``parity-diff`` (``diff_main``).
+
+Exit statuses: 0 success / every job passed; 1 a failing job, a run-level failure, a rejection
+(``emit``) or a refusal (``new``, ``golden --update``); 2 a usage error (bad option, unknown
+config id, empty selection, a mode the engines do not implement); 3 an engine crash in
+``emit``. ``check-llvm`` is a stub that exits 2 until the ll mode arrives.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from rocke_py.parity import golden as golden_mod
+from rocke_py.parity import lastrun
+from rocke_py.parity.compare import GOLDEN_STATUSES, Status
+from rocke_py.parity.configs import RootNotFound, discover, find_root
+from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target, run_diff
+from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_engines, text_bytes
+from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
+from rocke_py.parity.report import JunitUnavailable, failure_line, make_progress, render, write_json, write_junit
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", metavar="DIR",
+                   help="repository root (default: the nearest directory at or above cwd containing parity_configs/)")
+    p.add_argument("--engines", metavar="PY_EMIT,C_EMIT[,PY_MODES,C_MODES]", help=argparse.SUPPRESS)
+
+
+def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
+    p.add_argument("--family", action="append", default=[], metavar="F", help="only this family (repeatable, or F,G)")
+    p.add_argument("--config", action="extend", nargs="+", default=[], metavar="ID", help="only these configs")
+    p.add_argument("--mode", metavar="spec,ir,ll",
+                   help="modes to run (default: every mode both engines implement)")
+    p.add_argument("--flavor", default="all", metavar="all",
+                   help="flavors for mode ll: all (default) or a list such as llvm20,llvm22")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
+    if with_reports:
+        p.add_argument("--json", metavar="FILE", help="write one JSON record per job")
+        p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="rocke-parity",
+                                 description="Run the Python and C engines on the parity configs and compare them.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    g = sub.add_parser("gate", help="the byte-identity gate: every config, both engines; exit 1 on any failure")
+    _selection_options(g, with_reports=True)
+    _common(g)
+
+    d = sub.add_parser("diff", help="why do the engines disagree on this config?")
+    _diff_options(d)
+
+    e = sub.add_parser("emit", help="run one engine on one config and print its output")
+    e.add_argument("target", metavar="ID|FILE")
+    e.add_argument("--engine", choices=("py", "c"), required=True)
+    e.add_argument("--mode", choices=MODES, help="default: the deepest mode the engine implements")
+    e.add_argument("--flavor", choices=FLAVORS, default=DEFAULT_FLAVOR, help=f"default {DEFAULT_FLAVOR}")
+    e.add_argument("-o", "--output", metavar="FILE", help="write the output here instead of stdout")
+    _common(e)
+
+    ls = sub.add_parser("list", help="configs with their expectation and last status")
+    ls.add_argument("--family", metavar="F")
+    _common(ls)
+
+    n = sub.add_parser("new", help="add a config derived from an existing one")
+    n.add_argument("family", metavar="FAMILY")
+    n.add_argument("--from", dest="source", required=True, metavar="ID")
+    n.add_argument("--set", dest="sets", action="append", default=[], metavar="key=value",
+                   help="key (looked up in [spec], [problem], [target]) or table.key; repeatable")
+    n.add_argument("--slug", metavar="S")
+    n.add_argument("--expect", metavar="emit|reject:CODE",
+                   help="required to write the file; without it the observed outcome is proposed")
+    n.add_argument("-j", "--jobs", type=int, default=None, help=argparse.SUPPRESS)
+    n.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
+    _common(n)
+
+    go = sub.add_parser("golden", help="check or update parity_configs/golden.json")
+    mx = go.add_mutually_exclusive_group(required=True)
+    mx.add_argument("--check", action="store_true", help="run the gate and report the golden status only")
+    mx.add_argument("--update", action="store_true",
+                    help="rewrite the entries of the jobs that ran (refused while a job fails for another reason)")
+    _selection_options(go, with_reports=False)
+    _common(go)
+
+    ck = sub.add_parser("check-llvm", help="compile emitted IR with a real LLVM (arrives with the ll mode)")
+    ck.add_argument("ids", nargs="*", metavar="ID")
+    _common(ck)
+    return ap
+
+
+def _diff_options(d: argparse.ArgumentParser) -> None:
+    d.add_argument("target", metavar="ID")
+    d.add_argument("--mode", choices=MODES, help="default: the deepest mode both engines implement")
+    d.add_argument("--flavor", choices=FLAVORS, help=f"default {DEFAULT_FLAVOR}")
+    d.add_argument("--context", type=int, default=3, metavar="N", help="lines of context (default 3)")
+    d.add_argument("--canonical", action="store_true", help="renumber SSA %%names on both sides before diffing")
+    _common(d)
+
+
+def _engines(args: argparse.Namespace) -> EngineSpec:
+    try:
+        return EngineSpec.parse(args.engines) if args.engines else EngineSpec()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _root(args: argparse.Namespace) -> Path:
+    if args.root:
+        return Path(args.root).resolve()
+    return find_root()
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    fams = tuple(f for item in args.family for f in _csv(item))
+    modes = tuple(_csv(args.mode)) if args.mode else None
+    if modes is not None and not modes:
+        raise UsageError("--mode needs at least one mode")
+    flavors = None if args.flavor.strip() == "all" else tuple(_csv(args.flavor))
+    if flavors is not None and not flavors:
+        raise UsageError("--flavor needs all or at least one flavor")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j needs a positive number")
+    if args.timeout <= 0:
+        raise UsageError("--timeout needs a positive number of seconds")
+    return Selection(fams, tuple(args.config), modes, flavors)
+
+
+def _run(args: argparse.Namespace, record: bool = True) -> GateRun:
+    run = run_gate(_root(args), _selection(args), _engines(args), args.jobs, args.timeout, make_progress())
+    if record:
+        _record(run, run.verdicts)
+    return run
+
+
+def _record(run: GateRun, verdicts: Sequence) -> None:
+    if verdicts:
+        shas = {c.id: c.sha256 for c in run.configs}
+        try:
+            lastrun.record(run.root, verdicts, shas)
+        except OSError as e:
+            print(f"note: could not write {lastrun.path_for(run.root)}: {e}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- commands
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    run = _run(args)
+    render(run, sys.stdout)
+    if args.json:
+        write_json(run, Path(args.json))
+    if args.junit:
+        write_junit(run, Path(args.junit))
+    return EXIT_OK if run.passed else EXIT_FAIL
+
+
+def cmd_golden(args: argparse.Namespace) -> int:
+    run = _run(args, record=args.check)
+    out = sys.stdout
+    golden_jobs = [v for v in run.verdicts if v.status.value in GOLDEN_STATUSES]
+    if args.check:
+        checked = [v for v in run.verdicts if v.status in (Status.IDENTICAL, Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
+        unknown = [v for v in run.verdicts if not v.passed and v.status.value not in GOLDEN_STATUSES
+                   and v.expected == "emit"]
+        for v in golden_jobs:
+            print(failure_line(v), file=out)
+        for prob in run.stale_golden:
+            print(f"FAIL run-level: {prob}", file=out)
+        if not run.golden_ok:
+            for prob in run.problems:
+                if golden_mod.FILE_NAME in prob:
+                    print(f"FAIL run-level: {prob}", file=out)
+        if unknown:
+            print(f"golden status unknown for {len(unknown)} job(s) that fail for other reasons "
+                  f"(e.g. {unknown[0].status.value} {unknown[0].job.label()}): run rocke-parity gate", file=out)
+        others = [p for p in run.problems if golden_mod.FILE_NAME not in p]
+        if others:
+            print(f"note: {len(others)} other run-level failure(s): run rocke-parity gate", file=out)
+        drift = sum(v.status is Status.GOLDEN_DRIFT for v in golden_jobs)
+        missing = len(golden_jobs) - drift
+        ok = not golden_jobs and not run.stale_golden and run.golden_ok and not unknown
+        print(f"golden {'OK' if ok else 'FAILED'}: {len(checked)} identical output(s) checked, {drift} drift, "
+              f"{missing} missing, {len(run.stale_golden)} stale entr{'y' if len(run.stale_golden) == 1 else 'ies'}"
+              f"; wall time {run.wall_seconds:.2f} s", file=out)
+        return EXIT_OK if ok else EXIT_FAIL
+
+    # --update
+    blocking = [v for v in run.verdicts if not v.passed and (
+        v.status.value not in GOLDEN_STATUSES or (v.gap is not None and not v.gap_holds))]
+    if run.problems or blocking or not run.golden_ok:
+        _record(run, run.verdicts)
+        print("golden --update refused: nothing written. The run fails for reasons other than golden drift:", file=out)
+        for v in blocking:
+            print(failure_line(v), file=out)
+        for prob in run.problems:
+            print(f"FAIL run-level: {prob}", file=out)
+        return EXIT_FAIL
+    if not run.verdicts:
+        _record(run, run.verdicts)
+        print("golden --update: no job ran; nothing written", file=out)
+        return EXIT_FAIL
+    path = golden_mod.golden_path(run.root)
+    manifest = run.manifest or golden_mod.Manifest({})
+    cache = golden_mod.ObjectCache(run.root)
+    outputs = [golden_mod.Output(v.job.config, v.job.key, v.result.py[0].sha256, v.result.py[0].nbytes,
+                                 v.kernel_name, v.result.py_text)
+               for v in run.verdicts if v.status in (Status.IDENTICAL, Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
+    rejecting = [c.id for c in run.configs if not c.expect.emits]
+    existing = set(run.discovery.by_id()) if run.selection.full and run.discovery else None
+    new_manifest, changes = golden_mod.plan_update(manifest, outputs, rejecting, existing, cache)
+    if changes or not manifest.exists:
+        golden_mod.write(path, new_manifest)
+    for o in outputs:
+        if o.text is not None:
+            try:
+                cache.put(o.sha256, o.text)
+            except OSError:
+                pass
+    if run.selection.full:
+        cache.prune({e.sha256 for outs in new_manifest.entries.values() for e in outs.values()})
+    # what the gate would say now: the recorded outputs are no longer golden failures
+    _record(run, [dataclasses.replace(v, status=Status.IDENTICAL, passed=True) if v.status.value in GOLDEN_STATUSES
+                  else v for v in run.verdicts])
+    for ch in changes:
+        print(ch.line(), file=out)
+    rel = path.relative_to(run.root).as_posix()
+    if changes:
+        print(f"{rel}: {len(changes)} change(s) from {len(outputs)} identical output(s) of this run", file=out)
+        print("commit it with a message that says why the outputs moved (or as its own regenerate-only commit)",
+              file=out)
+    else:
+        print(f"{rel} is up to date ({len(outputs)} identical output(s) of this run)", file=out)
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    try:
+        root: Path | None = _root(args)
+    except RootNotFound:
+        root = None
+    return run_diff(root, args.target, args.mode, args.flavor, max(0, args.context), args.canonical,
+                    _engines(args), sys.stdout)
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    try:
+        root: Path | None = _root(args)
+    except RootNotFound:
+        root = None
+    target = resolve_target(root, args.target)
+    eng = load_engines(_engines(args))
+    modes = eng.modes(args.engine)
+    mode = args.mode or (modes[-1] if modes else "spec")
+    run, text = call_engine(eng.emit_fn(args.engine), target.data, mode, args.flavor)
+    if run.kind == "emitted" and text is not None:
+        data = text_bytes(text)
+        if args.output:
+            Path(args.output).write_bytes(data)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        return EXIT_OK
+    if run.kind == "rejected":
+        print(f"REJECTED {run.code}", file=sys.stderr)
+        print(run.message, file=sys.stderr)
+        return EXIT_FAIL
+    print(f"ENGINE CRASH ({args.engine}): {run.code}: {run.message}", file=sys.stderr)
+    if run.detail:
+        print(run.detail, file=sys.stderr)
+    return EXIT_CRASH
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    root = _root(args)
+    disc = discover(root)
+    configs = list(disc.configs)
+    if args.family:
+        if args.family not in disc.families:
+            raise UsageError(f"unknown family {args.family!r} (families: {', '.join(disc.families) or 'none'})")
+        configs = [c for c in configs if c.family == args.family]
+    last = lastrun.load(root)
+    rows = [(c.id, str(c.expect), lastrun.summary(last.get(c.id), c.sha256), c.description) for c in configs]
+    if rows:
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        w2 = max(len(r[2]) for r in rows)
+        for r in rows:
+            print(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}  {r[3]}".rstrip())
+    print(f"{len(rows)} config(s)")
+    problems = [p.message for p in disc.problems if not args.family or p.family in (None, args.family)]
+    for prob in problems:
+        print(f"problem: {prob}")
+    return EXIT_OK if not problems else EXIT_FAIL
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from rocke_py.parity.newconfig import run_new
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j needs a positive number")
+    return run_new(_root(args), args.family, args.source, args.sets, args.slug, args.expect, _engines(args),
+                   args.jobs, args.timeout, sys.stdout)
+
+
+def cmd_check_llvm(args: argparse.Namespace) -> int:
+    print("rocke-parity check-llvm: not implemented yet — it arrives with the ll mode "
+          "(compiling emitted IR with llvmlite for the config's arch). Nothing was checked.", file=sys.stderr)
+    return EXIT_USAGE
+
+
+_COMMANDS = {"gate": cmd_gate, "golden": cmd_golden, "diff": cmd_diff, "emit": cmd_emit, "list": cmd_list,
+             "new": cmd_new, "check-llvm": cmd_check_llvm}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    try:
+        return _COMMANDS[args.command](args)
+    except (UsageError, DiffUsageError, JunitUnavailable) as e:
+        print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except RootNotFound as e:
+        print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+        # no parity_configs/ at all: for the gate that is "no configs found", a run-level failure
+        return EXIT_FAIL if args.command in ("gate", "golden") else EXIT_USAGE
+    except ImportError as e:
+        print(f"rocke-parity {args.command}: cannot load the engines: {e}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return EXIT_FAIL
+
+
+def diff_main(argv: Sequence[str] | None = None) -> int:
+    """``parity-diff ID [...]`` = ``rocke-parity diff ID [...]``."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    return main(["diff", *args])

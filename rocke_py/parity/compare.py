@@ -1,0 +1,126 @@
+"""The closed status set (DESIGN.md "Outcomes") and the classification of one job.
+
+The pass rule is an allow-list: :func:`passes` is true only for IDENTICAL, BOTH_REJECTED and
+KNOWN_GAP; anything else, a status this module has never heard of included, fails.
+
+Classification order (the first that applies wins):
+
+1. TIMEOUT — the job was killed past its limit (never a rejection).
+2. CRASH — a worker died (signal, abort, exit) or an engine raised / returned something that is
+   neither Emitted nor Rejected (never a rejection).
+3. NONDETERMINISTIC — an engine's second run differs from its first (kind, code, message, sha256).
+4. both emitted: different bytes → DIFFER; same bytes → IDENTICAL if the config expects emit,
+   else UNEXPECTED_EMIT.
+5. one side rejected → PY_ONLY_REJECTED / C_ONLY_REJECTED.
+6. both rejected: code or message differ → REJECT_MISMATCH; same code and message → BOTH_REJECTED
+   if the config expects exactly that code, else UNEXPECTED_REJECT.
+
+GOLDEN_DRIFT / GOLDEN_MISSING refine IDENTICAL (:mod:`golden`), KNOWN_GAP replaces a listed
+status (:mod:`known_gaps`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from rocke_py.parity.canon import first_divergence
+from rocke_py.parity.configs import Expectation
+from rocke_py.parity.runner import JobResult
+
+
+class Status(str, Enum):
+    IDENTICAL = "IDENTICAL"
+    BOTH_REJECTED = "BOTH_REJECTED"
+    DIFFER = "DIFFER"
+    REJECT_MISMATCH = "REJECT_MISMATCH"
+    PY_ONLY_REJECTED = "PY_ONLY_REJECTED"
+    C_ONLY_REJECTED = "C_ONLY_REJECTED"
+    UNEXPECTED_REJECT = "UNEXPECTED_REJECT"
+    UNEXPECTED_EMIT = "UNEXPECTED_EMIT"
+    CRASH = "CRASH"
+    TIMEOUT = "TIMEOUT"
+    NONDETERMINISTIC = "NONDETERMINISTIC"
+    GOLDEN_DRIFT = "GOLDEN_DRIFT"
+    GOLDEN_MISSING = "GOLDEN_MISSING"
+    KNOWN_GAP = "KNOWN_GAP"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The only statuses that pass. Everything else fails, unknown values included.
+PASSING: frozenset[str] = frozenset({Status.IDENTICAL.value, Status.BOTH_REJECTED.value, Status.KNOWN_GAP.value})
+#: Statuses a known_gaps.toml entry may name (failures that are not about the golden manifest).
+GAP_STATUSES: frozenset[str] = frozenset(
+    s.value for s in Status
+    if s.value not in PASSING and s not in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING))
+#: Failures that ``golden --update`` tolerates (it exists to fix them).
+GOLDEN_STATUSES: frozenset[str] = frozenset({Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value})
+
+
+def passes(status: object) -> bool:
+    """The pass rule. A status outside the closed set fails."""
+    value = status.value if isinstance(status, Status) else status
+    return isinstance(value, str) and value in PASSING
+
+
+def parse_status(text: str) -> Status | None:
+    try:
+        return Status(text)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Classified:
+    status: Status
+    reason: str
+
+
+def _q(msg: str, limit: int = 160) -> str:
+    msg = msg.replace("\n", "\\n")
+    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
+def classify(res: JobResult, expect: Expectation, timeout: float | None = None) -> Classified:
+    """The status of one job from its engine runs and the config's expectation."""
+    if res.death is not None:
+        st = Status.TIMEOUT if res.death.kind == "timeout" else Status.CRASH
+        return Classified(st, res.death.describe(timeout))
+    for side in ("py", "c"):
+        for n, run in enumerate(res.runs(side), 1):
+            if run.kind == "error":
+                return Classified(Status.CRASH, f"the {side} engine raised {run.code}: {_q(run.message)} (run {n} of 2)")
+    for side in ("py", "c"):
+        runs = res.runs(side)
+        if len(runs) >= 2 and runs[0].signature() != runs[1].signature():
+            return Classified(Status.NONDETERMINISTIC,
+                              f"the {side} engine gave a different result on the second run: "
+                              f"{runs[0].short()} then {runs[1].short()}")
+    if not res.py or not res.c:
+        return Classified(Status.CRASH, "the job returned no engine results")
+    py, c = res.py[0], res.c[0]
+    if py.kind == "emitted" and c.kind == "emitted":
+        if py.sha256 != c.sha256:
+            where = ""
+            if res.py_text is not None and res.c_text is not None:
+                d = first_divergence(res.py_text, res.c_text)
+                if d is not None:
+                    where = f" from line {d.line}"
+            return Classified(Status.DIFFER, f"outputs differ{where} (py {py.nbytes} bytes, c {c.nbytes} bytes)")
+        if expect.emits:
+            return Classified(Status.IDENTICAL, f"{py.nbytes} identical bytes")
+        return Classified(Status.UNEXPECTED_EMIT, f"both engines emitted {py.nbytes} identical bytes; expected {expect}")
+    if py.kind == "rejected" and c.kind == "emitted":
+        return Classified(Status.PY_ONLY_REJECTED, f"py rejected {py.code}: {_q(py.message)}; c emitted {c.nbytes} bytes")
+    if c.kind == "rejected" and py.kind == "emitted":
+        return Classified(Status.C_ONLY_REJECTED, f"c rejected {c.code}: {_q(c.message)}; py emitted {py.nbytes} bytes")
+    # both rejected
+    if py.code != c.code:
+        return Classified(Status.REJECT_MISMATCH, f"codes differ: py {py.code}, c {c.code}")
+    if py.message != c.message:
+        return Classified(Status.REJECT_MISMATCH,
+                          f"same code {py.code}, messages differ: py {_q(py.message, 100)!r} / c {_q(c.message, 100)!r}")
+    if expect.reject_code == py.code:
+        return Classified(Status.BOTH_REJECTED, f"{py.code}: {_q(py.message)}")
+    return Classified(Status.UNEXPECTED_REJECT, f"both engines rejected {py.code} ({_q(py.message, 100)}); expected {expect}")

@@ -1,0 +1,243 @@
+"""Discovery of parity configs: ``parity_configs/<family>/<NN>-<slug>.toml``.
+
+The harness reads only the ``[parity]`` table (with :mod:`tomllib`; the engines may not use it).
+Everything else in a config belongs to the engines, which get the raw file bytes.
+
+Discovery never raises for a bad tree: it returns the configs it could read plus a list of
+run-level failures (:class:`Problem`), so that the gate reports all of them at once and exits 1.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from rocke_py.parity._toml import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_DIR = "parity_configs"
+#: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
+NEGATIVE_FROM = 100
+
+_FAMILY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# NN is two digits below 100 ("00".."99") and three or more digits without a leading zero from 100.
+_FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")
+_CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_PARITY_KEYS = ("description", "expect", "isa")
+
+
+class RootNotFound(Exception):
+    """No directory containing ``parity_configs/`` at or above the start directory."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a config must do: emit (``reject_code is None``) or be rejected with ``reject_code``."""
+
+    reject_code: str | None = None
+
+    @property
+    def emits(self) -> bool:
+        return self.reject_code is None
+
+    def __str__(self) -> str:
+        return "emit" if self.reject_code is None else f"reject:{self.reject_code}"
+
+    @staticmethod
+    def parse(text: str) -> Expectation:
+        """``"emit"`` or ``"reject:<CODE>"``; raises ValueError otherwise."""
+        if text == "emit":
+            return Expectation(None)
+        if text.startswith("reject:") and _CODE_RE.match(text[len("reject:"):]):
+            return Expectation(text[len("reject:"):])
+        raise ValueError(f"expect must be \"emit\" or \"reject:<CODE>\" with CODE in UPPER_SNAKE, not {text!r}")
+
+
+@dataclass(frozen=True)
+class Config:
+    id: str  # "<family>/<NN>-<slug>"
+    family: str
+    number: int
+    slug: str
+    path: Path
+    data: bytes  # the raw file bytes, exactly what the engines get
+    description: str
+    expect: Expectation
+    isa: str | None
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    def relpath(self, root: Path) -> str:
+        try:
+            return self.path.relative_to(root).as_posix()
+        except ValueError:
+            return str(self.path)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A run-level failure found by discovery. ``family`` is None for tree-wide problems."""
+
+    message: str
+    family: str | None = None
+
+
+@dataclass(frozen=True)
+class Discovery:
+    root: Path
+    configs: tuple[Config, ...]
+    families: tuple[str, ...]
+    problems: tuple[Problem, ...]
+
+    def by_id(self) -> dict[str, Config]:
+        return {c.id: c for c in self.configs}
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The nearest directory at or above ``start`` (default: cwd) that contains ``parity_configs/``."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / CONFIG_DIR).is_dir():
+            return d
+    raise RootNotFound(f"no {CONFIG_DIR}/ directory in {here} or any parent (use --root)")
+
+
+def config_id(family: str, number: int, slug: str) -> str:
+    return f"{family}/{number:02d}-{slug}"
+
+
+def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
+    """The ``[parity]`` table of a config's text: (description, expectation, isa).
+
+    Raises ValueError (with a message fit for the user) on any problem, tomllib's included.
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"not valid TOML: {e}") from None
+    parity = doc.get("parity")
+    if not isinstance(parity, dict):
+        raise ValueError("no [parity] table")
+    unknown = sorted(set(parity) - set(_PARITY_KEYS))
+    if unknown:
+        raise ValueError(f"unknown key(s) in [parity]: {', '.join(unknown)} (known: {', '.join(_PARITY_KEYS)})")
+    if "expect" not in parity:
+        raise ValueError("[parity] has no expect (\"emit\" or \"reject:<CODE>\")")
+    if not isinstance(parity["expect"], str):
+        raise ValueError("[parity] expect must be a string")
+    expect = Expectation.parse(parity["expect"])
+    desc = parity.get("description")
+    if not isinstance(desc, str) or not desc.strip():
+        raise ValueError("[parity] needs a non-empty description string")
+    isa = parity.get("isa")
+    if isa is not None and not isinstance(isa, str):
+        raise ValueError("[parity] isa must be a string")
+    return desc, expect, isa
+
+
+def load_config(path: Path, family: str, number: int, slug: str) -> Config:
+    """Read one config file. Raises ValueError/OSError with a user-facing message."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
+    desc, expect, isa = parse_parity_table(text)
+    return Config(
+        id=config_id(family, number, slug), family=family, number=number, slug=slug,
+        path=path, data=data, description=desc, expect=expect, isa=isa,
+    )
+
+
+def _is_hidden(p: Path) -> bool:
+    return p.name.startswith(".")
+
+
+def discover(root: Path) -> Discovery:
+    """All configs under ``root/parity_configs`` with every run-level problem found."""
+    base = root / CONFIG_DIR
+    problems: list[Problem] = []
+    configs: list[Config] = []
+    families: list[str] = []
+    if not base.is_dir():
+        return Discovery(root, (), (), (Problem(f"no {CONFIG_DIR}/ directory in {root}"),))
+    for fam_dir in sorted(p for p in base.iterdir() if p.is_dir() and not _is_hidden(p)):
+        family = fam_dir.name
+        if not _FAMILY_RE.match(family):
+            problems.append(Problem(f"{CONFIG_DIR}/{family}/: a family directory name must match [a-z][a-z0-9_]*"))
+            continue
+        families.append(family)
+        fam_configs: list[Config] = []
+        numbers: dict[int, list[str]] = {}
+        for f in sorted(fam_dir.iterdir()):
+            if _is_hidden(f):
+                continue
+            rel = f"{CONFIG_DIR}/{family}/{f.name}"
+            if f.is_dir():
+                problems.append(Problem(f"{rel}/: unexpected directory inside a family", family))
+                continue
+            m = _FILE_RE.match(f.name)
+            if not m:
+                problems.append(Problem(
+                    f"{rel}: file name does not match <NN>-<slug>.toml "
+                    "(NN: 00-99 for emitting configs, 100+ for rejected ones; slug: [a-z0-9][a-z0-9_-]*)",
+                    family))
+                continue
+            number, slug = int(m["num"]), m["slug"]
+            numbers.setdefault(number, []).append(f.name)
+            try:
+                cfg = load_config(f, family, number, slug)
+            except (OSError, ValueError) as e:
+                problems.append(Problem(f"{rel}: cannot be read by the harness: {e}", family))
+                continue
+            if cfg.expect.emits and number >= NEGATIVE_FROM:
+                problems.append(Problem(
+                    f"{rel}: expects emit but is numbered {number} (emitting configs are numbered 00-99)", family))
+            elif not cfg.expect.emits and number < NEGATIVE_FROM:
+                problems.append(Problem(
+                    f"{rel}: expects {cfg.expect} but is numbered {number:02d} "
+                    f"(configs expecting a rejection are numbered {NEGATIVE_FROM} and up)", family))
+            fam_configs.append(cfg)
+        for number, names in sorted(numbers.items()):
+            if len(names) > 1:
+                problems.append(Problem(
+                    f"{CONFIG_DIR}/{family}/: number {number:02d} is used {len(names)} times "
+                    f"({', '.join(names)}): numbers are unique within a family", family))
+        if not any(c.expect.emits for c in fam_configs):
+            problems.append(Problem(
+                f"{CONFIG_DIR}/{family}/: family has no config that expects emit "
+                "(a family that only rejects compares nothing)", family))
+        configs.extend(fam_configs)
+    if not families:
+        problems.append(Problem(f"no families (directories) in {CONFIG_DIR}/"))
+    if not configs:
+        problems.append(Problem(f"no configs found in {CONFIG_DIR}/"))
+    return Discovery(root, tuple(configs), tuple(families), tuple(problems))
+
+
+def resolve_id(disc: Discovery, ref: str) -> Config | None:
+    """A config by id (``wgrad/11-kouter-cshuffle``), short id (``wgrad/11``) or file path."""
+    by_id = disc.by_id()
+    if ref in by_id:
+        return by_id[ref]
+    p = Path(ref)
+    if ref.endswith(".toml"):
+        try:
+            target = (p if p.is_absolute() else Path.cwd() / p).resolve()
+        except OSError:
+            target = None
+        for c in disc.configs:
+            if target is not None and c.path.resolve() == target:
+                return c
+        stem = ref[:-len(".toml")]
+        for prefix in (f"{CONFIG_DIR}/", ""):
+            if stem.startswith(prefix) and stem[len(prefix):] in by_id:
+                return by_id[stem[len(prefix):]]
+    if "/" in ref:
+        family, _, num = ref.partition("/")
+        if num.isdigit():
+            hits = [c for c in disc.configs if c.family == family and c.number == int(num)]
+            if len(hits) == 1:
+                return hits[0]
+    return None

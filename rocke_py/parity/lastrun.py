@@ -1,0 +1,63 @@
+"""``.rocke-parity/last-run.json``: each config's statuses in the last gate run that ran it.
+
+Written after every gate run (``gate``, ``golden --check``, ``golden --update``), merged with
+what was there (a filtered run updates only the configs it ran), atomically (per-write unique
+temporary file, then rename). ``rocke-parity list`` reads it; it records the sha256 of each
+config file so that ``list`` can say when a config changed since its last run.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Iterable
+
+from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
+
+SCHEMA = "rocke-parity.last-run/v1"
+FILE_NAME = "last-run.json"
+
+
+def path_for(root: Path) -> Path:
+    return root / STATE_DIR / FILE_NAME
+
+
+def load(root: Path) -> dict[str, dict]:
+    try:
+        doc = json.loads(path_for(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("configs"), dict):
+        return {}
+    return doc["configs"]
+
+
+def record(root: Path, verdicts: Iterable, config_sha: dict[str, str]) -> None:
+    """Merge this run's per-job statuses (``Verdict`` s) into the cache."""
+    configs = load(root)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    fresh: dict[str, dict] = {}
+    for v in verdicts:
+        entry = fresh.setdefault(v.job.config, {"sha256": config_sha.get(v.job.config, ""), "when": stamp, "jobs": {}})
+        entry["jobs"][v.job.key] = {"status": v.status.value, "passed": v.passed}
+    if not fresh:
+        return
+    configs.update(fresh)
+    doc = {"schema": SCHEMA, "configs": {k: configs[k] for k in sorted(configs)}}
+    state_dir(root)
+    atomic_write(path_for(root), (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+
+
+def summary(entry: dict | None, current_sha: str) -> str:
+    """One cell for ``list``: ``IDENTICAL`` (all jobs), or ``FAIL spec:DIFFER ...``; ``-`` if never run."""
+    if not entry or not isinstance(entry.get("jobs"), dict) or not entry["jobs"]:
+        return "-"
+    jobs: dict = entry["jobs"]
+    statuses = {j.get("status", "?") for j in jobs.values()}
+    if all(j.get("passed") for j in jobs.values()):
+        text = statuses.pop() if len(statuses) == 1 else "PASS " + " ".join(f"{k}:{j['status']}" for k, j in jobs.items())
+    else:
+        text = "FAIL " + " ".join(f"{k}:{j.get('status')}" for k, j in sorted(jobs.items()) if not j.get("passed"))
+    if entry.get("sha256") and entry["sha256"] != current_sha:
+        text += " (config changed since)"
+    return text

@@ -1,0 +1,391 @@
+"""The crash-isolating worker pool.
+
+Each worker is a process started with the ``spawn`` context that imports both engines once and
+then runs jobs sent over its pipe. One job = both engines on the raw config bytes, then both
+again (the determinism re-run): ``py, c, py, c``. The worker writes which call it is in to a
+shared integer before each call, so when it dies (``os.abort()``, SIGSEGV in the C engine, a
+hard ``_exit``) or hangs, the parent knows which engine and which run it was.
+
+- A worker that dies turns only its current job into a :class:`Death` (``crash``), with the
+  signal and the end of the worker's faulthandler dump; it is replaced and the run goes on.
+- A job past ``timeout`` seconds is a :class:`Death` (``timeout``); its worker is killed
+  (SIGKILL) and replaced.
+
+The runner knows nothing about configs or statuses: it takes :class:`WorkItem` s and returns
+:class:`JobResult` s in the same order. Classification lives in :mod:`compare`.
+"""
+from __future__ import annotations
+
+import faulthandler
+import multiprocessing as mp
+import os
+import shutil
+import signal
+import tempfile
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Callable, Sequence
+
+from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_engines
+
+#: phase codes written by a worker before each engine call: (engine, run number)
+PHASES: dict[int, tuple[str, int]] = {1: ("py", 1), 2: ("c", 1), 3: ("py", 2), 4: ("c", 2)}
+_ORDER = ((1, "py"), (2, "c"), (3, "py"), (4, "c"))
+_STARTUP_TIMEOUT = 120.0
+_MAX_STARTUP_DEATHS = 3  # replacement workers that may die while loading the engines before the run gives up
+_FAULT_LINES = 30
+
+
+class EngineLoadError(Exception):
+    """The engines could not be loaded in a worker (import error, crash during import)."""
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    key: object  # opaque to the runner (the gate uses its Job)
+    data: bytes
+    mode: str
+    call_flavor: str  # the flavor passed to the engines (always a real flavor)
+
+
+@dataclass(frozen=True)
+class Death:
+    """A job that did not finish: ``kind`` is ``crash`` or ``timeout``."""
+
+    kind: str
+    engine: str  # "py", "c" or "?" (unknown: died between calls)
+    run: int  # 1 or 2 (0 when unknown)
+    exitcode: int | None  # negative: killed by signal -exitcode
+    detail: str = ""  # the head of the worker's faulthandler dump (innermost frame first), if any
+
+    @property
+    def signal_name(self) -> str:
+        if self.exitcode is None or self.exitcode >= 0:
+            return ""
+        try:
+            return signal.Signals(-self.exitcode).name
+        except ValueError:
+            return f"signal {-self.exitcode}"
+
+    def describe(self, timeout: float | None = None) -> str:
+        who = f"the {self.engine} engine" if self.engine in ("py", "c") else "the worker"
+        when = f" (run {self.run} of 2)" if self.run else ""
+        if self.kind == "timeout":
+            limit = f" after {timeout:g} s" if timeout is not None else ""
+            return f"{who} was still running{limit}{when}; worker killed"
+        if self.exitcode is not None and self.exitcode < 0:
+            how = f"died with {self.signal_name} (signal {-self.exitcode})"
+        elif self.exitcode is not None:
+            how = f"exited the worker process with status {self.exitcode}"
+        else:
+            how = "died"
+        return f"{who} {how}{when}"
+
+
+@dataclass(frozen=True)
+class JobResult:
+    item: WorkItem
+    py: tuple[EngineRun, ...] = ()
+    c: tuple[EngineRun, ...] = ()
+    py_text: str | None = None  # first run's emitted text
+    c_text: str | None = None
+    death: Death | None = None
+
+    def runs(self, side: str) -> tuple[EngineRun, ...]:
+        return self.py if side == "py" else self.c
+
+    def text(self, side: str) -> str | None:
+        return self.py_text if side == "py" else self.c_text
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    py_modes: tuple[str, ...]
+    c_modes: tuple[str, ...]
+
+    @property
+    def common_modes(self) -> tuple[str, ...]:
+        return tuple(m for m in self.py_modes if m in self.c_modes)
+
+
+# ----------------------------------------------------------------------------- worker side
+
+def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    fault = open(fault_path, "w")  # noqa: SIM115 - lives as long as the process
+    faulthandler.enable(fault, all_threads=False)
+    try:
+        engines = load_engines(spec)
+    except BaseException as e:  # noqa: BLE001
+        what = "".join(traceback.format_exception_only(type(e), e)).strip()
+        frames = "".join(traceback.format_tb(e.__traceback__, limit=-3)).rstrip()
+        conn.send(("init-error", f"{what}\n{frames}"))
+        return
+    conn.send(("ready", engines.py_modes, engines.c_modes))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        job_seq, data, mode, flavor = msg
+        seq.value = job_seq
+        runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
+        texts: dict[str, str | None] = {"py": None, "c": None}
+        for code, side in _ORDER:
+            phase.value = code
+            run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
+            if code <= 2:
+                texts[side] = text
+            runs[side].append(run)
+        phase.value = 0
+        c_text = texts["c"]
+        if c_text is not None and c_text == texts["py"]:
+            c_text = None  # same text: the parent reuses the py text (saves a copy over the pipe)
+            same = True
+        else:
+            same = False
+        conn.send(("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), texts["py"], c_text, same))
+
+
+# ----------------------------------------------------------------------------- parent side
+
+class _Worker:
+    def __init__(self, ctx, spec: EngineSpec, tmpdir: Path, n: int) -> None:
+        self.fault_path = tmpdir / f"worker-{n}.fault"
+        self.phase = ctx.RawValue("i", 0)
+        self.seq = ctx.RawValue("i", -1)
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        self.conn: Connection = parent_conn
+        self.proc = ctx.Process(
+            target=_worker_main, name=f"rocke-parity-worker-{n}",
+            args=(child_conn, self.phase, self.seq, spec, str(self.fault_path)), daemon=True)
+        self.proc.start()
+        child_conn.close()
+        self.ready = False
+        self.job: int | None = None  # index of the item being run
+        self.deadline = 0.0
+        self.alive = True
+
+    def fault_dump(self) -> str:
+        try:
+            text = self.fault_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        # faulthandler prints the innermost frame first: keep the head of the dump
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return "\n".join(lines[:_FAULT_LINES])
+
+    def where(self) -> tuple[str, int]:
+        if self.job is None or self.seq.value != self.job:
+            return ("?", 0)
+        return PHASES.get(self.phase.value, ("?", 0))
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.alive = False
+        self.conn.close()
+
+
+class Pool:
+    """``with Pool(spec, size, timeout) as pool: info = pool.info; results = pool.run(items)``."""
+
+    def __init__(self, spec: EngineSpec, size: int | None = None, timeout: float = 60.0) -> None:
+        self.spec = spec
+        self.size = max(1, size or os.cpu_count() or 1)
+        self.timeout = timeout
+        self._ctx = mp.get_context("spawn")
+        self._tmpdir = Path(tempfile.mkdtemp(prefix="rocke-parity-run-"))
+        self._workers: list[_Worker] = []
+        self._spawned = 0
+        self.info: EngineInfo | None = None
+        self.replaced = 0
+
+    # -- lifecycle
+    def __enter__(self) -> Pool:
+        try:
+            for _ in range(self.size):
+                self._spawn()
+            self._await_first_ready()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for w in self._workers:
+            if w.alive:
+                try:
+                    w.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+        deadline = time.monotonic() + 2.0
+        for w in self._workers:
+            if w.alive:
+                w.proc.join(max(0.0, deadline - time.monotonic()))
+                w.kill()
+        self._workers = []
+        shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def _spawn(self) -> _Worker:
+        w = _Worker(self._ctx, self.spec, self._tmpdir, self._spawned)
+        self._spawned += 1
+        self._workers.append(w)
+        return w
+
+    def _handle_hello(self, w: _Worker, msg: tuple) -> None:
+        if msg[0] == "init-error":
+            raise EngineLoadError(f"the engines could not be loaded ({self.spec.py_emit}, {self.spec.c_emit}):\n{msg[1]}")
+        if msg[0] != "ready":
+            raise EngineLoadError(f"worker sent {msg[0]!r} before it was ready")
+        info = EngineInfo(tuple(msg[1]), tuple(msg[2]))
+        if self.info is None:
+            self.info = info
+        w.ready = True
+
+    def _death_during_startup(self, w: _Worker) -> EngineLoadError:
+        w.kill()
+        code = w.proc.exitcode
+        how = Death("crash", "?", 0, code).describe()
+        tail = w.fault_dump()
+        return EngineLoadError(f"a worker died while loading the engines: {how}" + (f"\n{tail}" if tail else ""))
+
+    def _await_first_ready(self) -> None:
+        end = time.monotonic() + _STARTUP_TIMEOUT
+        while self.info is None:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise EngineLoadError(f"no worker loaded the engines within {_STARTUP_TIMEOUT:g} s")
+            objs = {w.conn: w for w in self._workers if w.alive and not w.ready}
+            objs.update({w.proc.sentinel: w for w in self._workers if w.alive and not w.ready})
+            for obj in wait(list(objs), left):
+                w = objs[obj]
+                if not w.alive or w.ready:
+                    continue
+                msg = self._recv(w)
+                if msg is None:
+                    raise self._death_during_startup(w)
+                self._handle_hello(w, msg)
+
+    @staticmethod
+    def _recv(w: _Worker) -> tuple | None:
+        try:
+            if not w.conn.poll():
+                return None if not w.proc.is_alive() else ("nothing",)
+            return w.conn.recv()
+        except (EOFError, OSError):
+            return None
+
+    # -- running
+    def run(self, items: Sequence[WorkItem],
+            on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:
+        results: list[JobResult | None] = [None] * len(items)
+        pending: deque[int] = deque(range(len(items)))
+        done = 0
+        startup_deaths = 0
+
+        def finish(i: int, res: JobResult) -> None:
+            nonlocal done
+            results[i] = res
+            done += 1
+            if on_result is not None:
+                on_result(res)
+
+        def replace(w: _Worker) -> None:
+            self._workers.remove(w)
+            if pending or any(x.job is not None for x in self._workers):
+                self._spawn()
+                self.replaced += 1
+
+        while done < len(items):
+            # hand out work
+            for w in self._workers:
+                if w.alive and w.ready and w.job is None and pending:
+                    i = pending.popleft()
+                    it = items[i]
+                    w.job = i
+                    w.deadline = time.monotonic() + self.timeout
+                    try:
+                        w.conn.send((i, it.data, it.mode, it.call_flavor))
+                    except (OSError, ValueError):
+                        pending.appendleft(i)
+                        w.job = None
+                        w.kill()
+                        replace(w)
+                        break
+            live = [w for w in self._workers if w.alive]
+            if not live:
+                self._spawn()
+                continue
+            busy = [w.deadline for w in live if w.job is not None]
+            wait_for = max(0.0, min(busy) - time.monotonic()) if busy else _STARTUP_TIMEOUT
+            objs: dict[object, _Worker] = {}
+            for w in live:
+                objs[w.conn] = w
+                objs[w.proc.sentinel] = w
+            ready = wait(list(objs), wait_for)
+            seen: set[int] = set()
+            for obj in ready:
+                w = objs[obj]
+                if id(w) in seen or not w.alive:
+                    continue
+                seen.add(id(w))
+                msg = self._recv(w)
+                if msg is not None and msg[0] == "nothing":
+                    continue
+                if msg is None:  # the worker died
+                    where = w.where()
+                    job = w.job
+                    w.kill()
+                    if not w.ready:  # a replacement died while loading the engines
+                        startup_deaths += 1
+                        err = self._death_during_startup(w)
+                        self._workers.remove(w)
+                        if startup_deaths < _MAX_STARTUP_DEATHS:
+                            if pending:
+                                self._spawn()
+                            continue
+                        while pending:  # give up on the rest, keep what ran
+                            i = pending.popleft()
+                            finish(i, JobResult(items[i], death=Death("crash", "?", 0, w.proc.exitcode, str(err))))
+                        continue
+                    if job is not None:
+                        finish(job, JobResult(items[job], death=Death(
+                            "crash", where[0], where[1], w.proc.exitcode, w.fault_dump())))
+                    replace(w)
+                    continue
+                if not w.ready:
+                    self._handle_hello(w, msg)
+                    continue
+                if msg[0] != "result" or msg[1] != w.job:
+                    raise RuntimeError(f"worker protocol error: {msg[:2]!r} while running job {w.job}")
+                _, i, py_runs, c_runs, py_text, c_text, same = msg
+                finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text))
+                w.job = None
+            now = time.monotonic()
+            for w in list(self._workers):
+                if w.alive and w.job is not None and w.deadline <= now:
+                    where = w.where()
+                    job = w.job
+                    w.kill()
+                    finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None)))
+                    replace(w)
+        return [r for r in results if r is not None]
+
+
+def run_items(items: Sequence[WorkItem], spec: EngineSpec, size: int | None = None, timeout: float = 60.0,
+              on_result: Callable[[JobResult], None] | None = None) -> tuple[EngineInfo, list[JobResult]]:
+    """Convenience: start a pool, run ``items``, stop the pool."""
+    with Pool(spec, size, timeout) as pool:
+        assert pool.info is not None
+        return pool.info, pool.run(items, on_result)

@@ -1,0 +1,43 @@
+"""The harness's local state directory ``<root>/.rocke-parity/`` and atomic file writes.
+
+The directory ignores itself for git (it holds a ``.gitignore`` containing ``*``), so it needs
+no entry in the repository's ``.gitignore``. Writes go to a per-write unique temporary file in
+the destination directory, then ``os.replace`` — safe with concurrent runs (pytest-xdist, two
+terminals): a reader sees the old file or the new one, never half of one.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+STATE_DIR = ".rocke-parity"
+
+
+def state_dir(root: Path) -> Path:
+    d = root / STATE_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    ignore = d / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, b"# local state of rocke-parity (last run, output cache): never committed\n*\n")
+    return d
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)  # mkstemp creates 0600; keep the file's mode (0644 for a new one)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,95 @@
+"""Helpers for the harness tests: a tiny synthetic parity_configs tree and the stand-in engines."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocke_py.parity.engines import EngineSpec
+
+ENGINES_FILE = Path(__file__).resolve().parent / "standin_engines.py"
+
+
+def engine_spec(modes: str = "implemented_modes", c_modes: str | None = None) -> EngineSpec:
+    f = str(ENGINES_FILE)
+    return EngineSpec(f"{f}:py_emit", f"{f}:c_emit", f"{f}:{modes}", f"{f}:{c_modes or modes}")
+
+
+def engines_arg(modes: str = "implemented_modes", c_modes: str | None = None) -> str:
+    s = engine_spec(modes, c_modes)
+    return ",".join([s.py_emit, s.c_emit, s.py_modes or "", s.c_modes or ""])
+
+
+def _toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def config_text(expect: str = "emit", standin: dict | None = None, description: str = "a stand-in config",
+                extra: str = "") -> str:
+    lines = ["[parity]", f"description = {_toml_str(description)}", f"expect = {_toml_str(expect)}", "",
+             "[target]", 'arch = "gfx950"', "", "[problem]", "N = 8", "C = 64", "", "[spec]",
+             'family = "wgrad"', "tile_m = 64", "tile_k = 64  # the K tile", ""]
+    if standin:
+        lines.append("[standin]")
+        for k, v in standin.items():
+            lines.append(f"{k} = {_toml_str(v) if isinstance(v, str) else str(v).lower()}")
+    text = "\n".join(lines) + "\n" + extra
+    return text
+
+
+def write_config(root: Path, cid: str, expect: str = "emit", standin: dict | None = None, **kw) -> Path:
+    path = root / "parity_configs" / f"{cid}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(config_text(expect, standin, **kw))
+    return path
+
+
+def make_tree(root: Path, configs: dict[str, dict]) -> Path:
+    """``configs``: id -> keyword arguments of :func:`write_config`."""
+    (root / "parity_configs").mkdir(parents=True, exist_ok=True)
+    for cid, kw in configs.items():
+        write_config(root, cid, **kw)
+    return root
+
+
+def standin_output(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm22", side: str = "py"):
+    """What the stand-in engine emits for a config of the tree (to build golden entries)."""
+    import hashlib
+
+    from rocke_py.parity.engines import load_callable
+
+    data = (root / "parity_configs" / f"{cid}.toml").read_bytes()
+    out = load_callable(f"{ENGINES_FILE}:{side}_emit")(data, mode, flavor)
+    text = out.text
+    return text, hashlib.sha256(text.encode()).hexdigest(), len(text.encode())
+
+
+def write_golden(root: Path, entries: dict[str, dict[str, tuple[str, int, str]]]) -> Path:
+    """``entries``: config -> output key -> (sha256, bytes, kernel_name)."""
+    import json
+
+    doc = {"schema": "rocke-parity.golden/v1",
+           "entries": {c: {k: {"sha256": s, "bytes": b, "kernel_name": n} for k, (s, b, n) in outs.items()}
+                       for c, outs in entries.items()}}
+    path = root / "parity_configs" / "golden.json"
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def golden_for(root: Path, cids: list[str], keys: tuple[str, ...] = ("spec",)) -> dict:
+    """Correct golden entries for ``cids`` (stand-in outputs), for :func:`write_golden`."""
+    out: dict = {}
+    for cid in cids:
+        for key in keys:
+            mode, _, flavor = key.partition(".")
+            text, sha, n = standin_output(root, cid, mode, flavor or "llvm22")
+            out.setdefault(cid, {})[key] = (sha, n, "")
+    return out
+
+
+def write_gaps(root: Path, gaps: list[dict]) -> Path:
+    lines = ["# test known gaps"]
+    for g in gaps:
+        lines.append("[[gap]]")
+        lines += [f"{k} = {_toml_str(v)}" for k, v in g.items()]
+    path = root / "parity_configs" / "known_gaps.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,98 @@
+"""rocke-parity diff / parity-diff: first divergence, context, stage, canonical renumbering, caps."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parent / "standins"))
+import standin_tree as pt  # noqa: E402
+
+from rocke_py.parity.canon import bounded_unified_diff, canonicalise, first_divergence, renumbering_only  # noqa: E402
+from rocke_py.parity.cli import diff_main, main  # noqa: E402
+
+
+def diff(tmp_path: Path, *args: str, modes: str = "all_modes") -> int:
+    return main(["diff", *args, "--root", str(tmp_path), "--engines", pt.engines_arg(modes)])
+
+
+def test_first_divergent_line_with_context_and_repro(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/03-x": {"standin": {"c": "alt"}}})
+    assert diff(tmp_path, "wgrad/03-x", "--mode", "spec", "--context", "1") == 1
+    out = capsys.readouterr().out
+    assert "status: DIFFER" in out
+    assert "first divergent line: 5, column 12" in out
+    assert "> 5 | field_1 = 7\n" in out and "> 5 | field_1 = 7 ; changed\n" in out
+    assert "  4 | field_0 = 0" in out and "  6 | field_2 = 14" in out and "  3 |" not in out
+    assert "-field_1 = 7\n+field_1 = 7 ; changed" in out
+    assert "sha256 py: " in out and "sha256 c:  " in out
+    assert "rocke-parity diff wgrad/03-x --mode spec --flavor llvm22" in out
+    assert "rocke-emit parity_configs/wgrad/03-x.toml --mode spec --flavor llvm22" in out
+
+
+def test_identical_exits_0(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    assert diff(tmp_path, "wgrad/00-a") == 0
+    out = capsys.readouterr().out
+    assert "mode ll  flavor llvm22" in out and "status: IDENTICAL" in out  # default: the deepest common mode
+
+
+def test_canonical_renumbering_reads_as_such(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"c_ir": "renumber"}}})
+    assert diff(tmp_path, "wgrad/00-a", "--mode", "ir") == 1
+    raw = capsys.readouterr().out
+    assert "first divergent line: 3" in raw
+    assert diff(tmp_path, "wgrad/00-a", "--mode", "ir", "--canonical") == 1
+    out = capsys.readouterr().out
+    assert "identical after canonical renumbering" in out and "unified diff" not in out
+
+
+def test_names_the_first_stage_that_diverges(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"c_ir": "alt", "c_ll": "alt"}},
+                            "wgrad/01-b": {"standin": {"c_ll": "tail"}}})
+    assert diff(tmp_path, "wgrad/00-a", "--mode", "ll", "--flavor", "llvm20") == 1
+    out = capsys.readouterr().out
+    assert "first stage that diverges: ir (spec identical; ir differs" in out
+    assert diff(tmp_path, "wgrad/01-b", "--mode", "ll") == 1
+    out = capsys.readouterr().out
+    assert "first stage that diverges: ll (spec identical; ir identical)" in out
+    assert "(end of text: py has no line" in out
+
+
+def test_rejections_compare_code_and_message(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/100-n": {"expect": "reject:E_X",
+                                           "standin": {"py": "reject:E_X:line 3: bad", "c": "reject:E_X:line 4: bad"}}})
+    assert diff(tmp_path, "wgrad/100-n") == 1
+    out = capsys.readouterr().out
+    assert "status: REJECT_MISMATCH" in out and "codes: same (E_X / E_X); messages: differ" in out
+    assert "py: rejected E_X\n    line 3: bad" in out
+
+
+def test_a_mode_the_engines_do_not_implement_is_a_usage_error(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    assert diff(tmp_path, "wgrad/00-a", "--mode", "ll", modes="implemented_modes") == 2
+    assert "mode ll is not implemented by the py and c engine" in capsys.readouterr().err
+    assert diff(tmp_path, "wgrad/99-nope") == 2
+
+
+def test_parity_diff_is_rocke_parity_diff(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    assert diff_main(["wgrad/00", "--mode", "spec", "--root", str(tmp_path), "--engines", pt.engines_arg()]) == 0
+    assert "status: IDENTICAL" in capsys.readouterr().out
+
+
+def test_unified_diff_is_capped():
+    a = "".join(f"line {i}\n" for i in range(1000))
+    b = "".join(f"line {i} changed\n" for i in range(1000))
+    lines, cut = bounded_unified_diff(a, b, "py", "c", cap=200)
+    assert len(lines) == 200 and cut == 2003 - 200
+
+
+def test_canonicalise_renumbers_in_first_appearance_order_per_function():
+    a = "define void @f(i32 %x) {\n  %7 = add i32 %x, 1\n  br label %9\n9:  ; preds = %7\n}\ndefine void @g() {\n  %7 = add\n}\n"
+    b = "define void @f(i32 %y) {\n  %1 = add i32 %y, 1\n  br label %2\n2:  ; preds = %1\n}\ndefine void @g() {\n  %3 = add\n}\n"
+    assert renumbering_only(a, b)
+    assert canonicalise(a).splitlines()[3] == "v2:  ; preds = %v1"
+    assert canonicalise(a).splitlines()[6] == "  %v0 = add"
+    assert not renumbering_only(a, a.replace("add i32 %x, 1", "add i32 %x, 2"))
+    d = first_divergence("a\nb\nc\n", "a\nbX\nc\n")
+    assert d is not None and (d.line, d.column) == (2, 2)
