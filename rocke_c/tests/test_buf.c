@@ -1,0 +1,72 @@
+/* test_buf.c: the growable string buffer (buf.c). */
+#include <string.h>
+#include <stdlib.h>
+#include "../src/internal.h"
+#include "check.h"
+
+static void test_appends(void)
+{
+    rk_buf b;
+    char *s;
+    rk_buf_init(&b);
+    rk_buf_puts(&b, "abc");
+    rk_buf_putn(&b, "defgh", 2);
+    rk_buf_printf(&b, "-%d-%s", 42, "x");
+    CHECK(!b.failed);
+    CHECK(b.len == 10);
+    CHECK(strcmp(b.data, "abcde-42-x") == 0);
+    s = rk_buf_take(&b);
+    CHECK(s && strcmp(s, "abcde-42-x") == 0);
+    CHECK(b.data == NULL && b.len == 0);
+    free(s);
+    rk_buf_free(&b);
+}
+
+static void test_growth(void)
+{
+    rk_buf b;
+    size_t i;
+    rk_buf_init(&b);
+    for (i = 0; i < 100000; i++)
+        rk_buf_printf(&b, "%c", (int)('a' + (int)(i % 26)));
+    CHECK(b.len == 100000);
+    CHECK(b.data[99999] == (char)('a' + (int)(99999 % 26)));
+    CHECK(b.data[100000] == '\0');
+    /* amortised doubling: capacity stays within 2x of the length */
+    CHECK(b.cap < 2 * b.len + 64);
+    rk_buf_free(&b);
+}
+
+static void test_empty_take(void)
+{
+    rk_buf b;
+    char *s;
+    rk_buf_init(&b);
+    s = rk_buf_take(&b);
+    CHECK(s && s[0] == '\0');
+    free(s);
+    rk_buf_free(&b);
+    rk_buf_free(&b);
+}
+
+static void test_long_printf(void)
+{
+    rk_buf b;
+    char big[3000];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    rk_buf_init(&b);
+    rk_buf_printf(&b, "<%s>", big);
+    CHECK(b.len == sizeof big + 1);
+    CHECK(b.data[0] == '<' && b.data[b.len - 1] == '>');
+    rk_buf_free(&b);
+}
+
+int main(void)
+{
+    test_appends();
+    test_growth();
+    test_empty_take();
+    test_long_printf();
+    return check_failures != 0;
+}
