@@ -238,6 +238,7 @@ int rk_spec_atomic_split_k(const rk_spec *s);
 int rk_spec_double_buffer(const rk_spec *s);
 int rk_spec_is_sixteen_bit(const char *dtype);
 const char *rk_spec_normalise_dtype(const char *name);
+int rk_spec_echo_word(const char *value);  /* 1-16 of [A-Za-z0-9_]: may be echoed in a message */
 int rk_spec_check_dtypes(const rk_fields *fields, rk_error *err);
 void rk_spec_build_spec(int family, const char *arch, const rk_fields *fields, rk_spec *out);
 void rk_spec_spec_gemm(const rk_spec *s, const rk_problem *p, long long out[3]);

@@ -337,6 +337,17 @@ static long long rk_problem_mul_nonneg(long long a, long long b)
     return a * b;
 }
 
+/* The kernel carries every record field as an i32: a value past it is a range error
+ * (Python: check_sub_gemm_record). A 64-bit overflow is past int32 too. */
+static int rk_problem_sub_gemm_in_int32(const rk_sub_gemm *rec)
+{
+    int k;
+    for (k = 0; k < RK_SUB_GEMM_FIELDS; k++)
+        if (rec->v[k] < -RK_INT32_MAX - 1 || rec->v[k] > RK_INT32_MAX)
+            return 0;
+    return 1;
+}
+
 /* The record of pair (i_yt, i_xt), or 0 when the pair is skipped. *overflow is set when a
  * value this record prints would not fit in 64 bits. */
 static int rk_problem_sub_gemm_record(const rk_problem *p, const rk_axis *h, const rk_axis *w,
@@ -394,8 +405,8 @@ int rk_problem_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long 
             if (!rk_problem_sub_gemm_record(p, &h, &w, i_yt, i_xt, tile_m, tile_n, tile_k, split_k,
                                             block_start, &out[n], &overflow))
                 continue;
-            if (overflow || start_overflow)
-                return rk_fail_internal(err, "dgrad sub-GEMM record %d has a value past 64 bits", n);
+            if (overflow || start_overflow || !rk_problem_sub_gemm_in_int32(&out[n]))
+                return rk_fail(err, "E_RANGE", "[problem]: strided dgrad sub-GEMM %d has a value outside int32", n);
             /* block_start only matters if another record follows, so its overflow is
              * reported then (Python never prints the final running sum). */
             tiles = rk_problem_mul_nonneg(out[n].v[1], out[n].v[2]);

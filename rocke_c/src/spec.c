@@ -36,10 +36,10 @@ const char *rk_spec_normalise_dtype(const char *name)
     return rk_streq(name, "f16") ? "fp16" : name;
 }
 
-/* Echo a dtype only when it is 1-16 ASCII letters, digits or '_' (no control bytes or
+/* Echo a user string (a dtype, a pipeline, an epilogue) only when it is 1-16 ASCII letters, digits or '_' (no control bytes or
  * long values in a message). Python counts characters, but an echoed value is ASCII, so
  * counting bytes gives the same verdict. */
-static int rk_spec_echo_dtype(const char *value)
+int rk_spec_echo_word(const char *value)
 {
     size_t i, n = strlen(value);
     if (n < 1 || n > 16)
@@ -67,7 +67,7 @@ int rk_spec_check_dtypes(const rk_fields *fields, rk_error *err)
         if (rk_streq(value, "fp16") || rk_streq(value, "f16") || rk_streq(value, "bf16")
             || rk_streq(value, "fp32"))
             continue;
-        if (rk_spec_echo_dtype(value))
+        if (rk_spec_echo_word(value))
             return rk_fail(err, "CONV_DTYPE_UNSUPPORTED", "%s = '%s' is not fp16, f16, bf16 or fp32",
                            names[i], value);
         return rk_fail(err, "CONV_DTYPE_UNSUPPORTED", "%s is not fp16, f16, bf16 or fp32", names[i]);

@@ -48,12 +48,18 @@ static int rk_validate_unknown_option(const rk_ctx *c, rk_buf *msg, const char *
     static const char *const epilogues[] = {"default", "cshuffle", NULL};
     const rk_spec *s = c->spec;
     if (!rk_in(s->pipeline, pipelines)) {
-        rk_buf_printf(msg, "pipeline '%s' is not one of ", s->pipeline);
+        if (rk_spec_echo_word(s->pipeline))
+            rk_buf_printf(msg, "pipeline '%s' is not one of ", s->pipeline);
+        else
+            rk_buf_puts(msg, "pipeline is not one of ");
         rk_join(msg, pipelines);
         return 1;
     }
     if (!rk_in(s->epilogue, epilogues)) {
-        rk_buf_printf(msg, "epilogue '%s' is not one of default, cshuffle", s->epilogue);
+        if (rk_spec_echo_word(s->epilogue))
+            rk_buf_printf(msg, "epilogue '%s' is not one of default, cshuffle", s->epilogue);
+        else
+            rk_buf_puts(msg, "epilogue is not one of default, cshuffle");
         return 1;
     }
     return 0;

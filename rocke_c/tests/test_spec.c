@@ -264,12 +264,19 @@ static void fixed_rejections(void)
     expect_reject("runtime loop", &f, "WGRAD_SPLIT_K_RUNTIME_LOOP",
                   "split_k = 0 (runtime) cannot be combined with pipeline basic, which needs a compile-time trip count");
 
-    /* A message longer than rk_error's fixed buffer must come through whole. */
+    /* A user string is echoed only when it is 1-16 of [A-Za-z0-9_]. */
     memset(long_pipeline, 'p', sizeof long_pipeline - 1);
     base_fields(&f, RK_FAMILY_WGRAD);
     set_str(&f, RK_KEY_PIPELINE, long_pipeline);
+    expect_reject("long pipeline", &f, "WGRAD_UNKNOWN_OPTION",
+                  "pipeline is not one of mem, compv3, compv4, basic");
+    long_pipeline[16] = '\0';
     snprintf(want, sizeof want, "pipeline '%s' is not one of mem, compv3, compv4, basic", long_pipeline);
-    expect_reject("long pipeline", &f, "WGRAD_UNKNOWN_OPTION", want);
+    expect_reject("16-byte pipeline", &f, "WGRAD_UNKNOWN_OPTION", want);
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_str(&f, RK_KEY_EPILOGUE, "cs\nhuffle");
+    expect_reject("epilogue with a newline", &f, "WGRAD_UNKNOWN_OPTION",
+                  "epilogue is not one of default, cshuffle");
 }
 
 /* ---- vector replay ---- */

@@ -4,9 +4,10 @@ in a fixed order, with what follows from it (GEMM view, vector sizes, LDS, kerne
 Twin of rocke_c/src/print_spec.c; docs/engine-contract.md §7."""
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
 from .arch import Target
+from .result import Rejected
 from .problem import SUB_GEMM_FIELDS, ConvProblem, dgrad_sub_gemms
 from .spec import (ConvSpec, acc_tag, async_tiles, default_vector_sizes, effective_lds_pad,
                    frag_lens, kernel_name, lds_budget, lds_shapes, spec_gemm, tile_dwords,
@@ -80,7 +81,7 @@ def print_fields(lines: Lines, s: ConvSpec) -> None:
         lines.put("cshuffle_no_alias", s.cshuffle_no_alias)
 
 
-def print_derived(lines: Lines, s: ConvSpec, p: ConvProblem, t: Target) -> None:
+def print_derived(lines: Lines, s: ConvSpec, p: ConvProblem, t: Target) -> Optional[Rejected]:
     gemm_m, gemm_n, gemm_k = spec_gemm(s, p)
     lines.put("gemm_m", gemm_m)
     lines.put("gemm_n", gemm_n)
@@ -109,19 +110,24 @@ def print_derived(lines: Lines, s: ConvSpec, p: ConvProblem, t: Target) -> None:
         lines.put("async_dwords_b", tile_dwords(s, tile_b))
     if s.family == "dgrad":
         records = dgrad_sub_gemms(p, s.tile_m, s.tile_n, s.tile_k, s.split_k)
+        if isinstance(records, Rejected):
+            return records
         lines.put("num_sub_gemms", len(records))
         for index, record in enumerate(records):
             fields = " ".join(f"{k}={v}" for k, v in zip(SUB_GEMM_FIELDS, record))
             lines.put(f"sub_gemm.{index}", fields)
+    return None
 
 
-def print_spec(s: ConvSpec, p: ConvProblem, t: Target) -> str:
+def print_spec(s: ConvSpec, p: ConvProblem, t: Target) -> Union[str, Rejected]:
     lines = Lines()
     lines.out.append("rocke.spec v1\n")
     lines.put("family", s.family)
     lines.put("arch", s.arch)
     print_problem(lines, p)
     print_fields(lines, s)
-    print_derived(lines, s, p, t)
+    bad = print_derived(lines, s, p, t)
+    if bad:
+        return bad
     lines.put("kernel_name", kernel_name(s, p))
     return lines.text()

@@ -4,7 +4,7 @@ Twin of rocke_c/src/problem.c (reference: conv-semantics.md §1, §2.4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 from .result import Rejected
 
@@ -262,8 +262,18 @@ def check_sub_gemm_candidates(p: ConvProblem) -> Optional[Rejected]:
     return None
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def check_sub_gemm_record(index: int, record: tuple[int, ...]) -> Optional[Rejected]:
+    """The kernel carries every record field as an i32: a value past it is a range error."""
+    if all(INT32_MIN <= v <= INT32_MAX for v in record):
+        return None
+    return Rejected("E_RANGE", f"[problem]: strided dgrad sub-GEMM {index} has a value outside int32")
+
+
 def dgrad_sub_gemms(p: ConvProblem, tile_m: int, tile_n: int, tile_k: int,
-                    split_k: int) -> tuple[tuple[int, ...], ...]:
+                    split_k: int) -> Union[tuple[tuple[int, ...], ...], Rejected]:
     h, w = tilde_axes(p)
     rows, cols = sub_gemm_candidates(p)
     records = []
@@ -290,5 +300,8 @@ def dgrad_sub_gemms(p: ConvProblem, tile_m: int, tile_n: int, tile_k: int,
                 p.sW, p.dW * i_xt + p.sW * w_begin - p.pW,
                 gemm_k_padded,
             ))
+            bad = check_sub_gemm_record(len(records) - 1, records[-1])
+            if bad:
+                return bad
             block_start += num_m_tiles * num_n_tiles
     return tuple(records)

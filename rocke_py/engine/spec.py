@@ -86,7 +86,8 @@ def normalise_dtype(name: str) -> str:
     return "fp16" if name == "f16" else name
 
 
-def _echo_dtype(value: str) -> bool:
+def echo_word(value: str) -> bool:
+    """A user string is echoed in a message only when it is 1-16 ASCII letters, digits or '_'."""
     return 1 <= len(value) <= 16 and all(c.isascii() and (c.isalnum() or c == "_") for c in value)
 
 
@@ -94,7 +95,7 @@ def check_dtypes(values: dict) -> Optional[Rejected]:
     for key in ("dtype_a", "dtype_b", "dtype_d"):
         value = values.get(key, "fp16")
         if value not in ("fp16", "f16", "bf16", "fp32"):
-            what = f"{key} = '{value}'" if _echo_dtype(value) else key
+            what = f"{key} = '{value}'" if echo_word(value) else key
             return Rejected("CONV_DTYPE_UNSUPPORTED", f"{what} is not fp16, f16, bf16 or fp32")
     return None
 

@@ -11,7 +11,7 @@ from typing import Callable, Optional
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, has_mma
 from .problem import ConvProblem
 from .result import Rejected
-from .spec import (MAX_UNROLLED_K_ITERS, SIXTEEN_BIT, ConvSpec, async_tiles, frag_lens,
+from .spec import (MAX_UNROLLED_K_ITERS, SIXTEEN_BIT, ConvSpec, async_tiles, echo_word, frag_lens,
                    lds_budget, tile_dwords, unrolled_k_iters)
 
 
@@ -34,9 +34,11 @@ def b(value: bool) -> str:
 def unknown_option(c: Ctx, pipelines: tuple[str, ...]) -> Optional[str]:
     s = c.spec
     if s.pipeline not in pipelines:
-        return f"pipeline '{s.pipeline}' is not one of {', '.join(pipelines)}"
+        what = f"pipeline '{s.pipeline}'" if echo_word(s.pipeline) else "pipeline"
+        return f"{what} is not one of {', '.join(pipelines)}"
     if s.epilogue not in ("default", "cshuffle"):
-        return f"epilogue '{s.epilogue}' is not one of default, cshuffle"
+        what = f"epilogue '{s.epilogue}'" if echo_word(s.epilogue) else "epilogue"
+        return f"{what} is not one of default, cshuffle"
     return None
 
 
