@@ -1,0 +1,372 @@
+"""The kernel IR: types, values, ops, regions, kernels, and the builder that numbers values.
+
+Twin of rocke_c/src/ir.c; the ops and their semantics are docs/ir.md §4. Types are their
+canonical name strings. The builder advances one counter per kernel on every result, so the
+order of builder calls is the order of the names (docs/ir.md §2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .result import EngineFailure
+
+AttrValue = Union[bool, int, float, str, list, dict]
+
+SCALARS = ("i1", "i32", "i64", "f16", "bf16", "f32")
+SCALAR_BITS = {"i1": 1, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32}
+
+
+# ---- types (docs/ir.md §1) ----
+
+def vec(elem: str, n: int) -> str:
+    return f"vec<{elem}x{n}>"
+
+
+def vec_or_scalar(elem: str, n: int) -> str:
+    return elem if n == 1 else vec(elem, n)
+
+
+def ptr(elem: str) -> str:
+    return f"ptr<{elem},global>"
+
+
+def smem(elem: str, rows: int, cols: int) -> str:
+    return f"smem<{elem}, [{rows}x{cols}]>"
+
+
+def is_vec(t: str) -> bool:
+    return t.startswith("vec<")
+
+
+def vec_elem(t: str) -> str:
+    """The element type of a vec, or the type itself for a scalar."""
+    return t[4:t.rindex("x")] if is_vec(t) else t
+
+
+def vec_len(t: str) -> int:
+    return int(t[t.rindex("x") + 1:-1]) if is_vec(t) else 1
+
+
+def is_ptr(t: str) -> bool:
+    return t.startswith("ptr<")
+
+
+def ptr_elem(t: str) -> str:
+    return t[4:t.index(",")]
+
+
+def is_smem(t: str) -> bool:
+    return t.startswith("smem<")
+
+
+def smem_elem(t: str) -> str:
+    return t[5:t.index(",")]
+
+
+def smem_shape(t: str) -> tuple[int, int]:
+    rows, cols = t[t.index("[") + 1:t.index("]")].split("x")
+    return int(rows), int(cols)
+
+
+def type_bits(t: str) -> int:
+    return SCALAR_BITS[vec_elem(t)] * vec_len(t)
+
+
+def elem_bytes_of(t: str) -> int:
+    return SCALAR_BITS[vec_elem(t)] // 8
+
+
+# ---- the IR objects ----
+
+@dataclass(frozen=True)
+class Value:
+    name: str
+    type: str
+
+
+@dataclass
+class Region:
+    name: str
+    ops: list["Op"] = field(default_factory=list)
+
+
+@dataclass
+class Op:
+    name: str
+    operands: list[Value]
+    results: list[Value]
+    attrs: dict[str, AttrValue]
+    regions: list[Region] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Param:
+    value: Value
+    attrs: dict[str, AttrValue]
+
+
+@dataclass
+class Kernel:
+    name: str
+    attrs: dict[str, AttrValue]
+    params: list[Param]
+    entry: Region
+
+
+@dataclass
+class ForLoop:
+    """An open scf.for: its op, induction variable and carried values (visible in the body)."""
+    op: Op
+    iv: Value
+    args: list[Value]
+
+
+def fail(message: str) -> EngineFailure:
+    return EngineFailure(f"builder: {message}")
+
+
+# ---- the builder ----
+
+class Builder:
+    def __init__(self, name: str, attrs: dict[str, AttrValue]) -> None:
+        self.kernel = Kernel(name, dict(attrs), [], Region("entry"))
+        self.counter = 0
+        self.regions: list[Region] = [self.kernel.entry]
+        # One constant cache per open region: a constant is created once and reused in
+        # the regions nested below it (docs/ir.md §2).
+        self.constants: list[dict[tuple[str, object], Value]] = [{}]
+
+    def push_region(self, region: Region) -> None:
+        self.regions.append(region)
+        self.constants.append({})
+
+    def pop_region(self) -> None:
+        self.regions.pop()
+        self.constants.pop()
+
+    def constant(self, ity: str, value: object) -> Value:
+        key = (ity, value)
+        for cache in reversed(self.constants):
+            if key in cache:
+                return cache[key]
+        result = self.value_op("arith.constant", [], "c", ity, {"ity": ity, "value": value})
+        self.constants[-1][key] = result
+        return result
+
+    # -- plumbing --
+
+    def param(self, name: str, type_: str, attrs: dict[str, AttrValue] | None = None) -> Value:
+        value = Value(f"%{name}", type_)
+        self.kernel.params.append(Param(value, dict(attrs or {})))
+        return value
+
+    def new_value(self, hint: str, type_: str) -> Value:
+        self.counter += 1
+        return Value(f"%{hint}{self.counter}", type_)
+
+    def op(self, name: str, operands: list[Value], hint: str | None, type_: str | None,
+           attrs: dict[str, AttrValue] | None = None) -> Value | None:
+        result = self.new_value(hint, type_) if hint is not None and type_ is not None else None
+        self.regions[-1].ops.append(Op(name, list(operands), [result] if result else [], dict(attrs or {})))
+        return result
+
+    def value_op(self, name: str, operands: list[Value], hint: str, type_: str,
+                 attrs: dict[str, AttrValue] | None = None) -> Value:
+        result = self.op(name, operands, hint, type_, attrs)
+        assert result is not None
+        return result
+
+    # -- arith (docs/ir.md §4.1) --
+
+    def const_i32(self, value: int) -> Value:
+        return self.constant("i32", value)
+
+    def const_i1(self, value: bool) -> Value:
+        return self.constant("i1", 1 if value else 0)
+
+    def const_f32(self, value: int) -> Value:
+        return self.constant("f32", float(value))
+
+    def zeros(self, type_: str) -> Value:
+        return self.value_op("arith.constant_vec", [], "cz", type_, {"ity": type_, "value": 0})
+
+    def binary(self, name: str, hint: str, a: Value, b: Value) -> Value:
+        if a.type != b.type:
+            raise fail(f"{name} of {a.type} and {b.type}")
+        return self.value_op(name, [a, b], hint, a.type)
+
+    def add(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.add", "add", a, b)
+
+    def sub(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.sub", "sub", a, b)
+
+    def mul(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.mul", "mul", a, b)
+
+    def div(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.div", "div", a, b)
+
+    def mod(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.mod", "mod", a, b)
+
+    def min(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.min", "min", a, b)
+
+    def max(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.max", "max", a, b)
+
+    def and_(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.and", "and", a, b)
+
+    def or_(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.or", "or", a, b)
+
+    def cmp(self, pred: str, a: Value, b: Value) -> Value:
+        if a.type != b.type:
+            raise fail(f"arith.cmp of {a.type} and {b.type}")
+        return self.value_op("arith.cmp", [a, b], "cmp", "i1", {"pred": pred})
+
+    def select(self, c: Value, a: Value, b: Value) -> Value:
+        if a.type != b.type or c.type != "i1":
+            raise fail(f"arith.select of {c.type}, {a.type}, {b.type}")
+        return self.value_op("arith.select", [c, a, b], "sel", a.type)
+
+    def fadd(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.fadd", "fadd", a, b)
+
+    def fmul(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.fmul", "fmul", a, b)
+
+    def fmax(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.fmax", "fmax", a, b)
+
+    def fmin(self, a: Value, b: Value) -> Value:
+        return self.binary("arith.fmin", "fmin", a, b)
+
+    def fptrunc(self, a: Value, to: str) -> Value:
+        return self.value_op("arith.fptrunc", [a], "cvt", to, {"to": to})
+
+    def bitcast(self, a: Value, to: str) -> Value:
+        return self.value_op("arith.bitcast", [a], "bc", to, {"to": to})
+
+    # -- gpu (§4.2) --
+
+    def thread_id(self) -> Value:
+        return self.value_op("gpu.thread_id", [], "tid", "i32", {"dim": 0})
+
+    def block_id(self, dim: int) -> Value:
+        return self.value_op("gpu.block_id", [], "bid", "i32", {"dim": dim})
+
+    def lane_id(self) -> Value:
+        return self.value_op("gpu.lane_id", [], "lane", "i32")
+
+    def readfirstlane(self, a: Value) -> Value:
+        return self.value_op("gpu.readfirstlane", [a], "rfl", "i32")
+
+    # -- memory (§4.3) --
+
+    def make_buffer_rsrc(self, p: Value, nbytes: Value) -> Value:
+        return self.value_op("tile.make_buffer_rsrc", [p, nbytes], "rsrc", "rsrc")
+
+    def buffer_load(self, r: Value, off: Value, elem: str, n: int) -> Value:
+        return self.value_op("tile.buffer_load", [r, off], "gv", vec_or_scalar(elem, n), {"elem": elem, "n": n})
+
+    def buffer_store(self, r: Value, off: Value, v: Value) -> None:
+        self.op("tile.buffer_store", [r, off, v], None, None)
+
+    def global_atomic_fadd(self, p: Value, idx: Value, v: Value) -> None:
+        self.op("tile.global_atomic_fadd", [p, idx, v], None, None)
+
+    def smem_alloc(self, type_: str, exclusive: bool = False) -> Value:
+        attrs: dict[str, AttrValue] = {"type": type_}
+        if exclusive:
+            attrs["exclusive"] = True
+        return self.value_op("tile.smem_alloc", [], "smem", type_, attrs)
+
+    def smem_load(self, s: Value, row: Value, col: Value, n: int, align: int) -> Value:
+        t = vec_or_scalar(smem_elem(s.type), n)
+        return self.value_op("tile.smem_load", [s, row, col], "av", t, {"n": n, "align": align})
+
+    def smem_store(self, s: Value, row: Value, col: Value, v: Value, align: int) -> None:
+        self.op("tile.smem_store", [s, row, col, v], None, None, {"align": align})
+
+    def sync(self) -> None:
+        self.op("tile.sync", [], None, None)
+
+    def sync_lds_only(self) -> None:
+        self.op("tile.sync_lds_only", [], None, None)
+
+    # -- vector (§4.4) --
+
+    def extract(self, v: Value, index: int) -> Value:
+        return self.value_op("vector.extract", [v], "e", vec_elem(v.type), {"index": index})
+
+    def insert(self, v: Value, x: Value, index: int) -> Value:
+        return self.value_op("vector.insert", [v, x], "vi", v.type, {"index": index})
+
+    def from_elements(self, xs: list[Value]) -> Value:
+        return self.value_op("vector.from_elements", xs, "vp", vec(xs[0].type, len(xs)))
+
+    def concat(self, a: Value, b: Value) -> Value:
+        t = vec(vec_elem(a.type), vec_len(a.type) + vec_len(b.type))
+        return self.value_op("vector.concat", [a, b], "vc", t)
+
+    # -- mma (§4.5) --
+
+    def mma(self, op_id: str, a: Value, b: Value, c: Value) -> Value:
+        return self.value_op("tile.mma", [a, b, c], "acc", c.type, {"op_id": op_id})
+
+    # -- schedule hints (§4.6) --
+
+    def sched_group_barrier(self, mask: int, size: int, sync_id: int) -> None:
+        self.op("tile.sched_group_barrier", [], None, None, {"mask": mask, "size": size, "sync_id": sync_id})
+
+    def sched_barrier(self, mask: int) -> None:
+        self.op("tile.sched_barrier", [], None, None, {"mask": mask})
+
+    def s_setprio(self, prio: int) -> None:
+        self.op("tile.s_setprio", [], None, None, {"prio": prio})
+
+    # -- control (§4.7) --
+
+    def for_begin(self, lb: Value, ub: Value, step: Value, iv: str,
+                  carried: list[tuple[str, Value]], unroll: bool = False) -> ForLoop:
+        """Opens an scf.for; its results are numbered now, before anything in the body."""
+        results = [self.new_value("for", init.type) for _, init in carried]
+        attrs: dict[str, AttrValue] = {
+            "iv": f"%{iv}", "iv_type": "i32",
+            "iter_args": [{"name": f"%{name}", "type": init.type} for name, init in carried],
+        }
+        if unroll:
+            attrs["unroll"] = True
+        body = Region("body")
+        op = Op("scf.for", [lb, ub, step] + [init for _, init in carried], results, attrs, [body])
+        self.regions[-1].ops.append(op)
+        self.push_region(body)
+        return ForLoop(op, Value(f"%{iv}", "i32"), [Value(f"%{name}", init.type) for name, init in carried])
+
+    def for_end(self, loop: ForLoop, yielded: list[Value]) -> list[Value]:
+        if self.regions[-1] is not loop.op.regions[0]:
+            raise fail("for_end does not close the innermost region")
+        self.op("scf.yield", yielded, None, None, {"num": len(yielded)})
+        self.pop_region()
+        return list(loop.op.results)
+
+    def if_begin(self, cond: Value) -> Op:
+        then = Region("then")
+        op = Op("scf.if", [cond], [], {}, [then])
+        self.regions[-1].ops.append(op)
+        self.push_region(then)
+        return op
+
+    def if_end(self, op: Op) -> None:
+        if self.regions[-1] is not op.regions[0]:
+            raise fail("if_end does not close the innermost region")
+        self.pop_region()
+
+    def ret(self) -> Kernel:
+        if len(self.regions) != 1:
+            raise fail("ret inside an open region")
+        self.op("cf.return", [], None, None)
+        return self.kernel

@@ -1,0 +1,67 @@
+"""Mode `ir`: the `rocke.ir v1` text of a kernel (docs/ir.md §5).
+
+Twin of rocke_c/src/print_ir.c."""
+from __future__ import annotations
+
+from .ir import AttrValue, Kernel, Op, Region
+
+
+def escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+
+
+def format_float(value: float) -> str:
+    """repr(float(n)) for the integral values below 2**53 that our kernels carry."""
+    return repr(value)
+
+
+def tagged(value: AttrValue) -> str:
+    if isinstance(value, bool):
+        return "b:true" if value else "b:false"
+    if isinstance(value, int):
+        return f"i:{value}"
+    if isinstance(value, float):
+        return f"f:{format_float(value)}"
+    if isinstance(value, str):
+        return f's:"{escape(value)}"'
+    if isinstance(value, list):
+        return "l:[ " + ", ".join(tagged(v) for v in value) + " ]"
+    return attr_map(value)
+
+
+def attr_map(attrs: dict[str, AttrValue]) -> str:
+    return "{ " + ", ".join(f"{k} = {tagged(attrs[k])}" for k in sorted(attrs)) + " }"
+
+
+def print_op(out: list[str], op: Op, depth: int) -> None:
+    pad = "  " * depth
+    head = ""
+    if op.results:
+        head = ", ".join(f"{r.name} : {r.type}" for r in op.results) + " = "
+    operands = "( " + ", ".join(v.name for v in op.operands) + " )"
+    attrs = f" {attr_map(op.attrs)}" if op.attrs else ""
+    out.append(f"{pad}{head}{op.name} {operands}{attrs}\n")
+    for region in op.regions:
+        print_region(out, region, depth + 1)
+
+
+def print_region(out: list[str], region: Region, depth: int) -> None:
+    pad = "  " * depth
+    out.append(f"{pad}region @{region.name} {{\n")
+    for op in region.ops:
+        print_op(out, op, depth + 1)
+    out.append(f"{pad}}}\n")
+
+
+def print_ir(kernel: Kernel) -> str:
+    out = ["rocke.ir v1\n", f"kernel @{kernel.name} {{\n"]
+    if kernel.attrs:
+        out.append(f"  attrs {attr_map(kernel.attrs)}\n")
+    out.append("  params {\n")
+    for p in kernel.params:
+        attrs = f" {attr_map(p.attrs)}" if p.attrs else ""
+        out.append(f"    {p.value.name} : {p.value.type}{attrs}\n")
+    out.append("  }\n")
+    print_region(out, kernel.entry, 1)
+    out.append("}\n")
+    return "".join(out)
