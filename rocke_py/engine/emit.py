@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Optional, Union
 
 from .arch import target_for
+from .build import build_kernel
+from .print_ir import print_ir
 from .config import check_encoding, parse_config
 from .print_spec import print_spec
 from .problem import build_problem, check_sub_gemm_candidates
@@ -16,7 +18,7 @@ from .validate import validate
 
 MODES = ("spec", "ir", "ll")
 FLAVORS = ("llvm20", "llvm22", "llvm23")
-IMPLEMENTED_MODES = ("spec",)
+IMPLEMENTED_MODES = ("spec",)  # "ir" joins when the C engine builds kernels too
 MAX_CONFIG_BYTES = 1048576
 
 
@@ -46,7 +48,8 @@ def check_size(data: bytes) -> Optional[Rejected]:
     return None
 
 
-def emit_spec(text: str) -> Union[str, Rejected]:
+def emit_text(text: str, mode: str, flavor: str) -> Union[str, Rejected]:
+    """Every mode runs the spec stages first, so all modes give one verdict per config."""
     config = parse_config(text)
     if isinstance(config, Rejected):
         return config
@@ -66,7 +69,13 @@ def emit_spec(text: str) -> Union[str, Rejected]:
     bad = validate(spec, problem, target)
     if bad:
         return bad
-    return print_spec(spec, problem, target)
+    spec_text = print_spec(spec, problem, target)
+    if mode == "spec" or isinstance(spec_text, Rejected):
+        return spec_text
+    kernel = build_kernel(spec, problem, target)
+    if isinstance(kernel, Rejected):
+        return kernel
+    return print_ir(kernel)
 
 
 def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:
@@ -77,5 +86,5 @@ def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Re
     bad = check_size(data) or check_encoding(data)
     if bad:
         return bad
-    out = emit_spec(data.decode("utf-8"))
+    out = emit_text(data.decode("utf-8"), mode, flavor)
     return out if isinstance(out, Rejected) else Emitted(out)

@@ -1,0 +1,60 @@
+"""Mode `ir`'s builder: one implicit-GEMM kernel from a validated spec (docs/kernels.md).
+
+Twin of rocke_c/src/build.c. The direction modules supply params, block decode and
+descriptors; build_common the rest. The built kernel is verified; a failure is an engine bug."""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from . import build_dgrad, build_fwd, build_wgrad
+from .arch import Target
+from .build_common import (begin_kernel, epilogue_cshuffle, epilogue_default, finish, frag_plan,
+                           k_loop_runtime, k_loop_unrolled, load_vectors, make_rsrcs, thread_prologue,
+                           wave_tile)
+from .ir import Kernel
+from .problem import ConvProblem
+from .result import EngineFailure, Rejected
+from .spec import ConvSpec, unrolled_k_iters
+from .verify import verify_kernel
+
+FAMILIES = {"fwd": build_fwd, "wgrad": build_wgrad, "dgrad": build_dgrad}
+
+
+def not_implemented(spec: ConvSpec) -> Optional[Rejected]:
+    """The features the next issue adds: their specs are valid, but no kernel is built yet."""
+    if spec.lds_k_outer:
+        return Rejected("E_NOT_IMPLEMENTED", "the K-outer LDS tile (lds_k_outer) is not built yet")
+    if spec.async_dma:
+        return Rejected("E_NOT_IMPLEMENTED", "direct global-to-LDS loads (async_dma) are not built yet")
+    if spec.pipeline == "basic":
+        return Rejected("E_NOT_IMPLEMENTED", "pipeline basic is not built yet")
+    return None
+
+
+def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Union[Kernel, Rejected]:
+    bad = not_implemented(spec)
+    if bad:
+        return bad
+    family = FAMILIES[spec.family]
+    kc = begin_kernel(spec, problem, target)
+    family.add_params(kc)
+    thread_prologue(kc)
+    family.block_decode(kc)
+    make_rsrcs(kc, family.NAMES, with_d=not spec.atomic_split_k)
+    ops = family.operands(kc)
+    wt = wave_tile(kc)
+    plan = frag_plan(kc, wt)
+    if spec.unroll_k:
+        accs = k_loop_unrolled(kc, ops, wt, plan, unrolled_k_iters(spec, problem))
+    else:
+        accs = k_loop_runtime(kc, ops, wt, plan)
+    if spec.epilogue == "cshuffle":
+        exclusive = spec.family != "dgrad" or spec.cshuffle_no_alias
+        epilogue_cshuffle(kc, accs, wt, family.desc_d, load_vectors(kc)[2], exclusive)
+    else:
+        epilogue_default(kc, accs, wt, family.desc_d)
+    kernel = finish(kc)
+    problem_text = verify_kernel(kernel)
+    if problem_text is not None:
+        raise EngineFailure(f"verifier: {problem_text}")
+    return kernel
