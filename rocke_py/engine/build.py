@@ -9,8 +9,8 @@ from typing import Optional, Union
 from . import build_dgrad, build_fwd, build_wgrad
 from .arch import Target
 from .build_common import (begin_kernel, epilogue_cshuffle, epilogue_default, finish, frag_plan,
-                           k_loop_runtime, k_loop_unrolled, load_vectors, make_rsrcs, thread_prologue,
-                           wave_tile)
+                           k_loop_async, k_loop_basic, k_loop_runtime, k_loop_unrolled, load_vectors,
+                           make_rsrcs, thread_prologue, wave_tile)
 from .ir import Kernel
 from .problem import ConvProblem
 from .result import EngineFailure, Rejected
@@ -31,8 +31,10 @@ def not_implemented(spec: ConvSpec) -> Optional[Rejected]:
     return None
 
 
-def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Union[Kernel, Rejected]:
-    bad = not_implemented(spec)
+def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target,
+                 staged: bool = True) -> Union[Kernel, Rejected]:
+    """staged: reject the features whose C twin has not landed (E_NOT_IMPLEMENTED)."""
+    bad = not_implemented(spec) if staged else None
     if bad:
         return bad
     family = FAMILIES[spec.family]
@@ -43,9 +45,13 @@ def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Union[
     make_rsrcs(kc, family.NAMES, with_d=not spec.atomic_split_k)
     ops = family.operands(kc)
     wt = wave_tile(kc)
-    plan = frag_plan(kc, wt)
+    plan = frag_plan(kc, wt, ops.ta, ops.tb)
     if spec.unroll_k:
         accs = k_loop_unrolled(kc, ops, wt, plan, unrolled_k_iters(spec, problem))
+    elif spec.pipeline == "basic":
+        accs = k_loop_basic(kc, ops, wt, plan, unrolled_k_iters(spec, problem))
+    elif spec.async_dma:
+        accs = k_loop_async(kc, ops, wt, plan, unrolled_k_iters(spec, problem))
     else:
         accs = k_loop_runtime(kc, ops, wt, plan)
     if spec.epilogue == "cshuffle":

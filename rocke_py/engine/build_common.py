@@ -15,7 +15,8 @@ from .ir import AttrValue, Builder, Kernel, Value, ptr, smem, vec
 from .mma_atoms import IR_ELEM, Atom, atom_for
 from .problem import ConvProblem, ceildiv
 from .result import EngineFailure
-from .spec import ConvSpec, default_vector_sizes, effective_lds_pad, kernel_name, widest_vector
+from .spec import (ConvSpec, async_tiles, default_vector_sizes, effective_lds_pad, k_outer_shape, kernel_name,
+                   tile_dwords, widest_vector)
 
 OOB_OFFSET = 0x7FFFFFFF          # a byte offset past any buffer: loads read 0, stores drop
 SCHED_MFMA = 0x008
@@ -32,6 +33,7 @@ class TileOperand:
     mn: int         # the tile's free extent (tile_m or tile_n)
     vec: int        # global load width in elements
     axis: str       # "col": the vector runs along k; "row": along mn
+    k_outer: bool   # stored T[k][mn] (reference §7.2) instead of T[mn][k]
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Kc:
     params: dict[str, Value] = field(default_factory=dict)
     tid: Optional[Value] = None
     lane: Optional[Value] = None
+    wave: Optional[Value] = None
     wave_m: Optional[Value] = None
     wave_n: Optional[Value] = None
     m0: Optional[Value] = None       # the CTA tile's first GEMM row
@@ -167,6 +170,7 @@ def thread_prologue(kc: Kc) -> None:
     kc.lane = b.lane_id()
     wave_raw = div_c(kc, kc.tid, s.wave_size)
     wave = b.readfirstlane(wave_raw)
+    kc.wave = wave
     kc.wave_m = div_c(kc, wave, s.warp_n)
     kc.wave_n = mod_c(kc, wave, s.warp_n)
 
@@ -312,7 +316,13 @@ def load_vectors(kc: Kc) -> tuple[int, int, int]:
 def m_outer_tile(kc: Kc, name: str, dtype: str, tile_mn: int, vec_width: int, axis: str) -> TileOperand:
     s = kc.spec
     pad = effective_lds_pad(s)
-    return TileOperand(name, IR_ELEM[dtype], tile_mn, s.tile_k + pad, tile_mn, vec_width, axis)
+    return TileOperand(name, IR_ELEM[dtype], tile_mn, s.tile_k + pad, tile_mn, vec_width, axis, False)
+
+
+def k_outer_tile(kc: Kc, name: str, dtype: str, tile_mn: int, vec_width: int) -> TileOperand:
+    """The K-outer tile (tile_k, tile_mn + P): loaded along mn, one wide store per chunk."""
+    rows, cols = k_outer_shape(kc.spec, tile_mn)
+    return TileOperand(name, IR_ELEM[dtype], rows, cols, tile_mn, vec_width, "row", True)
 
 
 def alloc_tile(kc: Kc, t: TileOperand) -> Value:
@@ -367,7 +377,9 @@ def store_tile(kc: Kc, t: TileOperand, tile: Value, staged: list[Staged]) -> Non
     for chunk in staged:
         if chunk.guard is not None:
             guard_op = b.if_begin(chunk.guard)
-        if t.axis == "col":
+        if t.k_outer:
+            b.smem_store(tile, chunk.col, chunk.row, chunk.value, pow2_align(t.vec * eb, t.cols * eb))
+        elif t.axis == "col":
             b.smem_store(tile, chunk.row, chunk.col, chunk.value, pow2_align(t.vec * eb, t.cols * eb))
         else:
             for i in range(t.vec):
@@ -421,51 +433,120 @@ def wave_tile(kc: Kc) -> WaveTile:
 
 
 @dataclass(frozen=True)
+class TrLanes:
+    """The two wave64 transpose-read lane constants (reference §7.4), made once per kernel."""
+    mod4: Value    # (lane % 4) * 4
+    grp16: Value   # (lane % 16) / 4
+
+
+@dataclass(frozen=True)
+class SidePlan:
+    """Loop-invariant LDS coordinates of one side's fragments."""
+    mns: list[Value]          # per atom index: the mn coordinate of the lane's read
+    ks: list[list[Value]]     # per kk step: the k coordinate of each read, in read order
+
+
+@dataclass(frozen=True)
 class FragPlan:
-    """Loop-invariant LDS coordinates of every fragment: rows per atom index, k per kk step."""
-    a_rows: list[Value]
-    b_rows: list[Value]
-    a_ks: list[Value]
-    b_ks: list[Value]
+    a: SidePlan
+    b: SidePlan
 
 
-def frag_plan(kc: Kc, wt: WaveTile) -> FragPlan:
+def tr_lanes(kc: Kc) -> TrLanes:
+    m4 = mod_c(kc, kc.lane, 4)
+    mod4 = mul_c(kc, m4, 4)
+    m16 = mod_c(kc, kc.lane, 16)
+    grp16 = div_c(kc, m16, 4)
+    return TrLanes(mod4, grp16)
+
+
+def m_outer_side(kc: Kc, wave_mn: Value, edge: int, count: int) -> SidePlan:
     s = kc.spec
-    la = frag_lanes(kc, s.warp_tile_m)
-    lb = frag_lanes(kc, s.warp_tile_n)
-    a_base = kc.b.add(wt.m, la.mn)
-    b_base = kc.b.add(wt.n, lb.mn)
-    a_rows = [add_c(kc, a_base, mi * s.warp_tile_m) for mi in range(wt.mfmas_m)]
-    b_rows = [add_c(kc, b_base, ni * s.warp_tile_n) for ni in range(wt.mfmas_n)]
-    steps = s.tile_k // s.warp_tile_k
-    a_ks = [add_c(kc, la.k, kk * s.warp_tile_k) for kk in range(steps)]
-    b_ks = [add_c(kc, lb.k, kk * s.warp_tile_k) for kk in range(steps)]
-    return FragPlan(a_rows, b_rows, a_ks, b_ks)
+    lanes = frag_lanes(kc, edge)
+    base = kc.b.add(wave_mn, lanes.mn)
+    mns = [add_c(kc, base, i * edge) for i in range(count)]
+    ks = [[add_c(kc, lanes.k, kk * s.warp_tile_k)] for kk in range(s.tile_k // s.warp_tile_k)]
+    return SidePlan(mns, ks)
 
 
-def read_frag(kc: Kc, t: TileOperand, tile: Value, row: Value, k: Value) -> Value:
-    """One lane's fragment from an M-outer tile: frag consecutive k values (gfx12: two runs of 4)."""
-    a = kc.atom
+def k_outer_side(kc: Kc, wave_mn: Value, edge: int, count: int, tr: Optional[TrLanes]) -> SidePlan:
+    """The transpose-read lane map of reference §7.4: wave64 ds_read_tr16_b64, wave32 b128."""
+    b, s = kc.b, kc.spec
+    n = kc.atom.frag
+    if tr is not None:
+        in_edge = mod_c(kc, kc.lane, edge)
+        block = div_c(kc, in_edge, 16)
+        block_col = mul_c(kc, block, 16)
+        col_lane = b.add(block_col, tr.mod4)
+        group = div_c(kc, kc.lane, edge)
+        group_k = mul_c(kc, group, n)
+        row_lane = b.add(group_k, tr.grp16)
+        per_read, reads = 4, n // 4
+    else:
+        l16 = mod_c(kc, kc.lane, 16)
+        half = div_c(kc, l16, 8)
+        col_lane = mul_c(kc, half, 8)
+        group = div_c(kc, kc.lane, 16)
+        group_k = mul_c(kc, group, n)
+        l8 = mod_c(kc, kc.lane, 8)
+        row_lane = b.add(group_k, l8)
+        per_read, reads = 8, n // 8
+    base = b.add(wave_mn, col_lane)
+    mns = [add_c(kc, base, i * edge) for i in range(count)]
+    ks = [[add_c(kc, row_lane, kk * s.warp_tile_k + per_read * r) for r in range(reads)]
+          for kk in range(s.tile_k // s.warp_tile_k)]
+    return SidePlan(mns, ks)
+
+
+def frag_plan(kc: Kc, wt: WaveTile, ta: TileOperand, tb: TileOperand) -> FragPlan:
+    s = kc.spec
+    tr = tr_lanes(kc) if (ta.k_outer or tb.k_outer) and s.wave_size == 64 else None
+    if ta.k_outer:
+        a = k_outer_side(kc, wt.m, s.warp_tile_m, wt.mfmas_m, tr)
+    else:
+        a = m_outer_side(kc, wt.m, s.warp_tile_m, wt.mfmas_m)
+    if tb.k_outer:
+        b = k_outer_side(kc, wt.n, s.warp_tile_n, wt.mfmas_n, tr)
+    else:
+        b = m_outer_side(kc, wt.n, s.warp_tile_n, wt.mfmas_n)
+    return FragPlan(a, b)
+
+
+def read_frag(kc: Kc, t: TileOperand, tile: Value, mn: Value, ks: list[Value]) -> Value:
+    """One lane's fragment: M-outer, frag consecutive k values (gfx12: two runs of 4);
+    K-outer, one transpose read per entry of ks, joined in read order."""
+    b, a = kc.b, kc.atom
     eb = elem_bytes(t.elem)
+    if t.k_outer:
+        frag = None
+        for k in ks:
+            part = b.ds_read_tr16_b64(tile, k, mn) if kc.spec.wave_size == 64 else b.ds_read_tr16_b128(tile, k, mn)
+            frag = part if frag is None else b.concat(frag, part)
+        assert frag is not None
+        return frag
+    k = ks[0]
     if a.kind == "wmma_gfx12":
-        lo = kc.b.smem_load(tile, row, k, 4, pow2_align(4 * eb, t.cols * eb))
+        lo = b.smem_load(tile, mn, k, 4, pow2_align(4 * eb, t.cols * eb))
         k_hi = add_c(kc, k, 8)
-        hi = kc.b.smem_load(tile, row, k_hi, 4, pow2_align(4 * eb, t.cols * eb))
-        return kc.b.concat(lo, hi)
-    return kc.b.smem_load(tile, row, k, a.frag, pow2_align(a.frag * eb, t.cols * eb))
+        hi = b.smem_load(tile, mn, k_hi, 4, pow2_align(4 * eb, t.cols * eb))
+        return b.concat(lo, hi)
+    return b.smem_load(tile, mn, k, a.frag, pow2_align(a.frag * eb, t.cols * eb))
 
 
 def mma_phase(kc: Kc, plan: FragPlan, ta: TileOperand, tb: TileOperand, tile_a: Value, tile_b: Value,
               accs: list[Value], wt: WaveTile) -> list[Value]:
-    """For each kk step: the A and B fragments, then one MMA per (mi, ni)."""
+    """For each kk step: the A and B fragments, then one MMA per (mi, ni). Schedule policy:
+    compv3/compv4 group barriers after each step (MFMA), priority 1 around the phase under
+    compv4 and async_dma."""
     b, s = kc.b, kc.spec
-    hints = s.pipeline in ("compv3", "compv4") and kc.atom.kind == "mfma"
-    if hints and s.pipeline == "compv4":
+    hints = s.pipeline in ("compv3", "compv4") and kc.atom.kind == "mfma" and not s.async_dma
+    prio = s.async_dma or (hints and s.pipeline == "compv4")
+    if prio:
         b.s_setprio(1)
     accs = list(accs)
     for kk in range(s.tile_k // s.warp_tile_k):
-        a_frags = [read_frag(kc, ta, tile_a, row, plan.a_ks[kk]) for row in plan.a_rows]
-        b_frags = [read_frag(kc, tb, tile_b, row, plan.b_ks[kk]) for row in plan.b_rows]
+        a_frags = [read_frag(kc, ta, tile_a, mn, plan.a.ks[kk]) for mn in plan.a.mns]
+        b_frags = [read_frag(kc, tb, tile_b, mn, plan.b.ks[kk]) for mn in plan.b.mns]
         for mi in range(wt.mfmas_m):
             for ni in range(wt.mfmas_n):
                 at = mi * wt.mfmas_n + ni
@@ -473,7 +554,7 @@ def mma_phase(kc: Kc, plan: FragPlan, ta: TileOperand, tb: TileOperand, tile_a: 
         if hints:
             b.sched_group_barrier(SCHED_DS_READ, wt.mfmas_m + wt.mfmas_n, 0)
             b.sched_group_barrier(SCHED_MFMA, wt.mfmas_m * wt.mfmas_n, 0)
-    if hints and s.pipeline == "compv4":
+    if prio:
         b.s_setprio(0)
     return accs
 
@@ -546,6 +627,119 @@ def k_loop_unrolled(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters
             b.sync()
         accs = mma_phase(kc, plan, ops.ta, ops.tb, cur[0], cur[1], accs, wt)
         b.sync()
+    return accs
+
+
+def k_loop_basic(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: int) -> list[Value]:
+    """pipeline basic: one tile pair; step i+1's global reads overlap step i's MMA (§9.1)."""
+    b, s = kc.b, kc.spec
+    tile_a = alloc_tile(kc, ops.ta)
+    tile_b = alloc_tile(kc, ops.tb)
+    zero = b.zeros(vec("f32", kc.atom.c_len))
+    accs = [zero for _ in acc_names(wt)]
+    staged_a = global_load_tile(kc, ops.ta, kc.rsrc_a, ops.a_mn0, kc.k_lo, ops.desc_a)
+    staged_b = global_load_tile(kc, ops.tb, kc.rsrc_b, ops.b_mn0, kc.k_lo, ops.desc_b)
+    store_tile(kc, ops.ta, tile_a, staged_a)
+    store_tile(kc, ops.tb, tile_b, staged_b)
+    for it in range(k_iters):
+        has_next = it + 1 < k_iters
+        if has_next:
+            k_next = add_c(kc, kc.k_lo, (it + 1) * s.tile_k)
+            staged_a = global_load_tile(kc, ops.ta, kc.rsrc_a, ops.a_mn0, k_next, ops.desc_a)
+            staged_b = global_load_tile(kc, ops.tb, kc.rsrc_b, ops.b_mn0, k_next, ops.desc_b)
+        b.sync()
+        accs = mma_phase(kc, plan, ops.ta, ops.tb, tile_a, tile_b, accs, wt)
+        b.sync()
+        if has_next:
+            store_tile(kc, ops.ta, tile_a, staged_a)
+            store_tile(kc, ops.tb, tile_b, staged_b)
+    return accs
+
+
+# ---- the direct global->LDS loader (AsyncTileLoader, reference §8) ----
+
+CACHE_STREAM = 2     # aux: SLC
+
+
+@dataclass(frozen=True)
+class AsyncPlan:
+    """One operand's async chunking."""
+    dwords: int
+    elems: int        # elements per chunk
+    passes: int
+    per_row: int      # chunks per tile row
+
+
+def async_plan(kc: Kc, t: TileOperand, index: int) -> AsyncPlan:
+    tile = async_tiles(kc.spec, kc.problem)[index]
+    dwords = tile_dwords(kc.spec, tile)
+    if dwords is None:
+        raise fail("async tile without dwords (CONV_ASYNC_NO_DWORDS is checked in mode spec)")
+    elems = dwords * 4 // elem_bytes(t.elem)
+    chunks = t.rows * t.cols // elems
+    return AsyncPlan(dwords, elems, chunks // kc.spec.block_size, t.cols // elems)
+
+
+def async_bind(kc: Kc, tile: Value, plan: AsyncPlan) -> Value:
+    """The wave's LDS base for this tile: smem_addr + wave*(wave_size*dwords*4), in an SGPR."""
+    addr = kc.b.smem_addr(tile)
+    wave_off = mul_c(kc, kc.wave, kc.spec.wave_size * plan.dwords * 4)
+    base = kc.b.add(addr, wave_off)
+    return kc.b.readfirstlane(base)
+
+
+def async_issue(kc: Kc, t: TileOperand, plan: AsyncPlan, rsrc: Value, base: Value, mn0: Value, k0: Value,
+                desc: Desc) -> None:
+    b, s = kc.b, kc.spec
+    for p in range(plan.passes):
+        pass_base = add_c(kc, base, p * s.block_size * plan.dwords * 4)
+        chunk = add_c(kc, kc.tid, p * s.block_size)
+        row = div_c(kc, chunk, plan.per_row)
+        cq = mod_c(kc, chunk, plan.per_row)
+        col = mul_c(kc, cq, plan.elems)
+        mn, k = (col, row) if t.k_outer else (row, col)
+        g_mn = b.add(mn0, mn)
+        g_k = b.add(k0, k)
+        off, valid = desc(kc, g_mn, g_k)
+        boff = byte_offset(kc, off, valid, elem_bytes(t.elem))
+        b.async_buffer_load_lds(rsrc, pass_base, boff, plan.dwords, CACHE_STREAM)
+
+
+def k_loop_async(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: int) -> list[Value]:
+    """async_dma: ping-pong over two tile pairs, prefetch depth 1 (reference §9.1)."""
+    b, s = kc.b, kc.spec
+    pa = async_plan(kc, ops.ta, 0)
+    pb = async_plan(kc, ops.tb, 1)
+    buffers = []
+    for _ in range(2):
+        tile_a = alloc_tile(kc, ops.ta)
+        tile_b = alloc_tile(kc, ops.tb)
+        base_a = async_bind(kc, tile_a, pa)
+        base_b = async_bind(kc, tile_b, pb)
+        buffers.append((tile_a, tile_b, base_a, base_b))
+    zero = b.zeros(vec("f32", kc.atom.c_len))
+    accs = [zero for _ in acc_names(wt)]
+    per_tile = pa.passes + pb.passes
+
+    def issue(step: int, buf: tuple[Value, Value, Value, Value]) -> None:
+        k0 = add_c(kc, kc.k_lo, step * s.tile_k)
+        async_issue(kc, ops.ta, pa, kc.rsrc_a, buf[2], ops.a_mn0, k0, ops.desc_a)
+        async_issue(kc, ops.tb, pb, kc.rsrc_b, buf[3], ops.b_mn0, k0, ops.desc_b)
+
+    issue(0, buffers[0])
+    for it in range(k_iters):
+        has_next = it + 1 < k_iters
+        if has_next:
+            if it > 0:
+                b.sync_lds_only()
+            issue(it + 1, buffers[(it + 1) % 2])
+        b.s_waitcnt_vmcnt(per_tile if has_next else 0)
+        if has_next:
+            b.sync_lds_only()
+        else:
+            b.sync()
+        cur = buffers[it % 2]
+        accs = mma_phase(kc, plan, ops.ta, ops.tb, cur[0], cur[1], accs, wt)
     return accs
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from math import ceil, log2
 
 from .build_common import (OOB_OFFSET, Kc, Operands, add_c, add_opt, add_tensor_params, all_of, below,
-                           below_value, c, div_c, group_base, load_vectors, m_outer_tile, mod_c, mul_c)
+                           below_value, c, div_c, group_base, k_outer_tile, load_vectors, m_outer_tile, mod_c,
+                           mul_c)
 from .ir import Value, ptr
 from .problem import SUB_GEMM_FIELDS, dgrad_sub_gemms
 from .result import EngineFailure
@@ -179,5 +180,8 @@ def operands(kc: Kc) -> Operands:
     s = kc.spec
     vec_a, vec_b, _ = load_vectors(kc)
     ta = m_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a, "col")
-    tb = m_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b, "row" if vec_b > 1 else "col")
+    if s.lds_k_outer:
+        tb = k_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b)
+    else:
+        tb = m_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b, "row" if vec_b > 1 else "col")
     return Operands(ta, tb, desc_a, desc_b, kc.m0, kc.n0)

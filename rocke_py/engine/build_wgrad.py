@@ -5,7 +5,7 @@ Twin of rocke_c/src/build_wgrad.c."""
 from __future__ import annotations
 
 from .build_common import (Kc, Operands, add_opt, add_tensor_params, all_of, below, c, grid_tiles,
-                           group_base, input_offset, load_vectors, m_outer_tile, mul_c)
+                           group_base, input_offset, k_outer_tile, load_vectors, m_outer_tile, mul_c)
 from .ir import Value
 from .problem import wgrad_gemm
 from .spec import wg_k_padded
@@ -89,7 +89,11 @@ def desc_d(kc: Kc, m: Value, n: Value) -> tuple[Value, Value]:
 def operands(kc: Kc) -> Operands:
     s = kc.spec
     vec_a, vec_b, _ = load_vectors(kc)
-    ta = m_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a, "row")
-    tb = m_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b, "row")
+    if s.lds_k_outer:
+        ta = k_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a)
+        tb = k_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b)
+    else:
+        ta = m_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a, "row")
+        tb = m_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b, "row")
     return Operands(ta, tb, desc_a, desc_b, kc.m0, kc.n0)
 

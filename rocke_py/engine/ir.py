@@ -291,6 +291,21 @@ class Builder:
     def smem_store(self, s: Value, row: Value, col: Value, v: Value, align: int) -> None:
         self.op("tile.smem_store", [s, row, col, v], None, None, {"align": align})
 
+    def smem_addr(self, s: Value) -> Value:
+        return self.value_op("tile.smem_addr", [s], "sa", "i32")
+
+    def ds_read_tr16_b64(self, s: Value, row: Value, col: Value) -> Value:
+        return self.value_op("tile.ds_read_tr16_b64", [s, row, col], "tr", vec(smem_elem(s.type), 4))
+
+    def ds_read_tr16_b128(self, s: Value, row: Value, col: Value) -> Value:
+        return self.value_op("tile.ds_read_tr16_b128", [s, row, col], "tr", vec(smem_elem(s.type), 8))
+
+    def async_buffer_load_lds(self, r: Value, lds_addr: Value, off: Value, dwords: int, aux: int) -> None:
+        self.op("tile.async_buffer_load_lds", [r, lds_addr, off], None, None, {"dwords": dwords, "aux": aux})
+
+    def s_waitcnt_vmcnt(self, vmcnt: int) -> None:
+        self.op("tile.s_waitcnt", [], None, None, {"vmcnt": vmcnt})
+
     def sync(self) -> None:
         self.op("tile.sync", [], None, None)
 

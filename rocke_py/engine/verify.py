@@ -195,6 +195,36 @@ def check_no_values(op: Op) -> Optional[str]:
     return arity(op, 0, 0)
 
 
+def check_smem_addr(op: Op) -> Optional[str]:
+    bad = arity(op, 1, 1)
+    return bad or need(is_smem(op.operands[0].type) and op.results[0].type == "i32", "tile.smem_addr(smem) -> i32")
+
+
+def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
+    def check(op: Op) -> Optional[str]:
+        bad = arity(op, 3, 1)
+        if bad:
+            return bad
+        s, row, col = op.operands
+        ok = (is_smem(s.type) and smem_elem(s.type) in ("f16", "bf16") and row.type == col.type == "i32"
+              and op.results[0].type == vec(smem_elem(s.type), width))
+        return need(ok, f"{op.name}(smem<f16|bf16>, i32, i32) -> vec<Tx{width}>")
+    return check
+
+
+def check_async_load_lds(op: Op) -> Optional[str]:
+    bad = arity(op, 3, 0) or check_attrs(op, "dwords", "aux")
+    if bad:
+        return bad
+    r, addr, off = op.operands
+    ok = r.type == "rsrc" and addr.type == off.type == "i32" and op.attrs["dwords"] in (1, 3, 4)
+    return need(ok, "tile.async_buffer_load_lds(rsrc, i32, i32) with dwords 1, 3 or 4")
+
+
+def check_waitcnt(op: Op) -> Optional[str]:
+    return check_no_values(op) or check_attrs(op, "vmcnt")
+
+
 def check_extract(op: Op) -> Optional[str]:
     bad = arity(op, 1, 1) or check_attrs(op, "index")
     if bad:
@@ -286,6 +316,11 @@ CHECKS: dict[str, Callable[[Op], Optional[str]]] = {
     "tile.smem_alloc": check_smem_alloc,
     "tile.smem_load": check_smem_load,
     "tile.smem_store": check_smem_store,
+    "tile.smem_addr": check_smem_addr,
+    "tile.ds_read_tr16_b64": transpose_read(4),
+    "tile.ds_read_tr16_b128": transpose_read(8),
+    "tile.async_buffer_load_lds": check_async_load_lds,
+    "tile.s_waitcnt": check_waitcnt,
     "tile.sync": check_no_values,
     "tile.sync_lds_only": check_no_values,
     "vector.extract": check_extract,
