@@ -95,8 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     _selection_options(go, with_reports=False)
     _common(go)
 
-    ck = sub.add_parser("check-llvm", help="compile emitted IR with a real LLVM (arrives with the ll mode)")
+    ck = sub.add_parser("check-llvm", help="compile each emitting config's ll (llvm22) with llvmlite for its arch "
+                                           "and check its isa list and transpose reads")
     ck.add_argument("ids", nargs="*", metavar="ID")
+    ck.add_argument("-j", "--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
+    ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
     _common(ck)
     return ap
 
@@ -316,9 +319,12 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_check_llvm(args: argparse.Namespace) -> int:
-    print("rocke-parity check-llvm: not implemented yet — it arrives with the ll mode "
-          "(compiling emitted IR with llvmlite for the config's arch). Nothing was checked.", file=sys.stderr)
-    return EXIT_USAGE
+    from rocke_py.check.isa import run_check_llvm
+
+    try:
+        return run_check_llvm(_root(args), list(args.ids), args.jobs, args.timeout, sys.stdout)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 _COMMANDS = {"gate": cmd_gate, "golden": cmd_golden, "diff": cmd_diff, "emit": cmd_emit, "list": cmd_list,

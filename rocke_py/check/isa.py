@@ -1,0 +1,115 @@
+"""`rocke-parity check-llvm`: compile every emitting config's `ll` (llvm22) with a real LLVM
+for its arch and check the assembly against the config's `isa` list and its LDS layout.
+
+Byte identity proves the engines agree; this proves what they agree on is a kernel LLVM 22
+accepts and selects as intended: every instruction the config's `isa` names is present, a
+K-outer kernel contains its transpose read, and an M-outer kernel contains none."""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from rocke_py.parity.configs import Config, discover, resolve_id
+
+TRANSPOSE_READS = ("ds_read_b64_tr_b16", "ds_load_tr16_b128")
+TRANSPOSE_BY_ARCH = {"gfx950": "ds_read_b64_tr_b16", "gfx1250": "ds_load_tr16_b128"}
+FLAVOR = "llvm22"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    config: str
+    arch: str
+    ok: bool
+    detail: str
+
+
+def spec_value(spec_text: str, key: str) -> str | None:
+    prefix = f"{key} = "
+    for line in spec_text.splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix):]
+    return None
+
+
+def mnemonics(asm: str) -> set[str]:
+    """The instruction mnemonics of an assembly listing (first word of each instruction line)."""
+    found = set()
+    for line in asm.splitlines():
+        word = line.strip().split(maxsplit=1)[0] if line.strip() else ""
+        if re.fullmatch(r"[a-z][a-z0-9_]*", word):
+            found.add(word)
+    return found
+
+
+def check_asm(cfg_isa: str | None, arch: str, k_outer: bool, asm: str) -> list[str]:
+    """The problems of one kernel's assembly; empty when it passes."""
+    have = mnemonics(asm)
+    problems = [f"missing {name}" for name in (cfg_isa or "").split() if name not in have]
+    if k_outer:
+        want = TRANSPOSE_BY_ARCH.get(arch)
+        if want is None or want not in have:
+            problems.append(f"K-outer kernel without its transpose read ({want})")
+    else:
+        stray = [name for name in TRANSPOSE_READS if name in have]
+        if stray:
+            problems.append(f"M-outer kernel contains a transpose read ({', '.join(stray)})")
+    return problems
+
+
+def check_config(cfg: Config, timeout: float) -> CheckResult:
+    from rocke_py import engine
+    from rocke_py.check.llvm import compile_ll
+    from rocke_py.engine.result import Emitted
+
+    spec = engine.emit(cfg.data, "spec", FLAVOR)
+    if not isinstance(spec, Emitted):
+        return CheckResult(cfg.id, "?", False, f"mode spec rejected it: {spec.code}")
+    arch = spec_value(spec.text, "arch") or "?"
+    ll = engine.emit(cfg.data, "ll", FLAVOR)
+    if not isinstance(ll, Emitted):
+        return CheckResult(cfg.id, arch, False, f"mode ll rejected it: {ll.code}: {ll.message}")
+    ok, out = compile_ll(ll.text, arch, timeout)
+    if not ok:
+        return CheckResult(cfg.id, arch, False, f"LLVM refused it: {out.strip()[:600]}")
+    problems = check_asm(cfg.isa, arch, spec_value(spec.text, "lds_k_outer") == "true", out)
+    if problems:
+        return CheckResult(cfg.id, arch, False, "; ".join(problems))
+    return CheckResult(cfg.id, arch, True, f"compiled; isa: {cfg.isa or '-'}")
+
+
+def select_configs(root: Path, ids: list[str]) -> list[Config]:
+    disc = discover(root)
+    if not ids:
+        return [c for c in disc.configs if c.expect.emits]
+    chosen = []
+    for ref in ids:
+        cfg = resolve_id(disc, ref)
+        if cfg is None:
+            raise ValueError(f"no config {ref!r}")
+        chosen.append(cfg)
+    return chosen
+
+
+def run_check_llvm(root: Path, ids: list[str], jobs: int | None, timeout: float, out: TextIO = sys.stdout) -> int:
+    from rocke_py import engine
+
+    if "ll" not in engine.implemented_modes():
+        print("check-llvm: mode ll is not implemented by the engines yet; nothing was checked", file=out)
+        return 2
+    configs = select_configs(root, ids)
+    workers = jobs or os.cpu_count() or 1
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda c: check_config(c, timeout), configs))
+    for r in results:
+        print(f"{'PASS' if r.ok else 'FAIL'} {r.config} ({r.arch}): {r.detail}", file=out)
+    failed = [r for r in results if not r.ok]
+    archs = sorted({r.arch for r in results})
+    print(f"check-llvm: {len(results) - len(failed)} of {len(results)} config(s) passed on {', '.join(archs)}",
+          file=out)
+    return 1 if failed else 0
