@@ -433,12 +433,10 @@ static int rk_parse_key_line(const rk_line *line, size_t i, rk_parse_state *st, 
     return rk_add_entry(key, &value, line->lineno, st, err);
 }
 
-static int rk_parse_line(rk_line *line, rk_parse_state *st, rk_error *err)
+/* One line, without its '\n' and without the '\r' of a CRLF. */
+static int rk_parse_line(const rk_line *line, rk_parse_state *st, rk_error *err)
 {
-    size_t i;
-    if (line->n > 0 && line->p[line->n - 1] == '\r')
-        line->n--;
-    i = rk_find_control_char(line);
+    size_t i = rk_find_control_char(line);
     if (i < line->n)
         return rk_syntax(err, line->lineno, "control character 0x%02X", (unsigned)(unsigned char)line->p[i]);
     i = rk_skip_ws(line, 0);
@@ -476,6 +474,8 @@ int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *ou
             end++;
         line.p = text + start;
         line.n = end - start;
+        if (end < len && line.n > 0 && line.p[line.n - 1] == '\r')
+            line.n--; /* CRLF; a '\r' that no '\n' follows is a control character */
         line.lineno++;
         if (rk_parse_line(&line, &st, err) != 0)
             return -1;

@@ -243,8 +243,7 @@ def parse_key_line(line: str, i: int, lineno: int, state: _State) -> Optional[Re
 
 
 def parse_line(line: str, lineno: int, state: _State) -> Optional[Rejected]:
-    if line.endswith("\r"):
-        line = line[:-1]
+    """One line, without its '\\n' and without the '\\r' of a CRLF."""
     bad = find_control_char(line)
     if bad >= 0:
         return syntax(lineno, f"control character 0x{ord(line[bad]):02X}")
@@ -260,7 +259,10 @@ def parse_config(text: str) -> Union[Config, Rejected]:
     """Lines in order, the first error wins. Only '\\n' ends a line (never str.splitlines,
     which also breaks on \\r, \\x0b, \\x1c-\\x1e, \\x85, \\u2028, \\u2029)."""
     state = _State()
-    for index, line in enumerate(text.split("\n")):
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if index + 1 < len(lines) and line.endswith("\r"):
+            line = line[:-1]    # CRLF; a '\r' that no '\n' follows is a control character
         bad = parse_line(line, index + 1, state)
         if bad:
             return bad
