@@ -1,4 +1,3 @@
-import pytest
 """The rocke-parity CLI: exit statuses, emit, list, new, check-llvm."""
 from __future__ import annotations
 
@@ -6,6 +5,8 @@ import difflib
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent / "standins"))
 import standin_tree as pt  # noqa: E402

@@ -104,7 +104,9 @@ def check_bitcast(op: Op) -> Optional[str]:
     if bad:
         return bad
     a, r = op.operands[0], op.results[0]
-    return need(op.attrs["to"] == r.type and type_bits(a.type) == type_bits(r.type), "arith.bitcast widths")
+    numeric = vec_elem(a.type) in SCALARS and vec_elem(r.type) in SCALARS  # type_bits needs scalar elements
+    return need(op.attrs["to"] == r.type and numeric and type_bits(a.type) == type_bits(r.type),
+                "arith.bitcast widths")
 
 
 def check_i32_source(op: Op) -> Optional[str]:
@@ -137,7 +139,7 @@ def check_buffer_load(op: Op) -> Optional[str]:
     r, off = op.operands
     t = op.results[0].type
     ok = (r.type == "rsrc" and off.type == "i32" and vec_elem(t) == op.attrs["elem"]
-          and vec_len(t) == op.attrs["n"] and type_bits(t) in (16, 32, 64, 128))
+          and vec_len(t) == op.attrs["n"] and vec_elem(t) in SCALARS and type_bits(t) in (16, 32, 64, 128))
     return need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes")
 
 
@@ -146,7 +148,8 @@ def check_buffer_store(op: Op) -> Optional[str]:
     if bad:
         return bad
     r, off, v = op.operands
-    return need(r.type == "rsrc" and off.type == "i32" and type_bits(v.type) in (16, 32, 64, 128)
+    return need(r.type == "rsrc" and off.type == "i32" and vec_elem(v.type) in SCALARS
+                and type_bits(v.type) in (16, 32, 64, 128)
                 and v.type != "i1", "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)")
 
 
