@@ -7,6 +7,7 @@ from typing import Optional, Union
 
 from .arch import target_for
 from .build import build_kernel
+from .lower_ll import lower_kernel
 from .print_ir import print_ir
 from .config import check_encoding, parse_config
 from .print_spec import print_spec
@@ -75,7 +76,9 @@ def emit_text(text: str, mode: str, flavor: str) -> Union[str, Rejected]:
     kernel = build_kernel(spec, problem, target)
     if isinstance(kernel, Rejected):
         return kernel
-    return print_ir(kernel)
+    if mode == "ir":
+        return print_ir(kernel)
+    return lower_kernel(kernel, values["arch"], flavor)
 
 
 def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:
