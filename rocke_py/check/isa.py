@@ -47,10 +47,21 @@ def mnemonics(asm: str) -> set[str]:
     return found
 
 
+def has_instruction(asm: str, token: str) -> bool:
+    """`mnemonic`, or `mnemonic+word`: an instruction with that mnemonic whose operands or
+    modifiers include word (e.g. `buffer_load_dwordx4+lds`, the direct-to-LDS form)."""
+    mnemonic, _, modifier = token.partition("+")
+    for line in asm.splitlines():
+        words = line.replace(",", " ").split()
+        if words and words[0] == mnemonic and (not modifier or modifier in words[1:]):
+            return True
+    return False
+
+
 def check_asm(cfg_isa: str | None, arch: str, k_outer: bool, asm: str) -> list[str]:
     """The problems of one kernel's assembly; empty when it passes."""
     have = mnemonics(asm)
-    problems = [f"missing {name}" for name in (cfg_isa or "").split() if name not in have]
+    problems = [f"missing {token}" for token in (cfg_isa or "").split() if not has_instruction(asm, token)]
     if k_outer:
         want = TRANSPOSE_BY_ARCH.get(arch)
         if want is None or want not in have:
