@@ -73,3 +73,23 @@ def test_an_entry_matching_no_job_fails_a_full_run_only(tmp_path):
     assert "matches no job of this full run" in msg and "mode ir is not run" in msg
     part = run_gate(tmp_path, Selection(configs=("wgrad/00-a",)), engines=pt.engine_spec(), workers=1)
     assert part.passed and part.problems == []
+
+
+def test_an_entry_may_pin_the_rejection_code(tmp_path):
+    g = load(tmp_path, [gap(mode="ir", flavor="-", status="UNEXPECTED_REJECT", code="E_NOT_IMPLEMENTED")])
+    assert g.problems == ()
+    entry = g.lookup("wgrad/00-a", "ir", "-")
+    assert entry is not None and entry.code == "E_NOT_IMPLEMENTED"
+    assert entry.holds_for(Status.UNEXPECTED_REJECT, "E_NOT_IMPLEMENTED")
+    # the same status for another reason is a regression, not the listed gap
+    assert not entry.holds_for(Status.UNEXPECTED_REJECT, "WGRAD_LDS_BUDGET")
+    assert not entry.holds_for(Status.DIFFER, None)
+
+
+def test_a_code_must_be_a_string(tmp_path):
+    (tmp_path / "parity_configs").mkdir()
+    path = tmp_path / "parity_configs" / "known_gaps.toml"
+    path.write_text('[[gap]]\nconfig = "wgrad/00-a"\nmode = "spec"\nflavor = "*"\nstatus = "DIFFER"\n'
+                    'reason = "staged"\ncode = 7\n')
+    g = known_gaps.load(path, IDS)
+    assert g.gaps == () and "code must be a string" in g.problems[0]

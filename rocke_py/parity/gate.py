@@ -281,14 +281,17 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
         holds = False
         if gap is not None:
             matched.add(gap.index)
-            if status is gap.status:
+            code = res.py[0].code if res.py and res.py[0].kind == "rejected" else None
+            if gap.holds_for(status, code):
                 holds = True
                 passed = True
                 reason = f"known gap ({gap.reason}); actual: {reason}"
                 status = Status.KNOWN_GAP
             else:
                 passed = False
-                reason = (f"known gap no longer holds: listed as {gap.status.value}, now {status.value}: "
+                listed = gap.status.value + (f" {gap.code}" if gap.code else "")
+                now = status.value + (f" {code}" if code else "")
+                reason = (f"known gap no longer holds: listed as {listed}, now {now}: "
                           f"update known_gaps.toml (entry {gap.index}); {reason}")
         else:
             passed = passes(status)

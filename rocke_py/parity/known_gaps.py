@@ -25,6 +25,7 @@ from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR
 
 FILE_NAME = "known_gaps.toml"
 _KEYS = ("config", "mode", "flavor", "status", "reason")
+_OPTIONAL_KEYS = ("code",)   # the rejection code the job has today, for a *_REJECT* status
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,11 @@ class KnownGap:
     flavor: str  # a flavor, "-" or "*"
     status: Status
     reason: str
+    code: str | None = None
+
+    def holds_for(self, status: Status, code: str | None) -> bool:
+        """The job still has exactly the listed outcome (status, and code when listed)."""
+        return status is self.status and (self.code is None or self.code == code)
 
     def matches(self, config: str, mode: str, flavor: str) -> bool:
         return self.config == config and self.mode == mode and self.flavor in ("*", flavor)
@@ -74,7 +80,7 @@ def load(path: Path, config_ids: set[str]) -> KnownGaps:
     for n, entry in enumerate(raw, 1):
         where = f"{path.name} entry {n}"
         bad: list[str] = []
-        unknown = sorted(set(entry) - set(_KEYS))
+        unknown = sorted(set(entry) - set(_KEYS) - set(_OPTIONAL_KEYS))
         if unknown:
             bad.append(f"unknown key(s) {', '.join(unknown)}")
         missing = [k for k in _KEYS if not isinstance(entry.get(k), str)]
@@ -82,6 +88,9 @@ def load(path: Path, config_ids: set[str]) -> KnownGaps:
             bad.append(f"needs string key(s) {', '.join(missing)}")
         if bad:
             problems.append(f"{where}: {'; '.join(bad)}")
+            continue
+        if "code" in entry and not isinstance(entry["code"], str):
+            problems.append(f"{where}: code must be a string")
             continue
         cfg, mode, flavor, status, reason = (entry[k] for k in _KEYS)
         if not reason.strip():
@@ -103,7 +112,7 @@ def load(path: Path, config_ids: set[str]) -> KnownGaps:
                    else f"one of {', '.join(sorted(GAP_STATUSES))}")
             problems.append(f"{where} ({cfg}): status {status!r} cannot be listed ({why})")
             continue
-        gaps.append(KnownGap(n, cfg, mode, flavor, Status(status), reason.strip()))
+        gaps.append(KnownGap(n, cfg, mode, flavor, Status(status), reason.strip(), entry.get("code")))
     # two entries for the same job
     for i, a in enumerate(gaps):
         for b in gaps[i + 1:]:
