@@ -18,12 +18,15 @@ PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
 def valid_type(t: str) -> bool:
     if t in SCALARS or t == "rsrc":
         return True
-    if is_vec(t):
-        return vec_elem(t) in SCALARS and vec_len(t) >= 1
-    if is_ptr(t):
-        return t.endswith(",global>") and t[4:t.index(",")] in SCALARS
-    if is_smem(t):
-        return smem_elem(t) in SCALARS
+    try:  # a malformed vec/ptr/smem name makes the slicing raise: the C twin reports it as invalid
+        if is_vec(t):
+            return vec_elem(t) in SCALARS and vec_len(t) >= 1
+        if is_ptr(t):
+            return t.endswith(",global>") and t[4:t.index(",")] in SCALARS
+        if is_smem(t):
+            return smem_elem(t) in SCALARS
+    except ValueError:
+        return False
     return False
 
 

@@ -1,0 +1,1473 @@
+/* ir.c: the kernel IR: types, attr values, values, ops, regions, kernels, and the builder
+ * that numbers values.
+ *
+ * Twin of rocke_py/engine/ir.py, in the same order; the ops and their semantics are
+ * docs/ir.md §4. Types are their canonical name strings. The builder advances one counter
+ * per kernel on every result, so the order of builder calls is the order of the names
+ * (docs/ir.md §2). Everything is allocated from the caller's arena. A builder failure is
+ * sticky: the first one is kept in b->error, and every later call returns NULL. */
+#include <stdio.h>
+#include <string.h>
+#include "ir.h"
+
+static const char *const rk_ir_scalars[] = {"i1", "i32", "i64", "f16", "bf16", "f32"};
+static const long long rk_ir_scalar_bit_counts[] = {1, 32, 64, 16, 16, 32};
+#define RK_IR_N_SCALARS 6
+
+/* The index of t[0:n] in SCALARS, or -1. */
+static int rk_ir_scalar_index(const char *t, size_t n)
+{
+    int i;
+    for (i = 0; i < RK_IR_N_SCALARS; i++)
+        if (strlen(rk_ir_scalars[i]) == n && memcmp(rk_ir_scalars[i], t, n) == 0)
+            return i;
+    return -1;
+}
+
+int rk_ir_is_scalar(const char *t) { return rk_ir_scalar_index(t, strlen(t)) >= 0; }
+
+long long rk_ir_scalar_bits(const char *t)
+{
+    int i = rk_ir_scalar_index(t, strlen(t));
+    return i < 0 ? 0 : rk_ir_scalar_bit_counts[i];
+}
+
+/* ---- arena helpers ---- */
+
+/* Room for one more of n items of `size` bytes (amortised doubling); NULL on failure. */
+static void *rk_ir_grow(rk_arena *arena, void *items, int n, int *cap, size_t size)
+{
+    void *bigger;
+    int want;
+    if (n < *cap)
+        return items;
+    want = *cap ? *cap * 2 : 8;
+    bigger = rk_alloc(arena, (size_t)want * size);
+    if (!bigger)
+        return NULL;
+    if (n)
+        memcpy(bigger, items, (size_t)n * size);
+    *cap = want;
+    return bigger;
+}
+
+static char *rk_ir_strdup(rk_arena *arena, const char *s)
+{
+    return rk_strndup(arena, s, strlen(s));
+}
+
+static char *rk_ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
+{
+    va_list again;
+    char small[256];
+    char *out;
+    int n;
+    va_copy(again, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        va_end(again);
+        return NULL;
+    }
+    out = rk_alloc(arena, (size_t)n + 1);
+    if (out) {
+        if ((size_t)n < sizeof small)
+            memcpy(out, small, (size_t)n + 1);
+        else
+            vsnprintf(out, (size_t)n + 1, fmt, again);
+    }
+    va_end(again);
+    return out;
+}
+
+char *rk_ir_printf(rk_arena *arena, const char *fmt, ...)
+{
+    va_list ap;
+    char *out;
+    va_start(ap, fmt);
+    out = rk_ir_vprintf(arena, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
+/* Python's t[start:end] for 0 <= start, end (clamped to the string). */
+static const char *rk_ir_slice(rk_arena *arena, const char *t, size_t start, size_t end)
+{
+    size_t len = strlen(t);
+    if (end > len)
+        end = len;
+    if (start > end)
+        start = end;
+    return rk_strndup(arena, t + start, end - start);
+}
+
+/* ---- attr values (AttrValue) ---- */
+
+static rk_attr *rk_attr_new(rk_arena *arena, rk_attr_kind kind)
+{
+    rk_attr *a = rk_alloc(arena, sizeof *a);
+    if (a)
+        a->kind = kind;
+    return a;
+}
+
+rk_attr *rk_attr_bool(rk_arena *arena, int value)
+{
+    rk_attr *a = rk_attr_new(arena, RK_ATTR_BOOL);
+    if (a)
+        a->i = value ? 1 : 0;
+    return a;
+}
+
+rk_attr *rk_attr_int(rk_arena *arena, long long value)
+{
+    rk_attr *a = rk_attr_new(arena, RK_ATTR_INT);
+    if (a)
+        a->i = value;
+    return a;
+}
+
+rk_attr *rk_attr_float(rk_arena *arena, double value)
+{
+    rk_attr *a = rk_attr_new(arena, RK_ATTR_FLOAT);
+    if (a)
+        a->f = value;
+    return a;
+}
+
+rk_attr *rk_attr_str(rk_arena *arena, const char *value)
+{
+    rk_attr *a = value ? rk_attr_new(arena, RK_ATTR_STR) : NULL;
+    if (a) {
+        a->s = rk_ir_strdup(arena, value);
+        if (!a->s)
+            return NULL;
+    }
+    return a;
+}
+
+rk_attr *rk_attr_list(rk_arena *arena) { return rk_attr_new(arena, RK_ATTR_LIST); }
+
+rk_attr *rk_attr_map(rk_arena *arena) { return rk_attr_new(arena, RK_ATTR_MAP); }
+
+int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
+{
+    const rk_attr **items;
+    if (!list || !item || list->kind != RK_ATTR_LIST)
+        return -1;
+    items = rk_ir_grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items);
+    if (!items)
+        return -1;
+    items[list->n++] = item;
+    list->items = items;
+    return 0;
+}
+
+static int rk_attrs_find(const rk_attrs *map, const char *key)
+{
+    int i;
+    for (i = 0; i < map->n; i++)
+        if (strcmp(map->items[i].key, key) == 0)
+            return i;
+    return -1;
+}
+
+int rk_attrs_set(rk_arena *arena, rk_attrs *map, const char *key, const rk_attr *value)
+{
+    rk_attr_pair *items;
+    int at;
+    if (!key || !value)
+        return -1;
+    at = rk_attrs_find(map, key);
+    if (at >= 0) {
+        map->items[at].value = value;
+        return 0;
+    }
+    items = rk_ir_grow(arena, map->items, map->n, &map->cap, sizeof *items);
+    if (!items)
+        return -1;
+    items[map->n].key = key;
+    items[map->n].value = value;
+    map->n++;
+    map->items = items;
+    return 0;
+}
+
+const rk_attr *rk_attrs_get(const rk_attrs *map, const char *key)
+{
+    int at = rk_attrs_find(map, key);
+    return at < 0 ? NULL : map->items[at].value;
+}
+
+int rk_attrs_del(rk_attrs *map, const char *key)
+{
+    int at = rk_attrs_find(map, key);
+    if (at < 0)
+        return 0;
+    memmove(map->items + at, map->items + at + 1, (size_t)(map->n - at - 1) * sizeof *map->items);
+    map->n--;
+    return 1;
+}
+
+int rk_attrs_copy(rk_arena *arena, rk_attrs *dst, const rk_attrs *src)
+{
+    int i;
+    dst->items = NULL;
+    dst->n = dst->cap = 0;
+    for (i = 0; src && i < src->n; i++)
+        if (rk_attrs_set(arena, dst, src->items[i].key, src->items[i].value))
+            return -1;
+    return 0;
+}
+
+/* Python's comparison of a float with an int, exactly: -1, 0, 1, or 2 for a NaN. */
+static int rk_ir_cmp_float_int(double d, long long v)
+{
+    long long whole;
+    double frac;
+    if (d != d)
+        return 2;
+    if (d >= 9223372036854775808.0)
+        return 1;
+    if (d < -9223372036854775808.0)
+        return -1;
+    whole = (long long)d; /* truncation; exact, d is in range */
+    if (whole != v)
+        return whole < v ? -1 : 1;
+    frac = d - (double)whole;
+    return frac > 0 ? 1 : (frac < 0 ? -1 : 0);
+}
+
+static int rk_attr_is_number(const rk_attr *a)
+{
+    return a->kind == RK_ATTR_BOOL || a->kind == RK_ATTR_INT || a->kind == RK_ATTR_FLOAT;
+}
+
+int rk_attr_py_cmp_int(const rk_attr *a, long long v)
+{
+    if (!a || !rk_attr_is_number(a))
+        return -2;
+    if (a->kind == RK_ATTR_FLOAT) {
+        int c = rk_ir_cmp_float_int(a->f, v);
+        return c == 2 ? -2 : c;
+    }
+    return a->i < v ? -1 : (a->i > v ? 1 : 0);
+}
+
+int rk_attr_py_eq_int(const rk_attr *a, long long v) { return rk_attr_py_cmp_int(a, v) == 0; }
+
+int rk_attr_is_str(const rk_attr *a, const char *s)
+{
+    return a && a->kind == RK_ATTR_STR && strcmp(a->s, s) == 0;
+}
+
+static int rk_attr_numbers_eq(const rk_attr *a, const rk_attr *b)
+{
+    if (a->kind == RK_ATTR_FLOAT && b->kind == RK_ATTR_FLOAT)
+        return a->f == b->f;
+    if (a->kind == RK_ATTR_FLOAT)
+        return rk_ir_cmp_float_int(a->f, b->i) == 0;
+    if (b->kind == RK_ATTR_FLOAT)
+        return rk_ir_cmp_float_int(b->f, a->i) == 0;
+    return a->i == b->i;
+}
+
+static int rk_attr_maps_eq(const rk_attrs *a, const rk_attrs *b)
+{
+    int i;
+    if (a->n != b->n)
+        return 0;
+    for (i = 0; i < a->n; i++) {
+        const rk_attr *other = rk_attrs_get(b, a->items[i].key);
+        if (!other || !rk_attr_py_eq(a->items[i].value, other))
+            return 0;
+    }
+    return 1;
+}
+
+int rk_attr_py_eq(const rk_attr *a, const rk_attr *b)
+{
+    int i;
+    if (!a || !b)
+        return 0;
+    if (rk_attr_is_number(a) && rk_attr_is_number(b))
+        return rk_attr_numbers_eq(a, b);
+    if (a->kind != b->kind)
+        return 0;
+    if (a->kind == RK_ATTR_STR)
+        return strcmp(a->s, b->s) == 0;
+    if (a->kind == RK_ATTR_MAP)
+        return rk_attr_maps_eq(&a->map, &b->map);
+    if (a->n != b->n)
+        return 0;
+    for (i = 0; i < a->n; i++)
+        if (!rk_attr_py_eq(a->items[i], b->items[i]))
+            return 0;
+    return 1;
+}
+
+/* ---- types (docs/ir.md §1) ---- */
+
+char *rk_ir_vec(rk_arena *arena, const char *elem, long long n)
+{
+    return elem ? rk_ir_printf(arena, "vec<%sx%lld>", elem, n) : NULL;
+}
+
+char *rk_ir_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
+{
+    if (!elem)
+        return NULL;
+    return n == 1 ? rk_ir_strdup(arena, elem) : rk_ir_vec(arena, elem, n);
+}
+
+char *rk_ir_ptr(rk_arena *arena, const char *elem)
+{
+    return elem ? rk_ir_printf(arena, "ptr<%s,global>", elem) : NULL;
+}
+
+char *rk_ir_smem(rk_arena *arena, const char *elem, long long rows, long long cols)
+{
+    return elem ? rk_ir_printf(arena, "smem<%s, [%lldx%lld]>", elem, rows, cols) : NULL;
+}
+
+static int rk_ir_starts(const char *t, const char *prefix)
+{
+    return strncmp(t, prefix, strlen(prefix)) == 0;
+}
+
+int rk_ir_is_vec(const char *t) { return rk_ir_starts(t, "vec<"); }
+
+/* The element span of a vec, t[4:t.rindex("x")]; -1 when t has no 'x' (Python raises). */
+static int rk_ir_vec_elem_span(const char *t, size_t *start, size_t *len)
+{
+    const char *x = strrchr(t, 'x');
+    if (!x)
+        return -1;
+    *start = 4;
+    *len = (size_t)(x - t) > 4 ? (size_t)(x - t) - 4 : 0;
+    return 0;
+}
+
+const char *rk_ir_vec_elem(rk_arena *arena, const char *t)
+{
+    size_t start, len;
+    if (!rk_ir_is_vec(t))
+        return t;
+    if (rk_ir_vec_elem_span(t, &start, &len))
+        return NULL;
+    return rk_strndup(arena, t + start, len);
+}
+
+/* Python's int() of s[0:n] for an optional sign and decimal digits, single underscores
+ * between digits allowed; RK_IR_BAD_LEN where int() raises (or past 18 digits). */
+static long long rk_ir_py_int(const char *s, size_t n)
+{
+    size_t i = 0;
+    int digits = 0, negative = 0, after_digit = 0;
+    long long v = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+        negative = s[i++] == '-';
+    for (; i < n; i++) {
+        if (s[i] == '_' && after_digit && i + 1 < n) {
+            after_digit = 0;
+            continue;
+        }
+        if (s[i] < '0' || s[i] > '9' || ++digits > 18)
+            return RK_IR_BAD_LEN;
+        v = v * 10 + (s[i] - '0');
+        after_digit = 1;
+    }
+    if (!digits || !after_digit)
+        return RK_IR_BAD_LEN;
+    return negative ? -v : v;
+}
+
+long long rk_ir_vec_len(const char *t)
+{
+    const char *x;
+    size_t len = strlen(t), from, to;
+    if (!rk_ir_is_vec(t))
+        return 1;
+    x = strrchr(t, 'x');
+    if (!x)
+        return RK_IR_BAD_LEN;
+    from = (size_t)(x - t) + 1; /* t[t.rindex("x") + 1:-1] */
+    to = len - 1;
+    return rk_ir_py_int(t + from, from < to ? to - from : 0);
+}
+
+int rk_ir_is_ptr(const char *t) { return rk_ir_starts(t, "ptr<"); }
+
+/* t[start:t.index(",")], or NULL when t has no ',' (Python raises). */
+static const char *rk_ir_elem_before_comma(rk_arena *arena, const char *t, size_t start)
+{
+    const char *comma = strchr(t, ',');
+    if (!comma)
+        return NULL;
+    return rk_ir_slice(arena, t, start, (size_t)(comma - t));
+}
+
+const char *rk_ir_ptr_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 4); }
+
+int rk_ir_is_smem(const char *t) { return rk_ir_starts(t, "smem<"); }
+
+const char *rk_ir_smem_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 5); }
+
+int rk_ir_smem_shape(const char *t, long long *rows, long long *cols)
+{
+    const char *open = strchr(t, '['), *close = strchr(t, ']'), *x;
+    size_t from, to;
+    if (!open || !close)
+        return -1;
+    from = (size_t)(open - t) + 1;
+    to = (size_t)(close - t);
+    if (from > to)
+        from = to;
+    x = memchr(t + from, 'x', to - from);
+    if (!x || memchr(x + 1, 'x', to - (size_t)(x + 1 - t)))
+        return -1; /* split("x") must give exactly two parts */
+    *rows = rk_ir_py_int(t + from, (size_t)(x - (t + from)));
+    *cols = rk_ir_py_int(x + 1, to - (size_t)(x + 1 - t));
+    return *rows == RK_IR_BAD_LEN || *cols == RK_IR_BAD_LEN ? -1 : 0;
+}
+
+/* SCALAR_BITS[vec_elem(t)], 0 when vec_elem(t) is not a scalar (Python raises KeyError). */
+static long long rk_ir_elem_bits(const char *t)
+{
+    size_t start = 0, len = strlen(t);
+    int i;
+    if (rk_ir_is_vec(t) && rk_ir_vec_elem_span(t, &start, &len))
+        return 0;
+    i = rk_ir_scalar_index(t + start, len);
+    return i < 0 ? 0 : rk_ir_scalar_bit_counts[i];
+}
+
+long long rk_ir_type_bits(const char *t)
+{
+    long long n = rk_ir_vec_len(t);
+    return n == RK_IR_BAD_LEN ? 0 : rk_ir_elem_bits(t) * n;
+}
+
+long long rk_ir_elem_bytes_of(const char *t) { return rk_ir_elem_bits(t) / 8; }
+
+/* ---- the IR objects ---- */
+
+rk_ir_value *rk_ir_make_value(rk_arena *arena, const char *name, const char *type)
+{
+    rk_ir_value *v = rk_alloc(arena, sizeof *v);
+    if (!v || !name || !type)
+        return NULL;
+    v->name = rk_ir_strdup(arena, name);
+    v->type = rk_ir_strdup(arena, type);
+    return v->name && v->type ? v : NULL;
+}
+
+rk_ir_region *rk_ir_make_region(rk_arena *arena, const char *name)
+{
+    rk_ir_region *r = rk_alloc(arena, sizeof *r);
+    if (!r)
+        return NULL;
+    r->name = rk_ir_strdup(arena, name);
+    return r->name ? r : NULL;
+}
+
+int rk_ir_region_append(rk_arena *arena, rk_ir_region *region, rk_ir_op *op)
+{
+    rk_ir_op **ops = rk_ir_grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops);
+    if (!ops)
+        return -1;
+    ops[region->n_ops++] = op;
+    region->ops = ops;
+    return 0;
+}
+
+/* The first failure sticks: "builder: <message>". */
+static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
+{
+    va_list ap;
+    char *message;
+    if (b->failed)
+        return;
+    b->failed = 1;
+    va_start(ap, fmt);
+    message = rk_ir_vprintf(b->arena, fmt, ap);
+    va_end(ap);
+    b->error = message ? rk_ir_printf(b->arena, "builder: %s", message) : NULL;
+    if (!b->error)
+        b->error = "builder: out of memory";
+}
+
+/* ---- the builder ---- */
+
+static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+                                  int n_operands, const char *hint, const char *type, rk_attrs attrs);
+
+/* One entry of the constant cache: the chains of a bucket hold the constants of every open
+ * region, newest first, so the first match is the innermost one (Python's reversed(caches)). */
+struct rk_b_const {
+    const char *ity;
+    const rk_attr *value;
+    rk_ir_value *result;
+    unsigned long hash;
+    rk_b_const *next;         /* in its bucket */
+    rk_b_const *frame_next;   /* in its region's list */
+};
+
+/* Not failed, and every one of the n value pointers that follow is set. */
+static int rk_b_ok(rk_builder *b, const char *what, int n, ...)
+{
+    va_list ap;
+    int i, missing = 0;
+    if (b->failed)
+        return 0;
+    va_start(ap, n);
+    for (i = 0; i < n; i++)
+        if (!va_arg(ap, const rk_ir_value *))
+            missing = 1;
+    va_end(ap);
+    if (missing)
+        rk_ir_fail(b, "%s of a NULL value", what);
+    return !missing;
+}
+
+static void rk_b_open(rk_builder *b, rk_ir_region *region)
+{
+    rk_ir_region **regions;
+    rk_b_const **frames;
+    int cap = b->cap_regions;
+    regions = rk_ir_grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions);
+    frames = regions ? rk_ir_grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames) : NULL;
+    if (!regions || !frames) {
+        rk_ir_fail(b, "out of memory");
+        return;
+    }
+    b->regions = regions;
+    b->frames = frames;
+    b->regions[b->n_regions] = region;
+    b->frames[b->n_regions] = NULL;
+    b->n_regions++;
+}
+
+void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs *attrs)
+{
+    memset(b, 0, sizeof *b);
+    b->arena = arena;
+    b->kernel = rk_alloc(arena, sizeof *b->kernel);
+    if (!b->kernel || !name || rk_attrs_copy(arena, &b->kernel->attrs, attrs)) {
+        rk_ir_fail(b, "out of memory");
+        return;
+    }
+    b->kernel->name = rk_ir_strdup(arena, name);
+    b->kernel->entry = rk_ir_make_region(arena, "entry");
+    if (!b->kernel->name || !b->kernel->entry) {
+        rk_ir_fail(b, "out of memory");
+        return;
+    }
+    rk_b_open(b, b->kernel->entry);
+}
+
+int rk_b_check(const rk_builder *b, rk_error *err)
+{
+    if (b->failed)
+        return rk_fail_internal(err, "%s", b->error);
+    return 0;
+}
+
+void rk_b_push_region(rk_builder *b, rk_ir_region *region)
+{
+    if (b->failed)
+        return;
+    if (!region) {
+        rk_ir_fail(b, "push_region of a NULL region");
+        return;
+    }
+    rk_b_open(b, region);
+}
+
+static void rk_b_unlink(rk_builder *b, const rk_b_const *entry)
+{
+    rk_b_const **at = &b->buckets[entry->hash % RK_B_BUCKETS];
+    while (*at && *at != entry)
+        at = &(*at)->next;
+    if (*at)
+        *at = entry->next;
+}
+
+void rk_b_pop_region(rk_builder *b)
+{
+    rk_b_const *entry;
+    if (b->failed)
+        return;
+    if (b->n_regions == 0) {
+        rk_ir_fail(b, "pop_region with no open region");
+        return;
+    }
+    b->n_regions--;
+    for (entry = b->frames[b->n_regions]; entry; entry = entry->frame_next)
+        rk_b_unlink(b, entry);
+}
+
+/* A hash that agrees with Python's ==: numbers that compare equal hash alike. */
+static unsigned long rk_b_hash(const char *ity, const rk_attr *value)
+{
+    unsigned long h = 2166136261u;
+    unsigned long long bits = 0;
+    const char *p;
+    for (p = ity; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    if (value->kind == RK_ATTR_STR) {
+        for (p = value->s; *p; p++)
+            h = (h ^ (unsigned char)*p) * 16777619u;
+        return h;
+    }
+    if (value->kind != RK_ATTR_FLOAT)
+        bits = (unsigned long long)value->i;
+    else if (value->f >= -9223372036854775808.0 && value->f < 9223372036854775808.0
+             && (double)(long long)value->f == value->f)
+        bits = (unsigned long long)(long long)value->f;
+    else
+        memcpy(&bits, &value->f, sizeof bits < sizeof value->f ? sizeof bits : sizeof value->f);
+    return (h ^ (unsigned long)(bits ^ (bits >> 32))) * 16777619u;
+}
+
+static rk_ir_value *rk_b_cached(const rk_builder *b, const char *ity, const rk_attr *value,
+                                unsigned long hash)
+{
+    const rk_b_const *e;
+    for (e = b->buckets[hash % RK_B_BUCKETS]; e; e = e->next)
+        if (e->hash == hash && strcmp(e->ity, ity) == 0 && rk_attr_py_eq(e->value, value))
+            return e->result;
+    return NULL;
+}
+
+/* A copy of a scalar value (a string is copied too). */
+static rk_attr *rk_attr_copy(rk_arena *arena, const rk_attr *value)
+{
+    rk_attr *copy = value->kind == RK_ATTR_STR ? rk_attr_str(arena, value->s) : rk_alloc(arena, sizeof *copy);
+    if (copy && value->kind != RK_ATTR_STR)
+        *copy = *value;
+    return copy;
+}
+
+rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
+{
+    rk_attrs attrs = {NULL, 0, 0};
+    rk_ir_value *result;
+    rk_attr *copy;
+    rk_b_const *entry;
+    unsigned long hash;
+    if (b->failed)
+        return NULL;
+    if (!ity || !value || value->kind == RK_ATTR_LIST || value->kind == RK_ATTR_MAP) {
+        rk_ir_fail(b, "constant of a NULL type or an unhashable value");
+        return NULL;
+    }
+    hash = rk_b_hash(ity, value);
+    result = rk_b_cached(b, ity, value, hash);
+    if (result)
+        return result;
+    copy = rk_attr_copy(b->arena, value);
+    rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
+    rk_attrs_set(b->arena, &attrs, "value", copy);
+    result = rk_b_op_owned(b, "arith.constant", NULL, 0, "c", ity, attrs);
+    entry = result ? rk_alloc(b->arena, sizeof *entry) : NULL;
+    if (!entry) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    entry->ity = result->type;
+    entry->value = copy;
+    entry->result = result;
+    entry->hash = hash;
+    entry->next = b->buckets[hash % RK_B_BUCKETS];
+    b->buckets[hash % RK_B_BUCKETS] = entry;
+    entry->frame_next = b->frames[b->n_regions - 1];
+    b->frames[b->n_regions - 1] = entry;
+    return result;
+}
+
+/* -- plumbing -- */
+
+rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs)
+{
+    rk_ir_kernel *k = b->kernel;
+    rk_ir_param *p, **params;
+    if (b->failed)
+        return NULL;
+    if (!name || !type) {
+        rk_ir_fail(b, "param of a NULL name or type");
+        return NULL;
+    }
+    p = rk_alloc(b->arena, sizeof *p);
+    params = p ? rk_ir_grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params) : NULL;
+    if (!params || rk_attrs_copy(b->arena, &p->attrs, attrs)) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    p->value.name = rk_ir_printf(b->arena, "%%%s", name);
+    p->value.type = rk_ir_strdup(b->arena, type);
+    if (!p->value.name || !p->value.type) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    params[k->n_params++] = p;
+    k->params = params;
+    return &p->value;
+}
+
+rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
+{
+    rk_ir_value *v;
+    if (b->failed)
+        return NULL;
+    if (!hint || !type) {
+        rk_ir_fail(b, "new_value of a NULL hint or type");
+        return NULL;
+    }
+    b->counter++;
+    v = rk_alloc(b->arena, sizeof *v);
+    if (v) {
+        v->name = rk_ir_printf(b->arena, "%%%s%lld", hint, b->counter);
+        v->type = rk_ir_strdup(b->arena, type);
+    }
+    if (!v || !v->name || !v->type) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    return v;
+}
+
+/* Appends op to the innermost open region. */
+static int rk_b_append(rk_builder *b, rk_ir_op *op)
+{
+    if (b->n_regions == 0) {
+        rk_ir_fail(b, "%s with no open region", op->name);
+        return -1;
+    }
+    if (rk_ir_region_append(b->arena, b->regions[b->n_regions - 1], op)) {
+        rk_ir_fail(b, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* A new op (not yet appended) with copies of the operand values. */
+static rk_ir_op *rk_b_make_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+                              int n_operands, int n_results)
+{
+    rk_ir_op *op;
+    int i;
+    for (i = 0; i < n_operands; i++)
+        if (!operands[i]) {
+            rk_ir_fail(b, "%s of a NULL value", name);
+            return NULL;
+        }
+    op = rk_alloc(b->arena, sizeof *op);
+    if (op) {
+        op->name = name;
+        op->operands = rk_alloc(b->arena, (size_t)n_operands * sizeof *op->operands);
+        op->results = rk_alloc(b->arena, (size_t)n_results * sizeof *op->results);
+    }
+    if (!op || !op->operands || !op->results || b->arena->failed) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    for (i = 0; i < n_operands; i++)
+        op->operands[i] = *operands[i];
+    op->n_operands = n_operands;
+    return op;
+}
+
+/* Builder.op with the attrs map handed over (no copy): the builder's own methods. */
+static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+                                  int n_operands, const char *hint, const char *type, rk_attrs attrs)
+{
+    rk_ir_value *result = NULL;
+    rk_ir_op *op;
+    if (b->failed)
+        return NULL;
+    if (hint && type) {
+        result = rk_b_new_value(b, hint, type);
+        if (!result)
+            return NULL;
+    }
+    op = rk_b_make_op(b, name, operands, n_operands, result ? 1 : 0);
+    if (!op)
+        return NULL;
+    if (result) {
+        op->results[0] = *result;
+        op->n_results = 1;
+    }
+    op->attrs = attrs;
+    if (rk_b_append(b, op))
+        return NULL;
+    return result ? &op->results[0] : NULL;
+}
+
+rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+                     int n_operands, const char *hint, const char *type, const rk_attrs *attrs)
+{
+    rk_attrs copy;
+    const char *own_name;
+    if (b->failed)
+        return NULL;
+    own_name = name ? rk_ir_strdup(b->arena, name) : NULL;
+    if (!own_name || rk_attrs_copy(b->arena, &copy, attrs)) {
+        rk_ir_fail(b, "%s", name ? "out of memory" : "op of a NULL name");
+        return NULL;
+    }
+    return rk_b_op_owned(b, own_name, operands, n_operands, hint, type, copy);
+}
+
+rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+                           int n_operands, const char *hint, const char *type, const rk_attrs *attrs)
+{
+    rk_ir_value *result;
+    if (!b->failed && (!hint || !type)) {
+        rk_ir_fail(b, "value_op %s without a hint or type", name ? name : "(NULL)");
+        return NULL;
+    }
+    result = rk_b_op(b, name, operands, n_operands, hint, type, attrs);
+    return result;
+}
+
+/* value_op of the builder's own methods: no copies, attrs built by the caller. */
+static rk_ir_value *rk_b_value(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+                               int n_operands, const char *hint, const char *type, rk_attrs attrs)
+{
+    if (!b->failed && !type) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    return rk_b_op_owned(b, name, operands, n_operands, hint, type, attrs);
+}
+
+/* An attrs map of one to three int entries (NULL key: none). */
+static rk_attrs rk_b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2,
+                          const char *k3, long long v3)
+{
+    rk_attrs attrs = {NULL, 0, 0};
+    if (k1)
+        rk_attrs_set(b->arena, &attrs, k1, rk_attr_int(b->arena, v1));
+    if (k2)
+        rk_attrs_set(b->arena, &attrs, k2, rk_attr_int(b->arena, v2));
+    if (k3)
+        rk_attrs_set(b->arena, &attrs, k3, rk_attr_int(b->arena, v3));
+    return attrs;
+}
+
+static rk_attrs rk_b_str_attr(rk_builder *b, const char *key, const char *value)
+{
+    rk_attrs attrs = {NULL, 0, 0};
+    rk_attrs_set(b->arena, &attrs, key, rk_attr_str(b->arena, value));
+    return attrs;
+}
+
+static const rk_attrs rk_b_no_attrs = {NULL, 0, 0};
+
+/* -- arith (docs/ir.md §4.1) -- */
+
+rk_ir_value *rk_b_const_i32(rk_builder *b, long long value)
+{
+    rk_attr v;
+    memset(&v, 0, sizeof v);
+    v.kind = RK_ATTR_INT;
+    v.i = value;
+    return rk_b_constant(b, "i32", &v);
+}
+
+rk_ir_value *rk_b_const_i1(rk_builder *b, int value)
+{
+    rk_attr v;
+    memset(&v, 0, sizeof v);
+    v.kind = RK_ATTR_INT;
+    v.i = value ? 1 : 0;
+    return rk_b_constant(b, "i1", &v);
+}
+
+rk_ir_value *rk_b_const_f32(rk_builder *b, long long value)
+{
+    rk_attr v;
+    memset(&v, 0, sizeof v);
+    v.kind = RK_ATTR_FLOAT;
+    v.f = (double)value;
+    return rk_b_constant(b, "f32", &v);
+}
+
+rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
+{
+    rk_attrs attrs = {NULL, 0, 0};
+    if (b->failed)
+        return NULL;
+    if (!type) {
+        rk_ir_fail(b, "zeros of a NULL type");
+        return NULL;
+    }
+    rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, type));
+    rk_attrs_set(b->arena, &attrs, "value", rk_attr_int(b->arena, 0));
+    return rk_b_value(b, "arith.constant_vec", NULL, 0, "cz", type, attrs);
+}
+
+rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x,
+                         const rk_ir_value *y)
+{
+    const rk_ir_value *operands[2];
+    if (!rk_b_ok(b, name, 2, x, y))
+        return NULL;
+    if (strcmp(x->type, y->type) != 0) {
+        rk_ir_fail(b, "%s of %s and %s", name, x->type, y->type);
+        return NULL;
+    }
+    operands[0] = x;
+    operands[1] = y;
+    return rk_b_value(b, name, operands, 2, hint, x->type, rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_add(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.add", "add", x, y);
+}
+
+rk_ir_value *rk_b_sub(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.sub", "sub", x, y);
+}
+
+rk_ir_value *rk_b_mul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.mul", "mul", x, y);
+}
+
+rk_ir_value *rk_b_div(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.div", "div", x, y);
+}
+
+rk_ir_value *rk_b_mod(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.mod", "mod", x, y);
+}
+
+rk_ir_value *rk_b_min(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.min", "min", x, y);
+}
+
+rk_ir_value *rk_b_max(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.max", "max", x, y);
+}
+
+rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.and", "and", x, y);
+}
+
+rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.or", "or", x, y);
+}
+
+rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y)
+{
+    const rk_ir_value *operands[2];
+    if (!rk_b_ok(b, "arith.cmp", 2, x, y))
+        return NULL;
+    if (strcmp(x->type, y->type) != 0) {
+        rk_ir_fail(b, "arith.cmp of %s and %s", x->type, y->type);
+        return NULL;
+    }
+    operands[0] = x;
+    operands[1] = y;
+    return rk_b_value(b, "arith.cmp", operands, 2, "cmp", "i1", rk_b_str_attr(b, "pred", pred ? pred : ""));
+}
+
+rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x,
+                         const rk_ir_value *y)
+{
+    const rk_ir_value *operands[3];
+    if (!rk_b_ok(b, "arith.select", 3, c, x, y))
+        return NULL;
+    if (strcmp(x->type, y->type) != 0 || strcmp(c->type, "i1") != 0) {
+        rk_ir_fail(b, "arith.select of %s, %s, %s", c->type, x->type, y->type);
+        return NULL;
+    }
+    operands[0] = c;
+    operands[1] = x;
+    operands[2] = y;
+    return rk_b_value(b, "arith.select", operands, 3, "sel", x->type, rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_fadd(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.fadd", "fadd", x, y);
+}
+
+rk_ir_value *rk_b_fmul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.fmul", "fmul", x, y);
+}
+
+rk_ir_value *rk_b_fmax(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.fmax", "fmax", x, y);
+}
+
+rk_ir_value *rk_b_fmin(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary(b, "arith.fmin", "fmin", x, y);
+}
+
+/* fptrunc and bitcast: (a) -> to, attr `to`. */
+static rk_ir_value *rk_b_convert(rk_builder *b, const char *name, const char *hint,
+                                 const rk_ir_value *x, const char *to)
+{
+    if (!rk_b_ok(b, name, 1, x))
+        return NULL;
+    if (!to) {
+        rk_ir_fail(b, "%s to a NULL type", name);
+        return NULL;
+    }
+    return rk_b_value(b, name, &x, 1, hint, to, rk_b_str_attr(b, "to", to));
+}
+
+rk_ir_value *rk_b_fptrunc(rk_builder *b, const rk_ir_value *x, const char *to)
+{
+    return rk_b_convert(b, "arith.fptrunc", "cvt", x, to);
+}
+
+rk_ir_value *rk_b_bitcast(rk_builder *b, const rk_ir_value *x, const char *to)
+{
+    return rk_b_convert(b, "arith.bitcast", "bc", x, to);
+}
+
+/* -- gpu (§4.2) -- */
+
+rk_ir_value *rk_b_thread_id(rk_builder *b)
+{
+    return rk_b_value(b, "gpu.thread_id", NULL, 0, "tid", "i32", rk_b_ints(b, "dim", 0, NULL, 0, NULL, 0));
+}
+
+rk_ir_value *rk_b_block_id(rk_builder *b, long long dim)
+{
+    return rk_b_value(b, "gpu.block_id", NULL, 0, "bid", "i32", rk_b_ints(b, "dim", dim, NULL, 0, NULL, 0));
+}
+
+rk_ir_value *rk_b_lane_id(rk_builder *b)
+{
+    return rk_b_value(b, "gpu.lane_id", NULL, 0, "lane", "i32", rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_readfirstlane(rk_builder *b, const rk_ir_value *x)
+{
+    if (!rk_b_ok(b, "gpu.readfirstlane", 1, x))
+        return NULL;
+    return rk_b_value(b, "gpu.readfirstlane", &x, 1, "rfl", "i32", rk_b_no_attrs);
+}
+
+/* -- memory (§4.3) -- */
+
+rk_ir_value *rk_b_make_buffer_rsrc(rk_builder *b, const rk_ir_value *p, const rk_ir_value *nbytes)
+{
+    const rk_ir_value *operands[2];
+    operands[0] = p;
+    operands[1] = nbytes;
+    return rk_b_value(b, "tile.make_buffer_rsrc", operands, 2, "rsrc", "rsrc", rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
+                              const char *elem, long long n)
+{
+    const rk_ir_value *operands[2];
+    rk_attrs attrs = {NULL, 0, 0};
+    if (!rk_b_ok(b, "tile.buffer_load", 2, r, off))
+        return NULL;
+    if (!elem) {
+        rk_ir_fail(b, "tile.buffer_load of a NULL element type");
+        return NULL;
+    }
+    operands[0] = r;
+    operands[1] = off;
+    rk_attrs_set(b->arena, &attrs, "elem", rk_attr_str(b->arena, elem));
+    rk_attrs_set(b->arena, &attrs, "n", rk_attr_int(b->arena, n));
+    return rk_b_value(b, "tile.buffer_load", operands, 2, "gv", rk_ir_vec_or_scalar(b->arena, elem, n), attrs);
+}
+
+void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
+                       const rk_ir_value *v)
+{
+    const rk_ir_value *operands[3];
+    operands[0] = r;
+    operands[1] = off;
+    operands[2] = v;
+    rk_b_op_owned(b, "tile.buffer_store", operands, 3, NULL, NULL, rk_b_no_attrs);
+}
+
+void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx,
+                             const rk_ir_value *v)
+{
+    const rk_ir_value *operands[3];
+    operands[0] = p;
+    operands[1] = idx;
+    operands[2] = v;
+    rk_b_op_owned(b, "tile.global_atomic_fadd", operands, 3, NULL, NULL, rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_smem_alloc(rk_builder *b, const char *type, int exclusive)
+{
+    rk_attrs attrs;
+    if (b->failed)
+        return NULL;
+    if (!type) {
+        rk_ir_fail(b, "tile.smem_alloc of a NULL type");
+        return NULL;
+    }
+    attrs = rk_b_str_attr(b, "type", type);
+    if (exclusive)
+        rk_attrs_set(b->arena, &attrs, "exclusive", rk_attr_bool(b->arena, 1));
+    return rk_b_value(b, "tile.smem_alloc", NULL, 0, "smem", type, attrs);
+}
+
+/* smem_elem(s.type), failing the builder where Python's str.index raises. */
+static const char *rk_b_smem_elem(rk_builder *b, const rk_ir_value *s)
+{
+    const char *elem = rk_ir_smem_elem(b->arena, s->type);
+    if (!elem)
+        rk_ir_fail(b, "%s is not an smem type", s->type);
+    return elem;
+}
+
+rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
+                            const rk_ir_value *col, long long n, long long align)
+{
+    const rk_ir_value *operands[3];
+    const char *elem;
+    if (!rk_b_ok(b, "tile.smem_load", 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
+        return NULL;
+    operands[0] = s;
+    operands[1] = row;
+    operands[2] = col;
+    return rk_b_value(b, "tile.smem_load", operands, 3, "av", rk_ir_vec_or_scalar(b->arena, elem, n),
+                      rk_b_ints(b, "n", n, "align", align, NULL, 0));
+}
+
+void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
+                     const rk_ir_value *col, const rk_ir_value *v, long long align)
+{
+    const rk_ir_value *operands[4];
+    operands[0] = s;
+    operands[1] = row;
+    operands[2] = col;
+    operands[3] = v;
+    rk_b_op_owned(b, "tile.smem_store", operands, 4, NULL, NULL, rk_b_ints(b, "align", align, NULL, 0, NULL, 0));
+}
+
+rk_ir_value *rk_b_smem_addr(rk_builder *b, const rk_ir_value *s)
+{
+    if (!rk_b_ok(b, "tile.smem_addr", 1, s))
+        return NULL;
+    return rk_b_value(b, "tile.smem_addr", &s, 1, "sa", "i32", rk_b_no_attrs);
+}
+
+static rk_ir_value *rk_b_transpose_read(rk_builder *b, const char *name, long long width,
+                                        const rk_ir_value *s, const rk_ir_value *row,
+                                        const rk_ir_value *col)
+{
+    const rk_ir_value *operands[3];
+    const char *elem;
+    if (!rk_b_ok(b, name, 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
+        return NULL;
+    operands[0] = s;
+    operands[1] = row;
+    operands[2] = col;
+    return rk_b_value(b, name, operands, 3, "tr", rk_ir_vec(b->arena, elem, width), rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
+                                   const rk_ir_value *col)
+{
+    return rk_b_transpose_read(b, "tile.ds_read_tr16_b64", 4, s, row, col);
+}
+
+rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
+                                    const rk_ir_value *col)
+{
+    return rk_b_transpose_read(b, "tile.ds_read_tr16_b128", 8, s, row, col);
+}
+
+void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir_value *lds_addr,
+                                const rk_ir_value *off, long long dwords, long long aux)
+{
+    const rk_ir_value *operands[3];
+    operands[0] = r;
+    operands[1] = lds_addr;
+    operands[2] = off;
+    rk_b_op_owned(b, "tile.async_buffer_load_lds", operands, 3, NULL, NULL,
+                  rk_b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
+}
+
+void rk_b_s_waitcnt_vmcnt(rk_builder *b, long long vmcnt)
+{
+    rk_b_op_owned(b, "tile.s_waitcnt", NULL, 0, NULL, NULL, rk_b_ints(b, "vmcnt", vmcnt, NULL, 0, NULL, 0));
+}
+
+void rk_b_sync(rk_builder *b) { rk_b_op_owned(b, "tile.sync", NULL, 0, NULL, NULL, rk_b_no_attrs); }
+
+void rk_b_sync_lds_only(rk_builder *b)
+{
+    rk_b_op_owned(b, "tile.sync_lds_only", NULL, 0, NULL, NULL, rk_b_no_attrs);
+}
+
+/* -- vector (§4.4) -- */
+
+/* vec_elem(v.type), failing the builder where Python's str.rindex raises. */
+static const char *rk_b_vec_elem(rk_builder *b, const rk_ir_value *v)
+{
+    const char *elem = rk_ir_vec_elem(b->arena, v->type);
+    if (!elem)
+        rk_ir_fail(b, "%s is a malformed vec type", v->type);
+    return elem;
+}
+
+rk_ir_value *rk_b_extract(rk_builder *b, const rk_ir_value *v, long long index)
+{
+    const char *elem;
+    if (!rk_b_ok(b, "vector.extract", 1, v) || !(elem = rk_b_vec_elem(b, v)))
+        return NULL;
+    return rk_b_value(b, "vector.extract", &v, 1, "e", elem, rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
+}
+
+rk_ir_value *rk_b_insert(rk_builder *b, const rk_ir_value *v, const rk_ir_value *x, long long index)
+{
+    const rk_ir_value *operands[2];
+    if (!rk_b_ok(b, "vector.insert", 2, v, x))
+        return NULL;
+    operands[0] = v;
+    operands[1] = x;
+    return rk_b_value(b, "vector.insert", operands, 2, "vi", v->type,
+                      rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
+}
+
+rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int n)
+{
+    if (b->failed)
+        return NULL;
+    if (n < 1 || !xs || !xs[0]) {
+        rk_ir_fail(b, "vector.from_elements of no values");
+        return NULL;
+    }
+    return rk_b_value(b, "vector.from_elements", xs, n, "vp", rk_ir_vec(b->arena, xs[0]->type, n),
+                      rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
+{
+    const rk_ir_value *operands[2];
+    const char *elem;
+    long long nx, ny;
+    if (!rk_b_ok(b, "vector.concat", 2, x, y) || !(elem = rk_b_vec_elem(b, x)))
+        return NULL;
+    nx = rk_ir_vec_len(x->type);
+    ny = rk_ir_vec_len(y->type);
+    if (nx == RK_IR_BAD_LEN || ny == RK_IR_BAD_LEN) {
+        rk_ir_fail(b, "vector.concat of a malformed vec type");
+        return NULL;
+    }
+    operands[0] = x;
+    operands[1] = y;
+    return rk_b_value(b, "vector.concat", operands, 2, "vc", rk_ir_vec(b->arena, elem, nx + ny), rk_b_no_attrs);
+}
+
+/* -- mma (§4.5) -- */
+
+rk_ir_value *rk_b_mma(rk_builder *b, const char *op_id, const rk_ir_value *x, const rk_ir_value *y,
+                      const rk_ir_value *c)
+{
+    const rk_ir_value *operands[3];
+    if (!rk_b_ok(b, "tile.mma", 3, x, y, c))
+        return NULL;
+    operands[0] = x;
+    operands[1] = y;
+    operands[2] = c;
+    return rk_b_value(b, "tile.mma", operands, 3, "acc", c->type, rk_b_str_attr(b, "op_id", op_id ? op_id : ""));
+}
+
+/* -- schedule hints (§4.6) -- */
+
+void rk_b_sched_group_barrier(rk_builder *b, long long mask, long long size, long long sync_id)
+{
+    rk_b_op_owned(b, "tile.sched_group_barrier", NULL, 0, NULL, NULL,
+                  rk_b_ints(b, "mask", mask, "size", size, "sync_id", sync_id));
+}
+
+void rk_b_sched_barrier(rk_builder *b, long long mask)
+{
+    rk_b_op_owned(b, "tile.sched_barrier", NULL, 0, NULL, NULL, rk_b_ints(b, "mask", mask, NULL, 0, NULL, 0));
+}
+
+void rk_b_s_setprio(rk_builder *b, long long prio)
+{
+    rk_b_op_owned(b, "tile.s_setprio", NULL, 0, NULL, NULL, rk_b_ints(b, "prio", prio, NULL, 0, NULL, 0));
+}
+
+/* -- control (§4.7) -- */
+
+/* The scf.for attrs: iv, iv_type, iter_args [{name, type}...], unroll when set. */
+static rk_attrs rk_b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *carried,
+                               int n_carried, int unroll)
+{
+    rk_arena *a = b->arena;
+    rk_attrs attrs = {NULL, 0, 0};
+    rk_attr *iter_args = rk_attr_list(a);
+    int i;
+    rk_attrs_set(a, &attrs, "iv", rk_attr_str(a, rk_ir_printf(a, "%%%s", iv)));
+    rk_attrs_set(a, &attrs, "iv_type", rk_attr_str(a, "i32"));
+    for (i = 0; i < n_carried && iter_args; i++) {
+        rk_attr *arg = rk_attr_map(a);
+        if (!arg)
+            break;
+        rk_attrs_set(a, &arg->map, "name", rk_attr_str(a, rk_ir_printf(a, "%%%s", carried[i].name)));
+        rk_attrs_set(a, &arg->map, "type", rk_attr_str(a, carried[i].init->type));
+        rk_attr_list_append(a, iter_args, arg);
+    }
+    rk_attrs_set(a, &attrs, "iter_args", iter_args);
+    if (unroll)
+        rk_attrs_set(a, &attrs, "unroll", rk_attr_bool(a, 1));
+    return attrs;
+}
+
+/* The ForLoop handle: the op, %iv and the carried values %name. */
+static rk_ir_for *rk_b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
+                                 const rk_ir_carried *carried, int n_carried)
+{
+    rk_ir_for *loop = rk_alloc(b->arena, sizeof *loop);
+    int i;
+    if (!loop)
+        return NULL;
+    loop->op = op;
+    loop->iv.name = rk_ir_printf(b->arena, "%%%s", iv);
+    loop->iv.type = "i32";
+    loop->args = rk_alloc(b->arena, (size_t)n_carried * sizeof *loop->args);
+    if (!loop->args)
+        return NULL;
+    for (i = 0; i < n_carried; i++) {
+        loop->args[i].name = rk_ir_printf(b->arena, "%%%s", carried[i].name);
+        loop->args[i].type = carried[i].init->type;
+    }
+    loop->n_args = n_carried;
+    return b->arena->failed ? NULL : loop;
+}
+
+rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_value *ub,
+                          const rk_ir_value *step, const char *iv, const rk_ir_carried *carried,
+                          int n_carried, int unroll)
+{
+    const rk_ir_value **operands;
+    rk_ir_value *result;
+    rk_ir_region *body;
+    rk_ir_op *op;
+    rk_ir_for *loop;
+    int i;
+    if (!rk_b_ok(b, "scf.for", 3, lb, ub, step))
+        return NULL;
+    for (i = 0; i < n_carried; i++)
+        if (!carried[i].name || !carried[i].init || !iv) {
+            rk_ir_fail(b, "scf.for of a NULL name or value");
+            return NULL;
+        }
+    operands = rk_alloc(b->arena, (size_t)(3 + n_carried) * sizeof *operands);
+    if (!operands) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    operands[0] = lb, operands[1] = ub, operands[2] = step;
+    for (i = 0; i < n_carried; i++)
+        operands[3 + i] = carried[i].init;
+    op = rk_b_make_op(b, "scf.for", operands, 3 + n_carried, n_carried);
+    for (i = 0; op && i < n_carried; i++) {
+        result = rk_b_new_value(b, "for", carried[i].init->type);
+        if (!result)
+            return NULL;
+        op->results[op->n_results++] = *result;
+    }
+    body = op ? rk_ir_make_region(b->arena, "body") : NULL;
+    if (op && body) {
+        op->attrs = rk_b_for_attrs(b, iv, carried, n_carried, unroll);
+        op->regions = rk_alloc(b->arena, sizeof *op->regions);
+    }
+    loop = op && body && op->regions ? rk_b_make_loop(b, op, iv, carried, n_carried) : NULL;
+    if (!loop || b->arena->failed) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    op->regions[0] = body;
+    op->n_regions = 1;
+    if (rk_b_append(b, op))
+        return NULL;
+    rk_b_push_region(b, body);
+    return b->failed ? NULL : loop;
+}
+
+static int rk_b_closes(const rk_builder *b, const rk_ir_op *op)
+{
+    return b->n_regions > 0 && op->n_regions > 0 && b->regions[b->n_regions - 1] == op->regions[0];
+}
+
+rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *const *yielded,
+                          int n_yielded)
+{
+    if (b->failed)
+        return NULL;
+    if (!loop || !rk_b_closes(b, loop->op)) {
+        rk_ir_fail(b, "for_end does not close the innermost region");
+        return NULL;
+    }
+    rk_b_op_owned(b, "scf.yield", yielded, n_yielded, NULL, NULL,
+                  rk_b_ints(b, "num", n_yielded, NULL, 0, NULL, 0));
+    rk_b_pop_region(b);
+    return b->failed ? NULL : loop->op->results;
+}
+
+rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond)
+{
+    rk_ir_region *then;
+    rk_ir_op *op;
+    if (!rk_b_ok(b, "scf.if", 1, cond))
+        return NULL;
+    op = rk_b_make_op(b, "scf.if", &cond, 1, 0);
+    then = op ? rk_ir_make_region(b->arena, "then") : NULL;
+    if (then)
+        op->regions = rk_alloc(b->arena, sizeof *op->regions);
+    if (!op || !then || !op->regions) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    op->regions[0] = then;
+    op->n_regions = 1;
+    if (rk_b_append(b, op))
+        return NULL;
+    rk_b_push_region(b, then);
+    return b->failed ? NULL : op;
+}
+
+void rk_b_if_end(rk_builder *b, rk_ir_op *op)
+{
+    if (b->failed)
+        return;
+    if (!op || !rk_b_closes(b, op)) {
+        rk_ir_fail(b, "if_end does not close the innermost region");
+        return;
+    }
+    rk_b_pop_region(b);
+}
+
+rk_ir_kernel *rk_b_ret(rk_builder *b)
+{
+    if (b->failed)
+        return NULL;
+    if (b->n_regions != 1) {
+        rk_ir_fail(b, "ret inside an open region");
+        return NULL;
+    }
+    rk_b_op_owned(b, "cf.return", NULL, 0, NULL, NULL, rk_b_no_attrs);
+    return b->failed ? NULL : b->kernel;
+}

@@ -1,0 +1,254 @@
+/* print_ir.c: mode `ir`: the `rocke.ir v1` text of a kernel (docs/ir.md §5).
+ *
+ * Twin of rocke_py/engine/print_ir.py, function for function. Attr-map keys are sorted
+ * like Python's sorted() on str (by code point, which for UTF-8 is byte order: strcmp);
+ * floats print as Python's repr(float), the shortest decimal that reads back the same. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ir.h"
+
+void rk_print_ir_escape(rk_buf *out, const char *text)
+{
+    const char *p, *run = text;
+    for (p = text; *p; p++) {
+        const char *rep = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : *p == '\n' ? "\\n"
+                        : *p == '\t' ? "\\t" : NULL;
+        if (!rep)
+            continue;
+        rk_buf_putn(out, run, (size_t)(p - run));
+        rk_buf_puts(out, rep);
+        run = p + 1;
+    }
+    rk_buf_putn(out, run, (size_t)(p - run));
+}
+
+/* The mantissa digits and the exponent of "%.*e": value = m * 10^q; 0 when it reads back
+ * as v. */
+static int rk_print_ir_try(double v, int precision, long long *m, int *q)
+{
+    char buf[64], *p;
+    long long digits = 0;
+    snprintf(buf, sizeof buf, "%.*e", precision, v);
+    for (p = buf; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            digits = digits * 10 + (*p - '0');
+    *m = digits;
+    *q = atoi(p + 1) - precision;
+    return strtod(buf, NULL) == v ? 0 : (strtod(buf, NULL) > v ? 1 : -1);
+}
+
+static int rk_print_ir_reads_back(double v, long long m, int q)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%llde%d", m, q);
+    return strtod(buf, NULL) == v;
+}
+
+/* The shortest digits that read back as v > 0 (finite), closest to v among those (David
+ * Gay's mode 0, which Python's repr uses): for each length, the correctly rounded
+ * candidate, else its neighbour on the other side of v. */
+static void rk_print_ir_shortest(double v, char *digits, int *decpt)
+{
+    long long m = 0;
+    int q = 0, precision, side, n;
+    for (precision = 0; precision < 17; precision++) {
+        side = rk_print_ir_try(v, precision, &m, &q);
+        if (side == 0)
+            break;
+        if (rk_print_ir_reads_back(v, m - side, q)) {
+            m -= side;
+            break;
+        }
+    }
+    n = sprintf(digits, "%lld", m);
+    *decpt = n + q;
+    while (n > 1 && digits[n - 1] == '0')
+        digits[--n] = '\0';
+}
+
+/* repr(float(value)) for the integral values below 2**53 that our kernels carry, and the
+ * rest of Python's repr rules (exponent form below 1e-4 and from 1e16 on). */
+void rk_print_ir_format_float(rk_buf *out, double value)
+{
+    char digits[32];
+    int decpt, n, i;
+    if (value != value) {
+        rk_buf_puts(out, "nan");
+        return;
+    }
+    if (value < 0 || (value == 0 && 1 / value < 0)) {
+        rk_buf_puts(out, "-");
+        value = -value;
+    }
+    if (value > 1.7976931348623157e308) {
+        rk_buf_puts(out, "inf");
+        return;
+    }
+    if (value == 0) {
+        rk_buf_puts(out, "0.0");
+        return;
+    }
+    rk_print_ir_shortest(value, digits, &decpt);
+    n = (int)strlen(digits);
+    if (decpt <= -4 || decpt > 16) {
+        rk_buf_putn(out, digits, 1);
+        if (n > 1) {
+            rk_buf_puts(out, ".");
+            rk_buf_puts(out, digits + 1);
+        }
+        rk_buf_printf(out, "e%c%02d", decpt - 1 >= 0 ? '+' : '-', abs(decpt - 1));
+    } else if (decpt <= 0) {
+        rk_buf_puts(out, "0.");
+        for (i = 0; i < -decpt; i++)
+            rk_buf_puts(out, "0");
+        rk_buf_puts(out, digits);
+    } else if (decpt >= n) {
+        rk_buf_puts(out, digits);
+        for (i = n; i < decpt; i++)
+            rk_buf_puts(out, "0");
+        rk_buf_puts(out, ".0");
+    } else {
+        rk_buf_putn(out, digits, (size_t)decpt);
+        rk_buf_puts(out, ".");
+        rk_buf_puts(out, digits + decpt);
+    }
+}
+
+void rk_print_ir_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
+{
+    int i;
+    switch (value->kind) {
+    case RK_ATTR_BOOL:
+        rk_buf_puts(out, value->i ? "b:true" : "b:false");
+        return;
+    case RK_ATTR_INT:
+        rk_buf_printf(out, "i:%lld", value->i);
+        return;
+    case RK_ATTR_FLOAT:
+        rk_buf_puts(out, "f:");
+        rk_print_ir_format_float(out, value->f);
+        return;
+    case RK_ATTR_STR:
+        rk_buf_puts(out, "s:\"");
+        rk_print_ir_escape(out, value->s);
+        rk_buf_puts(out, "\"");
+        return;
+    case RK_ATTR_LIST:
+        rk_buf_puts(out, "l:[ ");
+        for (i = 0; i < value->n; i++) {
+            if (i)
+                rk_buf_puts(out, ", ");
+            rk_print_ir_tagged(arena, out, value->items[i]);
+        }
+        rk_buf_puts(out, " ]");
+        return;
+    case RK_ATTR_MAP:
+        rk_print_ir_attr_map(arena, out, &value->map);
+        return;
+    }
+}
+
+#define RK_PRINT_IR_SMALL_MAP 16
+
+void rk_print_ir_attr_map(rk_arena *arena, rk_buf *out, const rk_attrs *attrs)
+{
+    const rk_attr_pair *small[RK_PRINT_IR_SMALL_MAP], **order = small;
+    int i, j;
+    if (attrs->n > RK_PRINT_IR_SMALL_MAP)
+        order = rk_alloc(arena, (size_t)attrs->n * sizeof *order);
+    if (!order) {
+        out->failed = 1;
+        return;
+    }
+    for (i = 0; i < attrs->n; i++) { /* insertion sort: the keys are unique, the maps small */
+        const rk_attr_pair *pair = &attrs->items[i];
+        for (j = i; j > 0 && strcmp(order[j - 1]->key, pair->key) > 0; j--)
+            order[j] = order[j - 1];
+        order[j] = pair;
+    }
+    rk_buf_puts(out, "{ ");
+    for (i = 0; i < attrs->n; i++) {
+        if (i)
+            rk_buf_puts(out, ", ");
+        rk_buf_puts(out, order[i]->key);
+        rk_buf_puts(out, " = ");
+        rk_print_ir_tagged(arena, out, order[i]->value);
+    }
+    rk_buf_puts(out, " }");
+}
+
+static void rk_print_ir_pad(rk_buf *out, int depth)
+{
+    int i;
+    for (i = 0; i < depth; i++)
+        rk_buf_putn(out, "  ", 2);
+}
+
+void rk_print_ir_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth)
+{
+    int i;
+    rk_print_ir_pad(out, depth);
+    for (i = 0; i < op->n_results; i++)
+        rk_buf_printf(out, "%s%s : %s", i ? ", " : "", op->results[i].name, op->results[i].type);
+    if (op->n_results)
+        rk_buf_puts(out, " = ");
+    rk_buf_puts(out, op->name);
+    rk_buf_puts(out, " ( ");
+    for (i = 0; i < op->n_operands; i++) {
+        if (i)
+            rk_buf_puts(out, ", ");
+        rk_buf_puts(out, op->operands[i].name);
+    }
+    rk_buf_puts(out, " )");
+    if (op->attrs.n) {
+        rk_buf_puts(out, " ");
+        rk_print_ir_attr_map(arena, out, &op->attrs);
+    }
+    rk_buf_puts(out, "\n");
+    for (i = 0; i < op->n_regions; i++)
+        rk_print_ir_print_region(arena, out, op->regions[i], depth + 1);
+}
+
+void rk_print_ir_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, int depth)
+{
+    int i;
+    rk_print_ir_pad(out, depth);
+    rk_buf_puts(out, "region @");
+    rk_buf_puts(out, region->name);
+    rk_buf_puts(out, " {\n");
+    for (i = 0; i < region->n_ops; i++)
+        rk_print_ir_print_op(arena, out, region->ops[i], depth + 1);
+    rk_print_ir_pad(out, depth);
+    rk_buf_puts(out, "}\n");
+}
+
+int rk_print_ir_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err)
+{
+    int i;
+    rk_buf_puts(out, "rocke.ir v1\n");
+    rk_buf_puts(out, "kernel @");
+    rk_buf_puts(out, kernel->name);
+    rk_buf_puts(out, " {\n");
+    if (kernel->attrs.n) {
+        rk_buf_puts(out, "  attrs ");
+        rk_print_ir_attr_map(arena, out, &kernel->attrs);
+        rk_buf_puts(out, "\n");
+    }
+    rk_buf_puts(out, "  params {\n");
+    for (i = 0; i < kernel->n_params; i++) {
+        const rk_ir_param *p = kernel->params[i];
+        rk_buf_printf(out, "    %s : %s", p->value.name, p->value.type);
+        if (p->attrs.n) {
+            rk_buf_puts(out, " ");
+            rk_print_ir_attr_map(arena, out, &p->attrs);
+        }
+        rk_buf_puts(out, "\n");
+    }
+    rk_buf_puts(out, "  }\n");
+    rk_print_ir_print_region(arena, out, kernel->entry, 1);
+    rk_buf_puts(out, "}\n");
+    if (out->failed || arena->failed)
+        return rk_fail_internal(err, "out of memory (ir text)");
+    return 0;
+}

@@ -1,0 +1,900 @@
+/* verify.c: the IR verifier (docs/ir.md §6): scopes, types, attrs and region structure.
+ *
+ * Twin of rocke_py/engine/verify.py: the same rules in the same order with the same
+ * messages, function for function. A kernel that fails is an engine bug:
+ * rk_verify_verify_kernel returns the first failure's message (NULL when the kernel is well
+ * formed) and the caller raises an internal error. Python's `a or b` chains of optional
+ * messages are `bad = a; if (!bad) bad = b;` here. Attr comparisons follow Python's ==
+ * (bool, int and float compare as numbers). */
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
+#include "ir.h"
+
+static const char *const rk_verify_int_types[] = {"i32", "i64", NULL};
+static const char *const rk_verify_i32_types[] = {"i32", NULL};
+static const char *const rk_verify_logic_types[] = {"i1", "i32", NULL};
+static const char *const rk_verify_float_types[] = {"f32", NULL};
+static const char *const rk_verify_preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", NULL};
+
+static int rk_verify_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static int rk_verify_in(const char *s, const char *const *list)
+{
+    int i;
+    for (i = 0; s && list[i]; i++)
+        if (strcmp(s, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* `attr in (v0, v1, ...)` for ints, with Python's ==; the list ends with -1. */
+static int rk_verify_attr_in(const rk_attr *a, const long long *values)
+{
+    int i;
+    for (i = 0; values[i] >= 0; i++)
+        if (rk_attr_py_eq_int(a, values[i]))
+            return 1;
+    return 0;
+}
+
+/* Python's str() of an attr value (a list or map, never str()'d by a kernel we build,
+ * gives a placeholder). */
+static const char *rk_verify_py_str(rk_arena *arena, const rk_attr *a)
+{
+    rk_buf b;
+    const char *out;
+    switch (a->kind) {
+    case RK_ATTR_BOOL:
+        return a->i ? "True" : "False";
+    case RK_ATTR_INT:
+        return rk_ir_printf(arena, "%lld", a->i);
+    case RK_ATTR_FLOAT:
+        rk_buf_init(&b);
+        rk_print_ir_format_float(&b, a->f);
+        out = b.failed ? NULL : rk_ir_printf(arena, "%s", b.data);
+        rk_buf_free(&b);
+        return out;
+    case RK_ATTR_STR:
+        return a->s;
+    case RK_ATTR_LIST:
+        return "<list>";
+    case RK_ATTR_MAP:
+        return "<map>";
+    }
+    return "";
+}
+
+/* The message, or "out of memory" when the arena could not hold it (arena->failed is set,
+ * which tells the caller the verdict is not to be trusted). */
+static const char *rk_verify_msg(rk_arena *arena, const char *fmt, ...)
+{
+    va_list ap;
+    char small[2], *out;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    out = n < 0 ? NULL : rk_alloc(arena, (size_t)n + 1);
+    if (!out)
+        return "out of memory";
+    va_start(ap, fmt);
+    vsnprintf(out, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
+/* A string made by the arena (a vec type, an element), or "" when it could not be made. */
+static const char *rk_verify_or_empty(const char *s) { return s ? s : ""; }
+
+static int rk_verify_valid_type(rk_arena *arena, const char *t)
+{
+    if (rk_ir_is_scalar(t) || strcmp(t, "rsrc") == 0)
+        return 1;
+    if (rk_ir_is_vec(t)) {
+        const char *elem = rk_ir_vec_elem(arena, t);
+        long long n;
+        if (!elem || !rk_ir_is_scalar(elem))
+            return 0;
+        n = rk_ir_vec_len(t);
+        return n != RK_IR_BAD_LEN && n >= 1;
+    }
+    if (rk_ir_is_ptr(t)) {
+        size_t len = strlen(t);
+        const char *tail = ",global>";
+        return len >= strlen(tail) && strcmp(t + len - strlen(tail), tail) == 0
+               && rk_ir_is_scalar(rk_verify_or_empty(rk_ir_ptr_elem(arena, t)));
+    }
+    if (rk_ir_is_smem(t))
+        return rk_ir_is_scalar(rk_verify_or_empty(rk_ir_smem_elem(arena, t)));
+    return 0;
+}
+
+static const char *rk_verify_need(int cond, const char *message) { return cond ? NULL : message; }
+
+static const char *rk_verify_arity(const rk_ir_op *op, rk_arena *arena, int n_operands, int n_results)
+{
+    if (op->n_operands != n_operands || op->n_results != n_results)
+        return rk_verify_msg(arena, "%s takes %d operands and gives %d results", op->name, n_operands,
+                             n_results);
+    return NULL;
+}
+
+/* The keys that follow, NULL-terminated. */
+static const char *rk_verify_check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
+{
+    va_list ap;
+    const char *key, *bad = NULL;
+    va_start(ap, arena);
+    while (!bad && (key = va_arg(ap, const char *)) != NULL)
+        if (!rk_attrs_get(&op->attrs, key))
+            bad = rk_verify_msg(arena, "%s needs attr %s", op->name, key);
+    va_end(ap);
+    return bad;
+}
+
+static const rk_attr *rk_verify_attr(const rk_ir_op *op, const char *key)
+{
+    return rk_attrs_get(&op->attrs, key);
+}
+
+/* ---- one check per op kind; each returns the failure message or NULL ---- */
+
+static const char *rk_verify_check_constant(const rk_ir_op *op, rk_arena *arena)
+{
+    static const char *const types[] = {"i1", "i32", "i64", "f32", NULL};
+    const char *bad = rk_verify_arity(op, arena, 0, 1), *t;
+    int want_float;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "ity", "value", NULL);
+    if (bad)
+        return bad;
+    t = op->results[0].type;
+    if (!rk_attr_is_str(rk_verify_attr(op, "ity"), t) || !rk_verify_in(t, types))
+        return rk_verify_msg(arena, "arith.constant of type %s", t);
+    want_float = strcmp(t, "f32") == 0;
+    return rk_verify_need((rk_verify_attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
+                          "arith.constant value has the wrong tag");
+}
+
+static const char *rk_verify_check_constant_vec(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "ity", "value", NULL);
+    return bad ? bad : rk_verify_need(rk_ir_is_vec(op->results[0].type)
+                                      && rk_attr_is_str(rk_verify_attr(op, "ity"), op->results[0].type),
+                                      "arith.constant_vec needs a vec type");
+}
+
+static const char *rk_verify_same_type_binary(const rk_ir_op *op, rk_arena *arena,
+                                              const char *const *types)
+{
+    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const rk_ir_value *a, *b, *r;
+    if (bad)
+        return bad;
+    a = &op->operands[0], b = &op->operands[1], r = &op->results[0];
+    if (rk_verify_eq(a->type, b->type) && rk_verify_eq(b->type, r->type) && rk_verify_in(a->type, types))
+        return NULL;
+    return rk_verify_msg(arena, "%s on %s, %s -> %s", op->name, a->type, b->type, r->type);
+}
+
+static const char *rk_verify_check_cmp(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const rk_attr *pred;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "pred", NULL);
+    if (bad)
+        return bad;
+    pred = rk_verify_attr(op, "pred");
+    return rk_verify_need(rk_verify_eq(op->operands[0].type, "i32") && rk_verify_eq(op->operands[1].type, "i32")
+                          && rk_verify_eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
+                          && rk_verify_in(pred->s, rk_verify_preds),
+                          "arith.cmp needs two i32 operands, a known pred and an i1 result");
+}
+
+static const char *rk_verify_check_select(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 3, 1);
+    const rk_ir_value *v;
+    if (bad)
+        return bad;
+    v = op->operands;
+    return rk_verify_need(rk_verify_eq(v[0].type, "i1") && rk_verify_eq(v[1].type, v[2].type)
+                          && rk_verify_eq(v[2].type, op->results[0].type), "arith.select types");
+}
+
+static const char *rk_verify_check_fptrunc(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 1, 1), *r;
+    int ok;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "to", NULL);
+    if (bad)
+        return bad;
+    r = op->results[0].type;
+    ok = rk_verify_eq(op->operands[0].type, "f32") && (rk_verify_eq(r, "f16") || rk_verify_eq(r, "bf16"));
+    return rk_verify_need(ok && rk_attr_is_str(rk_verify_attr(op, "to"), r), "arith.fptrunc is f32 -> f16|bf16");
+}
+
+static int rk_verify_numeric(rk_arena *arena, const char *t)
+{
+    return rk_ir_is_scalar(rk_verify_or_empty(rk_ir_vec_elem(arena, t)));
+}
+
+static const char *rk_verify_check_bitcast(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 1, 1), *a, *r;
+    int numeric;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "to", NULL);
+    if (bad)
+        return bad;
+    a = op->operands[0].type, r = op->results[0].type;
+    numeric = rk_verify_numeric(arena, a) && rk_verify_numeric(arena, r);
+    return rk_verify_need(rk_attr_is_str(rk_verify_attr(op, "to"), r) && numeric
+                          && rk_ir_type_bits(a) == rk_ir_type_bits(r), "arith.bitcast widths");
+}
+
+static const char *rk_verify_check_i32_source(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    if (bad || rk_verify_eq(op->results[0].type, "i32"))
+        return bad;
+    return rk_verify_msg(arena, "%s gives i32", op->name);
+}
+
+static const char *rk_verify_check_block_id(const rk_ir_op *op, rk_arena *arena)
+{
+    static const long long dims[] = {0, 1, 2, -1};
+    const char *bad = rk_verify_check_i32_source(op, arena);
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "dim", NULL);
+    return bad ? bad : rk_verify_need(rk_verify_attr_in(rk_verify_attr(op, "dim"), dims), "gpu.block_id dim");
+}
+
+static const char *rk_verify_check_thread_id(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_check_i32_source(op, arena);
+    return bad ? bad : rk_verify_check_attrs(op, arena, "dim", NULL);
+}
+
+static const char *rk_verify_check_readfirstlane(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    return bad ? bad : rk_verify_need(rk_verify_eq(op->operands[0].type, op->results[0].type)
+                                      && rk_verify_eq(op->results[0].type, "i32"), "gpu.readfirstlane is i32");
+}
+
+static const char *rk_verify_check_make_rsrc(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    return bad ? bad : rk_verify_need(rk_ir_is_ptr(op->operands[0].type) && rk_verify_eq(op->operands[1].type, "i32")
+                                      && rk_verify_eq(op->results[0].type, "rsrc"),
+                                      "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
+}
+
+static const long long rk_verify_access_bits[] = {16, 32, 64, 128, -1};
+
+static int rk_verify_bits_in(long long bits, const long long *values)
+{
+    int i;
+    for (i = 0; values[i] >= 0; i++)
+        if (bits == values[i])
+            return 1;
+    return 0;
+}
+
+static const char *rk_verify_check_buffer_load(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 2, 1), *t, *elem;
+    long long n;
+    int ok;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "elem", "n", NULL);
+    if (bad)
+        return bad;
+    t = op->results[0].type;
+    elem = rk_ir_vec_elem(arena, t);
+    n = rk_ir_vec_len(t);
+    ok = rk_verify_eq(op->operands[0].type, "rsrc") && rk_verify_eq(op->operands[1].type, "i32")
+         && elem && rk_attr_is_str(rk_verify_attr(op, "elem"), elem)
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(rk_verify_attr(op, "n"), n)
+         && rk_ir_is_scalar(elem) && rk_verify_bits_in(rk_ir_type_bits(t), rk_verify_access_bits);
+    return rk_verify_need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes");
+}
+
+static const char *rk_verify_check_buffer_store(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const rk_ir_value *v;
+    if (bad)
+        return bad;
+    v = op->operands;
+    return rk_verify_need(rk_verify_eq(v[0].type, "rsrc") && rk_verify_eq(v[1].type, "i32")
+                          && rk_verify_numeric(arena, v[2].type)
+                          && rk_verify_bits_in(rk_ir_type_bits(v[2].type), rk_verify_access_bits)
+                          && !rk_verify_eq(v[2].type, "i1"), "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)");
+}
+
+static const char *rk_verify_check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
+{
+    static const char *const values[] = {"f32", "vec<f16x2>", "vec<bf16x2>", NULL};
+    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const rk_ir_value *v;
+    int ok;
+    if (bad)
+        return bad;
+    v = op->operands;
+    ok = rk_ir_is_ptr(v[0].type) && rk_verify_eq(v[1].type, "i32")
+         && rk_verify_eq(rk_ir_vec_elem(arena, v[2].type), rk_ir_ptr_elem(arena, v[0].type))
+         && rk_verify_in(v[2].type, values);
+    return rk_verify_need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
+}
+
+static const char *rk_verify_check_smem_alloc(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "type", NULL);
+    return bad ? bad : rk_verify_need(rk_ir_is_smem(op->results[0].type)
+                                      && rk_attr_is_str(rk_verify_attr(op, "type"), op->results[0].type),
+                                      "tile.smem_alloc type");
+}
+
+static const char *rk_verify_check_align(const rk_ir_op *op, rk_arena *arena, const char *t)
+{
+    static const long long aligns[] = {1, 2, 4, 8, 16, -1};
+    const rk_attr *align = rk_verify_attr(op, "align");
+    int ok = align && (align->kind == RK_ATTR_INT || align->kind == RK_ATTR_BOOL)
+             && rk_verify_attr_in(align, aligns) && align->i >= rk_ir_elem_bytes_of(t);
+    if (ok)
+        return NULL;
+    return rk_verify_msg(arena, "%s align must be a power of two in [element size, 16]", op->name);
+}
+
+static const char *rk_verify_check_smem_load(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 3, 1), *t;
+    const rk_ir_value *v;
+    long long n;
+    int ok;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "n", "align", NULL);
+    if (bad)
+        return bad;
+    v = op->operands;
+    t = op->results[0].type;
+    n = rk_ir_vec_len(t);
+    ok = rk_ir_is_smem(v[0].type) && rk_verify_eq(v[1].type, "i32") && rk_verify_eq(v[2].type, "i32")
+         && rk_verify_eq(rk_ir_vec_elem(arena, t), rk_ir_smem_elem(arena, v[0].type))
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(rk_verify_attr(op, "n"), n);
+    bad = rk_verify_need(ok, "tile.smem_load(smem<T>, i32, i32) -> T|vec<TxN>");
+    return bad ? bad : rk_verify_check_align(op, arena, t);
+}
+
+static const char *rk_verify_check_smem_store(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 4, 0);
+    const rk_ir_value *v;
+    int ok;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "align", NULL);
+    if (bad)
+        return bad;
+    v = op->operands;
+    ok = rk_ir_is_smem(v[0].type) && rk_verify_eq(v[1].type, "i32") && rk_verify_eq(v[2].type, "i32")
+         && rk_verify_eq(rk_ir_vec_elem(arena, v[3].type), rk_ir_smem_elem(arena, v[0].type));
+    bad = rk_verify_need(ok, "tile.smem_store(smem<T>, i32, i32, T|vec<TxN>)");
+    return bad ? bad : rk_verify_check_align(op, arena, v[3].type);
+}
+
+static const char *rk_verify_check_no_values(const rk_ir_op *op, rk_arena *arena)
+{
+    return rk_verify_arity(op, arena, 0, 0);
+}
+
+static const char *rk_verify_check_smem_addr(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    return bad ? bad : rk_verify_need(rk_ir_is_smem(op->operands[0].type)
+                                      && rk_verify_eq(op->results[0].type, "i32"), "tile.smem_addr(smem) -> i32");
+}
+
+static const char *rk_verify_transpose_read(const rk_ir_op *op, rk_arena *arena, int width)
+{
+    const char *bad = rk_verify_arity(op, arena, 3, 1), *elem;
+    const rk_ir_value *v;
+    int ok;
+    if (bad)
+        return bad;
+    v = op->operands;
+    elem = rk_ir_is_smem(v[0].type) ? rk_ir_smem_elem(arena, v[0].type) : NULL;
+    ok = elem && (rk_verify_eq(elem, "f16") || rk_verify_eq(elem, "bf16")) && rk_verify_eq(v[1].type, "i32")
+         && rk_verify_eq(v[2].type, "i32") && rk_verify_eq(op->results[0].type, rk_ir_vec(arena, elem, width));
+    if (ok)
+        return NULL;
+    return rk_verify_msg(arena, "%s(smem<f16|bf16>, i32, i32) -> vec<Tx%d>", op->name, width);
+}
+
+static const char *rk_verify_check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
+{
+    static const long long dwords[] = {1, 3, 4, -1};
+    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const rk_ir_value *v;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "dwords", "aux", NULL);
+    if (bad)
+        return bad;
+    v = op->operands;
+    return rk_verify_need(rk_verify_eq(v[0].type, "rsrc") && rk_verify_eq(v[1].type, "i32")
+                          && rk_verify_eq(v[2].type, "i32") && rk_verify_attr_in(rk_verify_attr(op, "dwords"), dwords),
+                          "tile.async_buffer_load_lds(rsrc, i32, i32) with dwords 1, 3 or 4");
+}
+
+static const char *rk_verify_check_waitcnt(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_check_no_values(op, arena);
+    return bad ? bad : rk_verify_check_attrs(op, arena, "vmcnt", NULL);
+}
+
+/* Python's 0 <= index < n (an index that is not a number fails). */
+static int rk_verify_index_in(const rk_attr *index, long long n)
+{
+    return n != RK_IR_BAD_LEN && rk_attr_py_cmp_int(index, 0) >= 0 && rk_attr_py_cmp_int(index, n) == -1;
+}
+
+static const char *rk_verify_check_extract(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    const rk_ir_value *v;
+    int ok;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "index", NULL);
+    if (bad)
+        return bad;
+    v = &op->operands[0];
+    ok = rk_ir_is_vec(v->type) && rk_verify_eq(op->results[0].type, rk_ir_vec_elem(arena, v->type))
+         && rk_verify_index_in(rk_verify_attr(op, "index"), rk_ir_vec_len(v->type));
+    return rk_verify_need(ok, "vector.extract element type or index");
+}
+
+static const char *rk_verify_check_insert(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const rk_ir_value *v, *x;
+    int ok;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "index", NULL);
+    if (bad)
+        return bad;
+    v = &op->operands[0], x = &op->operands[1];
+    ok = rk_ir_is_vec(v->type) && rk_verify_eq(x->type, rk_ir_vec_elem(arena, v->type))
+         && rk_verify_eq(op->results[0].type, v->type)
+         && rk_verify_index_in(rk_verify_attr(op, "index"), rk_ir_vec_len(v->type));
+    return rk_verify_need(ok, "vector.insert types or index");
+}
+
+static const char *rk_verify_check_from_elements(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *t;
+    int i, ok;
+    if (op->n_results != 1 || op->n_operands == 0)
+        return "vector.from_elements takes operands and gives 1 result";
+    t = op->operands[0].type;
+    ok = 1;
+    for (i = 0; i < op->n_operands; i++)
+        ok = ok && rk_verify_eq(op->operands[i].type, t);
+    ok = ok && rk_ir_is_scalar(t) && rk_verify_eq(op->results[0].type, rk_ir_vec(arena, t, op->n_operands));
+    return rk_verify_need(ok, "vector.from_elements types");
+}
+
+static const char *rk_verify_check_concat(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 2, 1), *elem;
+    long long na, nb;
+    int ok;
+    if (bad)
+        return bad;
+    elem = rk_ir_vec_elem(arena, op->operands[0].type);
+    na = rk_ir_vec_len(op->operands[0].type);
+    nb = rk_ir_vec_len(op->operands[1].type);
+    ok = elem && rk_verify_eq(elem, rk_ir_vec_elem(arena, op->operands[1].type))
+         && na != RK_IR_BAD_LEN && nb != RK_IR_BAD_LEN
+         && rk_verify_eq(op->results[0].type, rk_ir_vec(arena, elem, na + nb));
+    return rk_verify_need(ok, "vector.concat types");
+}
+
+static const char *rk_verify_check_mma(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_arity(op, arena, 3, 1), *op_id, *types[3];
+    int known;
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "op_id", NULL);
+    if (bad)
+        return bad;
+    op_id = rk_verify_py_str(arena, rk_verify_attr(op, "op_id"));
+    if (!op_id)
+        return "out of memory";
+    known = rk_mma_atom_types(arena, op_id, types);
+    if (known < 0)
+        return "out of memory";
+    if (known == 0)
+        return rk_verify_msg(arena, "tile.mma: unknown op_id %s", op_id);
+    if (rk_verify_eq(op->operands[0].type, types[0]) && rk_verify_eq(op->operands[1].type, types[1])
+        && rk_verify_eq(op->operands[2].type, types[2]) && rk_verify_eq(op->results[0].type, types[2]))
+        return NULL;
+    return rk_verify_msg(arena, "tile.mma %s operand types", op_id);
+}
+
+static const char *rk_verify_check_sched_group_barrier(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_check_no_values(op, arena);
+    return bad ? bad : rk_verify_check_attrs(op, arena, "mask", "size", "sync_id", NULL);
+}
+
+static const char *rk_verify_check_sched_barrier(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_check_no_values(op, arena);
+    return bad ? bad : rk_verify_check_attrs(op, arena, "mask", NULL);
+}
+
+static const char *rk_verify_check_setprio(const rk_ir_op *op, rk_arena *arena)
+{
+    const char *bad = rk_verify_check_no_values(op, arena);
+    return bad ? bad : rk_verify_check_attrs(op, arena, "prio", NULL);
+}
+
+/* CHECKS: a plain check, or same_type_binary(types), or transpose_read(width). */
+typedef const char *(*rk_verify_check_fn)(const rk_ir_op *op, rk_arena *arena);
+
+typedef struct rk_verify_rule {
+    const char *name;
+    rk_verify_check_fn check;
+    const char *const *types;
+    int width;
+} rk_verify_rule;
+
+static const rk_verify_rule rk_verify_checks[] = {
+    {"arith.constant", rk_verify_check_constant, NULL, 0},
+    {"arith.constant_vec", rk_verify_check_constant_vec, NULL, 0},
+    {"arith.add", NULL, rk_verify_int_types, 0},
+    {"arith.sub", NULL, rk_verify_int_types, 0},
+    {"arith.mul", NULL, rk_verify_int_types, 0},
+    {"arith.div", NULL, rk_verify_i32_types, 0},
+    {"arith.mod", NULL, rk_verify_i32_types, 0},
+    {"arith.min", NULL, rk_verify_i32_types, 0},
+    {"arith.max", NULL, rk_verify_i32_types, 0},
+    {"arith.and", NULL, rk_verify_logic_types, 0},
+    {"arith.or", NULL, rk_verify_logic_types, 0},
+    {"arith.cmp", rk_verify_check_cmp, NULL, 0},
+    {"arith.select", rk_verify_check_select, NULL, 0},
+    {"arith.fadd", NULL, rk_verify_float_types, 0},
+    {"arith.fmul", NULL, rk_verify_float_types, 0},
+    {"arith.fmax", NULL, rk_verify_float_types, 0},
+    {"arith.fmin", NULL, rk_verify_float_types, 0},
+    {"arith.fptrunc", rk_verify_check_fptrunc, NULL, 0},
+    {"arith.bitcast", rk_verify_check_bitcast, NULL, 0},
+    {"gpu.thread_id", rk_verify_check_thread_id, NULL, 0},
+    {"gpu.block_id", rk_verify_check_block_id, NULL, 0},
+    {"gpu.lane_id", rk_verify_check_i32_source, NULL, 0},
+    {"gpu.readfirstlane", rk_verify_check_readfirstlane, NULL, 0},
+    {"tile.make_buffer_rsrc", rk_verify_check_make_rsrc, NULL, 0},
+    {"tile.buffer_load", rk_verify_check_buffer_load, NULL, 0},
+    {"tile.buffer_store", rk_verify_check_buffer_store, NULL, 0},
+    {"tile.global_atomic_fadd", rk_verify_check_atomic_fadd, NULL, 0},
+    {"tile.smem_alloc", rk_verify_check_smem_alloc, NULL, 0},
+    {"tile.smem_load", rk_verify_check_smem_load, NULL, 0},
+    {"tile.smem_store", rk_verify_check_smem_store, NULL, 0},
+    {"tile.smem_addr", rk_verify_check_smem_addr, NULL, 0},
+    {"tile.ds_read_tr16_b64", NULL, NULL, 4},
+    {"tile.ds_read_tr16_b128", NULL, NULL, 8},
+    {"tile.async_buffer_load_lds", rk_verify_check_async_load_lds, NULL, 0},
+    {"tile.s_waitcnt", rk_verify_check_waitcnt, NULL, 0},
+    {"tile.sync", rk_verify_check_no_values, NULL, 0},
+    {"tile.sync_lds_only", rk_verify_check_no_values, NULL, 0},
+    {"vector.extract", rk_verify_check_extract, NULL, 0},
+    {"vector.insert", rk_verify_check_insert, NULL, 0},
+    {"vector.from_elements", rk_verify_check_from_elements, NULL, 0},
+    {"vector.concat", rk_verify_check_concat, NULL, 0},
+    {"tile.mma", rk_verify_check_mma, NULL, 0},
+    {"tile.sched_group_barrier", rk_verify_check_sched_group_barrier, NULL, 0},
+    {"tile.sched_barrier", rk_verify_check_sched_barrier, NULL, 0},
+    {"tile.s_setprio", rk_verify_check_setprio, NULL, 0},
+    {"cf.return", rk_verify_check_no_values, NULL, 0},
+};
+
+#define RK_VERIFY_N_CHECKS ((int)(sizeof rk_verify_checks / sizeof rk_verify_checks[0]))
+
+static const rk_verify_rule *rk_verify_rule_for(const char *name)
+{
+    int i;
+    for (i = 0; i < RK_VERIFY_N_CHECKS; i++)
+        if (strcmp(rk_verify_checks[i].name, name) == 0)
+            return &rk_verify_checks[i];
+    return NULL;
+}
+
+static const char *rk_verify_run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena *arena)
+{
+    if (rule->types)
+        return rk_verify_same_type_binary(op, arena, rule->types);
+    if (rule->width)
+        return rk_verify_transpose_read(op, arena, rule->width);
+    return rule->check(op, arena);
+}
+
+/* ---- Scope: visible names -> types, one frame per open region ----
+ * Every name ever defined is in one hash table (Python's `defined`); a name is visible
+ * while the frame that defined it is open (a frame's names are hidden when it is dropped). */
+typedef struct rk_verify_name rk_verify_name;
+struct rk_verify_name {
+    const char *name;
+    const char *type;
+    int visible;
+    rk_verify_name *frame_next;
+};
+
+typedef struct rk_verify_scope {
+    rk_arena *arena;
+    rk_verify_name **table;   /* open addressing, a power of two */
+    size_t size, count;
+    rk_verify_name **frames;  /* per open frame: its names, newest first */
+    int n_frames, cap_frames;
+} rk_verify_scope;
+
+static size_t rk_verify_hash(const char *s)
+{
+    size_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static rk_verify_name **rk_verify_slot(rk_verify_name **table, size_t size, const char *name)
+{
+    size_t i = rk_verify_hash(name) & (size - 1);
+    while (table[i] && strcmp(table[i]->name, name) != 0)
+        i = (i + 1) & (size - 1);
+    return &table[i];
+}
+
+static int rk_verify_rehash(rk_verify_scope *scope)
+{
+    size_t size = scope->size ? scope->size * 2 : 256, i;
+    rk_verify_name **table = rk_alloc(scope->arena, size * sizeof *table);
+    if (!table)
+        return -1;
+    for (i = 0; i < scope->size; i++)
+        if (scope->table[i])
+            *rk_verify_slot(table, size, scope->table[i]->name) = scope->table[i];
+    scope->table = table;
+    scope->size = size;
+    return 0;
+}
+
+static int rk_verify_push_frame(rk_verify_scope *scope)
+{
+    if (scope->n_frames == scope->cap_frames) {
+        int cap = scope->cap_frames ? scope->cap_frames * 2 : 16;
+        rk_verify_name **frames = rk_alloc(scope->arena, (size_t)cap * sizeof *frames);
+        if (!frames)
+            return -1;
+        if (scope->n_frames)
+            memcpy(frames, scope->frames, (size_t)scope->n_frames * sizeof *frames);
+        scope->frames = frames;
+        scope->cap_frames = cap;
+    }
+    scope->frames[scope->n_frames++] = NULL;
+    return 0;
+}
+
+static void rk_verify_pop_frame(rk_verify_scope *scope)
+{
+    rk_verify_name *entry;
+    scope->n_frames--;
+    for (entry = scope->frames[scope->n_frames]; entry; entry = entry->frame_next)
+        entry->visible = 0;
+}
+
+static const char *rk_verify_define(rk_verify_scope *scope, const char *name, const char *type)
+{
+    rk_verify_name **slot, *entry;
+    if (2 * (scope->count + 1) > scope->size && rk_verify_rehash(scope))
+        return "out of memory";
+    slot = rk_verify_slot(scope->table, scope->size, name);
+    if (*slot)
+        return rk_verify_msg(scope->arena, "%s is defined twice", name);
+    if (!rk_verify_valid_type(scope->arena, type))
+        return rk_verify_msg(scope->arena, "%s has an invalid type %s", name, type);
+    entry = rk_alloc(scope->arena, sizeof *entry);
+    if (!entry)
+        return "out of memory";
+    entry->name = name;
+    entry->type = type;
+    entry->visible = 1;
+    entry->frame_next = scope->frames[scope->n_frames - 1];
+    scope->frames[scope->n_frames - 1] = entry;
+    *slot = entry;
+    scope->count++;
+    return NULL;
+}
+
+static const char *rk_verify_lookup(const rk_verify_scope *scope, const char *name)
+{
+    rk_verify_name *entry;
+    if (!scope->size)
+        return NULL;
+    entry = *rk_verify_slot(scope->table, scope->size, name);
+    return entry && entry->visible ? entry->type : NULL;
+}
+
+static const char *rk_verify_verify_region(const rk_ir_region *region, rk_verify_scope *scope,
+                                           const char *where, int allow_yield);
+
+/* `arg` is an iter_args entry {name, type}: "scf.for iter_arg, init and result types
+ * differ" unless it is a map whose type is init's. */
+static int rk_verify_arg_matches(const rk_attr *arg, const char *init_type)
+{
+    return arg->kind == RK_ATTR_MAP && rk_attr_is_str(rk_attrs_get(&arg->map, "type"), init_type);
+}
+
+/* Registers the iv and the iter_args in a new frame and verifies the body under them. */
+static const char *rk_verify_for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_verify_scope *scope,
+                                      const char *where)
+{
+    const char *bad, *iv = rk_verify_py_str(scope->arena, rk_verify_attr(op, "iv"));
+    int i;
+    if (!iv || rk_verify_push_frame(scope))
+        return "out of memory";
+    bad = rk_verify_define(scope, iv, "i32");
+    for (i = 0; !bad && i < iter_args->n; i++) {
+        const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
+        const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
+        const char *text = name ? rk_verify_py_str(scope->arena, name) : NULL;
+        if (!name) /* Python raises KeyError here */
+            bad = "scf.for iter_arg has no name";
+        else
+            bad = text ? rk_verify_define(scope, text, type->s) : "out of memory";
+    }
+    if (!bad) {
+        const char *inner = rk_verify_msg(scope->arena, "%s.body", where);
+        bad = rk_verify_verify_region(op->regions[0], scope, inner, 1);
+    }
+    rk_verify_pop_frame(scope);
+    return bad;
+}
+
+static const char *rk_verify_check_for(const rk_ir_op *op, rk_verify_scope *scope, const char *where)
+{
+    const rk_attr *iter_args;
+    const rk_ir_region *body;
+    const rk_ir_op *last;
+    const char *bad;
+    int n_inits, i;
+    if (op->n_operands < 3 || op->n_regions != 1 || strcmp(op->regions[0]->name, "body") != 0)
+        return "scf.for needs lb, ub, step and a @body region";
+    bad = rk_verify_check_attrs(op, scope->arena, "iv", "iv_type", "iter_args", NULL);
+    if (bad)
+        return bad;
+    for (i = 0; i < 3; i++)
+        if (!rk_verify_eq(op->operands[i].type, "i32"))
+            return "scf.for bounds and iv must be i32";
+    if (!rk_attr_is_str(rk_verify_attr(op, "iv_type"), "i32"))
+        return "scf.for bounds and iv must be i32";
+    iter_args = rk_verify_attr(op, "iter_args");
+    n_inits = op->n_operands - 3;
+    if (iter_args->kind != RK_ATTR_LIST || iter_args->n != n_inits || op->n_results != n_inits)
+        return "scf.for iter_args, inits and results differ in number";
+    for (i = 0; i < n_inits; i++) {
+        const char *init = op->operands[3 + i].type;
+        if (!rk_verify_arg_matches(iter_args->items[i], init) || !rk_verify_eq(op->results[i].type, init))
+            return "scf.for iter_arg, init and result types differ";
+    }
+    body = op->regions[0];
+    last = body->n_ops ? body->ops[body->n_ops - 1] : NULL;
+    if (!last || strcmp(last->name, "scf.yield") != 0)
+        return "scf.for body must end with scf.yield";
+    if (last->n_operands != n_inits)
+        return "scf.yield does not match the iter_args";
+    for (i = 0; i < n_inits; i++)
+        if (!rk_verify_eq(last->operands[i].type, op->operands[3 + i].type))
+            return "scf.yield does not match the iter_args";
+    return rk_verify_for_body(op, iter_args, scope, where);
+}
+
+static const char *rk_verify_check_if(const rk_ir_op *op, rk_verify_scope *scope, const char *where)
+{
+    const char *bad;
+    if (op->n_operands != 1 || !rk_verify_eq(op->operands[0].type, "i1") || op->n_results)
+        return "scf.if takes one i1 condition and gives no results";
+    if (op->n_regions != 1 || strcmp(op->regions[0]->name, "then") != 0)
+        return "scf.if needs a @then region";
+    if (rk_verify_push_frame(scope))
+        return "out of memory";
+    bad = rk_verify_verify_region(op->regions[0], scope, rk_verify_msg(scope->arena, "%s.then", where), 0);
+    rk_verify_pop_frame(scope);
+    return bad;
+}
+
+static const char *rk_verify_check_yield(const rk_ir_op *op, rk_arena *arena, int last_in_for)
+{
+    const char *bad = rk_verify_need(last_in_for, "scf.yield outside the end of a for body");
+    if (!bad)
+        bad = rk_verify_check_attrs(op, arena, "num", NULL);
+    return bad ? bad : rk_verify_need(rk_attr_py_eq_int(rk_verify_attr(op, "num"), op->n_operands)
+                                      && !op->n_results, "scf.yield num");
+}
+
+static const char *rk_verify_verify_op(const rk_ir_op *op, rk_verify_scope *scope, const char *where,
+                                       int last_in_for)
+{
+    const rk_verify_rule *rule;
+    const char *bad;
+    int i;
+    for (i = 0; i < op->n_operands; i++) {
+        const rk_ir_value *v = &op->operands[i];
+        const char *t = rk_verify_lookup(scope, v->name);
+        if (!t)
+            return rk_verify_msg(scope->arena, "%s is not visible", v->name);
+        if (strcmp(t, v->type) != 0)
+            return rk_verify_msg(scope->arena, "%s is used as %s but defined as %s", v->name, v->type, t);
+    }
+    if (strcmp(op->name, "scf.for") == 0)
+        bad = rk_verify_check_for(op, scope, where);
+    else if (strcmp(op->name, "scf.if") == 0)
+        bad = rk_verify_check_if(op, scope, where);
+    else if (strcmp(op->name, "scf.yield") == 0)
+        bad = rk_verify_check_yield(op, scope->arena, last_in_for);
+    else if ((rule = rk_verify_rule_for(op->name)) != NULL) {
+        bad = op->n_regions ? rk_verify_msg(scope->arena, "%s has no regions", op->name) : NULL;
+        if (!bad)
+            bad = rk_verify_run(rule, op, scope->arena);
+    } else
+        bad = rk_verify_msg(scope->arena, "unknown op %s", op->name);
+    if (bad)
+        return bad;
+    for (i = 0; i < op->n_results; i++) {
+        bad = rk_verify_define(scope, op->results[i].name, op->results[i].type);
+        if (bad)
+            return bad;
+    }
+    return NULL;
+}
+
+static const char *rk_verify_verify_region(const rk_ir_region *region, rk_verify_scope *scope,
+                                           const char *where, int allow_yield)
+{
+    int index;
+    for (index = 0; index < region->n_ops; index++) {
+        const rk_ir_op *op = region->ops[index];
+        int last = allow_yield && index == region->n_ops - 1;
+        const char *bad = rk_verify_verify_op(op, scope, where, last);
+        if (bad)
+            return rk_verify_msg(scope->arena, "%s op %d (%s): %s", where, index, op->name, bad);
+    }
+    return NULL;
+}
+
+const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
+{
+    rk_verify_scope scope;
+    const rk_ir_region *entry = kernel->entry;
+    int i;
+    memset(&scope, 0, sizeof scope);
+    scope.arena = arena;
+    if (rk_verify_push_frame(&scope))
+        return "out of memory";
+    for (i = 0; i < kernel->n_params; i++) {
+        const char *bad = rk_verify_define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
+        if (bad)
+            return rk_verify_msg(arena, "param: %s", bad);
+    }
+    if (strcmp(entry->name, "entry") != 0)
+        return "the kernel region must be @entry";
+    if (!entry->n_ops || strcmp(entry->ops[entry->n_ops - 1]->name, "cf.return") != 0)
+        return "the kernel must end with cf.return";
+    return rk_verify_verify_region(entry, &scope, "entry", 0);
+}
