@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../include/rocke.h"
-#include "internal.h"
+#include "build.h"
+#include "lower.h"
 
 #define RK_MAX_CONFIG_BYTES 1048576
 
@@ -45,7 +46,8 @@ static int rk_emit_echo(const char *word)
     return 1;
 }
 
-static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, rk_error *err)
+static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, int check_implemented,
+                                     rk_error *err)
 {
     if (!rk_emit_in(mode, rk_modes)) {
         if (rk_emit_echo(mode))
@@ -57,7 +59,7 @@ static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, rk_er
             return rk_fail(err, "E_FLAVOR", "unknown flavor '%s' (expected llvm20, llvm22 or llvm23)", flavor);
         return rk_fail(err, "E_FLAVOR", "unknown flavor (expected llvm20, llvm22 or llvm23)");
     }
-    if (!rk_emit_in(mode, rk_implemented))
+    if (check_implemented && !rk_emit_in(mode, rk_implemented))
         return rk_fail(err, "E_MODE", "mode '%s' is not implemented yet", mode);
     return 0;
 }
@@ -70,11 +72,11 @@ static int rk_emit_check_size(size_t len, rk_error *err)
     return 0;
 }
 
-/* What emit_spec produced: the text (code NULL) or a rejection, both in `out`. */
+/* What emit_text produced: the text (code NULL) or a rejection, both in `out`. */
 typedef struct rk_outcome {
     const char *code;   /* NULL: emitted */
     int internal;       /* an engine failure (ROCKE_ERROR), not a rejection */
-    rk_buf out;         /* the spec text, or the rejection message */
+    rk_buf out;         /* the text, or the rejection message */
 } rk_outcome;
 
 static void rk_emit_reject(rk_outcome *o, const rk_error *err)
@@ -85,37 +87,76 @@ static void rk_emit_reject(rk_outcome *o, const rk_error *err)
     rk_buf_puts(&o->out, err->message);
 }
 
+/* The checked inputs of the build: what emit_text's spec stages leave for mode ir and ll. */
+typedef struct rk_checked {
+    rk_spec spec;
+    rk_problem problem;
+    const rk_target *target;
+} rk_checked;
+
 /* Stages after schema: problem, dgrad candidate cap, dtypes, spec, deduce, validate, print. */
-static int rk_emit_spec_stages(const rk_fields *fields, rk_arena *arena, rk_outcome *o, rk_error *err)
+static int rk_emit_spec_stages(const rk_fields *fields, rk_arena *arena, rk_checked *c, rk_outcome *o,
+                               rk_error *err)
 {
     const char *arch = fields->f[RK_KEY_ARCH].value.s;
-    const rk_target *target = rk_target_for(arch);
-    rk_problem problem;
-    rk_spec built, spec;
-    if (!target)
+    rk_spec built;
+    c->target = rk_target_for(arch);
+    if (!c->target)
         return rk_fail_internal(err, "no target data for the schema-checked arch");
-    if (rk_problem_build_problem(fields, &problem, err))
+    if (rk_problem_build_problem(fields, &c->problem, err))
         return -1;
-    if (fields->family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&problem, err))
+    if (fields->family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&c->problem, err))
         return -1;
     if (rk_spec_check_dtypes(fields, err))
         return -1;
     rk_spec_build_spec(fields->family, arch, fields, &built);
-    spec = rk_spec_deduce(&built, &problem, target);
-    o->code = rk_validate_validate(&spec, &problem, target, &o->out);
+    c->spec = rk_spec_deduce(&built, &c->problem, c->target);
+    o->code = rk_validate_validate(&c->spec, &c->problem, c->target, &o->out);
     if (o->code)
         return 0;
-    return rk_print_spec_print_spec(&spec, &problem, target, arena, &o->out, err);
+    return rk_print_spec_print_spec(&c->spec, &c->problem, c->target, arena, &o->out, err);
 }
 
-static void rk_emit_emit_spec(const char *text, size_t len, rk_arena *arena, rk_outcome *o)
+/* Modes ir and ll after the spec stages: the kernel, then its text (the spec text goes). */
+static int rk_emit_kernel_stages(const rk_checked *c, const char *mode, const char *flavor, int staged,
+                                 rk_arena *arena, rk_outcome *o, rk_error *err)
+{
+    rk_ir_kernel *kernel;
+    rk_buf_free(&o->out);
+    rk_buf_init(&o->out);
+    if (rk_build_build_kernel(&c->spec, &c->problem, c->target, staged, arena, &kernel, err))
+        return -1;
+    if (strcmp(mode, "ir") == 0)
+        return rk_print_ir_print_ir(kernel, arena, &o->out, err);
+    if (rk_lower_kernel(kernel, c->spec.arch, flavor, arena, &o->out, err)) {
+        /* an internal failure whose whole message is in o->out (err's copy may be cut) */
+        o->code = err->code;
+        o->internal = 1;
+    }
+    return 0;
+}
+
+/* Every mode runs the spec stages first, so all modes give one verdict per config. */
+static void rk_emit_emit_text(const char *text, size_t len, const char *mode, const char *flavor,
+                              int staged, rk_arena *arena, rk_outcome *o)
 {
     rk_config config;
     rk_fields fields;
+    rk_checked *checked = rk_alloc(arena, sizeof *checked);
     rk_error err;
     memset(&err, 0, sizeof err);
+    if (!checked) {
+        rk_fail_internal(&err, "out of memory (arena)");
+        rk_emit_reject(o, &err);
+        return;
+    }
     if (rk_config_parse(text, len, arena, &config, &err) || rk_schema_check(&config, &fields, &err)
-        || rk_emit_spec_stages(&fields, arena, o, &err)) {
+        || rk_emit_spec_stages(&fields, arena, checked, o, &err)) {
+        rk_emit_reject(o, &err);
+        return;
+    }
+    if (!o->code && !o->out.failed && strcmp(mode, "spec") != 0
+        && rk_emit_kernel_stages(checked, mode, flavor, staged, arena, o, &err)) {
         rk_emit_reject(o, &err);
         return;
     }
@@ -180,8 +221,9 @@ static rocke_status rk_emit_outcome_result(rocke_result *out, rk_outcome *o)
     return ROCKE_EMITTED;
 }
 
-rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                        rocke_result *out)
+rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const char *mode,
+                                   const char *flavor, int staged, int check_implemented,
+                                   rocke_result *out)
 {
     rk_error err;
     rk_arena arena;
@@ -195,14 +237,14 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
         return rk_emit_fail_result(out, "E_INTERNAL", 1, "config is NULL but config_len is not 0");
     if (!config)
         config = ""; /* NULL with length 0 is the empty config */
-    if (rk_emit_check_mode_flavor(mode, flavor, &err) || rk_emit_check_size(config_len, &err)
-        || rk_config_check_encoding(config, config_len, &err))
+    if (rk_emit_check_mode_flavor(mode, flavor, check_implemented, &err)
+        || rk_emit_check_size(config_len, &err) || rk_config_check_encoding(config, config_len, &err))
         return rk_emit_error_result(out, &err);
     rk_arena_init(&arena);
     outcome.code = NULL;
     outcome.internal = 0;
     rk_buf_init(&outcome.out);
-    rk_emit_emit_spec(config, config_len, &arena, &outcome);
+    rk_emit_emit_text(config, config_len, mode, flavor, staged, &arena, &outcome);
     if (arena.failed && !outcome.internal) {
         /* A failed arena allocation surfaces as whatever error the stage reported; the
          * engine cannot trust that verdict, so it is an internal failure. */
@@ -215,6 +257,12 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
     status = rk_emit_outcome_result(out, &outcome);
     rk_buf_free(&outcome.out);
     return status;
+}
+
+rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                        rocke_result *out)
+{
+    return rk_emit_emit_internal(config, config_len, mode, flavor, 1, 1, out);
 }
 
 void rocke_result_free(rocke_result *result)

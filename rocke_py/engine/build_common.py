@@ -302,6 +302,8 @@ def load_vectors(kc: Kc) -> tuple[int, int, int]:
     vec_a, vec_b, vec_c = default_vector_sizes(s, p)
     if s.family == "wgrad":
         vec_c = widest_vector(p.cpg, s.dtype_d)      # cshuffle stores with split_k = 1 widths
+    else:
+        vec_c = min(vec_c, 16 // elem_bytes(IR_ELEM[s.dtype_d]))   # one D store: at most 16 bytes
     if s.vector_size_a is not None:
         vec_a = min(vec_a, s.vector_size_a)
     if s.vector_size_b is not None:

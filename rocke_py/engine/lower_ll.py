@@ -651,7 +651,8 @@ class Lowerer:
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value) + "," + str(value)
         if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)
-                and isinstance(value[1], int)):
+                and not isinstance(value[0], bool) and isinstance(value[1], int)
+                and not isinstance(value[1], bool)):
             return str(value[0]) + "," + str(value[1])
         raise fail("kernel attr " + key + " must be an integer or a pair")
 
