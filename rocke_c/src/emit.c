@@ -14,9 +14,9 @@
 
 static const char *const rk_modes[] = {"spec", "ir", "ll", NULL};
 static const char *const rk_flavors[] = {"llvm20", "llvm22", "llvm23", NULL};
-static const char *const rk_implemented[] = {"spec", NULL};
+static const char *const rk_implemented[] = {"spec", "ir", "ll", NULL};
 
-const char *rocke_implemented_modes(void) { return "spec"; }
+const char *rocke_implemented_modes(void) { return "spec,ir,ll"; }
 
 const char *rocke_version(void) { return "0.1.0"; }
 

@@ -19,7 +19,7 @@ from .validate import validate
 
 MODES = ("spec", "ir", "ll")
 FLAVORS = ("llvm20", "llvm22", "llvm23")
-IMPLEMENTED_MODES = ("spec",)  # "ir" joins when the C engine builds kernels too
+IMPLEMENTED_MODES = ("spec", "ir", "ll")
 MAX_CONFIG_BYTES = 1048576
 
 

@@ -276,4 +276,7 @@ def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str
     if expect.emits:
         p(f"next: rocke-parity golden --update --config {new_id}")
     p(f"then: rocke-parity gate --config {new_id}")
+    if expect.emits and b"\nisa = " in data:
+        p(f"and: the isa list was copied from {source.id}: prove it for this kernel with "
+          f"rocke-parity check-llvm {new_id} (edit [parity] isa to what this config must contain)")
     return 0
