@@ -9,16 +9,14 @@ epilogue — must be identical, and the dropped parts must really differ."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from engines import both
+from rocke_py.engine.result import Emitted
 
-from rocke_py.engine import emit as emit_fn  # noqa: E402
-from rocke_py.engine.result import Emitted  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 LDS_OPS = ("tile.smem_alloc", "tile.smem_store", "tile.smem_load", "tile.ds_read_tr16_b64",
            "tile.ds_read_tr16_b128", "vector.concat")
@@ -29,20 +27,10 @@ CONFIGS = ["wgrad/11-kouter-cshuffle", "wgrad/13-kouter-atom16x16x16", "wgrad/15
 
 
 def kernel_ir(text: str) -> str:
-    """Mode ir of the engines; until both advertise it, the Python builder unstaged."""
-    out = emit_fn(text.encode(), "ir", "llvm22")
-    if isinstance(out, Emitted):
-        return out.text
-    engine_emit = sys.modules["rocke_py.engine.emit"]
-    import rocke_py.engine.build as build
-    saved = engine_emit.build_kernel
-    engine_emit.build_kernel = lambda s, p, t: build.build_kernel(s, p, t, staged=False)
-    try:
-        result = engine_emit.emit_text(text, "ir", "llvm22")
-    finally:
-        engine_emit.build_kernel = saved
-    assert isinstance(result, str), result
-    return result
+    """Mode ir of both engines, which must agree."""
+    out = both(text, "ir")
+    assert isinstance(out, Emitted), out
+    return out.text
 
 
 def parse(ir: str) -> list[tuple[list[str], str, list[str], str]]:

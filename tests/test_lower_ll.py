@@ -721,7 +721,7 @@ def real_kernels() -> list[tuple[str, object, str]]:
         if validate(spec, problem, target):
             continue
         try:
-            kernel = build_kernel(spec, problem, target, staged=False)
+            kernel = build_kernel(spec, problem, target)
         except TypeError:
             kernel = build_kernel(spec, problem, target)
         if not isinstance(kernel, Rejected):

@@ -16,18 +16,6 @@ static const rk_family_module *rk_build_family(int family)
     return &rk_build_dgrad_module;
 }
 
-/* The features the next issue adds: their specs are valid, but no kernel is built yet. */
-int rk_build_not_implemented(const rk_spec *spec, rk_error *err)
-{
-    if (spec->lds_k_outer)
-        return rk_fail(err, "E_NOT_IMPLEMENTED", "the K-outer LDS tile (lds_k_outer) is not built yet");
-    if (spec->async_dma)
-        return rk_fail(err, "E_NOT_IMPLEMENTED", "direct global-to-LDS loads (async_dma) are not built yet");
-    if (strcmp(spec->pipeline, "basic") == 0)
-        return rk_fail(err, "E_NOT_IMPLEMENTED", "pipeline basic is not built yet");
-    return 0;
-}
-
 static rk_accs rk_build_k_loop(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
                                const rk_frag_plan *plan)
 {
@@ -49,9 +37,8 @@ static int rk_build_check(const rk_kc *kc, rk_error *err)
     return rk_b_check(&kc->b, err);
 }
 
-/* staged: reject the features whose C twin has not landed (E_NOT_IMPLEMENTED). */
 int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const rk_target *target,
-                          int staged, rk_arena *arena, rk_ir_kernel **out, rk_error *err)
+                          rk_arena *arena, rk_ir_kernel **out, rk_error *err)
 {
     const rk_family_module *family;
     rk_operands ops;
@@ -63,8 +50,6 @@ int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const 
     const char *problem_text;
     rk_kc *kc;
     *out = NULL;
-    if (staged && rk_build_not_implemented(spec, err))
-        return -1;
     family = rk_build_family(spec->family);
     kc = rk_alloc(arena, sizeof *kc);
     if (!kc)

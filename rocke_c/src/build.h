@@ -231,19 +231,15 @@ extern const rk_family_module rk_build_wgrad_module;
 extern const rk_family_module rk_build_dgrad_module;
 
 /* ==== build.c ==== */
-/* 0 when the spec's features are all built; else -1 with err E_NOT_IMPLEMENTED. */
-int rk_build_not_implemented(const rk_spec *spec, rk_error *err);
-/* The verified kernel in *out (arena), 0; or -1 with err: E_NOT_IMPLEMENTED (a rejection,
- * only when staged) or an internal failure (builder, build check, verifier). staged: reject
- * the features whose twin has not landed (Python's build_kernel(staged=True)). */
+/* The verified kernel in *out (arena), 0; or -1 with err: an internal failure (builder,
+ * build check, verifier), never a rejection. */
 int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const rk_target *target,
-                          int staged, rk_arena *arena, rk_ir_kernel **out, rk_error *err);
+                          rk_arena *arena, rk_ir_kernel **out, rk_error *err);
 
 /* ==== emit.c, below the public entry point (tests) ==== */
-/* rocke_emit, with build_kernel's staged flag, and without the implemented-modes check when
- * check_implemented is 0 (unknown modes and flavors are still E_MODE / E_FLAVOR). */
+/* rocke_emit without the implemented-modes check when check_implemented is 0 (unknown modes
+ * and flavors are still E_MODE / E_FLAVOR). */
 rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const char *mode,
-                                   const char *flavor, int staged, int check_implemented,
-                                   rocke_result *out);
+                                   const char *flavor, int check_implemented, rocke_result *out);
 
 #endif

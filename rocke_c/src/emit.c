@@ -118,13 +118,13 @@ static int rk_emit_spec_stages(const rk_fields *fields, rk_arena *arena, rk_chec
 }
 
 /* Modes ir and ll after the spec stages: the kernel, then its text (the spec text goes). */
-static int rk_emit_kernel_stages(const rk_checked *c, const char *mode, const char *flavor, int staged,
+static int rk_emit_kernel_stages(const rk_checked *c, const char *mode, const char *flavor,
                                  rk_arena *arena, rk_outcome *o, rk_error *err)
 {
     rk_ir_kernel *kernel;
     rk_buf_free(&o->out);
     rk_buf_init(&o->out);
-    if (rk_build_build_kernel(&c->spec, &c->problem, c->target, staged, arena, &kernel, err))
+    if (rk_build_build_kernel(&c->spec, &c->problem, c->target, arena, &kernel, err))
         return -1;
     if (strcmp(mode, "ir") == 0)
         return rk_print_ir_print_ir(kernel, arena, &o->out, err);
@@ -138,7 +138,7 @@ static int rk_emit_kernel_stages(const rk_checked *c, const char *mode, const ch
 
 /* Every mode runs the spec stages first, so all modes give one verdict per config. */
 static void rk_emit_emit_text(const char *text, size_t len, const char *mode, const char *flavor,
-                              int staged, rk_arena *arena, rk_outcome *o)
+                              rk_arena *arena, rk_outcome *o)
 {
     rk_config config;
     rk_fields fields;
@@ -156,7 +156,7 @@ static void rk_emit_emit_text(const char *text, size_t len, const char *mode, co
         return;
     }
     if (!o->code && !o->out.failed && strcmp(mode, "spec") != 0
-        && rk_emit_kernel_stages(checked, mode, flavor, staged, arena, o, &err)) {
+        && rk_emit_kernel_stages(checked, mode, flavor, arena, o, &err)) {
         rk_emit_reject(o, &err);
         return;
     }
@@ -222,8 +222,7 @@ static rocke_status rk_emit_outcome_result(rocke_result *out, rk_outcome *o)
 }
 
 rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const char *mode,
-                                   const char *flavor, int staged, int check_implemented,
-                                   rocke_result *out)
+                                   const char *flavor, int check_implemented, rocke_result *out)
 {
     rk_error err;
     rk_arena arena;
@@ -244,7 +243,7 @@ rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const 
     outcome.code = NULL;
     outcome.internal = 0;
     rk_buf_init(&outcome.out);
-    rk_emit_emit_text(config, config_len, mode, flavor, staged, &arena, &outcome);
+    rk_emit_emit_text(config, config_len, mode, flavor, &arena, &outcome);
     if (arena.failed && !outcome.internal) {
         /* A failed arena allocation surfaces as whatever error the stage reported; the
          * engine cannot trust that verdict, so it is an internal failure. */
@@ -262,7 +261,7 @@ rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const 
 rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
                         rocke_result *out)
 {
-    return rk_emit_emit_internal(config, config_len, mode, flavor, 1, 1, out);
+    return rk_emit_emit_internal(config, config_len, mode, flavor, 1, out);
 }
 
 void rocke_result_free(rocke_result *result)

@@ -3,12 +3,11 @@
  * compared with the Python engine before they are switched on; tests/tools/compare_ir.py and
  * tests/test_ir_parity.py read its records (also usable under a sanitizer or valgrind):
  *
- *     build_driver [--unstaged] [--repeat N] MODE FLAVOR FILE...
+ *     build_driver [--repeat N] MODE FLAVOR FILE...
  *     -> per file "E <len>\n<text>\n" | "R <code> <len>\n<message>\n" | "X <code> <len>\n<message>\n"
  *
- * --unstaged builds the features build_kernel still rejects as E_NOT_IMPLEMENTED (Python's
- * build_kernel(staged=False)); --repeat N emits each file N times and prints the last (for
- * timing). X is ROCKE_ERROR (an engine failure, never a rejection). */
+ * --repeat N emits each file N times and prints the last (for timing). X is ROCKE_ERROR (an
+ * engine failure, never a rejection). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +47,11 @@ static void put_record(rocke_status st, const rocke_result *r)
 
 int main(int argc, char **argv)
 {
-    int i = 1, staged = 1;
+    int i = 1;
     long repeat = 1, k;
     const char *mode, *flavor;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
-        if (strcmp(argv[i], "--unstaged") == 0) {
-            staged = 0;
-        } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
             repeat = strtol(argv[++i], NULL, 10);
             if (repeat < 1)
                 repeat = 1;
@@ -63,7 +60,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc - i < 2) {
-        fprintf(stderr, "usage: build_driver [--unstaged] [--repeat N] MODE FLAVOR FILE...\n");
+        fprintf(stderr, "usage: build_driver [--repeat N] MODE FLAVOR FILE...\n");
         return 2;
     }
     mode = argv[i];
@@ -78,7 +75,7 @@ int main(int argc, char **argv)
             return 2;
         }
         for (k = 0; k < repeat; k++) {
-            st = rk_emit_emit_internal(len ? data : NULL, len, mode, flavor, staged, 0, &r);
+            st = rk_emit_emit_internal(len ? data : NULL, len, mode, flavor, 0, &r);
             if (k + 1 < repeat)
                 rocke_result_free(&r);
         }

@@ -4,8 +4,6 @@ Twin of rocke_c/src/build.c. The direction modules supply params, block decode a
 descriptors; build_common the rest. The built kernel is verified; a failure is an engine bug."""
 from __future__ import annotations
 
-from typing import Optional, Union
-
 from . import build_dgrad, build_fwd, build_wgrad
 from .arch import Target
 from .build_common import (begin_kernel, epilogue_cshuffle, epilogue_default, finish, frag_plan,
@@ -13,30 +11,14 @@ from .build_common import (begin_kernel, epilogue_cshuffle, epilogue_default, fi
                            make_rsrcs, thread_prologue, wave_tile)
 from .ir import Kernel
 from .problem import ConvProblem
-from .result import EngineFailure, Rejected
+from .result import EngineFailure
 from .spec import ConvSpec, unrolled_k_iters
 from .verify import verify_kernel
 
 FAMILIES = {"fwd": build_fwd, "wgrad": build_wgrad, "dgrad": build_dgrad}
 
 
-def not_implemented(spec: ConvSpec) -> Optional[Rejected]:
-    """The features the next issue adds: their specs are valid, but no kernel is built yet."""
-    if spec.lds_k_outer:
-        return Rejected("E_NOT_IMPLEMENTED", "the K-outer LDS tile (lds_k_outer) is not built yet")
-    if spec.async_dma:
-        return Rejected("E_NOT_IMPLEMENTED", "direct global-to-LDS loads (async_dma) are not built yet")
-    if spec.pipeline == "basic":
-        return Rejected("E_NOT_IMPLEMENTED", "pipeline basic is not built yet")
-    return None
-
-
-def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target,
-                 staged: bool = True) -> Union[Kernel, Rejected]:
-    """staged: reject the features whose C twin has not landed (E_NOT_IMPLEMENTED)."""
-    bad = not_implemented(spec) if staged else None
-    if bad:
-        return bad
+def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Kernel:
     family = FAMILIES[spec.family]
     kc = begin_kernel(spec, problem, target)
     family.add_params(kc)

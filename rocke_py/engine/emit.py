@@ -74,8 +74,6 @@ def emit_text(text: str, mode: str, flavor: str) -> Union[str, Rejected]:
     if mode == "spec" or isinstance(spec_text, Rejected):
         return spec_text
     kernel = build_kernel(spec, problem, target)
-    if isinstance(kernel, Rejected):
-        return kernel
     if mode == "ir":
         return print_ir(kernel)
     return lower_kernel(kernel, values["arch"], flavor)

@@ -1,12 +1,12 @@
-"""Compare mode `ir` of the two engines below the implemented-modes check, staged and unstaged.
+"""Compare mode `ir` (or ll) of the two engines below the implemented-modes check.
 
-    python3 tests/tools/compare_ir.py [--driver PATH] [--sanitize] [--staged both|yes|no]
-                                      [--mode ir] [FILE...]           (default: every shipped config)
+    python3 tests/tools/compare_ir.py [--driver PATH] [--sanitize] [--mode ir] [FILE...]
+                                      (default: every shipped config)
     python3 tests/tools/compare_ir.py --fuzz N [--seed S] [--keep DIR] ...
 
 C side: rocke_c/tests/build_driver.c (rk_emit_emit_internal, check_implemented = 0), built
 with gcc into a temporary directory unless --driver names one (--sanitize: ASan + UBSan).
-Python side: rocke_py.engine.emit.emit_text with build_kernel(staged=...), after the same
+Python side: rocke_py.engine.emit.emit_text, after the same
 size and encoding checks emit() makes (its mode check is the one skipped). A record is
 ("E", None, text) | ("R", code, message) | ("X", code, message) for an engine failure.
 
@@ -16,7 +16,6 @@ same text), and compares their ir. Exit 1 on any difference or engine failure.""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import random
@@ -27,12 +26,11 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from rocke_py.engine import build as py_build  # noqa: E402
 from rocke_py.engine.config import check_encoding  # noqa: E402
 from rocke_py.engine.result import EngineFailure, Rejected  # noqa: E402
 
@@ -81,15 +79,14 @@ def parse_records(data: bytes) -> list[Record]:
     return out
 
 
-def c_records(driver: Path, files: list[Path], mode: str = "ir", staged: bool = True,
-              flavor: str = "llvm22") -> list[Record]:
+def c_records(driver: Path, files: list[Path], mode: str = "ir", flavor: str = "llvm22") -> list[Record]:
     """The driver's records for files, in batches; RuntimeError when a run fails (a crash or a
     sanitizer report: the driver exits nonzero or writes to stderr)."""
     env = dict(os.environ, **SAN_ENV)
     records: list[Record] = []
     for start in range(0, len(files), BATCH):
         batch = [str(f) for f in files[start:start + BATCH]]
-        args = [str(driver)] + ([] if staged else ["--unstaged"]) + [mode, flavor, *batch]
+        args = [str(driver), mode, flavor, *batch]
         run = subprocess.run(args, capture_output=True, env=env, timeout=900)
         if run.returncode != 0 or run.stderr:
             raise RuntimeError(f"driver exit {run.returncode} on a batch from {batch[0]}: "
@@ -103,31 +100,15 @@ def c_records(driver: Path, files: list[Path], mode: str = "ir", staged: bool = 
 
 # ---- the Python side ----
 
-@contextlib.contextmanager
-def python_build(staged: bool) -> Iterator[None]:
-    """emit_text's build_kernel with the given staged flag (restored on exit)."""
-    original = emit_module.build_kernel
-
-    def build_kernel(spec, problem, target):
-        return py_build.build_kernel(spec, problem, target, staged=staged)
-
-    emit_module.build_kernel = build_kernel
-    try:
-        yield
-    finally:
-        emit_module.build_kernel = original
-
-
-def py_record(data: bytes, mode: str = "ir", staged: bool = True, flavor: str = "llvm22") -> Record:
-    """emit() below its mode check: size, encoding, then emit_text with build_kernel(staged)."""
+def py_record(data: bytes, mode: str = "ir", flavor: str = "llvm22") -> Record:
+    """emit() below its mode check: size, encoding, then emit_text."""
     bad = emit_module.check_size(data) or check_encoding(data)
     if bad:
         return ("R", bad.code, bad.message.encode())
-    with python_build(staged):
-        try:
-            out = emit_module.emit_text(data.decode("utf-8"), mode, flavor)
-        except EngineFailure as exc:
-            return ("X", "E_INTERNAL", str(exc).encode())
+    try:
+        out = emit_module.emit_text(data.decode("utf-8"), mode, flavor)
+    except EngineFailure as exc:
+        return ("X", "E_INTERNAL", str(exc).encode())
     if isinstance(out, Rejected):
         return ("R", out.code, out.message.encode())
     return ("E", None, out.encode())
@@ -147,18 +128,17 @@ def describe(path: str, py: Record, c: Record) -> str:
     return f"DIFFER {path}\n    py: {py[0]} {py[1]} {py[2][:300]!r}\n     c: {c[0]} {c[1]} {c[2][:300]!r}"
 
 
-def compare(driver: Path, files: list[Path], mode: str, staged: bool,
-            verbose: int = 20) -> tuple[int, int, dict[str, int], float, float]:
+def compare(driver: Path, files: list[Path], mode: str, verbose: int = 20) -> tuple[int, int, dict[str, int], float, float]:
     """(identical, differing, outcome counts, C seconds, Python seconds) over files."""
     t0 = time.perf_counter()
-    crec = c_records(driver, files, mode, staged)
+    crec = c_records(driver, files, mode)
     t_c = time.perf_counter() - t0
     same = differ = 0
     counts: dict[str, int] = {}
     t_py = 0.0
     for path, c in zip(files, crec):
         t0 = time.perf_counter()
-        py = py_record(Path(path).read_bytes(), mode, staged)
+        py = py_record(Path(path).read_bytes(), mode)
         t_py += time.perf_counter() - t0
         key = "EMITTED" if py[0] == "E" else f"{py[0]}:{py[1]}"
         counts[key] = counts.get(key, 0) + 1
@@ -331,7 +311,6 @@ def main() -> int:
     ap.add_argument("--driver", type=Path)
     ap.add_argument("--sanitize", action="store_true")
     ap.add_argument("--mode", default="ir")
-    ap.add_argument("--staged", choices=("both", "yes", "no"), default="both")
     ap.add_argument("--fuzz", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", type=Path, help="write the fuzzed configs here (else a temp dir)")
@@ -346,17 +325,12 @@ def main() -> int:
             print(f"fuzz: {len(files)} configs accepted in mode spec by both engines")
         else:
             files = args.files or sorted(ROOT.glob("parity_configs/*/*.toml"))
-        failed = False
-        for staged in {"both": (True, False), "yes": (True,), "no": (False,)}[args.staged]:
-            same, differ, counts, t_c, t_py = compare(driver, files, args.mode, staged)
-            label = "staged" if staged else "unstaged"
-            rejected = sum(v for k, v in counts.items() if k.startswith("R:"))
-            print(f"{label}: {same}/{same + differ} identical (C {t_c:.2f}s incl. process, "
-                  f"Python {t_py:.2f}s); emitted {counts.get('EMITTED', 0)}, rejected {rejected} "
-                  f"(E_NOT_IMPLEMENTED {counts.get('R:E_NOT_IMPLEMENTED', 0)})"
-                  + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k.startswith("X:")))
-            failed = failed or differ > 0
-    return 1 if failed else 0
+        same, differ, counts, t_c, t_py = compare(driver, files, args.mode)
+        rejected = sum(v for k, v in counts.items() if k.startswith("R:"))
+        print(f"{same}/{same + differ} identical (C {t_c:.2f}s incl. process, Python {t_py:.2f}s); "
+              f"emitted {counts.get('EMITTED', 0)}, rejected {rejected}"
+              + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k.startswith("X:")))
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """Compare mode `ll` of the two engines below the implemented-modes check: every shipped config,
-staged and unstaged, in all three flavors.
+in all three flavors.
 
-    python3 tests/tools/compare_ll.py [--driver PATH] [--sanitize] [--staged both|yes|no]
+    python3 tests/tools/compare_ll.py [--driver PATH] [--sanitize]
                                       [--flavor llvm20|llvm22|llvm23|all] [FILE...]
     python3 tests/tools/compare_ll.py --time [--repeat N] FILE     (C vs Python, end to end)
 
 The records and both sides are tests/tools/compare_ir.py's (rocke_c/tests/build_driver.c via
-rk_emit_emit_internal; rocke_py.engine.emit.emit_text with build_kernel(staged=...)); this
+rk_emit_emit_internal; rocke_py.engine.emit.emit_text); this
 tool only loops over the flavors. An engine failure (X) on either side counts as a
 difference. Exit 1 on any difference."""
 from __future__ import annotations
@@ -31,17 +31,17 @@ def shipped() -> list[Path]:
     return sorted((ROOT / "parity_configs").glob("*/*.toml"))
 
 
-def compare(driver: Path, files: list[Path], staged: bool, flavor: str, verbose: int = 10):
+def compare(driver: Path, files: list[Path], flavor: str, verbose: int = 10):
     """(identical, differing, outcome counts, C seconds, Python seconds)."""
     t0 = time.perf_counter()
-    crec = compare_ir.c_records(driver, files, "ll", staged, flavor)
+    crec = compare_ir.c_records(driver, files, "ll", flavor)
     t_c = time.perf_counter() - t0
     same = differ = 0
     counts: dict[str, int] = {}
     t_py = 0.0
     for path, c in zip(files, crec):
         t0 = time.perf_counter()
-        py = compare_ir.py_record(Path(path).read_bytes(), "ll", staged, flavor)
+        py = compare_ir.py_record(Path(path).read_bytes(), "ll", flavor)
         t_py += time.perf_counter() - t0
         key = "EMITTED" if py[0] == "E" else f"{py[0]}:{py[1]}"
         counts[key] = counts.get(key, 0) + 1
@@ -55,19 +55,19 @@ def compare(driver: Path, files: list[Path], staged: bool, flavor: str, verbose:
 
 
 def time_one(driver: Path, path: Path, repeat: int) -> None:
-    """End to end (parse, spec, build, lower) for one config, unstaged, llvm22, best of runs."""
+    """End to end (parse, spec, build, lower) for one config, llvm22, best of runs."""
     data = path.read_bytes()
     best_py = float("inf")
     text = b""
     for _ in range(max(1, repeat // 10)):
         t0 = time.perf_counter()
-        rec = compare_ir.py_record(data, "ll", False, "llvm22")
+        rec = compare_ir.py_record(data, "ll", "llvm22")
         best_py = min(best_py, time.perf_counter() - t0)
         text = rec[2]
     runs = []
     for n in (1, repeat + 1):
         t0 = time.perf_counter()
-        subprocess.run([str(driver), "--unstaged", "--repeat", str(n), "ll", "llvm22", str(path)],
+        subprocess.run([str(driver), "--repeat", str(n), "ll", "llvm22", str(path)],
                        capture_output=True, check=True)
         runs.append(time.perf_counter() - t0)
     c_each = (runs[1] - runs[0]) / repeat          # the process start-up cancels out
@@ -80,7 +80,6 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--driver")
     ap.add_argument("--sanitize", action="store_true")
-    ap.add_argument("--staged", choices=("both", "yes", "no"), default="both")
     ap.add_argument("--flavor", choices=FLAVORS + ("all",), default="all")
     ap.add_argument("--time", action="store_true")
     ap.add_argument("--repeat", type=int, default=50)
@@ -94,15 +93,14 @@ def main() -> int:
                 time_one(driver, f, args.repeat)
             return 0
         bad = 0
-        for staged in {"both": (True, False), "yes": (True,), "no": (False,)}[args.staged]:
-            for flavor in FLAVORS if args.flavor == "all" else (args.flavor,):
-                same, differ, counts, t_c, t_py = compare(driver, files, staged, flavor)
-                bad += differ
-                emitted = counts.get("EMITTED", 0)
-                failed = sum(n for k, n in counts.items() if k.startswith("X:"))
-                print(f"{'staged' if staged else 'unstaged'} {flavor}: {same} identical, {differ} differ "
-                      f"of {len(files)} ({emitted} emitted, {len(files) - emitted - failed} rejected, "
-                      f"{failed} engine failures); C {t_c:.2f} s, Python {t_py:.2f} s")
+        for flavor in FLAVORS if args.flavor == "all" else (args.flavor,):
+            same, differ, counts, t_c, t_py = compare(driver, files, flavor)
+            bad += differ
+            emitted = counts.get("EMITTED", 0)
+            failed = sum(n for k, n in counts.items() if k.startswith("X:"))
+            print(f"{flavor}: {same} identical, {differ} differ of {len(files)} ({emitted} emitted, "
+                  f"{len(files) - emitted - failed} rejected, {failed} engine failures); "
+                  f"C {t_c:.2f} s, Python {t_py:.2f} s")
         return 1 if bad else 0
 
 
