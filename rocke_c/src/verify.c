@@ -632,6 +632,7 @@ static const char *rk_verify_run(const rk_verify_rule *rule, const rk_ir_op *op,
 typedef struct rk_verify_name rk_verify_name;
 struct rk_verify_name {
     const char *name;
+    size_t hash;              /* rk_verify_hash(name): probes compare it before the bytes */
     const char *type;
     int visible;
     rk_verify_name *frame_next;
@@ -650,13 +651,13 @@ static size_t rk_verify_hash(const char *s)
     size_t h = 2166136261u;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return h ^ (h >> 15);   /* the table masks the low bits: fold the high ones in */
 }
 
-static rk_verify_name **rk_verify_slot(rk_verify_name **table, size_t size, const char *name)
+static rk_verify_name **rk_verify_slot(rk_verify_name **table, size_t size, const char *name, size_t hash)
 {
-    size_t i = rk_verify_hash(name) & (size - 1);
-    while (table[i] && strcmp(table[i]->name, name) != 0)
+    size_t i = hash & (size - 1);
+    while (table[i] && (table[i]->hash != hash || strcmp(table[i]->name, name) != 0))
         i = (i + 1) & (size - 1);
     return &table[i];
 }
@@ -669,7 +670,7 @@ static int rk_verify_rehash(rk_verify_scope *scope)
         return -1;
     for (i = 0; i < scope->size; i++)
         if (scope->table[i])
-            *rk_verify_slot(table, size, scope->table[i]->name) = scope->table[i];
+            *rk_verify_slot(table, size, scope->table[i]->name, scope->table[i]->hash) = scope->table[i];
     scope->table = table;
     scope->size = size;
     return 0;
@@ -702,9 +703,10 @@ static void rk_verify_pop_frame(rk_verify_scope *scope)
 static const char *rk_verify_define(rk_verify_scope *scope, const char *name, const char *type)
 {
     rk_verify_name **slot, *entry;
+    size_t hash = rk_verify_hash(name);
     if (2 * (scope->count + 1) > scope->size && rk_verify_rehash(scope))
         return "out of memory";
-    slot = rk_verify_slot(scope->table, scope->size, name);
+    slot = rk_verify_slot(scope->table, scope->size, name, hash);
     if (*slot)
         return rk_verify_msg(scope->arena, "%s is defined twice", name);
     if (!rk_verify_valid_type(scope->arena, type))
@@ -713,6 +715,7 @@ static const char *rk_verify_define(rk_verify_scope *scope, const char *name, co
     if (!entry)
         return "out of memory";
     entry->name = name;
+    entry->hash = hash;
     entry->type = type;
     entry->visible = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
@@ -727,7 +730,7 @@ static const char *rk_verify_lookup(const rk_verify_scope *scope, const char *na
     rk_verify_name *entry;
     if (!scope->size)
         return NULL;
-    entry = *rk_verify_slot(scope->table, scope->size, name);
+    entry = *rk_verify_slot(scope->table, scope->size, name, rk_verify_hash(name));
     return entry && entry->visible ? entry->type : NULL;
 }
 
