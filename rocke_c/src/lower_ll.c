@@ -20,6 +20,7 @@
  * instead of reading out of bounds. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lower.h"
 
@@ -340,13 +341,23 @@ typedef struct rk_ll_block {
 } rk_ll_block;
 
 /* One IR name's bindings: names[key] (the LLVM operand text) and ints[key]. */
+/* A binding of an IR name: names[key] (the LLVM operand text) or ints[key] (a value). */
 typedef struct rk_ll_name {
     const char *key;        /* NULL: an empty slot */
-    unsigned long hash;
-    const char *text;       /* NULL: not in names */
-    int has_int;            /* in ints */
-    long long value;
+    const char *text;       /* names: NULL until bound */
 } rk_ll_name;
+
+typedef struct rk_ll_entry {
+    rk_ll_name name;
+    unsigned int hash;      /* of name.key */
+    long long value;        /* ints only */
+} rk_ll_entry;
+
+/* An open-addressing table of entries (names' overflow, and ints). */
+typedef struct rk_ll_table {
+    rk_ll_entry *slots;
+    size_t cap, n;
+} rk_ll_table;
 
 static const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
                                                 "align", "dereferenceable", "addr_space", NULL};
@@ -372,10 +383,10 @@ typedef struct rk_lowerer {
     long long block_counter;
     long long temp_counter;
     unsigned char needed[RK_LL_N_DECLS];
-    rk_ll_name *names;      /* open addressing; names and ints of Python */
-    size_t cap_names, n_names;
-    rk_ll_name *direct;     /* by a name's trailing number (rk_ll_slot) */
+    rk_ll_name *direct;     /* Python's names: by a name's trailing number (rk_ll_slot) */
     size_t cap_direct;
+    rk_ll_table names;      /* the rest of names */
+    rk_ll_table ints;       /* Python's ints */
     rk_ll_plan plan;
     const char *pool;
     const char *suffix;     /* ".unroll<k>" per open unrolled scf.for */
@@ -461,12 +472,42 @@ static size_t rk_ll_itoa(long long v, char *out)
     return i;
 }
 
+/* Room for n more bytes in o at once, so the module is not copied by a chain of doublings
+ * (rk_buf's own growth, done here in one step: o's data is realloc'd heap like buf.c's). */
+static void rk_ll_reserve(int *oom, rk_buf *o, size_t n)
+{
+    char *data;
+    if (o->failed || o->len + n + 1 <= o->cap)
+        return;
+    if (!(data = realloc(o->data, o->len + n + 1))) {
+        *oom = 1;
+        return;
+    }
+    if (!o->data)
+        data[0] = '\0';
+    o->data = data;
+    o->cap = o->len + n + 1;
+}
+
+/* At least `room` bytes free in o, growing by doubling (amortised, like rk_buf). */
+static void rk_ll_room(int *oom, rk_buf *o, size_t room)
+{
+    if (o->cap - o->len <= room && !o->failed)
+        rk_ll_reserve(oom, o, o->cap > room ? o->cap : room * 2);
+}
+
 /* rk_buf_putn with the common case (room left) inline: the lines are built from many short
  * pieces. The buffer stays NUL-terminated. */
 static void rk_ll_putn(rk_buf *o, const char *s, size_t n)
 {
     if (!o->failed && o->len + n < o->cap) {
-        memcpy(o->data + o->len, s, n);
+        char *d = o->data + o->len;
+        if (n <= 16) {
+            size_t i;
+            for (i = 0; i < n; i++)
+                d[i] = s[i];
+        } else
+            memcpy(d, s, n);
         o->len += n;
         o->data[o->len] = '\0';
     } else
@@ -888,51 +929,51 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
 
 /* ---- the lowerer: plumbing ---- */
 
-static unsigned long rk_ll_hash(const char *s)
+static unsigned int rk_ll_hash(const char *s)
 {
-    unsigned long h = 2166136261u;
+    unsigned int h = 2166136261u;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
 /* The slot of key (an empty one when absent); NULL only when the table could not grow. */
-static rk_ll_name *rk_ll_hash_slot(rk_lowerer *lw, const char *key, int insert)
+static rk_ll_entry *rk_ll_hash_slot(rk_lowerer *lw, rk_ll_table *t, const char *key, int insert)
 {
     size_t i;
-    unsigned long h;
-    if (insert && (lw->n_names + 1) * 2 > lw->cap_names) {
-        size_t cap = lw->cap_names ? lw->cap_names * 2 : 1024, j;
-        rk_ll_name *bigger = rk_alloc(lw->arena, cap * sizeof *bigger);
+    unsigned int h;
+    if (insert && (t->n + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256, j;
+        rk_ll_entry *bigger = rk_alloc(lw->arena, cap * sizeof *bigger);
         if (!bigger) {
             lw->oom = 1;
             return NULL;
         }
-        for (j = 0; j < lw->cap_names; j++) {
-            const rk_ll_name *e = &lw->names[j];
-            if (e->key) {
-                for (i = e->hash & (cap - 1); bigger[i].key; i = (i + 1) & (cap - 1))
+        for (j = 0; j < t->cap; j++) {
+            const rk_ll_entry *e = &t->slots[j];
+            if (e->name.key) {
+                for (i = e->hash & (cap - 1); bigger[i].name.key; i = (i + 1) & (cap - 1))
                     ;
                 bigger[i] = *e;
             }
         }
-        lw->names = bigger;
-        lw->cap_names = cap;
+        t->slots = bigger;
+        t->cap = cap;
     }
-    if (!lw->cap_names)
+    if (!t->cap)
         return NULL;
     /* An operand's name is usually the very string its definition was bound with (the
      * builder copies values by struct), so a pointer match settles most probes. */
     h = rk_ll_hash(key);
-    for (i = h & (lw->cap_names - 1); lw->names[i].key; i = (i + 1) & (lw->cap_names - 1))
-        if (lw->names[i].key == key || (lw->names[i].hash == h && strcmp(lw->names[i].key, key) == 0))
-            return &lw->names[i];
+    for (i = h & (t->cap - 1); t->slots[i].name.key; i = (i + 1) & (t->cap - 1))
+        if (t->slots[i].name.key == key || (t->slots[i].hash == h && strcmp(t->slots[i].name.key, key) == 0))
+            return &t->slots[i];
     if (insert) {
-        lw->names[i].key = key;
-        lw->names[i].hash = h;
-        lw->n_names++;
+        t->slots[i].name.key = key;
+        t->slots[i].hash = h;
+        t->n++;
     }
-    return insert ? &lw->names[i] : NULL;
+    return insert ? &t->slots[i] : NULL;
 }
 
 /* The slot of key in names/ints: an array indexed by the number a builder name ends with
@@ -961,7 +1002,10 @@ static rk_ll_name *rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
             return insert ? e : NULL;
         }
     }
-    return rk_ll_hash_slot(lw, key, insert);
+    {
+        rk_ll_entry *e = rk_ll_hash_slot(lw, &lw->names, key, insert);
+        return e ? &e->name : NULL;
+    }
 }
 
 /* names[key] = text */
@@ -977,17 +1021,18 @@ static void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text)
 
 static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
 {
-    size_t n = strlen(hint);
-    char *s = rk_alloc(lw->arena, n + 24);
-    if (!s) {
+    size_t n = strlen(hint), d;
+    char digits[24], *s;
+    lw->temp_counter++;
+    d = rk_ll_itoa(lw->temp_counter, digits);
+    if (!(s = rk_alloc(lw->arena, n + d + 3))) {
         lw->oom = 1;
         return NULL;
     }
-    lw->temp_counter++;
     s[0] = '%';
     memcpy(s + 1, hint, n);
     s[n + 1] = '.';
-    rk_ll_itoa(lw->temp_counter, s + n + 2);
+    memcpy(s + n + 2, digits, d + 1);
     return s;
 }
 
@@ -1056,6 +1101,7 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
         return -1;
     }
     o = &block->lines;
+    rk_ll_room(&lw->oom, o, 1024);   /* most lines then take the pieces' fast paths */
     rk_ll_putn(o, "  ", 2);
     for (; *p; p++) {
         const rk_ir_value *v;
@@ -1262,6 +1308,19 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o);
 static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o);
 static int rk_ll_lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry, int is_for_body);
 
+/* An upper bound of the module's bytes (the declarations counted in full). */
+static size_t rk_ll_module_size(const rk_lowerer *lw, const rk_buf *attributes, const rk_buf *signature)
+{
+    size_t n = 512 + strlen(lw->flavor->datalayout) + 2 * strlen(lw->kernel->name) + attributes->len
+               + signature->len;
+    int i;
+    for (i = 0; i < RK_LL_N_DECLS; i++)
+        n += strlen(rk_ll_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
+    for (i = 0; i < lw->n_blocks; i++)
+        n += strlen(lw->blocks[i]->label ? lw->blocks[i]->label : "") + 2 + lw->blocks[i]->lines.len;
+    return n;
+}
+
 /* Checks in a fixed order (kernel attrs, params, the LDS pool, then the ops in order), so both
  * engines report the same first problem. The module goes to out only when all went well. */
 static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
@@ -1293,6 +1352,7 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
             goto done;
         lw->block->terminated = 1;
     }
+    rk_ll_reserve(&lw->oom, out, rk_ll_module_size(lw, &attributes, &signature));
     rk_ll_puts(out, "target datalayout = \"");
     rk_ll_puts(out, lw->flavor->datalayout);
     rk_ll_puts(out, "\"\ntarget triple = \"" TRIPLE "\"\n\n");
@@ -1539,13 +1599,11 @@ static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
     if (strcmp(r->type, "i1") == 0)
         rk_ll_bind(lw, r->name, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
-        rk_ll_name *e;
+        rk_ll_entry *e;
         rk_ll_itoa(value->i, digits);
         rk_ll_bind(lw, r->name, rk_ll_concat(lw, digits, "", NULL));
-        if ((e = rk_ll_slot(lw, r->name, 1))) {
-            e->has_int = 1;
+        if ((e = rk_ll_hash_slot(lw, &lw->ints, r->name, 1)))
             e->value = value->i;
-        }
     } else
         return rk_ll_fail(lw, "arith.constant of type %s", r->type);
     return 0;
@@ -2501,8 +2559,8 @@ static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
 
 static int rk_ll_const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
 {
-    const rk_ll_name *e = rk_ll_slot(lw, v->name, 0);
-    if (!e || !e->has_int)
+    const rk_ll_entry *e = rk_ll_hash_slot(lw, &lw->ints, v->name, 0);
+    if (!e)
         return rk_ll_fail(lw, "an unrolled scf.for needs constant bounds");
     *value = e->value;
     return 0;
