@@ -8,42 +8,8 @@
  *
  * --repeat N emits each file N times and prints the last (for timing). X is ROCKE_ERROR (an
  * engine failure, never a rejection). */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "driver_io.h"
 #include "../src/build.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    char *data = NULL;
-    long n;
-    if (!fp)
-        return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
-        data = malloc((size_t)n + 1);
-        if (data && fread(data, 1, (size_t)n, fp) != (size_t)n) {
-            free(data);
-            data = NULL;
-        }
-        *len = (size_t)n;
-    }
-    fclose(fp);
-    return data;
-}
-
-static void put_record(rocke_status st, const rocke_result *r)
-{
-    if (st == ROCKE_EMITTED) {
-        printf("E %lu\n", (unsigned long)r->text_len);
-        fwrite(r->text, 1, r->text_len, stdout);
-    } else {
-        const char *message = r->message ? r->message : "";
-        printf("%c %s %lu\n%s", st == ROCKE_REJECTED ? 'R' : 'X', r->code ? r->code : "NULL",
-               (unsigned long)strlen(message), message);
-    }
-    printf("\n");
-}
 
 int main(int argc, char **argv)
 {
@@ -68,7 +34,7 @@ int main(int argc, char **argv)
     for (i += 2; i < argc; i++) {
         rocke_result r;
         size_t len = 0;
-        char *data = slurp(argv[i], &len);
+        char *data = driver_slurp(argv[i], &len);
         rocke_status st = ROCKE_ERROR;
         if (!data) {
             fprintf(stderr, "cannot read %s\n", argv[i]);
@@ -79,7 +45,7 @@ int main(int argc, char **argv)
             if (k + 1 < repeat)
                 rocke_result_free(&r);
         }
-        put_record(st, &r);
+        driver_put_record(st, &r);
         rocke_result_free(&r);
         free(data);
     }

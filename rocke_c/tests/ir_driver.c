@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../src/ir.h"
+#include "driver_io.h"
 
 /* ---- the script state ---- */
 
@@ -1023,25 +1024,6 @@ static int run(const char *text, size_t len, rk_buf *out)
     return status;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    char *data = NULL;
-    long n;
-    if (!fp)
-        return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
-        data = malloc((size_t)n + 1);
-        if (data && fread(data, 1, (size_t)n, fp) != (size_t)n) {
-            free(data);
-            data = NULL;
-        }
-        *len = (size_t)n;
-    }
-    fclose(fp);
-    return data;
-}
-
 int main(int argc, char **argv)
 {
     int i, status = 0;
@@ -1051,7 +1033,7 @@ int main(int argc, char **argv)
     }
     for (i = 1; i < argc; i++) {
         size_t len = 0;
-        char *data = slurp(argv[i], &len);
+        char *data = driver_slurp(argv[i], &len);
         rk_buf out;
         if (!data) {
             fprintf(stderr, "cannot read %s\n", argv[i]);

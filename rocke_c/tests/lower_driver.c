@@ -200,7 +200,7 @@ int main(int argc, char **argv)
     int i, status = 0;
     if (argc == 4 && strcmp(argv[1], "--time") == 0) {
         size_t len = 0;
-        char *data = slurp(argv[3], &len);
+        char *data = driver_slurp(argv[3], &len);
         if (!data) {
             fprintf(stderr, "cannot read %s\n", argv[3]);
             return 2;
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     }
     for (i = 1; i < argc; i++) {
         size_t len = 0;
-        char *data = slurp(argv[i], &len);
+        char *data = driver_slurp(argv[i], &len);
         rk_buf out;
         if (!data) {
             fprintf(stderr, "cannot read %s\n", argv[i]);

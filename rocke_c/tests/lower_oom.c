@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     int i, bad = 0;
     for (i = 1; i < argc; i++) {
         size_t len = 0;
-        char *data = slurp(argv[i], &len), message[128];
+        char *data = driver_slurp(argv[i], &len), message[128];
         rk_arena arena;
         script s;
         rk_buf good, out;
