@@ -30,11 +30,16 @@ def test_update_writes_a_stable_sorted_manifest(tmp_path, capsys):
     text = gpath(tmp_path).read_text()
     doc = json.loads(text)
     assert text == json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    assert doc["schema"] == "rocke-parity.golden/v1"
-    assert list(doc["entries"]) == ["wgrad/00-a", "wgrad/01-b"]  # the rejected config has no entry
+    assert doc["schema"] == "rocke-parity.golden/v2"
+    assert doc["coverage"] == {"modes": ["spec"], "flavors": []}
+    assert list(doc["entries"]) == ["wgrad/00-a", "wgrad/01-b", "wgrad/100-neg"]
     e = doc["entries"]["wgrad/00-a"]["spec"]
     _, sha, n = pt.standin_output(tmp_path, "wgrad/00-a")
-    assert e == {"sha256": sha, "bytes": n, "kernel_name": e["kernel_name"]} and e["kernel_name"].startswith("standin_")
+    assert e == {"verdict": "emit", "sha256": sha, "bytes": n, "kernel_name": e["kernel_name"]}
+    assert e["kernel_name"].startswith("standin_")
+    r = doc["entries"]["wgrad/100-neg"]["spec"]  # a rejection is pinned by its code and message
+    assert r["verdict"] == "reject" and r["code"] == "E_X" and r["message"] == "rejected by the stand-in"
+    assert r["message_sha256"] == golden.message_sha256("rejected by the stand-in")
     assert cli(tmp_path, "gate") == 0
     assert cli(tmp_path, "golden", "--check") == 0
     assert "golden OK" in capsys.readouterr().out
@@ -105,16 +110,19 @@ def test_update_tells_a_pure_renumbering_from_a_real_change(tmp_path, capsys):
     assert "renumbering-only: unknown (old text not stored)" in capsys.readouterr().out
 
 
-def test_a_config_that_now_expects_rejection_loses_its_entry(tmp_path, capsys):
+def test_a_config_that_now_expects_rejection_changes_its_verdict(tmp_path, capsys):
     pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/100-neg": {"expect": "reject:E_X",
                                                                  "standin": {"py": "reject:E_X", "c": "reject:E_X"}}})
     g = pt.golden_for(tmp_path, ["wgrad/00-a"])
     g["wgrad/100-neg"] = {"spec": ("3" * 64, 1, "")}
     pt.write_golden(tmp_path, g)
     assert cli(tmp_path, "gate") == 1
-    assert "golden.json has entries for wgrad/100-neg, which expects reject:E_X" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "FAIL VERDICT_CHANGED wgrad/100-neg spec -: golden.json records emit 1 bytes" in out
     assert cli(tmp_path, "golden", "--update", "--config", "wgrad/100-neg") == 0
-    assert "wgrad/100-neg: removed (the config expects a rejection)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ("wgrad/100-neg spec: verdict changed: emit 1 bytes (sha256 333333333333) -> "
+            "reject E_X 'rejected by the stand-in'") in out
     assert cli(tmp_path, "gate") == 0
 
 

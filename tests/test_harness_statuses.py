@@ -45,16 +45,19 @@ TREE: dict[str, dict] = {
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> GateRun:
     root = pt.make_tree(tmp_path_factory.mktemp("statuses"), TREE)
-    golden = pt.golden_for(root, ["wgrad/00-identical", "wgrad/16-gap-now-passes"])
+    golden = pt.golden_for(root, ["wgrad/00-identical", "wgrad/16-gap-now-passes", "wgrad/100-both-rejected",
+                                  "wgrad/101-other-code"])
     golden["wgrad/13-drift"] = {"spec": ("0" * 64, 12, "old_name")}
     pt.write_golden(root, golden)
+    _, py_sha, _ = pt.standin_output(root, "wgrad/15-gap-holds")
+    _, c_sha, _ = pt.standin_output(root, "wgrad/15-gap-holds", side="c")
     pt.write_gaps(root, [
         {"config": "wgrad/15-gap-holds", "mode": "spec", "flavor": "-", "status": "DIFFER",
-         "reason": "the C side lags behind in the stand-in"},
+         "reason": "the C side lags behind in the stand-in", "py_sha256": py_sha, "c_sha256": c_sha},
         {"config": "wgrad/16-gap-now-passes", "mode": "spec", "flavor": "*", "status": "DIFFER",
-         "reason": "fixed since"},
+         "reason": "fixed since", "py_sha256": py_sha, "c_sha256": c_sha},
         {"config": "wgrad/17-gap-fails-differently", "mode": "spec", "flavor": "*", "status": "DIFFER",
-         "reason": "fails another way now"},
+         "reason": "fails another way now", "py_sha256": py_sha, "c_sha256": c_sha},
     ])
     return run_gate(root, engines=pt.engine_spec(), workers=2, timeout=TIMEOUT)
 
@@ -149,10 +152,11 @@ def test_nondeterministic(run):
     assert v.status is Status.NONDETERMINISTIC and "c engine" in v.reason
 
 
-def test_exception_and_engine_failure_are_crashes(run):
+def test_exception_is_a_crash_and_engine_failure_a_build_failure(run):
     assert verdict(run, "wgrad/11-raise").status is Status.CRASH
     v = verdict(run, "wgrad/12-engine-failure")
-    assert v.status is Status.CRASH and "EngineFailure" in v.reason
+    assert v.status is Status.BUILD_FAILURE and not v.passed and "EngineFailure" in v.reason
+    assert "the c engine failed after validating" in v.reason
 
 
 def test_bad_return_value_and_exit_are_crashes(run):

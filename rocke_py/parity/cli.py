@@ -3,7 +3,7 @@
 Exit statuses: 0 success / every job passed; 1 a failing job, a run-level failure, a rejection
 (``emit``) or a refusal (``new``, ``golden --update``); 2 a usage error (bad option, unknown
 config id, empty selection, a mode the engines do not implement); 3 an engine crash in
-``emit``. ``check-llvm`` is a stub that exits 2 until the ll mode arrives.
+``emit``.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from rocke_py.parity.configs import RootNotFound, discover, find_root
 from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target, run_diff
 from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_engines, text_bytes
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
+from rocke_py.parity.state import file_lock, state_dir
 from rocke_py.parity.report import JunitUnavailable, failure_line, make_progress, render, write_json, write_junit
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
@@ -89,9 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     go = sub.add_parser("golden", help="check or update parity_configs/golden.json")
     mx = go.add_mutually_exclusive_group(required=True)
-    mx.add_argument("--check", action="store_true", help="run the gate and report the golden status only")
+    mx.add_argument("--check", action="store_true",
+                    help="run the gate and check every verdict against the manifest (exit 1 on any failure)")
     mx.add_argument("--update", action="store_true",
-                    help="rewrite the entries of the jobs that ran (refused while a job fails for another reason)")
+                    help="record the verdicts of the jobs that ran (refused while a job fails for another reason)")
     _selection_options(go, with_reports=False)
     _common(go)
 
@@ -171,40 +173,46 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_golden(args: argparse.Namespace) -> int:
     run = _run(args, record=args.check)
-    out = sys.stdout
-    golden_jobs = [v for v in run.verdicts if v.status.value in GOLDEN_STATUSES]
-    if args.check:
-        checked = [v for v in run.verdicts if v.status in (Status.IDENTICAL, Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
-        unknown = [v for v in run.verdicts if not v.passed and v.status.value not in GOLDEN_STATUSES
-                   and v.expected == "emit"]
-        for v in golden_jobs:
-            print(failure_line(v), file=out)
-        for prob in run.stale_golden:
-            print(f"FAIL run-level: {prob}", file=out)
-        if not run.golden_ok:
-            for prob in run.problems:
-                if golden_mod.FILE_NAME in prob:
-                    print(f"FAIL run-level: {prob}", file=out)
-        if unknown:
-            print(f"golden status unknown for {len(unknown)} job(s) that fail for other reasons "
-                  f"(e.g. {unknown[0].status.value} {unknown[0].job.label()}): run rocke-parity gate", file=out)
-        others = [p for p in run.problems if golden_mod.FILE_NAME not in p]
-        if others:
-            print(f"note: {len(others)} other run-level failure(s): run rocke-parity gate", file=out)
-        drift = sum(v.status is Status.GOLDEN_DRIFT for v in golden_jobs)
-        missing = len(golden_jobs) - drift
-        ok = not golden_jobs and not run.stale_golden and run.golden_ok and not unknown
-        print(f"golden {'OK' if ok else 'FAILED'}: {len(checked)} identical output(s) checked, {drift} drift, "
-              f"{missing} missing, {len(run.stale_golden)} stale entr{'y' if len(run.stale_golden) == 1 else 'ies'}"
-              f"; wall time {run.wall_seconds:.2f} s", file=out)
-        return EXIT_OK if ok else EXIT_FAIL
+    return _golden_check(run) if args.check else _golden_update(run)
 
-    # --update
+
+def _golden_check(run: GateRun) -> int:
+    """Every verdict of the run against the manifest: OK only when the whole run passes.
+
+    A run is a real gate run (the same jobs, statuses and run-level checks); this command only
+    words its summary around the manifest, and never says OK about a job it did not run."""
+    out = sys.stdout
+    for v in run.failures:
+        print(failure_line(v), file=out)
+    for prob in (*run.problems, *run.stale_golden):
+        print(f"FAIL run-level: {prob}", file=out)
+    manifest = run.manifest or golden_mod.Manifest({})
+    ran = {(v.job.config, v.job.key) for v in run.verdicts}
+    unchecked = sum(1 for c, outs in manifest.entries.items() for k in outs if (c, k) not in ran)
+    emitted = sum(1 for v in run.verdicts if v.golden is not None and v.golden.emits)
+    rejected = sum(1 for v in run.verdicts if v.golden is not None and not v.golden.emits)
+    by = {s: sum(v.status is s for v in run.verdicts) for s in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING,
+                                                                 Status.VERDICT_CHANGED)}
+    other = sum(1 for v in run.failures if v.status.value not in GOLDEN_STATUSES)
+    ok = run.passed
+    scope = "" if not run.partial else f" ({run.partial_note()}; {unchecked} manifest entr" \
+        f"{'y' if unchecked == 1 else 'ies'} not checked)"
+    print(f"golden {'OK' if ok else 'FAILED'}: {len(run.verdicts)} job(s) run against golden.json "
+          f"({emitted} emission(s), {rejected} rejection(s) recorded); {by[Status.GOLDEN_DRIFT]} drift, "
+          f"{by[Status.GOLDEN_MISSING]} missing, {by[Status.VERDICT_CHANGED]} verdict(s) changed, "
+          f"{other} other failure(s), {len(run.problems) + len(run.stale_golden)} run-level failure(s)"
+          f"{scope}; wall time {run.wall_seconds:.2f} s", file=out)
+    return EXIT_OK if ok else EXIT_FAIL
+
+
+def _golden_update(run: GateRun) -> int:
+    out = sys.stdout
     blocking = [v for v in run.verdicts if not v.passed and (
         v.status.value not in GOLDEN_STATUSES or (v.gap is not None and not v.gap_holds))]
     if run.problems or blocking or not run.golden_ok:
         _record(run, run.verdicts)
-        print("golden --update refused: nothing written. The run fails for reasons other than golden drift:", file=out)
+        print("golden --update refused: nothing written. The run fails for reasons other than the manifest:",
+              file=out)
         for v in blocking:
             print(failure_line(v), file=out)
         for prob in run.problems:
@@ -215,36 +223,61 @@ def cmd_golden(args: argparse.Namespace) -> int:
         print("golden --update: no job ran; nothing written", file=out)
         return EXIT_FAIL
     path = golden_mod.golden_path(run.root)
-    manifest = run.manifest or golden_mod.Manifest({})
+    outputs = []
+    for v in run.verdicts:
+        if v.status.value not in GOLDEN_STATUSES and v.status not in (Status.IDENTICAL, Status.BOTH_REJECTED):
+            continue  # a known gap: nothing to record
+        r = v.result.py[0]
+        entry = (golden_mod.GoldenEntry.emitted(r.sha256, r.nbytes, v.kernel_name) if r.kind == "emitted"
+                 else golden_mod.GoldenEntry.rejected(r.code, r.message))
+        outputs.append(golden_mod.Output(v.job.config, v.job.key, entry, v.result.py_text))
+    existing = None
+    coverage = None
+    if not run.partial:
+        existing = {}
+        for v in run.verdicts:
+            existing.setdefault(v.job.config, set()).add(v.job.key)
+        for c in run.configs:
+            existing.setdefault(c.id, set())
+        coverage = golden_mod.Coverage(run.modes, run.flavors if "ll" in run.modes else ())
     cache = golden_mod.ObjectCache(run.root)
-    outputs = [golden_mod.Output(v.job.config, v.job.key, v.result.py[0].sha256, v.result.py[0].nbytes,
-                                 v.kernel_name, v.result.py_text)
-               for v in run.verdicts if v.status in (Status.IDENTICAL, Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
-    rejecting = [c.id for c in run.configs if not c.expect.emits]
-    existing = set(run.discovery.by_id()) if run.selection.full and run.discovery else None
-    new_manifest, changes = golden_mod.plan_update(manifest, outputs, rejecting, existing, cache)
-    if changes or not manifest.exists:
-        golden_mod.write(path, new_manifest)
+    try:
+        with file_lock(state_dir(run.root) / "golden.lock"):
+            # read-merge-write under the lock: a concurrent update that landed first is kept
+            if path.exists() and not (path.stat().st_mode & 0o222):
+                raise UsageError(f"{path.relative_to(run.root).as_posix()} is read-only: not replaced "
+                                 "(make it writable to update it)")
+            try:
+                current = golden_mod.load(path)
+            except golden_mod.GoldenError as e:
+                raise UsageError(str(e)) from None
+            new_manifest, changes = golden_mod.plan_update(current, outputs, existing, coverage, cache)
+            if changes or not current.exists:
+                golden_mod.write(path, new_manifest)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e}") from None
     for o in outputs:
         if o.text is not None:
             try:
-                cache.put(o.sha256, o.text)
+                cache.put(o.entry.sha256, o.text)
             except OSError:
                 pass
-    if run.selection.full:
-        cache.prune({e.sha256 for outs in new_manifest.entries.values() for e in outs.values()})
+    if not run.partial:
+        cache.prune({e.sha256 for outs in new_manifest.entries.values() for e in outs.values() if e.emits})
     # what the gate would say now: the recorded outputs are no longer golden failures
-    _record(run, [dataclasses.replace(v, status=Status.IDENTICAL, passed=True) if v.status.value in GOLDEN_STATUSES
-                  else v for v in run.verdicts])
+    _record(run, [dataclasses.replace(v, status=Status.IDENTICAL if v.result.py[0].kind == "emitted"
+                                      else Status.BOTH_REJECTED, passed=True)
+                  if v.status.value in GOLDEN_STATUSES else v for v in run.verdicts])
     for ch in changes:
         print(ch.line(), file=out)
     rel = path.relative_to(run.root).as_posix()
+    scope = f" ({run.partial_note()}: entries of other jobs untouched)" if run.partial else ""
     if changes:
-        print(f"{rel}: {len(changes)} change(s) from {len(outputs)} identical output(s) of this run", file=out)
-        print("commit it with a message that says why the outputs moved (or as its own regenerate-only commit)",
+        print(f"{rel}: {len(changes)} change(s) from {len(outputs)} job(s) of this run{scope}", file=out)
+        print("commit it with a message that says why each entry moved (or as its own regenerate-only commit)",
               file=out)
     else:
-        print(f"{rel} is up to date ({len(outputs)} identical output(s) of this run)", file=out)
+        print(f"{rel} is up to date ({len(outputs)} job(s) of this run){scope}", file=out)
     return EXIT_OK
 
 

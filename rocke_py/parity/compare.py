@@ -8,6 +8,8 @@ Classification order (the first that applies wins):
 1. TIMEOUT — the job was killed past its limit (never a rejection).
 2. CRASH — a worker died (signal, abort, exit) or an engine raised / returned something that is
    neither Emitted nor Rejected (never a rejection).
+   BUILD_FAILURE — an engine raised EngineFailure: it failed after validating the config (an
+   internal check of the builder, verifier or lowering), never a rejection.
 3. NONDETERMINISTIC — an engine's second run differs from its first (kind, code, message, sha256).
 4. both emitted: different bytes → DIFFER; same bytes → IDENTICAL if the config expects emit,
    else UNEXPECTED_EMIT.
@@ -15,8 +17,11 @@ Classification order (the first that applies wins):
 6. both rejected: code or message differ → REJECT_MISMATCH; same code and message → BOTH_REJECTED
    if the config expects exactly that code, else UNEXPECTED_REJECT.
 
-GOLDEN_DRIFT / GOLDEN_MISSING refine IDENTICAL (:mod:`golden`), KNOWN_GAP replaces a listed
-status (:mod:`known_gaps`).
+Then, per config (:mod:`gate`): VERDICT_SPLIT replaces the status of a job whose verdict
+(emit, or the rejection code and message) differs from the config's verdict in its first mode —
+every mode must give the same verdict. GOLDEN_MISSING / GOLDEN_DRIFT / VERDICT_CHANGED refine a
+passing job against the manifest (:mod:`golden`), and KNOWN_GAP replaces a listed status whose
+evidence still holds (:mod:`known_gaps`).
 """
 from __future__ import annotations
 
@@ -42,6 +47,9 @@ class Status(str, Enum):
     NONDETERMINISTIC = "NONDETERMINISTIC"
     GOLDEN_DRIFT = "GOLDEN_DRIFT"
     GOLDEN_MISSING = "GOLDEN_MISSING"
+    VERDICT_CHANGED = "VERDICT_CHANGED"
+    VERDICT_SPLIT = "VERDICT_SPLIT"
+    BUILD_FAILURE = "BUILD_FAILURE"
     KNOWN_GAP = "KNOWN_GAP"
 
     def __str__(self) -> str:
@@ -50,12 +58,12 @@ class Status(str, Enum):
 
 #: The only statuses that pass. Everything else fails, unknown values included.
 PASSING: frozenset[str] = frozenset({Status.IDENTICAL.value, Status.BOTH_REJECTED.value, Status.KNOWN_GAP.value})
+#: Failures that ``golden --update`` tolerates (it exists to record them, after review).
+GOLDEN_STATUSES: frozenset[str] = frozenset(
+    {Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value, Status.VERDICT_CHANGED.value})
 #: Statuses a known_gaps.toml entry may name (failures that are not about the golden manifest).
 GAP_STATUSES: frozenset[str] = frozenset(
-    s.value for s in Status
-    if s.value not in PASSING and s not in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING))
-#: Failures that ``golden --update`` tolerates (it exists to fix them).
-GOLDEN_STATUSES: frozenset[str] = frozenset({Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value})
+    s.value for s in Status if s.value not in PASSING and s.value not in GOLDEN_STATUSES)
 
 
 def passes(status: object) -> bool:
@@ -89,8 +97,15 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
         return Classified(st, res.death.describe(timeout))
     for side in ("py", "c"):
         for n, run in enumerate(res.runs(side), 1):
-            if run.kind == "error":
+            if run.kind == "error" and run.code != "EngineFailure":
                 return Classified(Status.CRASH, f"the {side} engine raised {run.code}: {_q(run.message)} (run {n} of 2)")
+    failed = [side for side in ("py", "c") if any(r.kind == "error" for r in res.runs(side))]
+    if failed:
+        run = next(r for r in res.runs(failed[0]) if r.kind == "error")
+        who = "both engines" if len(failed) == 2 else f"the {failed[0]} engine"
+        return Classified(Status.BUILD_FAILURE,
+                          f"{who} failed after validating the config (EngineFailure: {_q(run.message)}); "
+                          "a config that validates must build")
     for side in ("py", "c"):
         runs = res.runs(side)
         if len(runs) >= 2 and runs[0].signature() != runs[1].signature():

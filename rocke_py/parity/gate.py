@@ -16,11 +16,11 @@ from typing import Protocol
 
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
-from rocke_py.parity.compare import Status, classify, passes
+from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, discover, resolve_id
 from rocke_py.parity.engines import (FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
-                                     EngineSpec)
-from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key
+                                     EngineRun, EngineSpec)
+from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
 from rocke_py.parity.known_gaps import KnownGap
 from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem
 
@@ -80,6 +80,8 @@ class Verdict:
     gap_holds: bool = False
     golden: GoldenEntry | None = None
     kernel_name: str = ""
+    evidence: tuple[tuple[str, str], ...] = ()  # the failure's evidence, as known_gaps.toml pins it
+    golden_match: str = ""  # for a failing job with a golden entry: which engine still matches it
 
 
 @dataclass
@@ -103,6 +105,29 @@ class GateRun:
     @property
     def passed(self) -> bool:
         return not self.problems and not self.stale_golden and all(v.passed for v in self.verdicts)
+
+    @property
+    def partial(self) -> bool:
+        return not self.selection.full
+
+    def partial_note(self) -> str:
+        """What a narrowed run left out ("" for a full run)."""
+        if not self.partial:
+            return ""
+        sel = self.selection
+        parts = []
+        if sel.families:
+            parts.append(f"--family {','.join(sel.families)}")
+        if sel.configs:
+            parts.append(f"--config ({len(sel.configs)})")
+        if sel.modes is not None:
+            parts.append(f"--mode {','.join(sel.modes)}")
+        if sel.flavors is not None:
+            parts.append(f"--flavor {','.join(sel.flavors)}")
+        total = len(self.discovery.configs) if self.discovery else 0
+        pinned = self.manifest.coverage.describe() if self.manifest and self.manifest.coverage else "not pinned"
+        return (f"partial run ({' '.join(parts)}): {len(self.configs)} of {total} config(s); "
+                f"the full gate covers {pinned}")
 
     @property
     def failures(self) -> list[Verdict]:
@@ -175,6 +200,185 @@ def run_modes(info: EngineInfo, sel: Selection) -> tuple[tuple[str, ...], list[s
     return tuple(m for m in MODES if m in sel.modes), notes
 
 
+def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) -> None:
+    """The run covers what golden.json pins (DESIGN "Gate honesty": coverage is pinned).
+
+    A pinned mode that an engine no longer advertises fails any run that does not choose its
+    modes; a pinned flavor the harness does not run fails any run that does not choose its
+    flavors. A full run that covers more than is pinned, or a manifest that pins nothing, is
+    fixed by ``golden --update`` (recorded after review)."""
+    from rocke_py.parity.engines import FLAVORS as ALL_FLAVORS
+
+    sel = run.selection
+    cov = manifest.coverage if manifest is not None else None
+    if cov is None:
+        if manifest is not None and sel.full:
+            run.stale_golden.append("golden.json pins no coverage (the modes and flavors of the full gate): "
+                                    "rocke-parity golden --update records it")
+        elif manifest is not None:
+            run.notes.append("golden.json pins no coverage: this run cannot tell whether a mode vanished")
+        return
+    if sel.modes is None:
+        for m in cov.modes:
+            if m in run.modes:
+                continue
+            lack = [side for side, ms in (("py", info.py_modes), ("c", info.c_modes)) if m not in ms]
+            who = " and ".join(lack) + (" engines do" if len(lack) > 1 else " engine does")
+            run.problems.append(
+                f"coverage: golden.json pins mode {m}, but the {who} not advertise it "
+                f"(py: {', '.join(info.py_modes) or 'nothing'}; c: {', '.join(info.c_modes) or 'nothing'}): "
+                f"the gate would cover less than it must")
+        if sel.full:
+            for m in run.modes:
+                if m not in cov.modes:
+                    run.stale_golden.append(f"coverage: both engines advertise mode {m}, which golden.json does "
+                                            "not pin: rocke-parity golden --update pins it")
+    if sel.flavors is None and "ll" in cov.modes:
+        for f in cov.flavors:
+            if f not in ALL_FLAVORS or f not in run.flavors:
+                run.problems.append(f"coverage: golden.json pins flavor {f}, which this harness does not run")
+        if sel.full:
+            for f in run.flavors:
+                if f not in cov.flavors:
+                    run.stale_golden.append(f"coverage: flavor {f} is run but not pinned: rocke-parity golden --update")
+
+
+def agreed_verdict(res: JobResult) -> tuple[str, ...] | None:
+    """The job's verdict when both engines agree on it: ("emit",) or ("reject", code, message)."""
+    if res.death is not None or not res.py or not res.c:
+        return None
+    py, c = res.py[0], res.c[0]
+    if py.kind == "emitted" and c.kind == "emitted":
+        return ("emit",)
+    if py.kind == "rejected" and c.kind == "rejected" and (py.code, py.message) == (c.code, c.message):
+        return ("reject", py.code, py.message)
+    return None
+
+
+def _verdict_text(v: tuple[str, ...]) -> str:
+    if v[0] == "emit":
+        return "emits"
+    msg = v[2] if len(v[2]) <= 80 else v[2][:79] + "…"
+    return f"rejects {v[1]} ({msg})"
+
+
+def verdict_splits(results: list[JobResult]) -> dict[int, str]:
+    """Jobs whose agreed verdict differs from their config's verdict in its first mode, with why.
+
+    "One verdict per config": a config is emitted in every mode or rejected for the same code
+    and message in every mode. The reference is the config's first job (spec → ir → ll, then
+    flavors) on whose verdict both engines agree."""
+    by_config: dict[str, list[JobResult]] = {}
+    for r in results:
+        by_config.setdefault(r.item.key.config, []).append(r)  # type: ignore[attr-defined]
+    out: dict[int, str] = {}
+    order = {m: i for i, m in enumerate(MODES)}
+    for rs in by_config.values():
+        rs = sorted(rs, key=lambda r: (order[r.item.key.mode], r.item.key.flavor))  # type: ignore[attr-defined]
+        ref: tuple[JobResult, tuple[str, ...]] | None = None
+        for r in rs:
+            v = agreed_verdict(r)
+            if v is None:
+                continue
+            if ref is None:
+                ref = (r, v)
+            elif v != ref[1]:
+                rj: Job = ref[0].item.key  # type: ignore[assignment]
+                j: Job = r.item.key  # type: ignore[assignment]
+                out[id(r)] = (f"mode {j.mode}{'' if j.flavor == NO_FLAVOR else ' ' + j.flavor}: both engines "
+                              f"{_verdict_text(v)}, but in mode {rj.mode}"
+                              f"{'' if rj.flavor == NO_FLAVOR else ' ' + rj.flavor} they {_verdict_text(ref[1])}: "
+                              "every mode must give a config the same verdict")
+    return out
+
+
+#: Statuses that a verdict split replaces (agreed verdicts; a divergence keeps its own status).
+_SPLITTABLE = frozenset({Status.IDENTICAL, Status.BOTH_REJECTED, Status.UNEXPECTED_REJECT, Status.UNEXPECTED_EMIT})
+
+
+def entry_of(run: EngineRun) -> GoldenEntry | None:
+    """What golden.json would record for one engine's first run."""
+    if run.kind == "emitted":
+        return GoldenEntry.emitted(run.sha256, run.nbytes, "")
+    if run.kind == "rejected":
+        return GoldenEntry.rejected(run.code, run.message)
+    return None
+
+
+def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
+    """Which engine still gives the recorded verdict: "py matches golden; c differs", …"""
+    if entry is None or not res.py or not res.c:
+        return ""
+    hits = []
+    for side, run in (("py", res.py[0]), ("c", res.c[0])):
+        got = entry_of(run)
+        hits.append(got is not None and got.same_record(entry))
+    if hits[0] and hits[1]:
+        return "both engines match golden"
+    if hits[0]:
+        return "py matches golden; c differs"
+    if hits[1]:
+        return "c matches golden; py differs"
+    return "neither engine matches golden"
+
+
+def judge(job: Job, res: JobResult, expect, manifest: Manifest | None, gaps, cache: ObjectCache | None,
+          kernel_name: str, timeout: float | None, split: str | None) -> Verdict:
+    """One job's verdict: classification, one verdict per config, golden manifest, known gaps.
+
+    ``manifest`` is None when golden.json could not be read (a run-level failure already)."""
+    base = classify(res, expect, timeout)
+    status, reason = base.status, base.reason
+    if split is not None and status in _SPLITTABLE:
+        status, reason = Status.VERDICT_SPLIT, split
+    entry = manifest.get(job.config, job.key) if manifest is not None else None
+    if manifest is not None and status in (Status.IDENTICAL, Status.BOTH_REJECTED):
+        now = entry_of(res.py[0])
+        assert now is not None
+        if entry is None:
+            what = f"{now.bytes} identical bytes" if now.emits else f"both rejected {now.code}"
+            status = Status.GOLDEN_MISSING
+            reason = (f"{what}, but golden.json has no {job.key} entry: "
+                      f"rocke-parity golden --update --config {job.config}")
+        elif not entry.same_verdict(now):
+            status = Status.VERDICT_CHANGED
+            reason = (f"golden.json records {entry.short()}, the engines now {now.short()}: review, then "
+                      f"rocke-parity golden --update --config {job.config}")
+        elif now.emits and (entry.sha256 != now.sha256 or entry.bytes != now.bytes):
+            status = Status.GOLDEN_DRIFT
+            verdict = renumbering_verdict(cache, entry.sha256, res.py_text)
+            reason = (f"identical, but not the golden bytes: {now.bytes - entry.bytes:+d} bytes, "
+                      f"sha256 {now.sha256[:12]} (golden {entry.sha256[:12]}); {verdict}")
+        elif now.emits and res.py_text is not None and cache is not None:
+            try:
+                cache.put(now.sha256, res.py_text)
+            except OSError:
+                pass
+    match = ""
+    if not passes(status) and status.value not in GOLDEN_STATUSES:
+        match = golden_match(entry, res)
+        if match:
+            reason = f"{reason}; {match}"
+    evidence = gaps_mod.evidence_of(status, res)
+    gap = gaps.lookup(job.config, job.mode, job.flavor)
+    holds = False
+    if gap is not None:
+        if gap.holds_for(status, evidence):
+            holds = True
+            passed = True
+            reason = f"known gap ({gap.reason}); actual: {reason}"
+            status = Status.KNOWN_GAP
+        else:
+            passed = False
+            now_desc = gaps_mod.describe_now(status, evidence) if evidence else status.value
+            reason = (f"known gap no longer holds: listed as {gap.describe()}, now {now_desc}: "
+                      f"update known_gaps.toml (entry {gap.index}); {reason}")
+    else:
+        passed = passes(status)
+    return Verdict(job, str(expect), status, passed, reason, res, gap, holds, entry, kernel_name,
+                   tuple(evidence.items()), match)
+
+
 def build_jobs(configs: list[Config], modes: tuple[str, ...], flavors: tuple[str, ...]) -> list[Job]:
     jobs: list[Job] = []
     for c in configs:
@@ -225,6 +429,7 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
         modes, notes = run_modes(pool.info, sel)
         run.modes = modes
         run.notes.extend(notes)
+        check_coverage(run, pool.info, manifest if run.golden_ok else None)
         jobs = build_jobs(configs, modes, flavors)
         by_id = {c.id: c for c in configs}
         items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
@@ -250,52 +455,19 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
     cache = ObjectCache(root)
     spec_names = {r.item.key.config: kernel_name_of(r.py_text)  # type: ignore[attr-defined]
                   for r in results if r.item.key.mode == "spec"}  # type: ignore[attr-defined]
+    splits = verdict_splits(results)
     matched: set[int] = set()
     for res in results:
         job: Job = res.item.key  # type: ignore[assignment]
-        cfg = by_id[job.config]
         kname = spec_names.get(job.config) or ""
         if not kname:
             prev = manifest.get(job.config, "spec")
             kname = prev.kernel_name if prev is not None else ""
-        base = classify(res, cfg.expect, timeout)
-        status, reason = base.status, base.reason
-        entry = manifest.get(job.config, job.key)
-        if status is Status.IDENTICAL and run.golden_ok:
-            new_sha, new_bytes = res.py[0].sha256, res.py[0].nbytes
-            if entry is None:
-                status = Status.GOLDEN_MISSING
-                reason = (f"identical ({new_bytes} bytes), but golden.json has no {job.key} entry: "
-                          f"rocke-parity golden --update --config {job.config}")
-            elif entry.sha256 != new_sha or entry.bytes != new_bytes:
-                status = Status.GOLDEN_DRIFT
-                verdict = golden_mod.renumbering_verdict(cache, entry.sha256, res.py_text)
-                reason = (f"identical, but not the golden bytes: {new_bytes - entry.bytes:+d} bytes, "
-                          f"sha256 {new_sha[:12]} (golden {entry.sha256[:12]}); {verdict}")
-            elif res.py_text is not None:
-                try:
-                    cache.put(new_sha, res.py_text)
-                except OSError:
-                    pass
-        gap = gaps.lookup(job.config, job.mode, job.flavor)
-        holds = False
-        if gap is not None:
-            matched.add(gap.index)
-            code = res.py[0].code if res.py and res.py[0].kind == "rejected" else None
-            if gap.holds_for(status, code):
-                holds = True
-                passed = True
-                reason = f"known gap ({gap.reason}); actual: {reason}"
-                status = Status.KNOWN_GAP
-            else:
-                passed = False
-                listed = gap.status.value + (f" {gap.code}" if gap.code else "")
-                now = status.value + (f" {code}" if code else "")
-                reason = (f"known gap no longer holds: listed as {listed}, now {now}: "
-                          f"update known_gaps.toml (entry {gap.index}); {reason}")
-        else:
-            passed = passes(status)
-        run.verdicts.append(Verdict(job, str(cfg.expect), status, passed, reason, res, gap, holds, entry, kname))
+        v = judge(job, res, by_id[job.config].expect, manifest if run.golden_ok else None, gaps, cache, kname,
+                  timeout, splits.get(id(res)))
+        if v.gap is not None:
+            matched.add(v.gap.index)
+        run.verdicts.append(v)
 
     if sel.full:
         for g in gaps.gaps:
@@ -306,14 +478,18 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
                 run.problems.append(f"{g.label()} matches no job of this full run{hint}: "
                                     "known gap no longer holds: update known_gaps.toml")
         if run.golden_ok:
+            keys: dict[str, set[str]] = {}
+            for j in jobs:
+                keys.setdefault(j.config, set()).add(j.key)
             all_ids = disc.by_id()
             for cfg_id in sorted(manifest.entries):
-                c = all_ids.get(cfg_id)
-                if c is None:
+                if cfg_id not in all_ids:
                     run.stale_golden.append(f"golden.json has entries for {cfg_id}, which no longer exists: "
-                                        "rocke-parity golden --update")
-                elif not c.expect.emits:
-                    run.stale_golden.append(f"golden.json has entries for {cfg_id}, which expects {c.expect}: "
-                                        "rocke-parity golden --update")
+                                            "rocke-parity golden --update")
+                    continue
+                extra = sorted(set(manifest.entries[cfg_id]) - keys.get(cfg_id, set()))
+                if extra:
+                    run.stale_golden.append(f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
+                                            "does not run: rocke-parity golden --update")
     run.wall_seconds = time.monotonic() - t0
     return run

@@ -1,29 +1,42 @@
-"""``parity_configs/golden.json``: the sha256, byte count and kernel name of every identical output.
+"""``parity_configs/golden.json``: the pinned coverage of the full gate and every job's verdict.
 
     {
+      "coverage": {"flavors": ["llvm20", "llvm22", "llvm23"], "modes": ["spec", "ir", "ll"]},
       "entries": {
         "wgrad/00-baseline": {
-          "ll.llvm22": {"bytes": 51234, "kernel_name": "...", "sha256": "..."},
-          "spec": {"bytes": 812, "kernel_name": "...", "sha256": "..."}
+          "ll.llvm22": {"bytes": 51234, "kernel_name": "...", "sha256": "...", "verdict": "emit"},
+          "spec": {"bytes": 812, "kernel_name": "...", "sha256": "...", "verdict": "emit"}
+        },
+        "wgrad/100-unknown-pipeline": {
+          "spec": {"code": "WGRAD_UNKNOWN_OPTION", "message": "...", "message_sha256": "...", "verdict": "reject"}
         }
       },
-      "schema": "rocke-parity.golden/v1"
+      "schema": "rocke-parity.golden/v2"
     }
 
 Keys sorted, 2-space indent, trailing newline, so that a change reads as a small diff.
-Output keys: ``spec``, ``ir``, ``ll.llvm20``, ``ll.llvm22``, ``ll.llvm23``. Configs that expect a
-rejection have no entry. The gate checks each IDENTICAL job against its entry: a different
-sha256 or byte count is GOLDEN_DRIFT, no entry is GOLDEN_MISSING.
+Output keys: ``spec``, ``ir``, ``ll.llvm20``, ``ll.llvm22``, ``ll.llvm23``. Every job that
+passes has an entry: an emission by its sha256, byte count and kernel name; a rejection by its
+code and the sha256 of its message (the message itself is kept beside it, for the reviewer of a
+diff; the hash is what is checked, and it must match the text). ``coverage`` pins the modes and
+flavors the full gate runs: a full run that covers less fails at run level.
 
-The manifest stores nothing more than that. To say whether a moved entry changed only by SSA
-renumbering, the harness keeps a local, uncommitted, content-addressed cache of the texts
-behind the current entries (``.rocke-parity/objects/``, filled by every gate run with the
-outputs that match the manifest and by every update). When the old text is in that cache the
-update says ``renumbering-only: yes`` or ``no``; otherwise ``renumbering-only: unknown (old
-text not stored)`` — e.g. in a fresh clone whose first run is already after the change.
+The gate checks each passing job against its entry: no entry is GOLDEN_MISSING; other bytes of
+the same verdict are GOLDEN_DRIFT; another verdict (a new rejection code or message, an
+emission where a rejection was recorded, or the reverse) is VERDICT_CHANGED.
+
+A version-1 manifest (emissions only, no coverage) is still read, so that ``golden --update``
+can migrate it; the gate then reports the missing coverage and rejection entries.
+
+To say whether a moved entry changed only by SSA renumbering, the harness keeps a local,
+uncommitted, content-addressed cache of the texts behind the current entries
+(``.rocke-parity/objects/``, filled by every gate run with the outputs that match the manifest
+and by every update). When the old text is in that cache the update says ``renumbering-only:
+yes`` or ``no``; otherwise ``renumbering-only: unknown (old text not stored)``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import zlib
@@ -36,11 +49,16 @@ from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
 from rocke_py.parity.state import atomic_write, state_dir
 
-SCHEMA = "rocke-parity.golden/v1"
+SCHEMA = "rocke-parity.golden/v2"
+SCHEMA_V1 = "rocke-parity.golden/v1"
 FILE_NAME = "golden.json"
 OUTPUT_KEYS = (*FLAVORLESS_MODES, *(f"ll.{f}" for f in FLAVORS))
+#: golden.json is read with this limit (it is about 0.3 MB today).
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+_CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 UNKNOWN_RENUMBERING = "renumbering-only: unknown (old text not stored)"
+EMIT, REJECT = "emit", "reject"
 
 
 class GoldenError(Exception):
@@ -55,37 +73,141 @@ def golden_path(root: Path) -> Path:
     return root / CONFIG_DIR / FILE_NAME
 
 
+def message_sha256(message: str) -> str:
+    return hashlib.sha256(message.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 @dataclass(frozen=True)
 class GoldenEntry:
-    sha256: str
-    bytes: int
-    kernel_name: str
+    """One job's recorded verdict: an emission (sha256, bytes, kernel name) or a rejection (code, message)."""
+
+    verdict: str  # EMIT or REJECT
+    sha256: str = ""
+    bytes: int = 0
+    kernel_name: str = ""
+    code: str = ""
+    message_sha256: str = ""
+    message: str = ""
+
+    @staticmethod
+    def emitted(sha256: str, nbytes: int, kernel_name: str) -> GoldenEntry:
+        return GoldenEntry(EMIT, sha256=sha256, bytes=nbytes, kernel_name=kernel_name)
+
+    @staticmethod
+    def rejected(code: str, message: str) -> GoldenEntry:
+        return GoldenEntry(REJECT, code=code, message_sha256=message_sha256(message), message=message)
+
+    @property
+    def emits(self) -> bool:
+        return self.verdict == EMIT
+
+    def same_verdict(self, other: GoldenEntry) -> bool:
+        """Same kind, and for a rejection the same code and message (the bytes of an emission may differ)."""
+        if self.verdict != other.verdict:
+            return False
+        return self.emits or (self.code == other.code and self.message_sha256 == other.message_sha256)
+
+    def same_record(self, other: GoldenEntry) -> bool:
+        """What the gate checks: the same verdict and, for an emission, the same sha256 and size."""
+        if not self.same_verdict(other):
+            return False
+        return not self.emits or (self.sha256 == other.sha256 and self.bytes == other.bytes)
+
+    def short(self) -> str:
+        if self.emits:
+            return f"emit {self.bytes} bytes (sha256 {self.sha256[:12]})"
+        msg = self.message if len(self.message) <= 100 else self.message[:99] + "…"
+        return f"reject {self.code} {msg!r}"
 
     def as_json(self) -> dict[str, object]:
-        return {"bytes": self.bytes, "kernel_name": self.kernel_name, "sha256": self.sha256}
+        if self.emits:
+            return {"verdict": EMIT, "bytes": self.bytes, "kernel_name": self.kernel_name, "sha256": self.sha256}
+        return {"verdict": REJECT, "code": self.code, "message_sha256": self.message_sha256, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The modes and flavors the full gate runs (pinned in the manifest)."""
+
+    modes: tuple[str, ...]
+    flavors: tuple[str, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"modes": list(self.modes), "flavors": list(self.flavors)}
+
+    def describe(self) -> str:
+        return f"modes {','.join(self.modes) or '-'}; flavors {','.join(self.flavors) or '-'}"
 
 
 @dataclass(frozen=True)
 class Manifest:
     entries: Mapping[str, Mapping[str, GoldenEntry]]
     exists: bool = True
+    coverage: Coverage | None = None
+    schema: str = SCHEMA
 
     def get(self, config: str, key: str) -> GoldenEntry | None:
         return self.entries.get(config, {}).get(key)
 
+    def count(self) -> int:
+        return sum(len(o) for o in self.entries.values())
+
+
+def _entry(path_name: str, cfg: str, key: str, e: object, v1: bool) -> GoldenEntry:
+    where = f"{path_name}: {cfg} {key}"
+    if not isinstance(e, dict):
+        raise GoldenError(f"{where}: an entry must be an object")
+    verdict = EMIT if v1 else e.get("verdict")
+    if verdict == EMIT:
+        want = {"sha256", "bytes", "kernel_name"} | (set() if v1 else {"verdict"})
+        if (set(e) != want or not isinstance(e["sha256"], str) or not _SHA_RE.match(e["sha256"])
+                or not isinstance(e["bytes"], int) or isinstance(e["bytes"], bool) or e["bytes"] < 0
+                or not isinstance(e["kernel_name"], str)):
+            raise GoldenError(f"{where}: expected {{verdict: \"emit\", sha256: 64 hex, bytes: int, kernel_name: str}}")
+        return GoldenEntry.emitted(e["sha256"], e["bytes"], e["kernel_name"])
+    if verdict == REJECT:
+        if (set(e) != {"verdict", "code", "message_sha256", "message"} or not isinstance(e["code"], str)
+                or not _CODE_RE.match(e["code"]) or not isinstance(e["message"], str)
+                or not isinstance(e["message_sha256"], str) or not _SHA_RE.match(e["message_sha256"])):
+            raise GoldenError(f"{where}: expected {{verdict: \"reject\", code: UPPER_SNAKE, message: str, "
+                              "message_sha256: 64 hex}")
+        if message_sha256(e["message"]) != e["message_sha256"]:
+            raise GoldenError(f"{where}: message_sha256 is not the sha256 of message (edited by hand?)")
+        return GoldenEntry.rejected(e["code"], e["message"])
+    raise GoldenError(f"{where}: verdict must be \"emit\" or \"reject\", not {verdict!r}")
+
+
+def _coverage(path_name: str, doc: object) -> Coverage:
+    from rocke_py.parity.engines import MODES
+
+    if (not isinstance(doc, dict) or set(doc) != {"modes", "flavors"}
+            or not all(isinstance(doc[k], list) and all(isinstance(x, str) for x in doc[k]) for k in doc)):
+        raise GoldenError(f"{path_name}: coverage must be {{modes: [str], flavors: [str]}}")
+    bad = [m for m in doc["modes"] if m not in MODES] + [f for f in doc["flavors"] if f not in FLAVORS]
+    if bad or not doc["modes"]:
+        raise GoldenError(f"{path_name}: coverage names unknown modes or flavors ({', '.join(bad) or 'no mode'})")
+    modes = tuple(m for m in MODES if m in doc["modes"])
+    flavors = tuple(f for f in FLAVORS if f in doc["flavors"])
+    return Coverage(modes, flavors)
+
 
 def load(path: Path) -> Manifest:
-    """Read the manifest; a missing file is an empty manifest (every output GOLDEN_MISSING)."""
+    """Read the manifest; a missing file is an empty manifest (every job GOLDEN_MISSING)."""
+    from rocke_py.parity.state import read_bounded
+
     if not path.exists():
         return Manifest({}, exists=False)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = json.loads(read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8"))
+    except (OSError, ValueError) as e:
         raise GoldenError(f"{path.name}: cannot be read: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, SCHEMA_V1):
         raise GoldenError(f"{path.name}: schema must be {SCHEMA!r}")
-    if set(doc) != {"schema", "entries"} or not isinstance(doc["entries"], dict):
-        raise GoldenError(f"{path.name}: expected exactly the keys 'schema' and 'entries' (an object)")
+    v1 = doc["schema"] == SCHEMA_V1
+    want = {"schema", "entries"} if v1 else {"schema", "entries", "coverage"}
+    if set(doc) != want or not isinstance(doc["entries"], dict):
+        raise GoldenError(f"{path.name}: expected exactly the keys {', '.join(sorted(want))} (entries: an object)")
+    coverage = None if v1 else _coverage(path.name, doc["coverage"])
     entries: dict[str, dict[str, GoldenEntry]] = {}
     for cfg, outputs in doc["entries"].items():
         if not isinstance(outputs, dict):
@@ -94,21 +216,18 @@ def load(path: Path) -> Manifest:
         for key, e in outputs.items():
             if key not in OUTPUT_KEYS:
                 raise GoldenError(f"{path.name}: {cfg}: unknown output {key!r} (one of {', '.join(OUTPUT_KEYS)})")
-            if (not isinstance(e, dict) or set(e) != {"sha256", "bytes", "kernel_name"}
-                    or not isinstance(e["sha256"], str) or not _SHA_RE.match(e["sha256"])
-                    or not isinstance(e["bytes"], int) or isinstance(e["bytes"], bool) or e["bytes"] < 0
-                    or not isinstance(e["kernel_name"], str)):
-                raise GoldenError(f"{path.name}: {cfg} {key}: expected {{sha256: 64 hex, bytes: int, kernel_name: str}}")
-            got[key] = GoldenEntry(e["sha256"], e["bytes"], e["kernel_name"])
+            got[key] = _entry(path.name, cfg, key, e, v1)
         entries[cfg] = got
-    return Manifest(entries)
+    return Manifest(entries, coverage=coverage, schema=doc["schema"])
 
 
 def dumps(manifest: Manifest) -> str:
-    doc = {
+    doc: dict[str, object] = {
         "schema": SCHEMA,
         "entries": {cfg: {k: e.as_json() for k, e in outs.items()} for cfg, outs in manifest.entries.items() if outs},
     }
+    if manifest.coverage is not None:
+        doc["coverage"] = manifest.coverage.as_json()
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -169,66 +288,81 @@ def renumbering_verdict(cache: ObjectCache | None, old_sha: str, new_text: str |
 
 @dataclass(frozen=True)
 class Output:
-    """One identical emission of the run, as ``golden --update`` records it."""
+    """One job of the run that passes but for the manifest, as ``golden --update`` records it."""
 
     config: str
     key: str
-    sha256: str
-    bytes: int
-    kernel_name: str
-    text: str | None
+    entry: GoldenEntry
+    text: str | None  # the emitted text, for the renumbering verdict and the cache
 
 
 @dataclass(frozen=True)
 class Change:
     config: str
     key: str  # "" for a whole-config removal
-    kind: str  # "new", "moved", "removed"
+    kind: str  # "new", "moved", "verdict", "removed", "coverage"
     old: GoldenEntry | None
     new: GoldenEntry | None
     note: str = ""
 
     def line(self) -> str:
         where = f"{self.config} {self.key}" if self.key else self.config
+        if self.kind == "coverage":
+            return f"coverage: {self.note}"
         if self.kind == "new" and self.new is not None:
-            return f"{where}: new entry ({self.new.bytes} bytes)"
+            what = f"{self.new.bytes} bytes" if self.new.emits else f"rejected {self.new.code}"
+            return f"{where}: new entry ({what})"
         if self.kind == "moved" and self.old is not None and self.new is not None:
             delta = self.new.bytes - self.old.bytes
             return f"{where}: {delta:+d} bytes ({self.note})"
+        if self.kind == "verdict" and self.old is not None and self.new is not None:
+            return f"{where}: verdict changed: {self.old.short()} -> {self.new.short()}"
         return f"{where}: removed ({self.note})"
 
 
-def plan_update(manifest: Manifest, outputs: Iterable[Output], ran_rejecting: Iterable[str],
-                existing: set[str] | None, cache: ObjectCache | None) -> tuple[Manifest, list[Change]]:
+def plan_update(manifest: Manifest, outputs: Iterable[Output], existing: set[str] | None,
+                coverage: Coverage | None, cache: ObjectCache | None) -> tuple[Manifest, list[Change]]:
     """The manifest after an update and the list of changes.
 
-    ``outputs``: the identical emissions of the run (only those entries are written).
-    ``ran_rejecting``: configs of the run that expect a rejection (their entries go).
-    ``existing``: all config ids, on a full (unfiltered) update only: entries of other configs go.
+    ``outputs``: the jobs of the run (only their entries are written; nothing else is touched).
+    ``existing``: the job keys of a full run, ``{config: {key, ...}}``: entries of other configs
+    or outputs go; ``coverage``: the full run's coverage, pinned. Both are None for a partial
+    run, which never deletes what it did not run and never changes the coverage.
     """
     entries: dict[str, dict[str, GoldenEntry]] = {c: dict(o) for c, o in manifest.entries.items()}
     changes: list[Change] = []
     for out in outputs:
-        new = GoldenEntry(out.sha256, out.bytes, out.kernel_name)
+        new = out.entry
         old = entries.get(out.config, {}).get(out.key)
         if old == new:
             continue
         entries.setdefault(out.config, {})[out.key] = new
         if old is None:
             changes.append(Change(out.config, out.key, "new", None, new))
+        elif not old.same_verdict(new) or not new.emits:
+            changes.append(Change(out.config, out.key, "verdict", old, new))
         elif old.sha256 == new.sha256 and old.bytes == new.bytes:
             changes.append(Change(out.config, out.key, "moved", old, new,
                                   f"kernel name {old.kernel_name or '(none)'} -> {new.kernel_name or '(none)'}"))
         else:
             changes.append(Change(out.config, out.key, "moved", old, new,
                                   renumbering_verdict(cache, old.sha256, out.text)))
-    for cfg in sorted(set(ran_rejecting)):
-        if cfg in entries:
-            del entries[cfg]
-            changes.append(Change(cfg, "", "removed", None, None, "the config expects a rejection"))
     if existing is not None:
-        for cfg in sorted(set(entries) - existing):
-            del entries[cfg]
-            changes.append(Change(cfg, "", "removed", None, None, "the config no longer exists"))
+        for cfg in sorted(entries):
+            keep = existing.get(cfg)
+            if keep is None:
+                del entries[cfg]
+                changes.append(Change(cfg, "", "removed", None, None, "the config no longer exists"))
+                continue
+            for key in sorted(set(entries[cfg]) - set(keep)):
+                del entries[cfg][key]
+                changes.append(Change(cfg, key, "removed", None, None, "no such job in the full run"))
+    new_cov = manifest.coverage
+    if coverage is not None and coverage != manifest.coverage:
+        was = manifest.coverage.describe() if manifest.coverage else "none"
+        changes.append(Change("", "", "coverage", None, None, f"{was} -> {coverage.describe()}"))
+        new_cov = coverage
     ordered = {c: entries[c] for c in sorted(entries) if entries[c]}
-    return Manifest(ordered), changes
+    if manifest.schema != SCHEMA:
+        changes.append(Change("", "", "coverage", None, None, f"schema {manifest.schema} -> {SCHEMA}"))
+    return Manifest(ordered, coverage=new_cov), changes

@@ -136,6 +136,9 @@ def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
     parts = [f"{failed} of {total} job(s) failed" if failed else f"{total} job(s)"]
     if run.problems or run.stale_golden:
         parts.append(f"{len(run.problems) + len(run.stale_golden)} run-level failure(s)")
+    if run.partial:
+        p(f"note: {run.partial_note()}")
+        verdict += " (PARTIAL RUN)"
     p(f"{title} {verdict}: {', '.join(parts)} ({counts}); modes {modes}; flavors {flavors}; "
       f"wall time {run.wall_seconds:.2f} s")
 
@@ -167,8 +170,13 @@ def job_record(v: Verdict) -> dict[str, object]:
     if res.death is not None:
         rec["death"] = {"kind": res.death.kind, "engine": res.death.engine, "run": res.death.run,
                         "exitcode": res.death.exitcode, "signal": res.death.signal_name, "detail": res.death.detail}
+    if v.evidence:
+        rec["evidence"] = dict(v.evidence)
+    if v.golden_match:
+        rec["golden_match"] = v.golden_match
     if v.gap is not None:
-        rec["known_gap"] = {"status": v.gap.status.value, "reason": v.gap.reason, "holds": v.gap_holds}
+        rec["known_gap"] = {"status": v.gap.status.value, "reason": v.gap.reason, "holds": v.gap_holds,
+                            "evidence": dict(v.gap.evidence)}
     if v.golden is not None:
         rec["golden"] = v.golden.as_json()
     return rec
@@ -178,6 +186,8 @@ def write_json(run: GateRun, path: Path) -> None:
     doc = {
         "schema": JSON_SCHEMA,
         "passed": run.passed,
+        "partial": run.partial_note() or False,
+        "coverage": run.manifest.coverage.as_json() if run.manifest and run.manifest.coverage else None,
         "run_level_failures": [*run.problems, *run.stale_golden],
         "notes": list(run.notes),
         "modes": list(run.modes),

@@ -41,3 +41,71 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file; a larger or non-regular file is an OSError.
+
+    Opens without blocking (a FIFO never hangs the reader) and reads at most limit + 1 bytes.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        import stat as _stat
+
+        if not _stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise OSError(f"{path.name} is larger than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
+class LockTimeout(OSError):
+    pass
+
+
+class file_lock:
+    """An exclusive advisory lock (``fcntl.flock``) on ``path``, waiting up to ``timeout`` seconds."""
+
+    def __init__(self, path: Path, timeout: float = 600.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.fd: int | None = None
+
+    def __enter__(self) -> "file_lock":
+        import fcntl
+        import time
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        end = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= end:
+                    os.close(fd)
+                    raise LockTimeout(f"{self.path} is held by another run for more than {self.timeout:g} s") from None
+                time.sleep(0.05)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None

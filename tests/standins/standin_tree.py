@@ -62,26 +62,53 @@ def standin_output(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm
     return text, hashlib.sha256(text.encode()).hexdigest(), len(text.encode())
 
 
-def write_golden(root: Path, entries: dict[str, dict[str, tuple[str, int, str]]]) -> Path:
-    """``entries``: config -> output key -> (sha256, bytes, kernel_name)."""
+def standin_result(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm22", side: str = "py"):
+    from rocke_py.parity.engines import load_callable
+
+    data = (root / "parity_configs" / f"{cid}.toml").read_bytes()
+    return load_callable(f"{ENGINES_FILE}:{side}_emit")(data, mode, flavor)
+
+
+def write_golden(root: Path, entries: dict[str, dict[str, tuple]], modes: tuple[str, ...] | None = ("spec",),
+                 flavors: tuple[str, ...] = ("llvm20", "llvm22", "llvm23")) -> Path:
+    """``entries``: config -> output key -> (sha256, bytes, kernel_name) or ("reject", code, message).
+
+    ``modes``: the pinned coverage (None: no coverage key, an invalid v2 manifest is not written —
+    a version-1 manifest is written instead)."""
+    import hashlib
     import json
 
-    doc = {"schema": "rocke-parity.golden/v1",
-           "entries": {c: {k: {"sha256": s, "bytes": b, "kernel_name": n} for k, (s, b, n) in outs.items()}
-                       for c, outs in entries.items()}}
+    def one(e: tuple) -> dict:
+        if e[0] == "reject":
+            return {"verdict": "reject", "code": e[1], "message": e[2],
+                    "message_sha256": hashlib.sha256(e[2].encode()).hexdigest()}
+        return {"verdict": "emit", "sha256": e[0], "bytes": e[1], "kernel_name": e[2]}
+
+    if modes is None:
+        doc: dict = {"schema": "rocke-parity.golden/v1",
+                     "entries": {c: {k: {"sha256": s, "bytes": b, "kernel_name": n} for k, (s, b, n) in outs.items()}
+                                 for c, outs in entries.items()}}
+    else:
+        doc = {"schema": "rocke-parity.golden/v2", "coverage": {"modes": list(modes), "flavors": list(flavors)},
+               "entries": {c: {k: one(e) for k, e in outs.items()} for c, outs in entries.items()}}
     path = root / "parity_configs" / "golden.json"
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return path
 
 
 def golden_for(root: Path, cids: list[str], keys: tuple[str, ...] = ("spec",)) -> dict:
-    """Correct golden entries for ``cids`` (stand-in outputs), for :func:`write_golden`."""
+    """Correct golden entries for ``cids`` (the py stand-in's verdicts), for :func:`write_golden`."""
+    import hashlib
+
     out: dict = {}
     for cid in cids:
         for key in keys:
             mode, _, flavor = key.partition(".")
-            text, sha, n = standin_output(root, cid, mode, flavor or "llvm22")
-            out.setdefault(cid, {})[key] = (sha, n, "")
+            res = standin_result(root, cid, mode, flavor or "llvm22")
+            if hasattr(res, "text"):
+                out.setdefault(cid, {})[key] = (hashlib.sha256(res.text.encode()).hexdigest(), len(res.text.encode()), "")
+            else:
+                out.setdefault(cid, {})[key] = ("reject", res.code, res.message)
     return out
 
 
