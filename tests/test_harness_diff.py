@@ -29,11 +29,52 @@ def test_first_divergent_line_with_context_and_repro(tmp_path, capsys):
     assert "rocke-emit parity_configs/wgrad/03-x.toml --mode spec --flavor llvm22" in out
 
 
-def test_identical_exits_0(tmp_path, capsys):
+ALL_KEYS = ("spec", "ir", "ll.llvm20", "ll.llvm22", "ll.llvm23")
+
+
+def test_identical_exits_0_after_every_job(tmp_path, capsys):
     pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/00-a"], ALL_KEYS), modes=("spec", "ir", "ll"))
     assert diff(tmp_path, "wgrad/00-a") == 0
     out = capsys.readouterr().out
-    assert "mode ll  flavor llvm22" in out and "status: IDENTICAL" in out  # default: the deepest common mode
+    assert "5 job(s): every mode and flavor" in out and "all 5 job(s) pass" in out
+    assert out.count(" IDENTICAL\n") == 5 and "status: IDENTICAL" in out
+
+
+def test_without_a_golden_entry_diff_fails_as_the_gate_does(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    assert diff(tmp_path, "wgrad/00-a", "--mode", "spec") == 1
+    assert "status: GOLDEN_MISSING" in capsys.readouterr().out
+
+
+def test_a_divergence_only_in_llvm20_or_only_in_spec_fails_the_default_diff(tmp_path, capsys):
+    """Hole 5: the default diff looked at ll/llvm22 only and said IDENTICAL, exit 0."""
+    pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"c_ll_llvm20": "alt"}},
+                            "wgrad/01-b": {"standin": {"c_spec": "alt"}}})
+    pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/00-a", "wgrad/01-b"], ALL_KEYS),
+                    modes=("spec", "ir", "ll"))
+    assert diff(tmp_path, "wgrad/00-a") == 1
+    out = capsys.readouterr().out
+    assert "1 of 5 job(s) fail" in out and "job wgrad/00-a  mode ll  flavor llvm20" in out
+    assert "status: DIFFER" in out and "py matches golden; c differs" in out
+    assert "to list it as a known gap" in out and 'status = "DIFFER"' in out and "c_sha256 = " in out
+    assert diff(tmp_path, "wgrad/00-a", "--mode", "ll", "--flavor", "llvm22") == 0  # the job asked for passes
+    capsys.readouterr()
+    assert diff(tmp_path, "wgrad/01-b") == 1
+    out = capsys.readouterr().out
+    assert "job wgrad/01-b  mode spec  flavor -" in out and "py matches golden; c differs" in out
+    assert diff(tmp_path, "wgrad/01-b", "--mode", "ll") == 0  # every flavor of ll, none fails
+    assert "all 3 job(s) pass" in capsys.readouterr().out
+
+
+def test_diff_names_the_engine_that_moved_for_a_rejection(tmp_path, capsys):
+    pt.make_tree(tmp_path, {"wgrad/100-n": {"expect": "reject:E_X", "standin": {"py": "reject:E_X:m",
+                                                                                "c": "reject:E_X:m"}}})
+    pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/100-n"]))
+    (tmp_path / "parity_configs/wgrad/100-n.toml").write_text(pt.config_text(
+        "reject:E_X", {"py": "reject:E_X:moved", "c": "reject:E_X:m"}))
+    assert diff(tmp_path, "wgrad/100-n", modes="implemented_modes") == 1
+    assert "c matches golden; py differs" in capsys.readouterr().out
 
 
 def test_canonical_renumbering_reads_as_such(tmp_path, capsys):
@@ -76,6 +117,7 @@ def test_a_mode_the_engines_do_not_implement_is_a_usage_error(tmp_path, capsys):
 
 def test_parity_diff_is_rocke_parity_diff(tmp_path, capsys):
     pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/00-a"]))
     assert diff_main(["wgrad/00", "--mode", "spec", "--root", str(tmp_path), "--engines", pt.engines_arg()]) == 0
     assert "status: IDENTICAL" in capsys.readouterr().out
 

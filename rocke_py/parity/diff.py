@@ -1,14 +1,17 @@
 """``rocke-parity diff`` / ``parity-diff``: why do the engines disagree on this job?
 
 Runs both engines in this process (no pool: a C segfault ends the command, with a
-faulthandler traceback), each twice (to catch nondeterminism), and prints both outcomes, the
-status, the first divergent line with context from each side, the first stage that diverges
-(spec → ir → ll, among the modes both engines implement), a unified diff capped at 200 lines,
-both sha256s and the repro commands. ``--canonical`` renumbers SSA names first
-(:mod:`canon`), so a pure renumbering reads "identical after canonical renumbering".
+faulthandler traceback), each twice (to catch nondeterminism), on every job of the config —
+spec, ir, then ll in each flavor, or only the ``--mode``/``--flavor`` asked for — and judges each
+job exactly as the gate does (the same statuses: one verdict per config, the golden manifest,
+known gaps). It prints one line per job, then the first failing job in detail: both outcomes,
+the status and which engine still matches the golden entry, the first divergent line with
+context from each side, the first stage that diverges, a unified diff capped at 200 lines, both
+sha256s, the known-gap evidence and the repro commands. ``--canonical`` renumbers SSA names
+first (:mod:`canon`), so a pure renumbering reads "identical after canonical renumbering".
 
-Exit status: 0 when the engines agree as the config expects (IDENTICAL or BOTH_REJECTED; the
-golden manifest is not consulted), 1 otherwise, 2 on a usage error.
+Exit status: 0 when every job it ran passes as the gate would pass it, 1 when any fails, 2 on
+a usage error.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, first_divergence
-from rocke_py.parity.compare import Status, classify, passes
+from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, resolve_id
 from rocke_py.parity.engines import (FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec,
                                      LoadedEngines, call_engine, load_engines)
@@ -39,6 +42,7 @@ class Target:
     data: bytes
     expect: Expectation | None
     relpath: str  # for the rocke-emit repro
+    family: str | None = None  # None for a file outside parity_configs/
 
 
 def resolve_target(root: Path | None, ref: str) -> Target:
@@ -46,7 +50,7 @@ def resolve_target(root: Path | None, ref: str) -> Target:
         disc = discover(root)
         cfg = resolve_id(disc, ref)
         if cfg is not None:
-            return Target(cfg.id, cfg.data, cfg.expect, cfg.relpath(root))
+            return Target(cfg.id, cfg.data, cfg.expect, cfg.relpath(root), cfg.family)
     p = Path(ref)
     if p.is_file():
         data = p.read_bytes()
@@ -63,7 +67,7 @@ def default_mode(common: tuple[str, ...]) -> str | None:
     return common[-1] if common else None
 
 
-def _run_twice(eng: LoadedEngines, data: bytes, mode: str, flavor: str) -> JobResult:
+def _run_twice(eng: LoadedEngines, data: bytes, mode: str, flavor: str, key: object = None) -> JobResult:
     runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
     texts: dict[str, str | None] = {"py": None, "c": None}
     for n in (1, 2):
@@ -72,7 +76,7 @@ def _run_twice(eng: LoadedEngines, data: bytes, mode: str, flavor: str) -> JobRe
             runs[side].append(run)
             if n == 1:
                 texts[side] = text
-    item = WorkItem(None, data, mode, flavor)
+    item = WorkItem(key, data, mode, flavor)
     return JobResult(item, tuple(runs["py"]), tuple(runs["c"]), texts["py"], texts["c"])
 
 
@@ -119,8 +123,27 @@ def first_stage(eng: LoadedEngines, data: bytes, mode: str, flavor: str) -> tupl
     return mode, seen
 
 
+def _load_context(root: Path | None, target: Target):
+    """The golden manifest and known gaps that judge the target (none for a file outside the tree)."""
+    from rocke_py.parity import golden as golden_mod
+    from rocke_py.parity import known_gaps as gaps_mod
+
+    if root is None or target.family is None:
+        return None, gaps_mod.KnownGaps((), ()), None
+    try:
+        manifest = golden_mod.load(golden_mod.golden_path(root))
+    except golden_mod.GoldenError:
+        manifest = None
+    ids = {c.id for c in discover(root).configs}
+    gaps = gaps_mod.load(root / CONFIG_DIR / gaps_mod.FILE_NAME, ids)
+    return manifest, gaps, golden_mod.ObjectCache(root)
+
+
 def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, n_context: int, canonical: bool,
              engines: EngineSpec, out: TextIO) -> int:
+    from rocke_py.parity.gate import Job, judge, verdict_splits
+    from rocke_py.parity.known_gaps import evidence_toml
+
     p = lambda s="": print(s, file=out)  # noqa: E731
     target = resolve_target(root, ref)
     if flavor is not None and flavor not in FLAVORS:
@@ -131,30 +154,65 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
         faulthandler.enable(sys.stderr)
     eng = load_engines(engines)
     common = eng.common_modes
-    if mode is None:
-        mode = default_mode(common)
-        if mode is None:
-            raise DiffUsageError("the engines implement no common mode")
-    elif mode not in common:
+    if not common:
+        raise DiffUsageError("the engines implement no common mode")
+    if mode is not None and mode not in common:
         lack = [s for s in ("py", "c") if mode not in eng.modes(s)]
         raise DiffUsageError(f"mode {mode} is not implemented by the {' and '.join(lack)} engine(s); "
                              f"both implement: {', '.join(common) or 'nothing'}")
-    flavor = flavor or DEFAULT_FLAVOR
-    shown_flavor = NO_FLAVOR if mode in FLAVORLESS_MODES else flavor
+    modes = [mode] if mode is not None else list(common)
+    flavors = [flavor] if flavor is not None else list(FLAVORS)
+    jobs: list[Job] = []
+    for m in modes:
+        if m in FLAVORLESS_MODES:
+            jobs.append(Job(target.label, target.family or "-", m, NO_FLAVOR))
+        else:
+            jobs.extend(Job(target.label, target.family or "-", m, f) for f in flavors)
     expect = target.expect
-    res = _run_twice(eng, target.data, mode, flavor)
-    cls = classify(res, expect if expect is not None else Expectation())
-    py, c = res.py[0], res.c[0]
+    results = {j: _run_twice(eng, target.data, j.mode, j.call_flavor, j) for j in jobs}
+    manifest, gaps, cache = _load_context(root, target)
+    splits = verdict_splits(list(results.values()))
+    verdicts = [judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None,
+                      splits.get(id(r))) for j, r in results.items()]
+    failing = [v for v in verdicts if not v.passed]
+    shown = failing[0] if failing else verdicts[-1]
+    whole = mode is None and flavor is None
 
-    p(f"diff {target.label}  mode {mode}  flavor {shown_flavor}  (expects {expect if expect else 'unknown'})")
+    p(f"diff {target.label}  (expects {expect if expect else 'unknown'}; "
+      f"{len(verdicts)} job(s): {'every mode and flavor' if whole else 'as selected'})")
+    for v in verdicts:
+        mark = "ok  " if v.passed else "FAIL"
+        p(f"  {mark} {v.job.mode:<4} {v.job.flavor:<7} {v.status.value}")
+    if failing:
+        p(f"{len(failing)} of {len(verdicts)} job(s) fail; the first, in stage order (spec → ir → ll, then flavors):")
+    elif len(verdicts) > 1:
+        p(f"all {len(verdicts)} job(s) pass" + (" (every mode and flavor of the config)" if whole else ""))
+    p()
+    _detail(p, eng, target, shown, n_context, canonical)
+    if shown.evidence and not shown.passed and shown.status.value != "KNOWN_GAP":
+        p()
+        p("to list it as a known gap (parity_configs/known_gaps.toml, with a reason):")
+        p(f'  config = "{shown.job.config}"  mode = "{shown.job.mode}"  flavor = "{shown.job.flavor}"')
+        for ln in evidence_toml(shown.status, dict(shown.evidence)).splitlines():
+            p(f"  {ln}")
+    return 0 if not failing else 1
+
+
+def _detail(p, eng: LoadedEngines, target: Target, v, n_context: int, canonical: bool) -> None:
+    res: JobResult = v.result
+    mode, flavor = v.job.mode, v.job.call_flavor
+    py, c = res.py[0], res.c[0]
+    p(f"job {target.label}  mode {mode}  flavor {v.job.flavor}")
     for side, run in (("py", py), ("c", c)):
         for ln in _outcome_lines(side, run):
             p(ln)
     for side in ("py", "c"):
         r = res.runs(side)
-        if r[0].signature() != r[1].signature():
+        if len(r) > 1 and r[0].signature() != r[1].signature():
             p(f"{side} second run: {r[1].short()}  (NONDETERMINISTIC)")
-    p(f"status: {cls.status.value} — {cls.reason}")
+    p(f"status: {v.status.value} — {v.reason}")
+    if v.golden_match:
+        p(v.golden_match)
 
     if py.kind == "emitted" and c.kind == "emitted" and py.sha256 != c.sha256:
         a, b = res.py_text or "", res.c_text or ""
@@ -193,7 +251,7 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
             d = first_divergence(py.message, c.message)
             if d is not None:
                 p(f"messages first differ at line {d.line}, column {d.column}")
-    elif (py.kind == "emitted") != (c.kind == "emitted") and mode != "spec" and cls.status in (
+    elif (py.kind == "emitted") != (c.kind == "emitted") and mode != "spec" and v.status in (
             Status.PY_ONLY_REJECTED, Status.C_ONLY_REJECTED):
         stage, seen = first_stage(eng, target.data, mode, flavor)
         p(f"first stage that diverges: {stage}" + (f" ({'; '.join(seen)})" if seen else ""))
@@ -205,4 +263,3 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
     repro_id = target.label if target.relpath.startswith(CONFIG_DIR + "/") else target.relpath
     p(f"  rocke-parity diff {repro_id} --mode {mode} --flavor {flavor}")
     p(f"  rocke-emit {target.relpath} --mode {mode} --flavor {flavor}")
-    return 0 if passes(cls.status) else 1
