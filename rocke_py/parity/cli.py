@@ -108,10 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _diff_options(d: argparse.ArgumentParser) -> None:
     d.add_argument("target", metavar="ID")
-    d.add_argument("--mode", choices=MODES, help="default: the deepest mode both engines implement")
-    d.add_argument("--flavor", choices=FLAVORS, help=f"default {DEFAULT_FLAVOR}")
+    d.add_argument("--mode", choices=MODES, help="only this mode (default: every mode both engines implement)")
+    d.add_argument("--flavor", choices=FLAVORS, help="only this flavor of mode ll (default: every flavor)")
     d.add_argument("--context", type=int, default=3, metavar="N", help="lines of context (default 3)")
     d.add_argument("--canonical", action="store_true", help="renumber SSA %%names on both sides before diffing")
+    d.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
     _common(d)
 
 
@@ -286,8 +287,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         root: Path | None = _root(args)
     except RootNotFound:
         root = None
+    if args.timeout <= 0:
+        raise UsageError("--timeout needs a positive number of seconds")
     return run_diff(root, args.target, args.mode, args.flavor, max(0, args.context), args.canonical,
-                    _engines(args), sys.stdout)
+                    _engines(args), sys.stdout, args.timeout)
 
 
 def cmd_emit(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """``rocke-parity diff`` / ``parity-diff``: why do the engines disagree on this job?
 
-Runs both engines in this process (no pool: a C segfault ends the command, with a
-faulthandler traceback), each twice (to catch nondeterminism), on every job of the config —
+Runs both engines in the gate's worker pool (so a segfault or a hang is a CRASH or TIMEOUT
+job, reported like any other), each twice (to catch nondeterminism), on every job of the config —
 spec, ir, then ll in each flavor, or only the ``--mode``/``--flavor`` asked for — and judges each
 job exactly as the gate does (the same statuses: one verdict per config, the golden manifest,
 known gaps). It prints one line per job, then the first failing job in detail: both outcomes,
@@ -15,8 +15,6 @@ a usage error.
 """
 from __future__ import annotations
 
-import faulthandler
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -24,9 +22,8 @@ from typing import TextIO
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, first_divergence
 from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, resolve_id
-from rocke_py.parity.engines import (FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec,
-                                     LoadedEngines, call_engine, load_engines)
-from rocke_py.parity.runner import JobResult, WorkItem
+from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
+from rocke_py.parity.runner import JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
 DEFAULT_FLAVOR = "llvm22"
@@ -67,19 +64,6 @@ def default_mode(common: tuple[str, ...]) -> str | None:
     return common[-1] if common else None
 
 
-def _run_twice(eng: LoadedEngines, data: bytes, mode: str, flavor: str, key: object = None) -> JobResult:
-    runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
-    texts: dict[str, str | None] = {"py": None, "c": None}
-    for n in (1, 2):
-        for side in ("py", "c"):
-            run, text = call_engine(eng.emit_fn(side), data, mode, flavor)
-            runs[side].append(run)
-            if n == 1:
-                texts[side] = text
-    item = WorkItem(key, data, mode, flavor)
-    return JobResult(item, tuple(runs["py"]), tuple(runs["c"]), texts["py"], texts["c"])
-
-
 def _outcome_lines(side: str, run: EngineRun) -> list[str]:
     pad = f"{side}:".ljust(4)
     if run.kind == "emitted":
@@ -105,18 +89,22 @@ def _context_block(name: str, text: str, line: int, n: int) -> list[str]:
     return out
 
 
-def first_stage(eng: LoadedEngines, data: bytes, mode: str, flavor: str) -> tuple[str, list[str]]:
-    """The first stage (spec → ir → ll) whose outcomes differ, and what each earlier stage did."""
-    common = eng.common_modes
+def first_stage(stages: dict[str, JobResult], mode: str) -> tuple[str, list[str]]:
+    """The first stage (spec → ir → ll) whose outcomes differ, and what each earlier stage did.
+
+    ``stages``: the results of the config's earlier modes (at the job's flavor), run in the pool."""
     seen: list[str] = []
     for stage in MODES:
         if stage == mode:
             break
-        if stage not in common:
+        r = stages.get(stage)
+        if r is None:
             seen.append(f"{stage} not implemented by both engines")
             continue
-        py, _ = call_engine(eng.py, data, stage, flavor)
-        c, _ = call_engine(eng.c, data, stage, flavor)
+        if r.death is not None or not r.py or not r.c:
+            seen.append(f"{stage} did not finish")
+            continue
+        py, c = r.py[0], r.c[0]
         if py.signature() != c.signature():
             return stage, seen + [f"{stage} differs: py {py.short()}; c {c.short()}"]
         seen.append(f"{stage} identical")
@@ -140,7 +128,7 @@ def _load_context(root: Path | None, target: Target):
 
 
 def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, n_context: int, canonical: bool,
-             engines: EngineSpec, out: TextIO) -> int:
+             engines: EngineSpec, out: TextIO, timeout: float = 60.0) -> int:
     from rocke_py.parity.gate import Job, judge, verdict_splits
     from rocke_py.parity.known_gaps import evidence_toml
 
@@ -150,14 +138,24 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
         raise DiffUsageError(f"unknown flavor {flavor!r} (flavors: {', '.join(FLAVORS)})")
     if mode is not None and mode not in MODES:
         raise DiffUsageError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
-    if not faulthandler.is_enabled():
-        faulthandler.enable(sys.stderr)
-    eng = load_engines(engines)
-    common = eng.common_modes
+    with Pool(engines, 2, timeout) as pool:
+        assert pool.info is not None
+        return _diff_in_pool(pool, target, root, mode, flavor, n_context, canonical, out, timeout)
+
+
+def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | None, flavor: str | None,
+                  n_context: int, canonical: bool, out: TextIO, timeout: float) -> int:
+    from rocke_py.parity.gate import Job, judge, verdict_splits
+    from rocke_py.parity.known_gaps import evidence_toml
+
+    p = lambda s="": print(s, file=out)  # noqa: E731
+    info = pool.info
+    assert info is not None
+    common = info.common_modes
     if not common:
         raise DiffUsageError("the engines implement no common mode")
     if mode is not None and mode not in common:
-        lack = [s for s in ("py", "c") if mode not in eng.modes(s)]
+        lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if mode not in ms]
         raise DiffUsageError(f"mode {mode} is not implemented by the {' and '.join(lack)} engine(s); "
                              f"both implement: {', '.join(common) or 'nothing'}")
     modes = [mode] if mode is not None else list(common)
@@ -169,7 +167,13 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
         else:
             jobs.extend(Job(target.label, target.family or "-", m, f) for f in flavors)
     expect = target.expect
-    results = {j: _run_twice(eng, target.data, j.mode, j.call_flavor, j) for j in jobs}
+    # the earlier stages of each job's flavor too, for "first stage that diverges" (not judged)
+    context = [Job(target.label, target.family or "-", m, NO_FLAVOR) for m in common
+               if m in FLAVORLESS_MODES and not any(j.mode == m for j in jobs)]
+    items = [WorkItem(j, target.data, j.mode, j.call_flavor) for j in (*jobs, *context)]
+    ran = pool.run(items)
+    results = {r.item.key: r for r in ran[:len(jobs)]}
+    stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}  # type: ignore[attr-defined]
     manifest, gaps, cache = _load_context(root, target)
     splits = verdict_splits(list(results.values()))
     verdicts = [judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None,
@@ -188,7 +192,7 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
     elif len(verdicts) > 1:
         p(f"all {len(verdicts)} job(s) pass" + (" (every mode and flavor of the config)" if whole else ""))
     p()
-    _detail(p, eng, target, shown, n_context, canonical)
+    _detail(p, stages, target, shown, n_context, canonical)
     if shown.evidence and not shown.passed and shown.status.value != "KNOWN_GAP":
         p()
         p("to list it as a known gap (parity_configs/known_gaps.toml, with a reason):")
@@ -198,7 +202,7 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
     return 0 if not failing else 1
 
 
-def _detail(p, eng: LoadedEngines, target: Target, v, n_context: int, canonical: bool) -> None:
+def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, canonical: bool) -> None:
     res: JobResult = v.result
     mode, flavor = v.job.mode, v.job.call_flavor
     py, c = res.py[0], res.c[0]
@@ -233,7 +237,7 @@ def _detail(p, eng: LoadedEngines, target: Target, v, n_context: int, canonical:
             for ln in _context_block("c", b, d.line, n_context):
                 p(ln)
         if mode != "spec":
-            stage, seen = first_stage(eng, target.data, mode, flavor)
+            stage, seen = first_stage(stages, mode)
             p()
             p(f"first stage that diverges: {stage}" + (f" ({'; '.join(seen)})" if seen else ""))
         if d is not None:
@@ -253,7 +257,7 @@ def _detail(p, eng: LoadedEngines, target: Target, v, n_context: int, canonical:
                 p(f"messages first differ at line {d.line}, column {d.column}")
     elif (py.kind == "emitted") != (c.kind == "emitted") and mode != "spec" and v.status in (
             Status.PY_ONLY_REJECTED, Status.C_ONLY_REJECTED):
-        stage, seen = first_stage(eng, target.data, mode, flavor)
+        stage, seen = first_stage(stages, mode)
         p(f"first stage that diverges: {stage}" + (f" ({'; '.join(seen)})" if seen else ""))
 
     p()
