@@ -179,6 +179,13 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
     verdicts = [judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None,
                       splits.get(id(r))) for j, r in results.items()]
     failing = [v for v in verdicts if not v.passed]
+    vanished = []
+    if manifest is not None and manifest.coverage is not None and mode is None:
+        for m in manifest.coverage.modes:
+            if m not in common:
+                lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if m not in ms]
+                who = " and ".join(lack) + (" engines do" if len(lack) > 1 else " engine does")
+                vanished.append(f"FAIL coverage: golden.json pins mode {m}, but the {who} not advertise it")
     shown = failing[0] if failing else verdicts[-1]
     whole = mode is None and flavor is None
 
@@ -187,6 +194,8 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
     for v in verdicts:
         mark = "ok  " if v.passed else "FAIL"
         p(f"  {mark} {v.job.mode:<4} {v.job.flavor:<7} {v.status.value}")
+    for ln in vanished:
+        p(ln)
     if failing:
         p(f"{len(failing)} of {len(verdicts)} job(s) fail; the first, in stage order (spec → ir → ll, then flavors):")
     elif len(verdicts) > 1:
@@ -199,14 +208,22 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
         p(f'  config = "{shown.job.config}"  mode = "{shown.job.mode}"  flavor = "{shown.job.flavor}"')
         for ln in evidence_toml(shown.status, dict(shown.evidence)).splitlines():
             p(f"  {ln}")
-    return 0 if not failing else 1
+    return 0 if not failing and not vanished else 1
 
 
 def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, canonical: bool) -> None:
     res: JobResult = v.result
     mode, flavor = v.job.mode, v.job.call_flavor
-    py, c = res.py[0], res.c[0]
     p(f"job {target.label}  mode {mode}  flavor {v.job.flavor}")
+    if res.death is not None or not res.py or not res.c:
+        p(f"status: {v.status.value} — {v.reason}")
+        if res.death is not None and res.death.detail:
+            for ln in res.death.detail.splitlines()[:20]:
+                p(f"    | {ln}")
+        p("repro:")
+        p(f"  rocke-emit {target.relpath} --mode {mode} --flavor {flavor}")
+        return
+    py, c = res.py[0], res.c[0]
     for side, run in (("py", py), ("c", c)):
         for ln in _outcome_lines(side, run):
             p(ln)
@@ -215,8 +232,6 @@ def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, 
         if len(r) > 1 and r[0].signature() != r[1].signature():
             p(f"{side} second run: {r[1].short()}  (NONDETERMINISTIC)")
     p(f"status: {v.status.value} — {v.reason}")
-    if v.golden_match:
-        p(v.golden_match)
 
     if py.kind == "emitted" and c.kind == "emitted" and py.sha256 != c.sha256:
         a, b = res.py_text or "", res.c_text or ""

@@ -257,9 +257,9 @@ def agreed_verdict(res: JobResult) -> tuple[str, ...] | None:
 
 def _verdict_text(v: tuple[str, ...]) -> str:
     if v[0] == "emit":
-        return "emits"
+        return "emit"
     msg = v[2] if len(v[2]) <= 80 else v[2][:79] + "…"
-    return f"rejects {v[1]} ({msg})"
+    return f"reject it {v[1]} ({msg})"
 
 
 def verdict_splits(results: list[JobResult]) -> dict[int, str]:

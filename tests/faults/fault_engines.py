@@ -1,0 +1,195 @@
+"""Wrapped real engines, each with one injected fault, for the gate's fault-injection tests.
+
+Every fault is a pair ``<fault>_py`` / ``<fault>_c`` (and, for a dropped mode, ``<fault>_py_modes``
+/ ``<fault>_c_modes``). A wrapper calls the real engine (``rocke_py.engine.emit`` or
+``rocke_py.cbridge.emit``) and changes its answer only for the configs a fault targets, which the
+test tree marks with a comment line (comments are ignored by both engines):
+
+    # fault: emit-target      an emitting config (wgrad/00-baseline in the tree)
+    # fault: reject-target    a negative config (wgrad/100-unknown-pipeline in the tree)
+
+``FAULTS`` (in tests/test_gate_faults.py) names each fault, the job it should break and the
+status the gate must give it.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import time
+
+from rocke_py import cbridge
+from rocke_py import engine as py_engine
+from rocke_py.engine.result import Emitted, EngineFailure, Rejected
+
+EMIT_TARGET = b"# fault: emit-target"
+REJECT_TARGET = b"# fault: reject-target"
+_counter = itertools.count()
+
+
+def _real(side: str, config: bytes, mode: str, flavor: str):
+    return (py_engine.emit if side == "py" else cbridge.emit)(config, mode, flavor)
+
+
+def implemented_modes() -> tuple[str, ...]:
+    return ("spec", "ir", "ll")
+
+
+def without_ll() -> tuple[str, ...]:
+    return ("spec", "ir")
+
+
+def _flip_one_byte(text: str) -> str:
+    i = len(text) // 2
+    return text[:i] + ("X" if text[i] != "X" else "Y") + text[i + 1:]
+
+
+# -- one byte changed in one engine, for one flavor only
+def flip_llvm20_py(config, mode, flavor):
+    return _real("py", config, mode, flavor)
+
+
+def flip_llvm20_c(config, mode, flavor):
+    out = _real("c", config, mode, flavor)
+    if EMIT_TARGET in config and mode == "ll" and flavor == "llvm20" and isinstance(out, Emitted):
+        return Emitted(_flip_one_byte(out.text))
+    return out
+
+
+# -- one config's rejection code changed in one engine
+def reject_code_py(config, mode, flavor):
+    return _real("py", config, mode, flavor)
+
+
+def reject_code_c(config, mode, flavor):
+    out = _real("c", config, mode, flavor)
+    if REJECT_TARGET in config and isinstance(out, Rejected):
+        return Rejected(out.code + "_X", out.message)
+    return out
+
+
+# -- a nondeterministic engine
+def nondet_py(config, mode, flavor):
+    return _real("py", config, mode, flavor)
+
+
+def nondet_c(config, mode, flavor):
+    out = _real("c", config, mode, flavor)
+    if EMIT_TARGET in config and mode == "spec" and isinstance(out, Emitted):
+        return Emitted(out.text + f"# call {next(_counter)}\n")
+    return out
+
+
+# -- an engine that dies on one config (a real SIGSEGV in the worker)
+def segv_py(config, mode, flavor):
+    return _real("py", config, mode, flavor)
+
+
+def segv_c(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "ir":
+        ctypes.string_at(0)
+    return _real("c", config, mode, flavor)
+
+
+# -- an engine that hangs on one config
+def hang_py(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "spec":
+        time.sleep(3600)
+    return _real("py", config, mode, flavor)
+
+
+def hang_c(config, mode, flavor):
+    return _real("c", config, mode, flavor)
+
+
+# -- identical message changes in both engines (every rejection reworded alike)
+def reword_py(config, mode, flavor):
+    out = _real("py", config, mode, flavor)
+    return Rejected(out.code, out.message + " (reworded)") if isinstance(out, Rejected) else out
+
+
+def reword_c(config, mode, flavor):
+    out = _real("c", config, mode, flavor)
+    return Rejected(out.code, out.message + " (reworded)") if isinstance(out, Rejected) else out
+
+
+# -- a negative config that now emits, alike in both engines
+def negative_emits_py(config, mode, flavor):
+    if REJECT_TARGET in config:
+        return Emitted(f"rocke.fake v1 {mode} {flavor}\n")
+    return _real("py", config, mode, flavor)
+
+
+def negative_emits_c(config, mode, flavor):
+    if REJECT_TARGET in config:
+        return Emitted(f"rocke.fake v1 {mode} {flavor}\n")
+    return _real("c", config, mode, flavor)
+
+
+# -- a config that validates but fails to build (EngineFailure after validation) in one engine
+def build_failure_py(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "ir":
+        raise EngineFailure("build: injected failure after validation")
+    return _real("py", config, mode, flavor)
+
+
+def build_failure_c(config, mode, flavor):
+    return _real("c", config, mode, flavor)
+
+
+# -- one config, different verdicts per mode (both engines reject it in ll only, alike)
+def verdict_split_py(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "ll":
+        return Rejected("E_INJECTED", "line 1: rejected in mode ll only")
+    return _real("py", config, mode, flavor)
+
+
+def verdict_split_c(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "ll":
+        return Rejected("E_INJECTED", "line 1: rejected in mode ll only")
+    return _real("c", config, mode, flavor)
+
+
+# -- one engine rejects a config the other emits
+def py_only_reject_py(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "spec":
+        return Rejected("E_INJECTED", "line 1: rejected by py only")
+    return _real("py", config, mode, flavor)
+
+
+def py_only_reject_c(config, mode, flavor):
+    return _real("c", config, mode, flavor)
+
+
+# -- both engines change one output identically (golden drift)
+def both_drift_py(config, mode, flavor):
+    out = _real("py", config, mode, flavor)
+    if EMIT_TARGET in config and mode == "ir" and isinstance(out, Emitted):
+        return Emitted(out.text + "; drift\n")
+    return out
+
+
+def both_drift_c(config, mode, flavor):
+    out = _real("c", config, mode, flavor)
+    if EMIT_TARGET in config and mode == "ir" and isinstance(out, Emitted):
+        return Emitted(out.text + "; drift\n")
+    return out
+
+
+# -- an engine that returns something that is neither Emitted nor Rejected
+def bad_return_py(config, mode, flavor):
+    return _real("py", config, mode, flavor)
+
+
+def bad_return_c(config, mode, flavor):
+    if EMIT_TARGET in config and mode == "spec":
+        return None
+    return _real("c", config, mode, flavor)
+
+
+# -- no fault: the real engines
+def real_py(config, mode, flavor):
+    return _real("py", config, mode, flavor)
+
+
+def real_c(config, mode, flavor):
+    return _real("c", config, mode, flavor)
