@@ -133,3 +133,75 @@ def test_a_broken_manifest_is_a_run_level_failure(tmp_path, capsys):
     assert "schema must be" in capsys.readouterr().out
     assert cli(tmp_path, "golden", "--update") == 1
     assert gpath(tmp_path).read_text() == '{"schema": "other"}\n'
+
+
+def test_a_read_only_manifest_is_refused(tmp_path, capsys):
+    """Hole 11: a read-only golden.json was silently replaced."""
+    pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"salt": "new"}}})
+    pt.write_golden(tmp_path, {"wgrad/00-a": {"spec": ("1" * 64, 3, "")}})
+    path = gpath(tmp_path)
+    before = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        assert cli(tmp_path, "golden", "--update") == 2
+        err = capsys.readouterr().err
+        assert "golden.json is read-only: not replaced" in err and len(err.strip().splitlines()) == 1
+        assert path.read_bytes() == before
+    finally:
+        path.chmod(0o644)
+
+
+def _update_proc(root: Path, cid: str):
+    import subprocess
+
+    return subprocess.Popen([sys.executable, "-m", "rocke_py.parity", "golden", "--update", "--config", cid,
+                             "--root", str(root), "--engines", pt.engines_arg(), "-j", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_concurrent_updates_of_different_configs_all_land(tmp_path):
+    """Hole 11: three concurrent updates all exited 0 but only one config's entries survived."""
+    ids = ["wgrad/00-a", "wgrad/01-b", "wgrad/02-c"]
+    pt.make_tree(tmp_path, {cid: {"standin": {"salt": cid}} for cid in ids})
+    pt.write_golden(tmp_path, {})
+    procs = [_update_proc(tmp_path, cid) for cid in ids]
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0, out
+    assert set(golden.load(gpath(tmp_path)).entries) == set(ids)
+    assert cli(tmp_path, "gate") == 0
+
+
+def test_update_merges_under_the_lock_what_another_run_wrote(tmp_path):
+    """The read-merge-write waits for the lock and re-reads the manifest inside it."""
+    import time
+
+    from rocke_py.parity.state import file_lock, state_dir
+
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/01-b": {"standin": {"salt": "b"}}})
+    pt.write_golden(tmp_path, {})
+    with file_lock(state_dir(tmp_path) / "golden.lock"):
+        proc = _update_proc(tmp_path, "wgrad/00-a")
+        time.sleep(3.0)
+        assert proc.poll() is None  # waiting for the lock
+        # another run lands its entry while this one waits
+        pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/01-b"]))
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert set(golden.load(gpath(tmp_path)).entries) == {"wgrad/00-a", "wgrad/01-b"}
+
+
+def test_golden_check_runs_every_job_and_never_says_ok_over_a_failure(tmp_path, capsys):
+    """Hole 3: golden --check said OK while a negative config emitted or an engine segfaulted."""
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/01-segv": {"standin": {"c": "segv"}},
+                            "wgrad/100-neg": {"expect": "reject:E_X"}})
+    g = pt.golden_for(tmp_path, ["wgrad/00-a"])
+    g["wgrad/01-segv"] = pt.golden_for(tmp_path, ["wgrad/00-a"])["wgrad/00-a"]
+    pt.write_golden(tmp_path, g)
+    assert cli(tmp_path, "golden", "--check") == 1
+    out = capsys.readouterr().out
+    assert "FAIL CRASH wgrad/01-segv" in out and "FAIL UNEXPECTED_EMIT wgrad/100-neg" in out
+    assert "golden FAILED" in out and "golden OK" not in out
+    assert cli(tmp_path, "golden", "--check", "--config", "wgrad/00-a") == 0
+    out = capsys.readouterr().out
+    assert "golden OK" in out and "partial run" in out and "not checked" in out
