@@ -92,10 +92,10 @@ def test_new_refuses_without_an_expectation_and_proposes_one(tmp_path, capsys):
     assert "rerun with --expect emit" in out and "nothing written" in out
     src = root / "parity_configs/wgrad/00-a.toml"
     src.write_text(pt.config_text(standin={"py": "reject:WGRAD_K:k too small", "c": "reject:WGRAD_K:k too small"}))
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "-j", "1") == 1
+    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=32", "-j", "1") == 1
     assert "both engines reject with WGRAD_K — rerun with --expect reject:WGRAD_K" in capsys.readouterr().out
     src.write_text(pt.config_text(standin={"c": "alt"}))
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "-j", "1") == 1
+    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=32", "-j", "1") == 1
     assert "no expectation to propose" in capsys.readouterr().out
     assert sorted(p.name for p in (root / "parity_configs/wgrad").iterdir()) == before
 
@@ -117,14 +117,15 @@ def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     doc = tomllib.loads(text)
     assert doc["problem"] == {"N": 8, "C": 64, "Hi": 56}
     assert doc["spec"]["lds_k_outer"] == "auto" and doc["spec"]["tile_k"] == 32
-    assert doc["parity"]["description"] == "a stand-in config (from wgrad/00-a, tile_k=32, Hi=56, lds_k_outer=auto)"
+    assert doc["parity"]["description"] == "derived from wgrad/00-a with tile_k=32, Hi=56, lds_k_outer=auto"
     assert doc["parity"]["expect"] == "emit"
     assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "bad", "--expect", "emit") == 2
     assert "--set takes key=value" in capsys.readouterr().err
-    assert run(root, "new", "wgrad", "--from", "wgrad/100-n", "--slug", "neg-copy", "--expect", "reject:E_X",
-               "-j", "1") == 0
-    assert (root / "parity_configs/wgrad/101-neg-copy.toml").exists()
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--expect", "reject:E_X", "-j", "1") == 1
+    assert run(root, "new", "wgrad", "--from", "wgrad/100-n", "--set", "tile_k=7", "--slug", "neg-tile-k",
+               "--expect", "reject:E_X", "-j", "1") == 0
+    assert (root / "parity_configs/wgrad/101-neg-tile-k.toml").exists()
+    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=16", "--expect", "reject:E_X",
+               "-j", "1") == 1
     assert "nothing written: with --expect reject:E_X not every job passes" in capsys.readouterr().out
 
 

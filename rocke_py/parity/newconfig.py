@@ -2,43 +2,102 @@
 
 Copies the source config's text and edits it line by line (the rest of the file, comments
 included, is kept as it is): each ``--set`` replaces the value of an existing key, keeping the
-line's comment, or adds the key at the end of its table. A bare ``key`` is looked up in
-``[spec]``, then ``[problem]``, then ``[target]`` of the source; a key the source leaves out
-goes to ``[problem]`` if it is a ConvProblem field, to ``[target]`` if it is ``arch``, else to
-``[spec]``; ``table.key`` names the table. Values are
-written as TOML integers (``32``, ``-1``), booleans (``true``), or strings (anything else;
-``"auto"`` and ``auto`` both give ``"auto"``).
+line's comment, or adds the key at the end of its table.
+
+``--set`` is strict (docs/adding-a-config.md): the key is a name ``[A-Za-z_][A-Za-z0-9_]*``,
+bare or after ``target.``, ``problem.``, ``spec.`` or ``parity.``, and must be a key of the
+engines' key table for that table (:data:`KNOWN_KEYS`) or a key the source already sets there;
+a bare key is looked up in the source's ``[spec]``, ``[problem]``, ``[target]``, then in the key
+table. Only ``parity.description`` can be set in ``[parity]``. A key goes only into a table the
+source has. The value is exactly one scalar of the config subset: a decimal integer (optional
+sign, no leading zero, 32-bit), ``true``/``false``, a one-line basic string ``"..."`` with only
+the escapes ``\\" \\\\ \\n \\t``, or bare words of ``[A-Za-z0-9_./:+,()-]`` separated by single
+spaces, written as a string (``auto`` gives ``"auto"``). No control character or line break
+anywhere. The edited text must parse (tomllib) to exactly the source's values with the settings
+applied, or nothing is written.
+
+Claims the new file cannot keep true are regenerated or dropped: the description becomes
+``derived from SRC with k=v, ...`` (a negative: ``rejected: CODE — <first line of the engines'
+message> (derived from ...)``) unless ``--set parity.description=...`` gives one; the source's
+``isa`` list is never copied (no LLVM here to prove it: ``rocke-parity check-llvm ID`` does).
+
+Refused, nothing written: a family other than the result's ``[spec] family`` (exit 2: add
+``--set family=...``); a duplicate (exit 1) — the same ``[target]``/``[problem]``/``[spec]``
+values as an existing config (typed, whatever the ``[parity]``, comments or layout), or, for an
+emitting config, the same ``spec`` output (the normalised spec, defaults spelled out) as an
+existing emitting config.
 
 The candidate runs through the worker pool (both engines, every mode both implement, every
 flavor for ``ll``). Without ``--expect`` nothing is written: the command proposes the observed
 outcome. With ``--expect`` the file is written only when every job passes with that
-expectation, at the next free number of the family (00-99 for emit, 100+ for reject).
+expectation and all jobs give one verdict (the same code and message for a rejection). The
+number is chosen when the file is written, under a lock (``.rocke-parity/new.lock``), as the
+next after the highest number of the family's file names (00-99 for emit, 100+ for reject); the
+file is written to a hidden temporary file and linked into place, so it appears whole, never
+replaces a file, and two concurrent ``new`` runs get different numbers.
 """
 from __future__ import annotations
 
+import contextlib
+import difflib
 import os
 import re
-from rocke_py.parity._toml import tomllib
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, Iterator, TextIO
 
+from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import Classified, Status, classify, passes
-from rocke_py.parity.configs import (CONFIG_DIR, NEGATIVE_FROM, Config, Expectation, config_id, discover,
+from rocke_py.parity.configs import (CONFIG_DIR, NEGATIVE_FROM, Config, Discovery, Expectation, config_id, discover,
                                      parse_parity_table, resolve_id)
-from rocke_py.parity.engines import EngineSpec
+from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec
 from rocke_py.parity.gate import UsageError, build_jobs
-from rocke_py.parity.runner import EngineLoadError, Pool, WorkItem
+from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem
+from rocke_py.parity.state import state_dir
 
 _HEADER_RE = re.compile(r"^[ \t]*\[[ \t]*([A-Za-z0-9_-]+)[ \t]*\][ \t]*(?:#.*)?$")
 _KEY_RE = re.compile(r"^([ \t]*)([A-Za-z0-9_-]+)([ \t]*=[ \t]*)(.*)$")
 _INT_RE = re.compile(r"^[+-]?(0|[1-9][0-9]*)$")
+_NAME_RE = re.compile(r"^(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)$")
+_BASIC_STRING_RE = re.compile(r'^"((?:[^"\\]|\\["\\nt])*)"$')
+_BARE_WORDS_RE = re.compile(r"^[A-Za-z0-9_./:+,()-]+(?: [A-Za-z0-9_./:+,()-]+)*$")
+_NUMBERISH_RE = re.compile(r"^[+-]?[0-9]")
+_FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")  # configs.py's
 _TABLES = ("parity", "target", "problem", "spec")
 _LOOKUP_ORDER = ("spec", "problem", "target")
-#: DESIGN.md's [problem] and [target] keys: where a key that the source leaves out goes
-PROBLEM_KEYS = frozenset("N Hi Wi C K Y X sH sW pH pW dH dW groups Di Z sD pD dD".split())
-TARGET_KEYS = frozenset({"arch"})
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+
+#: The engines' key table (rocke_py/engine/schema.py KEYS, rocke_c/src/schema.c), by table; a
+#: test keeps it equal to the engine's. The harness never imports an engine, so it is repeated here.
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "target": ("arch",),
+    "problem": tuple("N Hi Wi C K Y X sH sW pH pW dH dW groups Di Z sD pD dD".split()),
+    "spec": tuple((
+        "family name dtype_a dtype_b dtype_d tile_m tile_n tile_k warp_m warp_n warp_tile_m warp_tile_n "
+        "warp_tile_k wave_size pipeline epilogue async_dma unroll_k lds_k_pad lds_layout_pad lds_layout_xor "
+        "vector_size_a vector_size_b vector_size_c chiplet_swizzle chiplet_wgm chiplet_num_xcds "
+        "chiplet_chunk_size waves_per_eu bias scale relu clamp_min clamp_max lds_k_outer split_k two_stage "
+        "force_deterministic group_merge num_load_waves cshuffle_no_alias").split()),
+}
+PROBLEM_KEYS = frozenset(KNOWN_KEYS["problem"])
+TARGET_KEYS = frozenset(KNOWN_KEYS["target"])
+_SUBSET = ('an integer (decimal, optional sign, no leading zero), true, false, a "string" (one line, escapes '
+           '\\" \\\\ \\n \\t only), or bare words of [A-Za-z0-9_./:+,()-] (written as a string)')
+
+Scalar = int | bool | str
+
+
+class WriteError(UsageError):
+    """Writing the config failed (exit 2 with one line, like every write of the harness)."""
+
+
+class Duplicate(Exception):
+    def __init__(self, config: Config, why: str) -> None:
+        super().__init__(f"duplicate of {config.id}")
+        self.config = config
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -46,40 +105,116 @@ class Setting:
     table: str | None  # None: look the key up in [spec], [problem], [target]
     key: str
     value: str  # TOML text of the value
+    parsed: Scalar = ""  # what the TOML text means
 
     @staticmethod
     def parse(text: str) -> Setting:
+        bad = _bad_char(text)
+        if bad is not None:
+            raise UsageError(f"--set {text!r}: control character or line break {bad!r}: a setting is one "
+                             "key=value on one line")
         name, eq, raw = text.partition("=")
-        name = name.strip()
+        name = name.strip(" ")
         if not eq or not name:
             raise UsageError(f"--set takes key=value or table.key=value, not {text!r}")
-        table, dot, key = name.rpartition(".")
-        if dot and table not in _TABLES:
+        m = _NAME_RE.match(name)
+        if not m:
+            raise UsageError(f"--set {name!r}: a key is a name of [A-Za-z_][A-Za-z0-9_]*, bare or after "
+                             f"{', '.join(t + '.' for t in _TABLES)}")
+        table, key = m.group(1), m.group(2)
+        if table is not None and table not in _TABLES:
             raise UsageError(f"--set {name}: unknown table [{table}] (tables: {', '.join(_TABLES)})")
-        if not re.match(r"^[A-Za-z0-9_-]+$", key):
-            raise UsageError(f"--set {name}: a key is made of [A-Za-z0-9_-]")
-        if table == "parity" and key == "expect":
-            raise UsageError("set the expectation with --expect emit|reject:CODE, not --set")
-        return Setting(table or None, key, toml_value(raw.strip()))
+        if table == "parity" or (table is None and key in ("description", "expect", "isa")):
+            if key == "expect":
+                raise UsageError("--set parity.expect: set the expectation with --expect emit|reject:CODE")
+            if key == "isa":
+                raise UsageError("--set parity.isa: new writes no isa list (nothing here proves one); add it to "
+                                 "the written file and prove it with rocke-parity check-llvm ID")
+            if key != "description":
+                raise UsageError(f"--set {name}: new sets only parity.description in [parity] "
+                                 "(the expectation comes from --expect)")
+            if table is None:
+                raise UsageError(f"--set {name}: the description is parity.description")
+        value, parsed = toml_value(raw.strip(" "), name)
+        if table == "parity" and not isinstance(parsed, str):
+            raise UsageError(f"--set {name}: the description is a string, not {raw.strip(' ')!r}")
+        return Setting(table, key, value, parsed)
+
+    @property
+    def shown(self) -> str:
+        """The value as the description and the slug show it."""
+        if isinstance(self.parsed, bool):
+            return "true" if self.parsed else "false"
+        return str(self.parsed)
 
 
-def toml_value(raw: str) -> str:
+def _bad_char(text: str) -> str | None:
+    for ch in text:
+        if ord(ch) < 0x20 or ord(ch) == 0x7F or ch in "\x85\u2028\u2029":
+            return ch
+    return None
+
+
+def _unescape(body: str) -> str:
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\":
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+def toml_value(raw: str, name: str = "value") -> tuple[str, Scalar]:
+    """(TOML text, value) of one ``--set`` value; UsageError unless it is one scalar of the subset."""
+    if raw == "":
+        raise UsageError(f"--set {name}=: missing value (expected {_SUBSET})")
     if _INT_RE.match(raw):
         n = int(raw)
         if not -2**31 <= n < 2**31:
-            raise UsageError(f"--set value {raw} is outside the 32-bit range of parity configs")
-        return str(n)
+            raise UsageError(f"--set {name}={raw}: outside the 32-bit range of parity configs")
+        return str(n), n
     if raw in ("true", "false"):
-        return raw
-    if len(raw) >= 2 and raw.startswith('"') and raw.endswith('"'):
-        try:
-            tomllib.loads(f"x = {raw}")
-        except tomllib.TOMLDecodeError:
-            raise UsageError(f"--set value {raw} is not a valid TOML basic string") from None
-        return raw
-    escaped = raw.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
+        return raw, raw == "true"
+    if raw.startswith('"'):
+        m = _BASIC_STRING_RE.match(raw)
+        if not m:
+            raise UsageError(f"--set {name}={raw}: not one basic string of the config subset "
+                             '(one "..." with only the escapes \\" \\\\ \\n \\t, nothing after it)')
+        value = _unescape(m.group(1))
+        if tomllib.loads(f"x = {raw}\n") != {"x": value}:  # belt and braces: tomllib reads it the same
+            raise UsageError(f"--set {name}={raw}: not a TOML basic string")
+        return raw, value
+    if raw.startswith("'"):
+        raise UsageError(f"--set {name}={raw}: literal strings are not in the config subset; use \"...\"")
+    if _NUMBERISH_RE.match(raw):
+        raise UsageError(f"--set {name}={raw}: not an integer of the config subset (decimal, optional sign, "
+                         "no leading zero, no underscores, hex or fractions); quote it to mean a string")
+    if _BARE_WORDS_RE.match(raw):
+        return _q(raw), raw
+    raise UsageError(f"--set {name}={raw}: not one value of the config subset: {_SUBSET}")
 
+
+def _q(s: str) -> str:
+    """``s`` as a one-line basic string of the config subset (other control characters: U+FFFD)."""
+    out = []
+    for ch in s:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif _bad_char(ch) is not None:
+            out.append("\ufffd")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+# ----------------------------------------------------------------------------- line edits
 
 def _value_end(rest: str) -> int:
     """Length of the value at the start of ``rest`` (a string or a bare token)."""
@@ -142,23 +277,64 @@ def set_value(text: str, table: str, key: str, value: str) -> str:
     return "".join(lines)
 
 
-def apply_setting(text: str, s: Setting, source_id: str) -> tuple[str, str]:
-    """Apply one ``--set``; returns the new text and the table it went to."""
-    table = s.table
-    if table is None:
-        tabs = _tables(text.splitlines(keepends=True))
-        table = next((t for t in _LOOKUP_ORDER if t in tabs and s.key in tabs[t][1]), None)
-        if table is None:  # not set in the source: place it by name (the engines still validate it)
-            table = "problem" if s.key in PROBLEM_KEYS else "target" if s.key in TARGET_KEYS else "spec"
-    return set_value(text, table, s.key, s.value), table
+def remove_key(text: str, table: str, key: str) -> str:
+    """``text`` without the line of ``[table] key`` (unchanged if there is none)."""
+    lines = text.splitlines(keepends=True)
+    tabs = _tables(lines)
+    if table in tabs and key in tabs[table][1]:
+        del lines[tabs[table][1][key]]
+    return "".join(lines)
 
 
-def next_number(configs: list[Config], family: str, reject: bool) -> int:
-    nums = [c.number for c in configs if c.family == family and (c.number >= NEGATIVE_FROM) == reject]
-    n = max(nums) + 1 if nums else (NEGATIVE_FROM if reject else 0)
-    if not reject and n >= NEGATIVE_FROM:
-        raise UsageError(f"family {family} has no free number below {NEGATIVE_FROM} after {max(nums):02d}")
-    return n
+def _has_comment(text: str) -> bool:
+    for line in text.splitlines():
+        body = line.strip()
+        if body.startswith("#"):
+            return True
+        k = _KEY_RE.match(line)
+        if k:
+            rest = k.group(4)
+            if "#" in rest[_value_end(rest):]:
+                return True
+        elif "#" in body:
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------- settings
+
+def resolve(settings: list[Setting], doc: dict, source_id: str) -> list[tuple[str, Setting]]:
+    """The table of each setting, checked against the key table and the source's tables."""
+    out: list[tuple[str, Setting]] = []
+    seen: set[tuple[str, str]] = set()
+    for s in settings:
+        table = s.table
+        if table is None:
+            table = next((t for t in _LOOKUP_ORDER if isinstance(doc.get(t), dict) and s.key in doc[t]), None)
+            if table is None:
+                table = next((t for t in _LOOKUP_ORDER if s.key in KNOWN_KEYS[t]), None)
+            if table is None:
+                every = [k for ks in KNOWN_KEYS.values() for k in ks]
+                raise UsageError(f"--set {s.key}: unknown key (not a key of [spec], [problem] or [target], nor set "
+                                 f"in {source_id}){_did_you_mean(s.key, every)}")
+        elif table != "parity":
+            there = doc.get(table)
+            if s.key not in KNOWN_KEYS[table] and not (isinstance(there, dict) and s.key in there):
+                raise UsageError(f"--set {table}.{s.key}: [{table}] has no key {s.key!r}"
+                                 f"{_did_you_mean(s.key, list(KNOWN_KEYS[table]))}")
+        if not isinstance(doc.get(table), dict):
+            raise UsageError(f"--set {table}.{s.key}: {source_id} has no [{table}] table "
+                             "(new adds keys only to the tables the source has)")
+        if (table, s.key) in seen:
+            raise UsageError(f"--set {table}.{s.key} is given twice")
+        seen.add((table, s.key))
+        out.append((table, s))
+    return out
+
+
+def _did_you_mean(key: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(key, names, n=3)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 def derive_slug(source: Config, settings: list[Setting]) -> str:
@@ -166,13 +342,219 @@ def derive_slug(source: Config, settings: list[Setting]) -> str:
     for s in settings:
         if s.table == "parity":
             continue
-        parts.append(f"{s.key}-{s.value.strip(chr(34))}")
+        parts.append(f"{s.key}-{s.shown}")
     slug = re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
     return slug[:60].rstrip("-") or "config"
 
 
-def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def derived_from(source: Config, resolved: list[tuple[str, Setting]]) -> str:
+    what = ", ".join(f"{s.key}={s.shown}" for t, s in resolved if t != "parity")
+    return f"derived from {source.id}" + (f" with {what}" if what else "")
+
+
+def rejected_description(code: str, message: str, derived: str) -> str:
+    first = message.splitlines()[0].strip() if message.strip() else ""
+    return f"rejected: {code}" + (f" \u2014 {first}" if first else "") + f" ({derived})"
+
+
+# ----------------------------------------------------------------------------- duplicates
+
+def _typed(v: object) -> object:
+    """A value compared with its type (in Python ``1 == True``; in a config they differ)."""
+    if isinstance(v, dict):
+        return tuple(sorted((k, _typed(x)) for k, x in v.items()))
+    return (type(v).__name__, v)
+
+
+def engine_content(doc: dict) -> object:
+    """What the engines read of a config: every table but [parity], typed, order-free."""
+    return _typed({t: v for t, v in doc.items() if t != "parity"})
+
+
+def content_duplicate(configs: tuple[Config, ...] | list[Config], content: object) -> Config | None:
+    for c in configs:
+        try:
+            doc = tomllib.loads(c.data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if engine_content(doc) == content:
+            return c
+    return None
+
+
+_SAME_CONTENT = "the same [target], [problem] and [spec] values (it differs only in [parity], comments or layout)"
+_SAME_SPEC = ("both engines give it the same spec output (the normalised spec: every default and deduction "
+              "spelled out), so it compares nothing new")
+
+
+def _spec_text(res: JobResult) -> str | None:
+    """The spec output when both engines emitted the same text, else None."""
+    if not res.py or not res.c or res.death is not None:
+        return None
+    if res.py[0].kind != "emitted" or res.c[0].kind != "emitted" or res.py[0].sha256 != res.c[0].sha256:
+        return None
+    return res.py_text
+
+
+def spec_duplicate(pool: Pool, disc: Discovery, candidate: list[JobResult]) -> Config | None:
+    """An existing emitting config with the candidate's spec output, if any."""
+    mine = next((_spec_text(r) for r in candidate if r.item.mode == "spec"), None)
+    if mine is None:
+        return None
+    others = [c for c in disc.configs if c.expect.emits]
+    results = pool.run([WorkItem(c.id, c.data, "spec", FLAVORLESS_CALL_FLAVOR) for c in others])
+    by_id = {c.id: c for c in others}
+    for res in results:
+        if _spec_text(res) == mine:
+            return by_id[str(res.item.key)]
+    return None
+
+
+# ----------------------------------------------------------------------------- writing
+
+def _numbers(family_dir: Path) -> list[int]:
+    try:
+        names = os.listdir(family_dir)
+    except FileNotFoundError:
+        return []
+    return [int(m["num"]) for n in names if (m := _FILE_RE.match(n))]
+
+
+def next_number(numbers: list[int], family: str, reject: bool) -> int:
+    nums = [n for n in numbers if (n >= NEGATIVE_FROM) == reject]
+    n = max(nums) + 1 if nums else (NEGATIVE_FROM if reject else 0)
+    if not reject and n >= NEGATIVE_FROM:
+        raise UsageError(f"family {family} has no free number below {NEGATIVE_FROM} after {max(nums):02d}")
+    return n
+
+
+@contextlib.contextmanager
+def _new_lock(root: Path) -> Iterator[None]:
+    """Serialises the number choice and the write of concurrent ``new`` runs (released if one dies)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock here: the hard link alone still never replaces a file
+        yield
+        return
+    with open(state_dir(root) / "new.lock", "a+b") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class Written:
+    id: str
+    path: Path
+    number: int
+
+
+def write_new_config(root: Path, family: str, slug: str, data: bytes, reject: bool,
+                     check: Callable[[], None] | None) -> Written:
+    """Write ``data`` as ``<family>/<next number>-<slug>.toml``: under the lock, ``check()`` first
+    (it raises to refuse), then the number from the directory as it is now; a hidden temporary
+    file hard-linked into place, so the file appears whole and never replaces another. A number
+    that a writer outside ``new`` took meanwhile is given back and the next one tried."""
+    family_dir = root / CONFIG_DIR / family
+    where = family_dir
+    try:
+        family_dir.mkdir(parents=True, exist_ok=True)
+        with _new_lock(root):
+            if check is not None:
+                check()
+            fd, tmp = tempfile.mkstemp(prefix=f".new-{slug}.", suffix=".tmp", dir=family_dir)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.chmod(tmp, 0o644)
+                for _ in range(1000):
+                    number = next_number(_numbers(family_dir), family, reject)
+                    path = where = family_dir / f"{number:02d}-{slug}.toml"
+                    try:
+                        os.link(tmp, path)
+                    except FileExistsError:
+                        continue
+                    if _numbers(family_dir).count(number) > 1:
+                        path.unlink()
+                        continue
+                    return Written(config_id(family, number, slug), path, number)
+                raise WriteError(f"cannot write {where}: no free number found")
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    except OSError as e:
+        raise WriteError(f"cannot write {where}: {e}") from None
+
+
+# ----------------------------------------------------------------------------- the command
+
+def _check_family(family: str, doc: dict, source: Config, resolved: list[tuple[str, Setting]]) -> None:
+    spec = doc.get("spec")
+    got = spec.get("family") if isinstance(spec, dict) else None
+    set_here = any(t == "spec" and s.key == "family" for t, s in resolved)
+    if isinstance(got, str):
+        if got == family:
+            return
+        if set_here:
+            raise UsageError(f"{family}/ holds configs whose [spec] family is {family!r}, but with --set "
+                             f"family={got} the new config's [spec] family is {got!r}: run rocke-parity new {got} ...")
+        raise UsageError(f"{family}/ holds configs whose [spec] family is {family!r}, but the new config's "
+                         f"[spec] family is {got!r} (from {source.id}): add --set family={family} to derive a "
+                         f"{family} config from it, or run rocke-parity new {got} ...")
+    if source.family != family:
+        raise UsageError(f"{source.id} is a {source.family} config with no [spec] family string: derive it into "
+                         f"{source.family}/, or add --set family={family}")
+
+
+def _expected_doc(source_doc: dict, resolved: list[tuple[str, Setting]], desc: str, expect: str) -> dict:
+    want = {t: dict(v) if isinstance(v, dict) else v for t, v in source_doc.items()}
+    for table, s in resolved:
+        if table != "parity":
+            want[table][s.key] = s.parsed
+    want["parity"].pop("isa", None)
+    want["parity"]["description"] = desc
+    want["parity"]["expect"] = expect
+    return want
+
+
+def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Setting]], desc: str,
+               expect: str) -> str:
+    """The new config's text; UsageError unless it parses to exactly the intended values."""
+    text = source_text
+    for table, s in resolved:
+        if table != "parity":
+            text = set_value(text, table, s.key, s.value)
+    text = remove_key(text, "parity", "isa")
+    text = set_value(text, "parity", "description", _q(desc))
+    text = set_value(text, "parity", "expect", _q(expect))
+    try:
+        doc = tomllib.loads(text)
+        parse_parity_table(text)
+    except (tomllib.TOMLDecodeError, ValueError) as e:
+        raise UsageError(f"the new config would not be readable by the harness: {e}") from None
+    want = _expected_doc(source_doc, resolved, desc, expect)
+    if _typed(doc) != _typed(want) or list(doc) != list(source_doc):
+        raise UsageError("the edited text does not parse to the intended values (is a key of the source on "
+                         "an unusual line?): nothing written; write this config by hand")
+    return text
+
+
+def _run(pool: Pool, source: Config, data: bytes) -> list[JobResult]:
+    assert pool.info is not None
+    modes = pool.info.common_modes
+    if not modes:
+        raise UsageError("the engines implement no common mode")
+    jobs = build_jobs([source], modes, ("llvm20", "llvm22", "llvm23"))
+    return pool.run([WorkItem(j, data, j.mode, j.call_flavor) for j in jobs])
+
+
+def _where(res: JobResult) -> str:
+    job = res.item.key
+    return f"{job.mode} {job.flavor}"  # type: ignore[attr-defined]
 
 
 def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str | None, expect_text: str | None,
@@ -192,91 +574,121 @@ def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str
             raise UsageError(f"--expect: {e}") from None
     settings = [Setting.parse(s) for s in sets]
     try:
-        text = source.data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{source.id} is not UTF-8 text") from None
-    applied: list[str] = []
-    for s in settings:
-        text, table = apply_setting(text, s, source.id)
-        applied.append(f"{table}.{s.key}={s.value}")
-    if not any(s.table == "parity" and s.key == "description" for s in settings):
-        what = ", ".join(f"{s.key}={s.value.strip(chr(34))}" for s in settings if s.table != "parity")
-        desc = f"{source.description} (from {source.id}" + (f", {what})" if what else ")")
-        text = set_value(text, "parity", "description", _q(desc))
-    if expect is not None:
-        text = set_value(text, "parity", "expect", _q(str(expect)))
-    try:
-        parse_parity_table(text)
-    except ValueError as e:
-        raise UsageError(f"the new config would not be readable by the harness: {e}") from None
-    spec_family = tomllib.loads(text).get("spec", {}).get("family")
-    if isinstance(spec_family, str) and spec_family != family:
-        p(f"warning: the config's [spec] family is {spec_family!r}, but it goes to the {family}/ directory")
+        source_text = source.data.decode("utf-8")
+        source_doc = tomllib.loads(source_text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raise UsageError(f"{source.id} is not UTF-8 TOML text") from None
+    resolved = resolve(settings, source_doc, source.id)
     slug = slug or derive_slug(source, settings)
     if not _SLUG_RE.match(slug):
         raise UsageError(f"--slug {slug!r}: a slug matches [a-z0-9][a-z0-9_-]*")
+    own_desc = next((str(s.parsed) for t, s in resolved if t == "parity" and s.key == "description"), None)
+    derived = derived_from(source, resolved)
+    expect_str = str(expect) if expect is not None else str(source.expect)
+    if own_desc is not None:
+        desc = own_desc
+    elif expect is not None and not expect.emits:
+        desc = rejected_description(expect.reject_code or "", "", derived)  # the message comes after the run
+    else:
+        desc = derived
+    text = build_text(source_text, source_doc, resolved, desc, expect_str)
+    doc = tomllib.loads(text)
+    _check_family(family, doc, source, resolved)
+
+    applied = [f"{t}.{s.key}={s.value}" for t, s in resolved]
+    p(f"candidate: {family}/NN-{slug} from {source.id}" + (f" with {', '.join(applied)}" if applied else ""))
+    content = engine_content(doc)
+    dup = content_duplicate(disc.configs, content)
+    if dup is not None:
+        p(f"nothing written: the new config would be a duplicate of {dup.id}: {_SAME_CONTENT}")
+        return 1
 
     data = text.encode("utf-8")
     try:
         with Pool(engines, min(workers or os.cpu_count() or 1, 5), timeout) as pool:
-            assert pool.info is not None
-            modes = pool.info.common_modes
-            if not modes:
-                raise UsageError("the engines implement no common mode")
-            jobs = build_jobs([source], modes, ("llvm20", "llvm22", "llvm23"))
-            results = pool.run([WorkItem(j, data, j.mode, j.call_flavor) for j in jobs])
+            results = _run(pool, source, data)
+            if expect is None:
+                return _propose(p, pool, disc, results, timeout)
+            judged = [(res, classify(res, expect, timeout)) for res in results]
+            for res, cls in judged:
+                p(f"  {_where(res)}: {cls.status.value} \u2014 {cls.reason}")
+            if not all(passes(c.status) for _, c in judged):
+                p(f"nothing written: with --expect {expect} not every job passes")
+                return 1
+            verdicts = {(r.py[0].kind, r.py[0].code, r.py[0].message) for r, _ in judged}
+            if len(verdicts) > 1:
+                p("nothing written: not one verdict for the config: its jobs reject with different messages "
+                  f"({'; '.join(sorted(repr(m) for _, _, m in verdicts))})")
+                return 1
+            if expect.emits:
+                dup = spec_duplicate(pool, disc, results)
+                if dup is not None:
+                    p(f"nothing written: the new config would be a duplicate of {dup.id}: {_SAME_SPEC}")
+                    return 1
+            elif own_desc is None:
+                # the description names the engines' message: rebuild, run again, judge what is written
+                first = results[0].py[0]
+                desc = rejected_description(first.code, first.message, derived)
+                text = build_text(source_text, source_doc, resolved, desc, expect_str)
+                data = text.encode("utf-8")
+                again = _run(pool, source, data)
+                if any(not passes(classify(r, expect, timeout).status) for r in again) or \
+                        {(r.py[0].kind, r.py[0].code, r.py[0].message) for r in again} != verdicts:
+                    p("nothing written: the engines' verdict changed when only [parity] description changed")
+                    return 1
     except EngineLoadError as e:
         p(f"cannot run the engines: {e}")
         return 1
 
-    p(f"candidate: {family}/NN-{slug} from {source.id}" + (f" with {', '.join(applied)}" if applied else ""))
-    if expect is None:
-        observed = [classify(r, Expectation(), timeout) for r in results]
-        for res, cls in zip(results, observed):
-            job = res.item.key
-            if cls.status in (Status.IDENTICAL, Status.UNEXPECTED_REJECT):
-                what = (f"both engines emit {res.py[0].nbytes} identical bytes" if cls.status is Status.IDENTICAL
-                        else f"both engines reject {res.py[0].code}: {res.py[0].message}")
-            else:
-                what = f"{cls.status.value} — {cls.reason}"
-            p(f"  {job.mode} {job.flavor}: {what}")  # type: ignore[attr-defined]
-        codes = {r.py[0].code for r, c in zip(results, observed) if c.status is Status.UNEXPECTED_REJECT}
-        if all(c.status is Status.IDENTICAL for c in observed):
-            p("both engines emit identical output for every job — rerun with --expect emit")
-        elif all(c.status is Status.UNEXPECTED_REJECT for c in observed) and len(codes) == 1:
-            code = codes.pop()
-            p(f"both engines reject with {code} — rerun with --expect reject:{code}")
-        else:
-            p("the engines disagree, or the jobs differ in outcome: there is no expectation to propose "
-              "(rocke-parity diff explains a disagreement once the file exists)")
-        p("nothing written: a config is never written without its expectation (--expect emit|reject:CODE)")
-        return 1
+    def check() -> None:  # under the lock: a config that another writer added since the start
+        dup = content_duplicate(discover(root).configs, content)
+        if dup is not None:
+            raise Duplicate(dup, _SAME_CONTENT)
 
-    judged: list[tuple[str, Classified]] = []
-    for res in results:
-        job = res.item.key
-        judged.append((f"{job.mode} {job.flavor}", classify(res, expect, timeout)))  # type: ignore[attr-defined]
-    for where, cls in judged:
-        p(f"  {where}: {cls.status.value} — {cls.reason}")
-    if not all(passes(c.status) for _, c in judged):
-        p(f"nothing written: with --expect {expect} not every job passes")
-        return 1
-    number = next_number(list(disc.configs), family, not expect.emits)
-    new_id = config_id(family, number, slug)
-    path = root / CONFIG_DIR / family / f"{number:02d}-{slug}.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        p(f"nothing written: {path} exists")
+        w = write_new_config(root, family, slug, data, not expect.emits, check)
+    except Duplicate as d:
+        p(f"nothing written: the new config would be a duplicate of {d.config.id}: {d.why}")
         return 1
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    p(f"wrote {path.relative_to(root).as_posix()} ({new_id}, expects {expect})")
+    rel = w.path.relative_to(root).as_posix() if w.path.is_relative_to(root) else str(w.path)
+    p(f"wrote {rel} ({w.id}, expects {expect})")
     if expect.emits:
-        p(f"next: rocke-parity golden --update --config {new_id}")
-    p(f"then: rocke-parity gate --config {new_id}")
-    if expect.emits and b"\nisa = " in data:
-        p(f"and: the isa list was copied from {source.id}: prove it for this kernel with "
-          f"rocke-parity check-llvm {new_id} (edit [parity] isa to what this config must contain)")
+        p(f"next: rocke-parity golden --update --config {w.id}")
+    p(f"then: rocke-parity gate --config {w.id}")
+    if expect.emits:
+        had = f"{source.id}'s isa = {_q(source.isa)} was not copied" if source.isa else f"{source.id} has none"
+        p(f"note: no isa list ({had}: new cannot prove which instructions this kernel contains)")
+        p(f"  an emitting config needs one: add [parity] isa = \"...\" to {rel} and prove it with "
+          f"rocke-parity check-llvm {w.id} (llvmlite)")
+    if _has_comment(text):
+        p(f"note: the comments were copied from {source.id} as they are: check that they still hold")
     return 0
+
+
+def _propose(p: Callable[[str], None], pool: Pool, disc: Discovery, results: list[JobResult],
+             timeout: float) -> int:
+    observed = [classify(r, Expectation(), timeout) for r in results]
+    for res, cls in zip(results, observed):
+        if cls.status in (Status.IDENTICAL, Status.UNEXPECTED_REJECT):
+            what = (f"both engines emit {res.py[0].nbytes} identical bytes" if cls.status is Status.IDENTICAL
+                    else f"both engines reject {res.py[0].code}: {res.py[0].message}")
+        else:
+            what = f"{cls.status.value} \u2014 {cls.reason}"
+        p(f"  {_where(res)}: {what}")
+    verdicts = {(r.py[0].code, r.py[0].message) for r, c in zip(results, observed)
+                if c.status is Status.UNEXPECTED_REJECT}
+    if all(c.status is Status.IDENTICAL for c in observed):
+        dup = spec_duplicate(pool, disc, results)
+        if dup is not None:
+            p(f"both engines emit identical output for every job, but the config would be a duplicate of "
+              f"{dup.id}: {_SAME_SPEC}")
+        else:
+            p("both engines emit identical output for every job \u2014 rerun with --expect emit")
+    elif all(c.status is Status.UNEXPECTED_REJECT for c in observed) and len(verdicts) == 1:
+        code = verdicts.pop()[0]
+        p(f"both engines reject with {code} \u2014 rerun with --expect reject:{code}")
+    else:
+        p("the engines disagree, or the jobs differ in outcome: there is no expectation to propose "
+          "(rocke-parity diff explains a disagreement once the file exists)")
+    p("nothing written: a config is never written without its expectation (--expect emit|reject:CODE)")
+    return 1
