@@ -17,7 +17,7 @@ from typing import Protocol
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
 from rocke_py.parity.compare import Status, classify, passes
-from rocke_py.parity.configs import Config, Discovery, discover, resolve_id
+from rocke_py.parity.configs import Config, Discovery, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
                                      EngineSpec)
 from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key
@@ -315,5 +315,7 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
                 elif not c.expect.emits:
                     run.stale_golden.append(f"golden.json has entries for {cfg_id}, which expects {c.expect}: "
                                         "rocke-parity golden --update")
+    # a config edited while its jobs ran: the verdicts are for the bytes read at the start
+    run.problems.extend(changed_during_run(configs, root))
     run.wall_seconds = time.monotonic() - t0
     return run

@@ -34,6 +34,7 @@ from typing import Iterable, Mapping
 from rocke_py.parity.canon import canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
+from rocke_py.parity.fileio import read_data_file
 from rocke_py.parity.state import atomic_write, state_dir
 
 SCHEMA = "rocke-parity.golden/v1"
@@ -79,7 +80,7 @@ def load(path: Path) -> Manifest:
     if not path.exists():
         return Manifest({}, exists=False)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_data_file(path).decode("utf-8"))  # a regular file of at most 16 MiB
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise GoldenError(f"{path.name}: cannot be read: {e}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -140,7 +141,7 @@ class ObjectCache:
 
     def get(self, sha: str) -> str | None:
         try:
-            return zlib.decompress(self._path(sha).read_bytes()).decode("utf-8", "surrogateescape")
+            return zlib.decompress(read_data_file(self._path(sha))).decode("utf-8", "surrogateescape")
         except (OSError, zlib.error):
             return None
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rocke_py.parity.compare import GAP_STATUSES, Status
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR
+from rocke_py.parity.fileio import read_data_file
 
 FILE_NAME = "known_gaps.toml"
 _KEYS = ("config", "mode", "flavor", "status", "reason")
@@ -66,7 +67,7 @@ def load(path: Path, config_ids: set[str]) -> KnownGaps:
     if not path.exists():
         return KnownGaps((), ())
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_data_file(path).decode("utf-8"))  # a regular file of at most 16 MiB
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         return KnownGaps((), (f"{path.name}: cannot be read: {e}",))
     problems: list[str] = []

@@ -174,7 +174,8 @@ class _Worker:
 
     def fault_dump(self) -> str:
         try:
-            text = self.fault_path.read_text(errors="replace")
+            with open(self.fault_path, "rb") as f:
+                text = f.read(1 << 20).decode("utf-8", "replace")  # the head is all that is shown
         except OSError:
             return ""
         # faulthandler prints the innermost frame first: keep the head of the dump
