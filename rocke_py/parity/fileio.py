@@ -1,4 +1,4 @@
-"""Bounded reading of the files the harness takes in.
+"""Bounded reading of the files the harness takes in, and safe writing of the files it puts out.
 
 Reading (DESIGN.md "Bounded everything"): the harness reads only regular files. A path is
 first looked at with ``lstat``/``stat`` (which never open it), so a FIFO, a device, a socket
@@ -8,13 +8,23 @@ resolves inside one of the allowed directories (the repository). The file is the
 with ``O_NONBLOCK`` and checked again with ``fstat`` (it may have been swapped since the
 ``stat``), and read in a loop that stops after ``limit + 1`` bytes: a reader never holds more
 than one byte past its limit, which is how it tells "at the limit" from "over it".
+
+Writing (DESIGN.md "Writes are atomic"): a report goes to a temporary file in the
+destination's directory, then ``os.replace`` (:func:`state.atomic_write`), so a reader — or a
+full disk — never leaves half a report. ``-`` means standard output. A destination that is a
+directory, not a regular file (``/dev/full``, a FIFO) or a read-only file is refused before
+anything is written. Every failure is a :class:`WriteError` whose text is one line, for
+``rocke-parity CMD: cannot write --json FILE: <reason>`` and exit 2.
 """
 from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
+
+from rocke_py.parity.state import atomic_write
 
 #: The engines' config limit (rocke_py/engine/emit.py MAX_CONFIG_BYTES, RK_MAX_CONFIG_BYTES in
 #: rocke_c/src/emit.c). The harness reads at most one byte more, so that an over-limit config
@@ -23,6 +33,7 @@ MAX_CONFIG_BYTES = 1048576
 #: golden.json, known_gaps.toml and the local state files: generous (the shipped golden.json
 #: is tens of kilobytes), but a bound.
 DATA_FILE_LIMIT = 16 * 1024 * 1024
+STDOUT = "-"
 
 _CHUNK = 1 << 16
 
@@ -115,3 +126,61 @@ def read_data_file(path: Path, limit: int = DATA_FILE_LIMIT) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(f"more than {limit} bytes (the limit for {path.name})")
     return data
+
+
+# ----------------------------------------------------------------------------- writing
+
+class WriteError(Exception):
+    """An output that cannot be written; ``str`` is the one-line message (exit 2)."""
+
+
+def _reason(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+def check_destination(dest: str, what: str) -> None:
+    """Refuse, before anything runs, a destination that cannot take the output.
+
+    ``what`` names the option for the message (``--json``). Accepts ``-`` (standard output),
+    a new file in an existing or creatable directory, or an existing writable regular file
+    (through a symlink too). Raises :class:`WriteError`.
+    """
+    if dest == STDOUT:
+        return
+    if not dest:
+        raise WriteError(f"cannot write {what}: an empty file name")
+    real = os.path.realpath(dest)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise WriteError(f"cannot write {what} {dest}: {_reason(e)}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise WriteError(f"cannot write {what} {dest}: it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteError(f"cannot write {what} {dest}: it is {kind_of(st.st_mode)}, not a regular file")
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(real, os.W_OK):
+        raise WriteError(f"cannot write {what} {dest}: it is read-only")
+
+
+def write_output(dest: str, data: bytes, what: str, stdout: BinaryIO | None = None) -> None:
+    """Write ``data`` to ``dest`` atomically (or to standard output for ``-``); :class:`WriteError` if not.
+
+    An existing file is replaced only once the new content is complete on disk (written,
+    flushed and fsync'ed in a temporary file next to it); on any failure the old file is
+    left as it was and the temporary file is removed.
+    """
+    check_destination(dest, what)
+    try:
+        if dest == STDOUT:
+            out = stdout if stdout is not None else sys.stdout.buffer
+            sys.stdout.flush()
+            out.write(data)
+            out.flush()
+            return
+        atomic_write(Path(os.path.realpath(dest)), data, fsync=True)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise WriteError(f"cannot write {what} {dest}: {_reason(e)}") from None

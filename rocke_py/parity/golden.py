@@ -150,7 +150,11 @@ class ObjectCache:
             atomic_write(self._path(sha), zlib.compress(text.encode("utf-8", "surrogateescape"), 6))
 
     def prune(self, keep: set[str]) -> None:
-        for p in self.dir.glob("*.z"):
+        try:
+            stored = list(self.dir.glob("*.z"))
+        except OSError:  # no cache directory and none can be made: nothing to prune
+            return
+        for p in stored:
             if p.stem not in keep:
                 try:
                     p.unlink()

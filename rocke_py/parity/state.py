@@ -23,7 +23,11 @@ def state_dir(root: Path) -> Path:
     return d
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, fsync: bool = False) -> None:
+    """Replace ``path`` with ``data`` all at once, or leave it as it was (raising ``OSError``).
+
+    ``fsync``: make the new content durable before the rename (reports; the cache skips it).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
@@ -33,6 +37,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
         os.chmod(tmp, mode)  # mkstemp creates 0600; keep the file's mode (0644 for a new one)
         os.replace(tmp, path)
     except BaseException:
