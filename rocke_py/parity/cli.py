@@ -4,7 +4,8 @@ Exit statuses: 0 success / every job passed; 1 a failing job, a run-level failur
 (``emit``) or a refusal (``new``, ``golden --update``); 2 a usage error (bad option, unknown
 config id, empty selection, a mode the engines do not implement) or an output that cannot be
 written (``--json``, ``--junit``, ``emit -o``: one line, and nothing half-written); 3 an
-engine crash in ``emit``. ``check-llvm`` is a stub that exits 2 until the ll mode arrives.
+engine crash in ``emit``; 128 + the signal for SIGINT (130) and SIGTERM (143), after every
+worker was killed. ``check-llvm`` is a stub that exits 2 until the ll mode arrives.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, loa
 from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
 from rocke_py.parity.report import JunitUnavailable, failure_line, make_progress, render, write_json, write_junit
+from rocke_py.parity.runner import Interrupted, interrupts_raise
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
 
@@ -351,6 +353,21 @@ _COMMANDS = {"gate": cmd_gate, "golden": cmd_golden, "diff": cmd_diff, "emit": c
              "new": cmd_new, "check-llvm": cmd_check_llvm}
 
 
+def _run_command(args: argparse.Namespace) -> int:
+    """The command, with SIGTERM and SIGINT turned into one line and 128 + the signal.
+
+    Pool.run has killed every worker by the time Interrupted gets here; the message is printed
+    while the handlers are still installed, so a second signal cannot add a traceback.
+    """
+    with interrupts_raise():
+        try:
+            return _COMMANDS[args.command](args)
+        except Interrupted as e:
+            jobs = f": {e.not_run} job(s) not run" if e.not_run is not None else ""
+            print(f"rocke-parity {args.command}: interrupted by {e.name}{jobs}", file=sys.stderr)
+            return e.exit_status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -358,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     try:
-        return _COMMANDS[args.command](args)
+        return _run_command(args)
     except (UsageError, DiffUsageError, JunitUnavailable, WriteError) as e:
         print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
         return EXIT_USAGE
