@@ -102,3 +102,25 @@ def test_workers_do_not_outlive_a_killed_gate(hanging_gate):
     proc.kill()  # SIGKILL: the gate cannot clean up; the kernel must
     proc.wait(timeout=30)  # not communicate(): a surviving worker would hold the pipes open
     wait_until(lambda: not any(running(p) for p in pids), 15, f"workers {pids} to be gone")
+
+
+@pytest.mark.parametrize("command", ["emit", "diff"])
+def test_signal_during_an_in_process_engine_call_is_not_an_engine_crash(tmp_path, command):
+    """emit and diff run the engines in the CLI's own process: a signal there is an interruption."""
+    root = tmp_path / "repo"
+    pt.make_tree(root, {"wgrad/00-h": {"standin": {"py": "hang"}}})
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    args = ["emit", "wgrad/00-h", "--engine", "py"] if command == "emit" else ["diff", "wgrad/00-h"]
+    proc = subprocess.Popen(pt.cli_command(root, *args), env={**os.environ, "ROCKE_STANDIN_HANG_DIR": str(marks)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: any(marks.iterdir()), 60, "the hanging engine call")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 143, (out, err)
+    assert err.splitlines() == [f"rocke-parity {command}: interrupted by SIGTERM"], err

@@ -54,8 +54,12 @@ class EngineLoadError(Exception):
     """The engines could not be loaded in a worker (import error, crash during import)."""
 
 
-class Interrupted(BaseException):
-    """SIGTERM or SIGINT arrived (see :func:`interrupts_raise`); a BaseException, like KeyboardInterrupt.
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT arrived (see :func:`interrupts_raise`).
+
+    A KeyboardInterrupt, so that whatever lets Ctrl-C through lets SIGTERM through too — above
+    all ``engines.call_engine``, which turns every other exception of an in-process engine
+    call (``emit``, ``diff``) into an engine failure.
 
     ``not_run``: the jobs of the interrupted :meth:`Pool.run` that did not finish (None when
     the signal came outside a pool run).
