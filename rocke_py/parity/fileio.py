@@ -96,7 +96,7 @@ def read_regular(path: Path, limit: int, inside: Iterable[Path] | None = None) -
     whether that is an error). Raises :class:`NotRegularFile` or another ``OSError``.
     """
     check_regular(path, inside)
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
