@@ -176,11 +176,11 @@ def test_update_merges_under_the_lock_what_another_run_wrote(tmp_path):
     """The read-merge-write waits for the lock and re-reads the manifest inside it."""
     import time
 
-    from rocke_py.parity.state import file_lock, state_dir
+    from rocke_py.parity.state import file_lock
 
     pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/01-b": {"standin": {"salt": "b"}}})
     pt.write_golden(tmp_path, {})
-    with file_lock(state_dir(tmp_path) / "golden.lock"):
+    with file_lock(gpath(tmp_path).with_name(".golden.json.lock")):
         proc = _update_proc(tmp_path, "wgrad/00-a")
         time.sleep(3.0)
         assert proc.poll() is None  # waiting for the lock

@@ -74,3 +74,70 @@ def test_unreadable_file_exit_2(rocke_emit: Path, tmp_path: Path) -> None:
     got = run(rocke_emit, str(tmp_path / "missing.toml"))
     assert got.returncode == 2
     assert b"cannot read" in got.stderr
+
+
+# ---- bounded input (hole 10): at most limit + 1 bytes are read, whatever CONFIG is ----
+
+LIMIT = 1048576
+TOO_LARGE = f"REJECTED E_TOO_LARGE\nconfig is {LIMIT + 1} bytes; the limit is {LIMIT}\n".encode()
+
+
+def padded(n: int) -> bytes:
+    head = config_text("wgrad").encode()
+    return head + b"#" + b"x" * (n - len(head) - 2) + b"\n"
+
+
+def capped(megabytes: int):
+    """preexec_fn: cap the child's address space, so an unbounded reader fails instead of eating RAM."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+    return limit
+
+
+@pytest.mark.parametrize("size", [LIMIT, LIMIT + 1, 10 * LIMIT])
+def test_large_file_is_read_up_to_the_limit_plus_one(rocke_emit: Path, tmp_path: Path, size: int) -> None:
+    cfg = tmp_path / "big.toml"
+    data = padded(size)
+    cfg.write_bytes(data)
+    got = run(rocke_emit, str(cfg), "--mode", "spec")
+    want = py_engine.emit(data[:LIMIT + 1], "spec", "llvm22")  # what the harness hands the engines
+    if size <= LIMIT:
+        assert got.returncode == 0 and got.stdout == want.text.encode()
+    else:
+        assert (got.returncode, got.stderr) == (1, TOO_LARGE)
+        assert want == Rejected("E_TOO_LARGE", f"config is {LIMIT + 1} bytes; the limit is {LIMIT}")
+
+
+def test_dev_zero_is_rejected_without_reading_it_all(rocke_emit: Path) -> None:
+    got = subprocess.run([str(rocke_emit), "/dev/zero", "--mode", "spec"], capture_output=True, timeout=60,
+                         preexec_fn=capped(64))
+    assert (got.returncode, got.stderr) == (1, TOO_LARGE)
+
+
+def test_endless_fifo_is_read_bounded(rocke_emit: Path, tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "endless.toml"
+    os.mkfifo(fifo)
+    data = padded(16 * LIMIT)
+
+    def writer() -> None:
+        try:
+            with open(fifo, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:  # the reader stopped at limit + 1 bytes: expected
+            pass
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    got = run(rocke_emit, str(fifo), "--mode", "spec")
+    t.join(30)
+    assert (got.returncode, got.stderr) == (1, TOO_LARGE)
+
+
+def test_directory_says_why_it_cannot_be_read(rocke_emit: Path, tmp_path: Path) -> None:
+    got = run(rocke_emit, str(tmp_path))
+    assert got.returncode == 2
+    assert got.stderr.decode() == f"rocke-emit: cannot read {tmp_path}: Is a directory\n"

@@ -4,7 +4,9 @@
  *
  * Prints the same bytes as rocke_py.engine.emit. Exit 0 on emit; 1 on rejection, with
  * "REJECTED <CODE>" and then the message on stderr; 2 on a usage error, an unreadable file
- * or an engine failure. CONFIG "-" reads standard input. */
+ * or an engine failure. CONFIG "-" reads standard input. At most the engine's config limit
+ * + 1 bytes are read, whatever CONFIG is (a file, a FIFO, a device). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,27 +62,46 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* Reads the whole stream into a heap buffer; NULL on failure. */
+/* The engine's config limit (RK_MAX_CONFIG_BYTES in src/emit.c, MAX_CONFIG_BYTES in
+ * rocke_py/engine/emit.py). At most one byte more is read: an over-limit input reaches the
+ * engine over the limit and is rejected with E_TOO_LARGE ("config is 1048577 bytes"), the
+ * same bytes and the same verdict as the harness, which reads configs the same way. A FIFO,
+ * a terminal or /dev/zero is never read further than that. */
+#define READ_LIMIT (1048576 + 1)
+
+/* At most READ_LIMIT bytes of the stream into a heap buffer; NULL on a read error or when
+ * out of memory (errno says why, 0 when unknown). */
 static char *read_stream(FILE *fp, size_t *len)
 {
     size_t cap = 65536, n = 0, got;
     char *data = malloc(cap);
     if (!data)
         return NULL;
-    while ((got = fread(data + n, 1, cap - n, fp)) > 0) {
+    for (;;) {
+        size_t want = cap - n;
+        if (want > READ_LIMIT - n)
+            want = READ_LIMIT - n;
+        if (want == 0)
+            break;
+        got = fread(data + n, 1, want, fp);
         n += got;
-        if (n == cap) {
-            char *bigger = realloc(data, cap * 2);
+        if (got < want)
+            break;
+        if (n == cap && n < READ_LIMIT) {
+            size_t bigger_cap = cap * 2 < READ_LIMIT ? cap * 2 : READ_LIMIT;
+            char *bigger = realloc(data, bigger_cap);
             if (!bigger) {
                 free(data);
                 return NULL;
             }
             data = bigger;
-            cap *= 2;
+            cap = bigger_cap;
         }
     }
     if (ferror(fp)) {
+        int saved = errno;
         free(data);
+        errno = saved;
         return NULL;
     }
     *len = n;
@@ -91,12 +112,19 @@ static char *read_config(const char *path, size_t *len)
 {
     FILE *fp;
     char *data;
+    errno = 0;
     if (strcmp(path, "-") == 0)
         return read_stream(stdin, len);
     fp = fopen(path, "rb");
     if (!fp)
         return NULL;
     data = read_stream(fp, len);
+    if (!data) {
+        int saved = errno;
+        fclose(fp);
+        errno = saved;
+        return NULL;
+    }
     fclose(fp);
     return data;
 }
@@ -126,7 +154,10 @@ int main(int argc, char **argv)
         return rc > 0 ? (usage(NULL), 0) : 2;
     config = read_config(o.config, &len);
     if (!config) {
-        fprintf(stderr, "rocke-emit: cannot read %s\n", o.config);
+        if (errno)
+            fprintf(stderr, "rocke-emit: cannot read %s: %s\n", o.config, strerror(errno));
+        else
+            fprintf(stderr, "rocke-emit: cannot read %s\n", o.config);
         return 2;
     }
     switch (rocke_emit(config, len, o.mode, o.flavor, &result)) {

@@ -37,7 +37,6 @@ int main(int argc, char **argv)
         char *data = driver_slurp(argv[i], &len);
         rocke_status st = ROCKE_ERROR;
         if (!data) {
-            fprintf(stderr, "cannot read %s\n", argv[i]);
             return 2;
         }
         for (k = 0; k < repeat; k++) {

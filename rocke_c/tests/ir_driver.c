@@ -1036,7 +1036,6 @@ int main(int argc, char **argv)
         char *data = driver_slurp(argv[i], &len);
         rk_buf out;
         if (!data) {
-            fprintf(stderr, "cannot read %s\n", argv[i]);
             return 2;
         }
         rk_buf_init(&out);

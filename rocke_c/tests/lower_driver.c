@@ -202,7 +202,6 @@ int main(int argc, char **argv)
         size_t len = 0;
         char *data = driver_slurp(argv[3], &len);
         if (!data) {
-            fprintf(stderr, "cannot read %s\n", argv[3]);
             return 2;
         }
         status = time_script(data, len, strtol(argv[2], NULL, 10));
@@ -218,7 +217,6 @@ int main(int argc, char **argv)
         char *data = driver_slurp(argv[i], &len);
         rk_buf out;
         if (!data) {
-            fprintf(stderr, "cannot read %s\n", argv[i]);
             return 2;
         }
         rk_buf_init(&out);

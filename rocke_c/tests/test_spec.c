@@ -315,7 +315,8 @@ static int read_field(reader *r, rk_fields *f)
         return -1;
     if (kind == 's') {
         char *s;
-        if (fscanf(r->fp, "%lu", &n) != 1 || fgetc(r->fp) != '\n' || !(s = read_bytes(r, n)))
+        /* a string length from the file: bounded before it sizes an allocation */
+        if (fscanf(r->fp, "%lu", &n) != 1 || n > (16UL << 20) || fgetc(r->fp) != '\n' || !(s = read_bytes(r, n)))
             return -1;
         f->f[k].set = 1;
         f->f[k].value.kind = RK_VALUE_STR;

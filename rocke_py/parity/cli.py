@@ -2,8 +2,10 @@
 
 Exit statuses: 0 success / every job passed; 1 a failing job, a run-level failure, a rejection
 (``emit``) or a refusal (``new``, ``golden --update``); 2 a usage error (bad option, unknown
-config id, empty selection, a mode the engines do not implement); 3 an engine crash in
-``emit``.
+config id, empty selection, a mode the engines do not implement) or an output that cannot be
+written (``--json``, ``--junit``, ``emit -o``: one line, and nothing half-written); 3 an
+engine crash in ``emit``; 128 + the signal for SIGINT (130) and SIGTERM (143), after every
+worker was killed.
 """
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.configs import RootNotFound, discover, find_root
 from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target, run_diff
 from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_engines, text_bytes
+from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
-from rocke_py.parity.state import file_lock, state_dir
+from rocke_py.parity.state import file_lock
 from rocke_py.parity.report import JunitUnavailable, failure_line, make_progress, render, write_json, write_junit
+from rocke_py.parity.runner import Interrupted, interrupts_raise
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
 
@@ -48,8 +52,9 @@ def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
                    help="worker processes (default: the number of CPUs)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
     if with_reports:
-        p.add_argument("--json", metavar="FILE", help="write one JSON record per job")
-        p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
+        p.add_argument("--json", metavar="FILE",
+                       help="write one JSON record per job (- for standard output; the summary then goes to stderr)")
+        p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (- for standard output)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--engine", choices=("py", "c"), required=True)
     e.add_argument("--mode", choices=MODES, help="default: the deepest mode the engine implements")
     e.add_argument("--flavor", choices=FLAVORS, default=DEFAULT_FLAVOR, help=f"default {DEFAULT_FLAVOR}")
-    e.add_argument("-o", "--output", metavar="FILE", help="write the output here instead of stdout")
+    e.add_argument("-o", "--output", metavar="FILE", help="write the output here instead of stdout (- is stdout)")
     _common(e)
 
     ls = sub.add_parser("list", help="configs with their expectation and last status")
@@ -162,14 +167,29 @@ def _record(run: GateRun, verdicts: Sequence) -> None:
 
 # ----------------------------------------------------------------------------- commands
 
+def _report_destinations(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(option, destination) of the requested reports, checked before the run (WriteError, UsageError)."""
+    dests = [(opt, d) for opt, d in (("--json", args.json), ("--junit", args.junit)) if d is not None]
+    if sum(d == STDOUT for _, d in dests) > 1:
+        raise UsageError("--json - and --junit - cannot both write to standard output")
+    for opt, d in dests:
+        check_destination(d, opt)
+    return dests
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
+    dests = _report_destinations(args)  # a destination that cannot be written: exit 2 before running
     run = _run(args)
-    render(run, sys.stdout)
-    if args.json:
-        write_json(run, Path(args.json))
-    if args.junit:
-        write_junit(run, Path(args.junit))
-    return EXIT_OK if run.passed else EXIT_FAIL
+    # a report on stdout gets stdout to itself: the human summary goes to stderr
+    render(run, sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout)
+    status = EXIT_OK if run.passed else EXIT_FAIL
+    for opt, d in dests:
+        try:
+            (write_json if opt == "--json" else write_junit)(run, d, opt)
+        except WriteError as e:
+            print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+            status = EXIT_USAGE
+    return status
 
 
 def cmd_golden(args: argparse.Namespace) -> int:
@@ -243,7 +263,7 @@ def _golden_update(run: GateRun) -> int:
         coverage = golden_mod.Coverage(run.modes, run.flavors if "ll" in run.modes else ())
     cache = golden_mod.ObjectCache(run.root)
     try:
-        with file_lock(state_dir(run.root) / "golden.lock"):
+        with file_lock(path.with_name(f".{path.name}.lock")):
             # read-merge-write under the lock: a concurrent update that landed first is kept
             if path.exists() and not (path.stat().st_mode & 0o222):
                 raise UsageError(f"{path.relative_to(run.root).as_posix()} is read-only: not replaced "
@@ -298,6 +318,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
         root: Path | None = _root(args)
     except RootNotFound:
         root = None
+    if args.output is not None:
+        check_destination(args.output, "-o")
     target = resolve_target(root, args.target)
     eng = load_engines(_engines(args))
     modes = eng.modes(args.engine)
@@ -305,8 +327,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
     run, text = call_engine(eng.emit_fn(args.engine), target.data, mode, args.flavor)
     if run.kind == "emitted" and text is not None:
         data = text_bytes(text)
-        if args.output:
-            Path(args.output).write_bytes(data)
+        if args.output is not None:
+            write_output(args.output, data, "-o")
         else:
             sys.stdout.flush()
             sys.stdout.buffer.write(data)
@@ -367,6 +389,21 @@ _COMMANDS = {"gate": cmd_gate, "golden": cmd_golden, "diff": cmd_diff, "emit": c
              "new": cmd_new, "check-llvm": cmd_check_llvm}
 
 
+def _run_command(args: argparse.Namespace) -> int:
+    """The command, with SIGTERM and SIGINT turned into one line and 128 + the signal.
+
+    Pool.run has killed every worker by the time Interrupted gets here; the message is printed
+    while the handlers are still installed, so a second signal cannot add a traceback.
+    """
+    with interrupts_raise():
+        try:
+            return _COMMANDS[args.command](args)
+        except Interrupted as e:
+            jobs = f": {e.not_run} job(s) not run" if e.not_run is not None else ""
+            print(f"rocke-parity {args.command}: interrupted by {e.name}{jobs}", file=sys.stderr)
+            return e.exit_status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -374,8 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     try:
-        return _COMMANDS[args.command](args)
-    except (UsageError, DiffUsageError, JunitUnavailable) as e:
+        return _run_command(args)
+    except (UsageError, DiffUsageError, JunitUnavailable, WriteError) as e:
         print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
         return EXIT_USAGE
     except RootNotFound as e:

@@ -5,14 +5,26 @@ Everything else in a config belongs to the engines, which get the raw file bytes
 
 Discovery never raises for a bad tree: it returns the configs it could read plus a list of
 run-level failures (:class:`Problem`), so that the gate reports all of them at once and exits 1.
+
+Only regular files are read (:mod:`fileio`): a FIFO, device, socket or directory named like a
+config, or a symlink whose target resolves outside the repository, is a problem of its family
+and is never opened, so it cannot hang or flood a run of any family. A config is read up to
+the engines' limit + 1 bytes: an over-limit file reaches the engines as its first
+``MAX_CONFIG_BYTES + 1`` bytes, and both reject it with ``E_TOO_LARGE`` as they would the
+whole file (their message then says ``config is 1048577 bytes``). :func:`changed_during_run`
+tells whether a config file changed after it was read.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from rocke_py.parity._toml import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
+
+from rocke_py.parity.fileio import MAX_CONFIG_BYTES, NotRegularFile, is_inside, read_regular
 
 CONFIG_DIR = "parity_configs"
 #: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
@@ -63,6 +75,8 @@ class Config:
     description: str
     expect: Expectation
     isa: str | None
+    size: int = -1  # the file's size and mtime when it was read (st_size, st_mtime_ns)
+    mtime_ns: int = 0
 
     @property
     def sha256(self) -> str:
@@ -136,18 +150,55 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
     return desc, expect, isa
 
 
-def load_config(path: Path, family: str, number: int, slug: str) -> Config:
+def repository_dirs(root: Path) -> tuple[Path, Path]:
+    """Where a config symlink may lead: the repository, or wherever parity_configs/ itself is."""
+    return (root, root / CONFIG_DIR)
+
+
+def read_config_bytes(path: Path, inside: tuple[Path, ...] | None = None) -> tuple[bytes, os.stat_result]:
+    """A config file's bytes as the engines get them: at most ``MAX_CONFIG_BYTES + 1``.
+
+    Raises :class:`fileio.NotRegularFile` (a FIFO, a device, a symlink leading outside
+    ``inside``) or another ``OSError``.
+    """
+    return read_regular(path, MAX_CONFIG_BYTES, inside)
+
+
+def load_config(path: Path, family: str, number: int, slug: str, inside: tuple[Path, ...] | None = None) -> Config:
     """Read one config file. Raises ValueError/OSError with a user-facing message."""
-    data = path.read_bytes()
+    data, st = read_config_bytes(path, inside)
+    # an over-limit file was cut at limit + 1 bytes: read [parity] from its complete lines
+    head = data if len(data) <= MAX_CONFIG_BYTES else data[:data.rfind(b"\n") + 1]
     try:
-        text = data.decode("utf-8")
+        text = head.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
     desc, expect, isa = parse_parity_table(text)
     return Config(
         id=config_id(family, number, slug), family=family, number=number, slug=slug,
         path=path, data=data, description=desc, expect=expect, isa=isa,
+        size=st.st_size, mtime_ns=st.st_mtime_ns,
     )
+
+
+def changed_during_run(configs: Iterable[Config], root: Path) -> list[str]:
+    """Run-level failures for the configs whose file is not what was read (size, mtime, sha256)."""
+    out: list[str] = []
+    for c in configs:
+        now = ""
+        try:
+            data, st = read_config_bytes(c.path, repository_dirs(root))
+        except FileNotFoundError:
+            now = "it is gone"
+        except OSError as e:
+            now = f"it {e}" if isinstance(e, NotRegularFile) else f"cannot be read: {e.strerror or e}"
+        else:
+            if ((c.size < 0 or (st.st_size, st.st_mtime_ns) == (c.size, c.mtime_ns))
+                    and hashlib.sha256(data).hexdigest() == c.sha256):
+                continue
+        why = f" (now: {now})" if now else ""
+        out.append(f"{c.relpath(root)} changed during the run{why}: results are for the old content; rerun")
+    return out
 
 
 def _is_hidden(p: Path) -> bool:
@@ -162,8 +213,13 @@ def discover(root: Path) -> Discovery:
     families: list[str] = []
     if not base.is_dir():
         return Discovery(root, (), (), (Problem(f"no {CONFIG_DIR}/ directory in {root}"),))
+    inside = repository_dirs(root)
     for fam_dir in sorted(p for p in base.iterdir() if p.is_dir() and not _is_hidden(p)):
         family = fam_dir.name
+        if fam_dir.is_symlink() and not is_inside(os.path.realpath(fam_dir), inside):
+            problems.append(Problem(f"{CONFIG_DIR}/{family}/: is a symlink to {os.path.realpath(fam_dir)}, "
+                                    f"outside the repository ({root}): refused", family))
+            continue
         if not _FAMILY_RE.match(family):
             problems.append(Problem(f"{CONFIG_DIR}/{family}/: a family directory name must match [a-z][a-z0-9_]*"))
             continue
@@ -187,7 +243,13 @@ def discover(root: Path) -> Discovery:
             number, slug = int(m["num"]), m["slug"]
             numbers.setdefault(number, []).append(f.name)
             try:
-                cfg = load_config(f, family, number, slug)
+                cfg = load_config(f, family, number, slug, inside)
+            except NotRegularFile as e:
+                why = str(e)
+                if why.endswith("not a regular file"):
+                    why += f" (the harness reads only regular files under {CONFIG_DIR}/)"
+                problems.append(Problem(f"{rel}: {why}", family))
+                continue
             except (OSError, ValueError) as e:
                 problems.append(Problem(f"{rel}: cannot be read by the harness: {e}", family))
                 continue

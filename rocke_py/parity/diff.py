@@ -21,7 +21,8 @@ from typing import TextIO
 
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, first_divergence
 from rocke_py.parity.compare import Status
-from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, resolve_id
+from rocke_py.parity.configs import (CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes,
+                                     resolve_id)
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
 from rocke_py.parity.runner import JobResult, Pool, WorkItem
 
@@ -50,7 +51,10 @@ def resolve_target(root: Path | None, ref: str) -> Target:
             return Target(cfg.id, cfg.data, cfg.expect, cfg.relpath(root), cfg.family)
     p = Path(ref)
     if p.is_file():
-        data = p.read_bytes()
+        try:
+            data, _ = read_config_bytes(p)  # bounded: at most the engines' limit + 1 bytes
+        except OSError as e:
+            raise DiffUsageError(f"cannot read {ref}: {e.strerror or e}") from None
         try:
             _, expect, _ = parse_parity_table(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):

@@ -17,7 +17,7 @@ from typing import Protocol
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
-from rocke_py.parity.configs import Config, Discovery, discover, resolve_id
+from rocke_py.parity.configs import Config, Discovery, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
                                      EngineRun, EngineSpec)
 from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
@@ -491,5 +491,7 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
                 if extra:
                     run.stale_golden.append(f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
                                             "does not run: rocke-parity golden --update")
+    # a config edited while its jobs ran: the verdicts are for the bytes read at the start
+    run.problems.extend(changed_during_run(configs, root))
     run.wall_seconds = time.monotonic() - t0
     return run

@@ -47,14 +47,13 @@ from typing import Iterable, Mapping
 from rocke_py.parity.canon import canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
+from rocke_py.parity.fileio import read_data_file
 from rocke_py.parity.state import atomic_write, state_dir
 
 SCHEMA = "rocke-parity.golden/v2"
 SCHEMA_V1 = "rocke-parity.golden/v1"
 FILE_NAME = "golden.json"
 OUTPUT_KEYS = (*FLAVORLESS_MODES, *(f"ll.{f}" for f in FLAVORS))
-#: golden.json is read with this limit (it is about 0.3 MB today).
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 UNKNOWN_RENUMBERING = "renumbering-only: unknown (old text not stored)"
@@ -193,13 +192,11 @@ def _coverage(path_name: str, doc: object) -> Coverage:
 
 def load(path: Path) -> Manifest:
     """Read the manifest; a missing file is an empty manifest (every job GOLDEN_MISSING)."""
-    from rocke_py.parity.state import read_bounded
-
     if not path.exists():
         return Manifest({}, exists=False)
     try:
-        doc = json.loads(read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8"))
-    except (OSError, ValueError) as e:
+        doc = json.loads(read_data_file(path).decode("utf-8"))  # a regular file of at most 16 MiB
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise GoldenError(f"{path.name}: cannot be read: {e}") from None
     if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, SCHEMA_V1):
         raise GoldenError(f"{path.name}: schema must be {SCHEMA!r}")
@@ -259,7 +256,7 @@ class ObjectCache:
 
     def get(self, sha: str) -> str | None:
         try:
-            return zlib.decompress(self._path(sha).read_bytes()).decode("utf-8", "surrogateescape")
+            return zlib.decompress(read_data_file(self._path(sha))).decode("utf-8", "surrogateescape")
         except (OSError, zlib.error):
             return None
 
@@ -268,7 +265,11 @@ class ObjectCache:
             atomic_write(self._path(sha), zlib.compress(text.encode("utf-8", "surrogateescape"), 6))
 
     def prune(self, keep: set[str]) -> None:
-        for p in self.dir.glob("*.z"):
+        try:
+            stored = list(self.dir.glob("*.z"))
+        except OSError:  # no cache directory and none can be made: nothing to prune
+            return
+        for p in stored:
             if p.stem not in keep:
                 try:
                     p.unlink()

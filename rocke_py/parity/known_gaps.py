@@ -31,10 +31,10 @@ from typing import Mapping
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, Status
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun
+from rocke_py.parity.fileio import read_data_file
 from rocke_py.parity.runner import JobResult
 
 FILE_NAME = "known_gaps.toml"
-MAX_FILE_BYTES = 4 * 1024 * 1024
 _KEYS = ("config", "mode", "flavor", "status", "reason")
 
 #: The evidence an entry must pin, by status: exactly these keys, each a string.
@@ -152,18 +152,12 @@ class KnownGaps:
         return None
 
 
-def _read(path: Path) -> str:
-    from rocke_py.parity.state import read_bounded
-
-    return read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
-
-
 def load(path: Path, config_ids: set[str]) -> KnownGaps:
     """Read the file (absent = no gaps). Problems are run-level failures; bad entries are dropped."""
     if not path.exists() and not path.is_symlink():
         return KnownGaps((), ())
     try:
-        doc = tomllib.loads(_read(path))
+        doc = tomllib.loads(read_data_file(path).decode("utf-8"))  # a regular file of at most 16 MiB
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         return KnownGaps((), (f"{path.name}: cannot be read: {e}",))
     problems: list[str] = []

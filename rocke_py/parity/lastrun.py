@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from rocke_py.parity.fileio import read_data_file
 from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
 
 SCHEMA = "rocke-parity.last-run/v1"
@@ -24,7 +25,7 @@ def path_for(root: Path) -> Path:
 
 def load(root: Path) -> dict[str, dict]:
     try:
-        doc = json.loads(path_for(root).read_text(encoding="utf-8"))
+        doc = json.loads(read_data_file(path_for(root)).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("configs"), dict):

@@ -1,4 +1,7 @@
-"""Rendering a gate run: terminal summary, progress bar, ``--json`` and ``--junit`` reports."""
+"""Rendering a gate run: terminal summary, progress bar, ``--json`` and ``--junit`` reports.
+
+Reports are written atomically (:func:`fileio.write_output`: temp file + rename, ``-`` for
+standard output) or not at all, raising :class:`fileio.WriteError`."""
 from __future__ import annotations
 
 import json
@@ -8,6 +11,7 @@ from typing import TextIO
 
 from rocke_py.parity.compare import Status
 from rocke_py.parity.engines import EngineRun
+from rocke_py.parity.fileio import write_output
 from rocke_py.parity.gate import GateRun, Verdict
 from rocke_py.parity.runner import JobResult
 
@@ -182,7 +186,12 @@ def job_record(v: Verdict) -> dict[str, object]:
     return rec
 
 
-def write_json(run: GateRun, path: Path) -> None:
+def write_json(run: GateRun, dest: str | Path, option: str = "--json") -> None:
+    """The JSON report to ``dest`` (a path, or ``-`` for standard output); WriteError if it cannot be."""
+    write_output(str(dest), json_text(run).encode("utf-8"), option)
+
+
+def json_text(run: GateRun) -> str:
     doc = {
         "schema": JSON_SCHEMA,
         "passed": run.passed,
@@ -199,7 +208,7 @@ def write_json(run: GateRun, path: Path) -> None:
         "counts": {s.value: sum(v.status is s for v in run.verdicts) for s in Status},
         "jobs": [job_record(v) for v in run.verdicts],
     }
-    _write_text(path, json.dumps(doc, indent=2) + "\n")
+    return json.dumps(doc, indent=2) + "\n"
 
 
 # ----------------------------------------------------------------------------- JUnit
@@ -208,7 +217,12 @@ class JunitUnavailable(Exception):
     pass
 
 
-def write_junit(run: GateRun, path: Path) -> None:
+def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None:
+    """The JUnit XML report to ``dest`` (a path, or ``-``); WriteError if it cannot be."""
+    write_output(str(dest), junit_text(run).encode("utf-8"), option)
+
+
+def junit_text(run: GateRun) -> str:
     try:
         from junit_xml import TestCase, TestSuite, to_xml_report_string
     except ImportError:
@@ -229,10 +243,4 @@ def write_junit(run: GateRun, path: Path) -> None:
         tc = TestCase(f"run-level failure {n}", classname="rocke-parity")
         tc.add_failure_info(message=_short(prob), output=prob, failure_type="RUN_LEVEL")
         cases.append(tc)
-    _write_text(path, to_xml_report_string([TestSuite("rocke-parity gate", cases)], prettyprint=True, encoding="utf-8"))
-
-
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    return to_xml_report_string([TestSuite("rocke-parity gate", cases)], prettyprint=True, encoding="utf-8")

@@ -10,25 +10,35 @@ hard ``_exit``) or hangs, the parent knows which engine and which run it was.
   signal and the end of the worker's faulthandler dump; it is replaced and the run goes on.
 - A job past ``timeout`` seconds is a :class:`Death` (``timeout``); its worker is killed
   (SIGKILL) and replaced.
+- Signals: inside :func:`interrupts_raise` (the CLI wraps every command in it), SIGTERM and
+  SIGINT raise :class:`Interrupted` in the main thread; :meth:`Pool.run` then kills every
+  worker at once (SIGKILL — a worker may be stuck in C) and waits for them before the
+  exception goes on, carrying the number of jobs that did not finish. The workers ignore
+  SIGINT (a terminal's Ctrl-C reaches the whole process group: the parent decides). A worker
+  also asks the kernel (Linux ``PR_SET_PDEATHSIG``) to SIGKILL it when its parent dies, so a
+  gate that is killed outright (SIGKILL, OOM killer) leaves no worker behind either.
 
 The runner knows nothing about configs or statuses: it takes :class:`WorkItem` s and returns
 :class:`JobResult` s in the same order. Classification lives in :mod:`compare`.
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import multiprocessing as mp
 import os
 import shutil
 import signal
+import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_engines
 
@@ -42,6 +52,91 @@ _FAULT_LINES = 30
 
 class EngineLoadError(Exception):
     """The engines could not be loaded in a worker (import error, crash during import)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT arrived (see :func:`interrupts_raise`).
+
+    A KeyboardInterrupt, so that whatever lets Ctrl-C through lets SIGTERM through too — above
+    all ``engines.call_engine``, which turns every other exception of an in-process engine
+    call (``emit``, ``diff``) into an engine failure.
+
+    ``not_run``: the jobs of the interrupted :meth:`Pool.run` that did not finish (None when
+    the signal came outside a pool run).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.not_run: int | None = None
+
+    @property
+    def name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+
+
+@contextlib.contextmanager
+def interrupts_raise() -> Iterator[None]:
+    """While active, the first SIGTERM or SIGINT raises :class:`Interrupted` in the main thread.
+
+    Later signals are swallowed, so that the cleanup the first one starts (killing the
+    workers) is not itself cut short. A signal that was ignored when the program started
+    (``nohup``, a shell's background job) stays ignored. Outside the main thread it does
+    nothing (Python delivers signals to the main thread only). The old handlers come back on
+    exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = False
+
+    def handler(signum: int, frame: object) -> None:
+        nonlocal fired
+        if not fired:
+            fired = True
+            raise Interrupted(signum)
+
+    saved: dict[int, object] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        old = signal.getsignal(sig)
+        if old is signal.SIG_IGN:
+            continue
+        saved[sig] = old
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux); exit if it already has.
+
+    The parent is the thread that started the worker: the pool starts workers from the thread
+    that runs it, which outlives them.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(int(signal.SIGKILL)),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
 
 
 @dataclass(frozen=True)
@@ -114,7 +209,8 @@ class EngineInfo:
 
 # ----------------------------------------------------------------------------- worker side
 
-def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str) -> None:
+def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     fault = open(fault_path, "w")  # noqa: SIM115 - lives as long as the process
     faulthandler.enable(fault, all_threads=False)
@@ -164,7 +260,7 @@ class _Worker:
         self.conn: Connection = parent_conn
         self.proc = ctx.Process(
             target=_worker_main, name=f"rocke-parity-worker-{n}",
-            args=(child_conn, self.phase, self.seq, spec, str(self.fault_path)), daemon=True)
+            args=(child_conn, self.phase, self.seq, spec, str(self.fault_path), os.getpid()), daemon=True)
         self.proc.start()
         child_conn.close()
         self.ready = False
@@ -174,7 +270,8 @@ class _Worker:
 
     def fault_dump(self) -> str:
         try:
-            text = self.fault_path.read_text(errors="replace")
+            with open(self.fault_path, "rb") as f:
+                text = f.read(1 << 20).decode("utf-8", "replace")  # the head is all that is shown
         except OSError:
             return ""
         # faulthandler prints the innermost frame first: keep the head of the dump
@@ -186,9 +283,16 @@ class _Worker:
             return ("?", 0)
         return PHASES.get(self.phase.value, ("?", 0))
 
+    def signal_kill(self) -> None:
+        """SIGKILL the worker if it still runs (without waiting)."""
+        try:
+            if self.proc.is_alive():
+                self.proc.kill()
+        except (OSError, ValueError):
+            pass
+
     def kill(self) -> None:
-        if self.proc.is_alive():
-            self.proc.kill()
+        self.signal_kill()
         self.proc.join(5)
         self.alive = False
         self.conn.close()
@@ -215,7 +319,7 @@ class Pool:
                 self._spawn()
             self._await_first_ready()
         except BaseException:
-            self.close()
+            self.terminate()
             raise
         return self
 
@@ -223,18 +327,30 @@ class Pool:
         self.close()
 
     def close(self) -> None:
-        for w in self._workers:
+        """Stop the workers: ask them to exit, give them 2 s, kill the rest."""
+        try:
+            for w in self._workers:
+                if w.alive:
+                    try:
+                        w.conn.send(None)
+                    except (OSError, ValueError):
+                        pass
+            deadline = time.monotonic() + 2.0
+            for w in self._workers:
+                if w.alive:
+                    w.proc.join(max(0.0, deadline - time.monotonic()))
+                    w.kill()
+        finally:
+            self.terminate()  # whatever was left (a signal during the above): killed now
+
+    def terminate(self) -> None:
+        """Kill every worker at once (SIGKILL to all, then wait for each): for an interrupted run."""
+        workers, self._workers = self._workers, []
+        for w in workers:
+            w.signal_kill()
+        for w in workers:
             if w.alive:
-                try:
-                    w.conn.send(None)
-                except (OSError, ValueError):
-                    pass
-        deadline = time.monotonic() + 2.0
-        for w in self._workers:
-            if w.alive:
-                w.proc.join(max(0.0, deadline - time.monotonic()))
                 w.kill()
-        self._workers = []
         shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def _spawn(self) -> _Worker:
@@ -290,6 +406,17 @@ class Pool:
     def run(self, items: Sequence[WorkItem],
             on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:
         results: list[JobResult | None] = [None] * len(items)
+        try:
+            self._run(items, on_result, results)
+        except BaseException as e:
+            self.terminate()  # a signal (Interrupted) or a bug: no worker outlives the run
+            if isinstance(e, Interrupted) and e.not_run is None:
+                e.not_run = sum(r is None for r in results)
+            raise
+        return [r for r in results if r is not None]
+
+    def _run(self, items: Sequence[WorkItem], on_result: Callable[[JobResult], None] | None,
+             results: list[JobResult | None]) -> None:
         pending: deque[int] = deque(range(len(items)))
         done = 0
         startup_deaths = 0
@@ -380,7 +507,6 @@ class Pool:
                     w.kill()
                     finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None)))
                     replace(w)
-        return [r for r in results if r is not None]
 
 
 def run_items(items: Sequence[WorkItem], spec: EngineSpec, size: int | None = None, timeout: float = 60.0,

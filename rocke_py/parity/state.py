@@ -23,7 +23,11 @@ def state_dir(root: Path) -> Path:
     return d
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, fsync: bool = False) -> None:
+    """Replace ``path`` with ``data`` all at once, or leave it as it was (raising ``OSError``).
+
+    ``fsync``: make the new content durable before the rename (reports; the cache skips it).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
@@ -33,6 +37,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
         os.chmod(tmp, mode)  # mkstemp creates 0600; keep the file's mode (0644 for a new one)
         os.replace(tmp, path)
     except BaseException:
@@ -41,34 +48,6 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
-
-
-def read_bounded(path: Path, limit: int) -> bytes:
-    """At most ``limit`` bytes of a regular file; a larger or non-regular file is an OSError.
-
-    Opens without blocking (a FIFO never hangs the reader) and reads at most limit + 1 bytes.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        import stat as _stat
-
-        if not _stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        chunks: list[bytes] = []
-        left = limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise OSError(f"{path.name} is larger than {limit} bytes")
-        return data
-    finally:
-        os.close(fd)
 
 
 class LockTimeout(OSError):

@@ -14,7 +14,8 @@ first: ``<side>_<mode>_<flavor>``, ``<side>_<mode>``, ``<side>`` (side = py or c
     failure     raise EngineFailure
     abort       os.abort()                      (a real SIGABRT)
     segv        ctypes.string_at(0)             (a real SIGSEGV)
-    hang        sleep for an hour
+    hang        sleep for an hour (first writing a file named after the process id into the
+                directory $ROCKE_STANDIN_HANG_DIR, when set, so a test knows who hangs)
     nondet      the base text plus a call counter (differs on the second run)
     exit        os._exit(7)
     none        return None (a contract violation)
@@ -140,6 +141,9 @@ def _behave(side: str, config: bytes, mode: str, flavor: str):
     if what == "segv":
         ctypes.string_at(0)
     if what == "hang":
+        marks = os.environ.get("ROCKE_STANDIN_HANG_DIR")
+        if marks:
+            Path(marks, f"{os.getpid()}.{side}").write_text(f"{mode} {flavor}\n")
         time.sleep(3600)
     if what == "nondet":
         return Emitted(text + f"; call {next(_counter)}\n")

@@ -120,3 +120,29 @@ def write_gaps(root: Path, gaps: list[dict]) -> Path:
     path = root / "parity_configs" / "known_gaps.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def cli_command(root: Path, *args: str, modes: str = "implemented_modes") -> list[str]:
+    """``rocke-parity ARGS --root ROOT --engines <stand-ins>`` as a subprocess command line."""
+    import sys
+
+    return [sys.executable, "-m", "rocke_py.parity", *args, "--root", str(root), "--engines", engines_arg(modes)]
+
+
+def run_cli(root: Path, *args: str, timeout: float = 60, address_space: int | None = None,
+            env: dict | None = None, modes: str = "implemented_modes"):
+    """Run the CLI in a child process (so a hang is a failed test, not a hung one).
+
+    ``address_space`` caps the child's virtual memory (RLIMIT_AS, bytes), so that a reader that
+    would slurp ``/dev/zero`` fails fast instead of eating the machine's memory.
+    """
+    import os
+    import resource
+    import subprocess
+
+    def limit() -> None:
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return subprocess.run(cli_command(root, *args, modes=modes), capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limit, env={**os.environ, **(env or {})})
