@@ -2770,7 +2770,10 @@ static const rk_ll_flavor *rk_ll_find_flavor(const char *name)
     return NULL;
 }
 
-static const char rk_ll_name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
+/* LLVM takes a global name unquoted when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
+ * "Identifiers"). Kernel names use letters, digits, '_', '.' and '-' (a negative epilogue value,
+ * or the -inf of an unset clamp_min, in the acc tag); the validator keeps the rest out. */
+static const char rk_ll_name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
 
 static void rk_ll_release(rk_lowerer *lw)
 {
@@ -2807,6 +2810,8 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
             ;
         if (*p)
             rk_ll_fail(&lw, "the kernel name has a character LLVM would need quoted");
+        else if (kernel->name[0] >= '0' && kernel->name[0] <= '9')
+            rk_ll_fail(&lw, "the kernel name starts with a digit, which LLVM would need quoted");
         else if (!(target = rk_target_for(arch)))
             rk_ll_fail(&lw, "no target data for %s", arch);
         else {

@@ -1334,7 +1334,10 @@ def find_flavor(name: str) -> Optional[Flavor]:
     return None
 
 
-NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+# LLVM takes a global name unquoted when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
+# "Identifiers"). Kernel names use letters, digits, '_', '.' and '-' (a negative epilogue value,
+# or the -inf of an unset clamp_min, in the acc tag); the validator keeps the rest out.
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 
 def lower_kernel(kernel: Kernel, arch: str, flavor: str) -> str:
@@ -1350,4 +1353,6 @@ def lower_kernel(kernel: Kernel, arch: str, flavor: str) -> str:
     for ch in kernel.name:
         if ch not in NAME_CHARS:
             raise fail("the kernel name has a character LLVM would need quoted")
+    if kernel.name[0] in "0123456789":
+        raise fail("the kernel name starts with a digit, which LLVM would need quoted")
     return Lowerer(kernel, backend, fl, TARGETS[arch].lds_capacity).lower()
