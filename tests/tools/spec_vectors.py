@@ -242,6 +242,28 @@ EXTRA = [
     ("gfx950", "fwd", {"tile_k": 65536, "warp_tile_k": 16}, {}),
     ("gfx950", "wgrad", {"tile_m": 65536, "warp_m": 65536, "warp_n": 65536,
                          "wave_size": 65536}, {}),
+    # the rules beyond the reference (docs/engine-contract.md §6.1)
+    ("gfx950", "fwd", {"epilogue": "cshuffle", "vector_size_c": 16}, {}),
+    ("gfx950", "fwd", {"epilogue": "cshuffle", "vector_size_c": 8, "dtype_d": "fp32"}, {}),
+    ("gfx950", "fwd", {"epilogue": "cshuffle", "vector_size_c": 8}, {"K": 12}),
+    ("gfx950", "fwd", {"vector_size_b": 6}, {"C": 48}),
+    ("gfx950", "fwd", {"lds_layout_xor": 4}, {}),
+    ("gfx942", "fwd", {"async_dma": True, "warp_tile_m": 16, "warp_tile_n": 16}, {}),
+    ("gfx950", "wgrad", {"epilogue": "cshuffle", "vector_size_c": 16}, {}),
+    ("gfx950", "wgrad", {"epilogue": "cshuffle", "vector_size_c": 8}, {"C": 12}),
+    ("gfx950", "wgrad", {"epilogue": "cshuffle", "vector_size_c": 6}, {"C": 48}),
+    ("gfx950", "wgrad", {"vector_size_a": 6}, {"K": 48}),
+    ("gfx950", "dgrad", {"vector_size_a": 16}, {}),
+    ("gfx950", "dgrad", {"vector_size_b": 3}, {}),
+    ("gfx950", "dgrad", {"epilogue": "cshuffle", "vector_size_c": 65536}, {}),
+    ("gfx950", "dgrad", {"epilogue": "cshuffle", "vector_size_c": 3}, {}),
+    ("gfx950", "dgrad", {"vector_size_a": 6}, {"K": 48}),
+    ("gfx950", "dgrad", {"split_k": 2, "dtype_d": "fp32", "vector_size_a": 4}, {}),
+    ("gfx950", "dgrad", {"split_k": 2, "dtype_d": "fp32", "vector_size_c": 2}, {}),
+    ("gfx950", "dgrad", {"lds_layout_xor": 1}, {}),
+    ("gfx950", "fwd", {"bias": -3, "scale": 1234567, "clamp_max": 6, "name": "1k"}, {}),
+    ("gfx950", "fwd", {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_k": 2,
+                       "tile_k": 2}, {}),
 ]
 
 
