@@ -1,11 +1,12 @@
-"""No vector knob is accepted and then ignored (docs/engine-contract.md §6.1).
+"""No knob is accepted and then ignored (docs/engine-contract.md §6.1).
 
 vector_size_a, _b and _c are caps on the load and store widths (reference §3.1). For each
 knob, on bases of every family (and the dgrad cases that force a width: split-K, a stride,
 the default epilogue), each value either is rejected, in every mode, or gives an IR of its
 own: two accepted values never build the same kernel. The accepted values are exactly the
-powers of two within the cap that divide the operand's stride-1 run. Both engines, which
-must agree (tests/engines.py)."""
+powers of two within the cap that divide the operand's stride-1 run. Then every other spec
+field: set to a value other than its default, it changes the kernel or is rejected. Both
+engines, which must agree (tests/engines.py)."""
 from __future__ import annotations
 
 import pytest
@@ -97,3 +98,63 @@ def test_load_width_along_k_fits_the_tile(family: str, tile_k: int) -> None:
     assert any("n = i:2" in line for line in loads)       # A along k (and fwd's B)
     if family == "fwd":
         assert all("n = i:4" not in line for line in loads)   # dgrad's B runs along mn: 4 is fine
+
+
+# One non-default value per spec field (reference §3.1, §11). Every one must change the IR of
+# the family's baseline or be rejected, in every mode.
+FIELD_VALUES = {
+    "name": "kx", "dtype_a": "bf16", "dtype_b": "bf16", "dtype_d": "fp32", "tile_m": 128, "tile_n": 128,
+    "tile_k": 32, "warp_m": 1, "warp_n": 1, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 8,
+    "wave_size": 32, "pipeline": "compv3", "epilogue": "cshuffle", "async_dma": True, "unroll_k": True,
+    "lds_k_pad": 4, "lds_layout_pad": 4, "lds_layout_xor": 4, "vector_size_a": 4, "vector_size_b": 4,
+    "vector_size_c": 4, "chiplet_swizzle": True, "chiplet_wgm": 4, "chiplet_num_xcds": 4,
+    "chiplet_chunk_size": 32, "waves_per_eu": 2, "bias": -2, "scale": 3, "relu": True, "clamp_min": -1,
+    "clamp_max": 6, "lds_k_outer": True, "split_k": 2, "two_stage": True, "force_deterministic": True,
+    "group_merge": 2, "num_load_waves": 8, "cshuffle_no_alias": True,
+}
+FAMILY_ONLY = {"lds_k_outer": ("wgrad", "dgrad"), "split_k": ("wgrad", "dgrad"), "two_stage": ("wgrad",),
+               "force_deterministic": ("wgrad",), "group_merge": ("wgrad",), "num_load_waves": ("dgrad",),
+               "cshuffle_no_alias": ("dgrad",)}
+# Baselines: each family's default, and the states that make other fields moot (K-outer, an
+# explicit layout, the swizzle on, cshuffle).
+FIELD_BASES = [
+    ("fwd", {}), ("wgrad", {}), ("dgrad", {}),
+    ("wgrad", {"lds_k_outer": True}), ("dgrad", {"lds_k_outer": True}),
+    ("fwd", {"lds_layout_pad": 16}), ("dgrad", {"lds_layout_pad": 16}),
+    ("wgrad", {"chiplet_swizzle": True}), ("fwd", {"epilogue": "cshuffle"}), ("dgrad", {"epilogue": "cshuffle"}),
+]
+# Fields whose reference meaning is conditional, so that on a baseline they change nothing.
+CONDITIONAL = {
+    # promoted to two-stage only when split_k > 1 (§4.1); at split_k = 1 the kernel is deterministic
+    "force_deterministic": lambda spec: True,
+    # the XCD step applies only when the grid is a multiple of num_xcds*chunk (docs/kernels.md §3);
+    # the baseline's 9-tile grid is not
+    "chiplet_num_xcds": lambda spec: spec.get("chiplet_swizzle", False),
+    "chiplet_chunk_size": lambda spec: spec.get("chiplet_swizzle", False),
+}
+FIELD_CASES = [(family, base, key) for family, base in FIELD_BASES for key in FIELD_VALUES
+               if family in FAMILY_ONLY.get(key, (family,)) and key not in base
+               and not (key in CONDITIONAL and CONDITIONAL[key](base))]
+
+
+def base_id(family: str, base: dict) -> str:
+    return "-".join([family] + [f"{k}={v}" for k, v in base.items()])
+
+
+@pytest.mark.parametrize("family,base,key", FIELD_CASES,
+                         ids=[f"{base_id(f, b)}-{k}" for f, b, k in FIELD_CASES])
+def test_each_field_changes_the_kernel_or_is_rejected(family: str, base: dict, key: str) -> None:
+    start = both(config_text(family, **base), "ir")
+    assert isinstance(start, Emitted), start
+    text = config_text(family, **base, **{key: FIELD_VALUES[key]})
+    verdict = both(text, "spec")
+    ir = both(text, "ir")
+    if isinstance(verdict, Rejected):
+        assert ir == verdict
+        return
+    assert isinstance(ir, Emitted), ir
+    if key == "name":                       # the name is all that name changes
+        assert ir.text != start.text
+        return
+    body, start_body = ir.text.split("{", 1)[1], start.text.split("{", 1)[1]   # past the kernel name
+    assert body != start_body, f"{key} = {FIELD_VALUES[key]} is accepted and builds the baseline's kernel"

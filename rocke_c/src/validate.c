@@ -533,6 +533,49 @@ static int rk_validate_lds_xor_unsupported(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
+static int rk_validate_field_unused(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    const char *keys[3];
+    long long values[3], defaults[3];
+    int i;
+    if (rk_spec_has_lds_layout(s) && s->lds_k_pad.set) {
+        rk_buf_printf(msg, "lds_k_pad = %lld has no effect with an explicit LDS layout "
+                           "(lds_layout_pad = %lld, lds_layout_xor = %lld beats it)",
+                      s->lds_k_pad.v, s->lds_layout_pad.v, s->lds_layout_xor);
+        return 1;
+    }
+    if (s->chiplet_swizzle)
+        return 0;
+    keys[0] = "chiplet_wgm", values[0] = s->chiplet_wgm, defaults[0] = 8;
+    keys[1] = "chiplet_num_xcds", values[1] = s->chiplet_num_xcds, defaults[1] = 8;
+    keys[2] = "chiplet_chunk_size", values[2] = s->chiplet_chunk_size, defaults[2] = 64;
+    for (i = 0; i < 3; i++)
+        if (values[i] != defaults[i]) {
+            rk_buf_printf(msg, "%s = %lld has no effect without chiplet_swizzle", keys[i], values[i]);
+            return 1;
+        }
+    return 0;
+}
+
+static int rk_validate_dgrad_field_unused(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    if (rk_validate_field_unused(c, msg))
+        return 1;
+    if (s->num_load_waves != 4) {
+        rk_buf_printf(msg, "num_load_waves = %lld has no effect "
+                           "(only pipeline wavelet, which is not supported, has load waves)",
+                      s->num_load_waves);
+        return 1;
+    }
+    if (s->cshuffle_no_alias && !rk_streq(s->epilogue, "cshuffle")) {
+        rk_buf_puts(msg, "cshuffle_no_alias has no effect without epilogue cshuffle");
+        return 1;
+    }
+    return 0;
+}
+
 static int rk_validate_kouter_frag_reads(const rk_ctx *c, rk_buf *msg, int check_a)
 {
     const rk_spec *s = c->spec;
@@ -700,6 +743,15 @@ static int rk_validate_wgrad_kouter_explicit_pad(const rk_ctx *c, rk_buf *msg)
     if (s->lds_k_outer && s->lds_k_pad.set) {
         rk_buf_printf(msg, "lds_k_outer fixes the LDS stride; lds_k_pad = %lld must be unset",
                       s->lds_k_pad.v);
+        return 1;
+    }
+    return 0;
+}
+
+static int rk_validate_wgrad_kouter_explicit_layout(const rk_ctx *c, rk_buf *msg)
+{
+    if (c->spec->lds_k_outer && rk_spec_has_lds_layout(c->spec)) {
+        rk_buf_puts(msg, "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
         return 1;
     }
     return 0;
@@ -879,6 +931,8 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_WMMA_SUBSET", RK_ARCH, rk_validate_wgrad_wmma_subset},
     {"WGRAD_ACC_CLAMP_ORDER", RK_SPEC, rk_validate_acc_clamp_order},
     {"WGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
+    {"WGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, rk_validate_wgrad_kouter_explicit_layout},
+    {"WGRAD_FIELD_UNUSED", RK_SPEC, rk_validate_field_unused},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, rk_validate_async_no_dwords},
     {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, rk_validate_async_arch_dwords},
     {"WGRAD_KOUTER_FRAG_READS", RK_BUILD, rk_validate_wgrad_kouter_frag_reads},
@@ -925,6 +979,7 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_LDS_BUDGET", RK_ARCH, rk_validate_lds_budget_check},
     {"DGRAD_WMMA_SUBSET", RK_ARCH, rk_validate_dgrad_wmma_subset},
     {"DGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
+    {"DGRAD_FIELD_UNUSED", RK_SPEC, rk_validate_dgrad_field_unused},
     {"DGRAD_KOUTER_FRAG_READS", RK_BUILD, rk_validate_dgrad_kouter_frag_reads},
     {NULL, 0, NULL},
 };
@@ -952,6 +1007,7 @@ static const rk_rule rk_fwd_rules[] = {
     {"FWD_WMMA_SUBSET", RK_ARCH, rk_validate_wgrad_wmma_subset},
     {"FWD_ACC_CLAMP_ORDER", RK_SPEC, rk_validate_acc_clamp_order},
     {"FWD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
+    {"FWD_FIELD_UNUSED", RK_SPEC, rk_validate_field_unused},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, rk_validate_async_no_dwords},
     {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, rk_validate_async_arch_dwords},
     {NULL, 0, NULL},

@@ -307,6 +307,21 @@ static void fixed_rejections(void)
     set_int(&f, RK_KEY_LDS_LAYOUT_XOR, 4);
     expect_reject("lds xor", &f, "WGRAD_LDS_XOR_UNSUPPORTED",
                   "lds_layout_xor = 4 is not supported (the builders have no XOR-swizzled LDS tile; only 0, no swizzle)");
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_NUM_LOAD_WAVES, 8);
+    expect_reject("num_load_waves unused", &f, "DGRAD_FIELD_UNUSED",
+                  "num_load_waves = 8 has no effect (only pipeline wavelet, which is not supported, has load waves)");
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 4), set_int(&f, RK_KEY_LDS_K_PAD, 16);
+    expect_reject("lds_k_pad unused", &f, "DGRAD_FIELD_UNUSED",
+                  "lds_k_pad = 16 has no effect with an explicit LDS layout (lds_layout_pad = 4, lds_layout_xor = 0 beats it)");
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 16);
+    expect_reject("wgrad kouter layout", &f, "WGRAD_KOUTER_EXPLICIT_LAYOUT",
+                  "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
+    base_fields(&f, RK_FAMILY_FWD);
+    set_int(&f, RK_KEY_CHIPLET_WGM, 16);
+    expect_reject("chiplet field unused", &f, "FWD_FIELD_UNUSED", "chiplet_wgm = 16 has no effect without chiplet_swizzle");
     base_fields(&f, RK_FAMILY_FWD);
     set_str(&f, RK_KEY_ARCH, "gfx942"), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
     set_bool(&f, RK_KEY_ASYNC_DMA, 1), set_int(&f, RK_KEY_TILE_K, 64);

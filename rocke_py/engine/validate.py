@@ -340,6 +340,33 @@ def lds_xor_unsupported(c: Ctx) -> Optional[str]:
     return None
 
 
+def field_unused(c: Ctx) -> Optional[str]:
+    s = c.spec
+    if s.has_lds_layout and s.lds_k_pad is not None:
+        return (f"lds_k_pad = {s.lds_k_pad} has no effect with an explicit LDS layout "
+                f"(lds_layout_pad = {s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor} beats it)")
+    if s.chiplet_swizzle:
+        return None
+    for key, value, default in (("chiplet_wgm", s.chiplet_wgm, 8), ("chiplet_num_xcds", s.chiplet_num_xcds, 8),
+                                ("chiplet_chunk_size", s.chiplet_chunk_size, 64)):
+        if value != default:
+            return f"{key} = {value} has no effect without chiplet_swizzle"
+    return None
+
+
+def dgrad_field_unused(c: Ctx) -> Optional[str]:
+    s = c.spec
+    first = field_unused(c)
+    if first:
+        return first
+    if s.num_load_waves != 4:
+        return (f"num_load_waves = {s.num_load_waves} has no effect "
+                "(only pipeline wavelet, which is not supported, has load waves)")
+    if s.cshuffle_no_alias and s.epilogue != "cshuffle":
+        return "cshuffle_no_alias has no effect without epilogue cshuffle"
+    return None
+
+
 def kouter_frag_reads(c: Ctx, check_a: bool) -> Optional[str]:
     s = c.spec
     if not s.lds_k_outer:
@@ -446,6 +473,13 @@ def wgrad_kouter_explicit_pad(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.lds_k_outer and s.lds_k_pad is not None:
         return f"lds_k_outer fixes the LDS stride; lds_k_pad = {s.lds_k_pad} must be unset"
+    return None
+
+
+def wgrad_kouter_explicit_layout(c: Ctx) -> Optional[str]:
+    s = c.spec
+    if s.lds_k_outer and s.has_lds_layout:
+        return "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset"
     return None
 
 
@@ -593,6 +627,8 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
     ("WGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
     ("WGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    ("WGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, wgrad_kouter_explicit_layout),
+    ("WGRAD_FIELD_UNUSED", SPEC, field_unused),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
     ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
     ("WGRAD_KOUTER_FRAG_READS", BUILD, wgrad_kouter_frag_reads),
@@ -638,6 +674,7 @@ DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("DGRAD_LDS_BUDGET", ARCH, lds_budget_check),
     ("DGRAD_WMMA_SUBSET", ARCH, dgrad_wmma_subset),
     ("DGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    ("DGRAD_FIELD_UNUSED", SPEC, dgrad_field_unused),
     ("DGRAD_KOUTER_FRAG_READS", BUILD, dgrad_kouter_frag_reads),
 )
 
@@ -664,6 +701,7 @@ FWD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("FWD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
     ("FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
     ("FWD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    ("FWD_FIELD_UNUSED", SPEC, field_unused),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
     ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
 )

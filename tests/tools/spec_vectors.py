@@ -264,6 +264,12 @@ EXTRA = [
     ("gfx950", "fwd", {"bias": -3, "scale": 1234567, "clamp_max": 6, "name": "1k"}, {}),
     ("gfx950", "fwd", {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_k": 2,
                        "tile_k": 2}, {}),
+    ("gfx950", "fwd", {"chiplet_wgm": 16}, {}),
+    ("gfx950", "wgrad", {"chiplet_chunk_size": 32}, {}),
+    ("gfx950", "dgrad", {"num_load_waves": 8}, {}),
+    ("gfx950", "dgrad", {"cshuffle_no_alias": True}, {}),
+    ("gfx950", "fwd", {"lds_layout_pad": 4, "lds_k_pad": 16}, {}),
+    ("gfx950", "wgrad", {"lds_k_outer": True, "lds_layout_pad": 16}, {}),
 ]
 
 
