@@ -44,6 +44,10 @@ BASES = [
      {"vector_size_a": {1}, "vector_size_c": {1, 2, 4, 8}}),
     ("dgrad-stride2", "dgrad", {"sH": 2, "sW": 2}, {}, {"vector_size_a": {1, 2, 4, 8},
                                                          "vector_size_c": {1}}),
+    # runs of 12: a power of two over the run's widest divisor (8 > 4) would only be capped
+    ("fwd-c12", "fwd", {"C": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
+    ("wgrad-c12", "wgrad", {"C": 12, "K": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
+    ("dgrad-c12", "dgrad", {"C": 12, "K": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
     ("dgrad-fp32", "dgrad", {}, {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32",
                                  "warp_tile_k": 2},
      {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
