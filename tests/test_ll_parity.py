@@ -180,7 +180,7 @@ def test_every_decl_row_is_printed(py_corpus: dict[str, bytes]) -> None:
 
 # The refusals of lower_ll.py (each `fail(` message stem), reached by the corpora.
 REFUSALS = [
-    "unknown arch ", "unknown flavor ", "the kernel name has a character LLVM would need quoted",
+    "unknown arch ", "unknown flavor ", "the kernel name has a character LLVM would need escaped",
     "no LLVM type for ", "a buffer access of ", "the f32 constant ", " is an LDS value that no tile.smem_alloc",
     " is used before it is defined", " needs an integer attr ", " does not fit in i32",
     " is not a placed LDS allocation", " claims align ", "the LDS pool of ", "unknown param attr ",

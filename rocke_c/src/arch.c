@@ -23,12 +23,13 @@ static const rk_mma rk_mfma_gfx950[] = {
 static const rk_mma rk_wmma_rdna[] = {{"fp16", 16, 16, 16}, {"bf16", 16, 16, 16}};
 static const rk_mma rk_wmma_gfx1250[] = {{"fp16", 16, 16, 32}, {"bf16", 16, 16, 32}, {"fp32", 16, 16, 4}};
 
+/* The last column: the widest direct global->LDS load per lane, in dwords (llvm-ir.md §12.5). */
 static const rk_target rk_targets[RK_N_ARCHS] = {
-    {"gfx942", 64, 65536, 1024, 304, 1, 0, rk_mfma_gfx942, RK_COUNT(rk_mfma_gfx942)},
-    {"gfx950", 64, 163840, 1024, 256, 1, 0, rk_mfma_gfx950, RK_COUNT(rk_mfma_gfx950)},
-    {"gfx1151", 32, 65536, 1024, 64, 0, 1, rk_wmma_rdna, RK_COUNT(rk_wmma_rdna)},
-    {"gfx1201", 32, 65536, 1024, 256, 0, 0, rk_wmma_rdna, RK_COUNT(rk_wmma_rdna)},
-    {"gfx1250", 32, 163840, 1024, 256, 0, 0, rk_wmma_gfx1250, RK_COUNT(rk_wmma_gfx1250)},
+    {"gfx942", 64, 65536, 1024, 304, 1, 0, rk_mfma_gfx942, RK_COUNT(rk_mfma_gfx942), 1},
+    {"gfx950", 64, 163840, 1024, 256, 1, 0, rk_mfma_gfx950, RK_COUNT(rk_mfma_gfx950), 4},
+    {"gfx1151", 32, 65536, 1024, 64, 0, 1, rk_wmma_rdna, RK_COUNT(rk_wmma_rdna), 0},
+    {"gfx1201", 32, 65536, 1024, 256, 0, 0, rk_wmma_rdna, RK_COUNT(rk_wmma_rdna), 0},
+    {"gfx1250", 32, 163840, 1024, 256, 0, 0, rk_wmma_gfx1250, RK_COUNT(rk_wmma_gfx1250), 0},
 };
 
 /* The archs that have a transpose read, and the wave size of each regime (reference §5).

@@ -406,10 +406,21 @@ void rk_build_common_load_vectors(rk_kc *kc, long long out[3])
         out[0] = 1;
 }
 
+/* The widest power of two <= width (itself a power of two) that divides extent: a chunk
+ * must not run past its tile row (docs/kernels.md §5). */
+static long long rk_build_common_fit_width(long long width, long long extent)
+{
+    while (rk_floormod(extent, width) != 0)
+        width /= 2;
+    return width;
+}
+
 rk_tile_operand rk_build_common_m_outer_tile(rk_kc *kc, const char *name, const char *dtype,
                                              long long tile_mn, long long vec_width, int axis_col)
 {
     rk_tile_operand t;
+    if (axis_col)
+        vec_width = rk_build_common_fit_width(vec_width, kc->spec->tile_k);
     t.name = name;
     t.elem = rk_build_common_ir_elem(kc, dtype);
     t.rows = tile_mn;

@@ -136,6 +136,7 @@ typedef struct rk_target {
     int is_gfx11;       /* gfx11 WMMA: lanes 16-31 repeat lanes 0-15, frag_len = k */
     const rk_mma *mma;
     int n_mma;
+    long long async_lds_dwords; /* the widest direct global->LDS load per lane, in dwords (0: none) */
 } rk_target;
 
 /* LDS_K_OUTER_ARCH_WAVE[arch], or 0 when the arch has no transpose read. */
@@ -251,6 +252,10 @@ int rk_spec_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, lon
 rk_spec rk_spec_deduce(const rk_spec *s, const rk_problem *p, const rk_target *t);
 long long rk_spec_widest_vector(long long n, const char *dtype);
 void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long long out[3]);
+long long rk_spec_vector_cap(const rk_spec *s);
+long long rk_spec_vec_c_cap(const rk_spec *s);
+/* The stride-1 run of D a store chunk must stay inside: its name ("kpg" or "cpg") and length. */
+const char *rk_spec_vec_c_run(const rk_spec *s, const rk_problem *p, long long *run);
 long long rk_spec_wg_k_padded(const rk_spec *s, const rk_problem *p, long long split_k);
 long long rk_spec_unrolled_k_iters(const rk_spec *s, const rk_problem *p);
 long long rk_spec_effective_lds_pad(const rk_spec *s);

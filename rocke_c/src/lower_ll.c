@@ -389,6 +389,7 @@ typedef struct rk_lowerer {
     rk_ll_table ints;       /* Python's ints */
     rk_ll_plan plan;
     const char *pool;
+    const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
     const char *suffix;     /* ".unroll<k>" per open unrolled scf.for */
     int markers;            /* an atomic carries the !amdgpu.* markers (!1) */
     int oom;                /* an allocation or a buffer failed */
@@ -1371,7 +1372,9 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
     if (printed > 0)
         rk_ll_putn(out, "\n", 1);
     rk_ll_puts(out, "define amdgpu_kernel void @");
+    rk_ll_puts(out, lw->quote);
     rk_ll_puts(out, lw->kernel->name);
+    rk_ll_puts(out, lw->quote);
     rk_ll_putn(out, "(", 1);
     if (signature.len)
         rk_ll_putn(out, signature.data, signature.len);
@@ -2770,7 +2773,22 @@ static const rk_ll_flavor *rk_ll_find_flavor(const char *name)
     return NULL;
 }
 
-static const char rk_ll_name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
+/* LLVM takes a global name bare when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
+ * "Identifiers"); any other is written in quotes, @"...". A kernel name holds letters, digits,
+ * '_' and, from the acc tag (%g), '.', '-' (a negative value, the -inf of an unset clamp_min)
+ * and '+' (1e+06); a name prefix may start with a digit. */
+static const char rk_ll_name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
+
+static int rk_ll_bare_name(const char *name)
+{
+    const char *p;
+    for (p = name; *p && strchr(rk_ll_name_chars, *p); p++)
+        ;
+    return !*p && !(name[0] >= '0' && name[0] <= '9');
+}
+
+/* Printed as is inside @"...": printable ASCII but the quote and the backslash. */
+static int rk_ll_quotable(char ch) { return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\'; }
 
 static void rk_ll_release(rk_lowerer *lw)
 {
@@ -2803,10 +2821,10 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     else if (!kernel->name[0])
         rk_ll_fail(&lw, "the kernel has no name");
     else {
-        for (p = kernel->name; *p && strchr(rk_ll_name_chars, *p); p++)
+        for (p = kernel->name; *p && rk_ll_quotable(*p); p++)
             ;
         if (*p)
-            rk_ll_fail(&lw, "the kernel name has a character LLVM would need quoted");
+            rk_ll_fail(&lw, "the kernel name has a character LLVM would need escaped");
         else if (!(target = rk_target_for(arch)))
             rk_ll_fail(&lw, "no target data for %s", arch);
         else {
@@ -2815,7 +2833,9 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
             lw.flavor = fl;
             lw.capacity = target->lds_capacity;
             lw.suffix = "";
-            lw.pool = rk_ll_concat(&lw, "@smem_pool.", kernel->name, NULL);
+            lw.quote = rk_ll_bare_name(kernel->name) ? "" : "\"";   /* docs/lowering.md §1 */
+            lw.pool = lw.quote[0] ? rk_ll_concat(&lw, "@\"smem_pool.", kernel->name, "\"")
+                                  : rk_ll_concat(&lw, "@smem_pool.", kernel->name, NULL);
             lw.block = rk_ll_new_block(&lw, NULL);
             status = lw.block && !lw.oom ? rk_ll_lower(&lw, out) : -1;
         }

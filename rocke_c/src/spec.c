@@ -282,6 +282,31 @@ void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long lo
     out[2] = rk_spec_widest_vector(kpg, s->dtype_a);
 }
 
+/* The widest vector_size_a/_b (reference §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top. */
+long long rk_spec_vector_cap(const rk_spec *s) { return rk_streq(s->dtype_a, "fp32") ? 4 : 8; }
+
+/* The widest vector_size_c: the top of the ladder the cshuffle store width comes from (wgrad:
+ * dtype_d's; fwd, dgrad: dtype_a's, and at most 16 bytes of dtype_d; docs/kernels.md §5). */
+long long rk_spec_vec_c_cap(const rk_spec *s)
+{
+    long long cap, bytes;
+    if (s->family == RK_FAMILY_WGRAD)
+        return rk_streq(s->dtype_d, "fp32") ? 4 : 8;
+    cap = rk_spec_vector_cap(s);
+    bytes = 16 / rk_spec_elem_bytes(s->dtype_d);
+    return cap < bytes ? cap : bytes;
+}
+
+const char *rk_spec_vec_c_run(const rk_spec *s, const rk_problem *p, long long *run)
+{
+    if (s->family == RK_FAMILY_FWD) {
+        *run = rk_problem_kpg(p);
+        return "kpg";
+    }
+    *run = rk_problem_cpg(p);
+    return "cpg";
+}
+
 /* Python asserts split_k > 0; every caller passes max(split_k, 1). */
 long long rk_spec_wg_k_padded(const rk_spec *s, const rk_problem *p, long long split_k)
 {

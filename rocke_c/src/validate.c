@@ -315,7 +315,7 @@ static int rk_validate_async_explicit_vector(const rk_ctx *c, rk_buf *msg)
 static int rk_validate_vector_range(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    long long cap = rk_streq(s->dtype_a, "fp32") ? 4 : 8;
+    long long cap = rk_spec_vector_cap(s);
     const char *keys[2];
     const rk_opt *values[2];
     int i;
@@ -354,6 +354,48 @@ static int rk_validate_wgrad_vector_divisibility(const rk_ctx *c, rk_buf *msg)
 static int rk_validate_fwd_vector_divisibility(const rk_ctx *c, rk_buf *msg)
 {
     return rk_validate_vector_divisibility(c, msg, "cpg", rk_problem_cpg(c->problem));
+}
+
+static int rk_validate_vec_c_range(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    long long cap = rk_spec_vec_c_cap(s);
+    if (s->vector_size_c.set && !(1 <= s->vector_size_c.v && s->vector_size_c.v <= cap)) {
+        rk_buf_printf(msg, "vector_size_c = %lld is outside 1..%lld", s->vector_size_c.v, cap);
+        return 1;
+    }
+    return 0;
+}
+
+static int rk_validate_vec_c_divisibility(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    long long run;
+    const char *key = rk_spec_vec_c_run(s, c->problem, &run);
+    if (s->vector_size_c.set && rk_floormod(run, s->vector_size_c.v) != 0) {
+        rk_buf_printf(msg, "vector_size_c = %lld does not divide %s = %lld", s->vector_size_c.v, key, run);
+        return 1;
+    }
+    return 0;
+}
+
+static int rk_validate_vector_pow2(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    const char *keys[3];
+    const rk_opt *values[3];
+    int i;
+    keys[0] = "vector_size_a", values[0] = &s->vector_size_a;
+    keys[1] = "vector_size_b", values[1] = &s->vector_size_b;
+    keys[2] = "vector_size_c", values[2] = &s->vector_size_c;
+    /* the schema keeps every vector size in 1..65536, so v & (v - 1) is well defined */
+    for (i = 0; i < 3; i++)
+        if (values[i]->set && (values[i]->v & (values[i]->v - 1)) != 0) {
+            rk_buf_printf(msg, "%s = %lld is not a power of two (a buffer load or store moves 2, 4, 8 or 16 bytes)",
+                          keys[i], values[i]->v);
+            return 1;
+        }
+    return 0;
 }
 
 static int rk_validate_basic_async(const rk_ctx *c, rk_buf *msg)
@@ -479,6 +521,61 @@ static int rk_validate_acc_clamp_order(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
+static int rk_validate_lds_xor_unsupported(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    if (rk_spec_has_lds_layout(s) && s->lds_layout_xor != 0) {
+        rk_buf_printf(msg, "lds_layout_xor = %lld is not supported "
+                           "(the builders have no XOR-swizzled LDS tile; only 0, no swizzle)",
+                      s->lds_layout_xor);
+        return 1;
+    }
+    return 0;
+}
+
+static int rk_validate_field_unused(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    const char *keys[3];
+    long long values[3], defaults[3];
+    int i;
+    if (rk_spec_has_lds_layout(s) && s->lds_k_pad.set) {
+        rk_buf_printf(msg, "lds_k_pad = %lld has no effect with an explicit LDS layout "
+                           "(lds_layout_pad = %lld, lds_layout_xor = %lld beats it)",
+                      s->lds_k_pad.v, s->lds_layout_pad.v, s->lds_layout_xor);
+        return 1;
+    }
+    if (s->chiplet_swizzle)
+        return 0;
+    keys[0] = "chiplet_wgm", values[0] = s->chiplet_wgm, defaults[0] = 8;
+    keys[1] = "chiplet_num_xcds", values[1] = s->chiplet_num_xcds, defaults[1] = 8;
+    keys[2] = "chiplet_chunk_size", values[2] = s->chiplet_chunk_size, defaults[2] = 64;
+    for (i = 0; i < 3; i++)
+        if (values[i] != defaults[i]) {
+            rk_buf_printf(msg, "%s = %lld has no effect without chiplet_swizzle", keys[i], values[i]);
+            return 1;
+        }
+    return 0;
+}
+
+static int rk_validate_dgrad_field_unused(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    if (rk_validate_field_unused(c, msg))
+        return 1;
+    if (s->num_load_waves != 4) {
+        rk_buf_printf(msg, "num_load_waves = %lld has no effect "
+                           "(only pipeline wavelet, which is not supported, has load waves)",
+                      s->num_load_waves);
+        return 1;
+    }
+    if (s->cshuffle_no_alias && !rk_streq(s->epilogue, "cshuffle")) {
+        rk_buf_puts(msg, "cshuffle_no_alias has no effect without epilogue cshuffle");
+        return 1;
+    }
+    return 0;
+}
+
 static int rk_validate_kouter_frag_reads(const rk_ctx *c, rk_buf *msg, int check_a)
 {
     const rk_spec *s = c->spec;
@@ -526,6 +623,30 @@ static int rk_validate_async_no_dwords(const rk_ctx *c, rk_buf *msg)
                           tiles[i].elem_bytes, tiles[i].contig_cols);
             return 1;
         }
+    return 0;
+}
+
+static int rk_validate_async_arch_dwords(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    const rk_target *t = c->target;
+    rk_async_tile tiles[2];
+    long long dwords;
+    int i;
+    if (!s->async_dma)
+        return 0;
+    rk_spec_async_tiles(s, c->problem, tiles);
+    for (i = 0; i < 2; i++) {
+        dwords = rk_spec_tile_dwords(s, &tiles[i]);   /* 0: none (Python's None) */
+        if (dwords != 0 && dwords > t->async_lds_dwords) {
+            rk_buf_printf(msg, "async_dma on %s loads at most %lld bytes per lane to LDS, but the %s tile "
+                               "would move %lld (rows = %lld, cols = %lld, block_size = %lld, elem_bytes = "
+                               "%lld, contig_cols = %lld)",
+                          t->arch, 4 * t->async_lds_dwords, tiles[i].operand, 4 * dwords, tiles[i].rows,
+                          tiles[i].cols, rk_spec_block_size(s), tiles[i].elem_bytes, tiles[i].contig_cols);
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -622,6 +743,15 @@ static int rk_validate_wgrad_kouter_explicit_pad(const rk_ctx *c, rk_buf *msg)
     if (s->lds_k_outer && s->lds_k_pad.set) {
         rk_buf_printf(msg, "lds_k_outer fixes the LDS stride; lds_k_pad = %lld must be unset",
                       s->lds_k_pad.v);
+        return 1;
+    }
+    return 0;
+}
+
+static int rk_validate_wgrad_kouter_explicit_layout(const rk_ctx *c, rk_buf *msg)
+{
+    if (c->spec->lds_k_outer && rk_spec_has_lds_layout(c->spec)) {
+        rk_buf_puts(msg, "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
         return 1;
     }
     return 0;
@@ -725,6 +855,33 @@ static int rk_validate_dgrad_vec_c_default_epilogue(const rk_ctx *c, rk_buf *msg
     return 0;
 }
 
+static int rk_validate_dgrad_vec_c_scalar_store(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    const rk_problem *p = c->problem;
+    if (s->split_k <= 1 && p->sH == 1 && p->sW == 1)
+        return 0;       /* DGRAD_VEC_C_DEFAULT_EPILOGUE's case */
+    if (s->vector_size_c.set && s->vector_size_c.v > 1 && rk_streq(s->epilogue, "default")) {
+        rk_buf_printf(msg, "vector_size_c = %lld needs epilogue cshuffle (the default epilogue stores one "
+                           "element per lane, also with split_k = %lld, sH = %lld, sW = %lld)",
+                      s->vector_size_c.v, s->split_k, p->sH, p->sW);
+        return 1;
+    }
+    return 0;
+}
+
+static int rk_validate_dgrad_split_k_vector_a(const rk_ctx *c, rk_buf *msg)
+{
+    const rk_spec *s = c->spec;
+    if (s->split_k > 1 && s->vector_size_a.set && s->vector_size_a.v > 1) {
+        rk_buf_printf(msg, "vector_size_a = %lld has no effect with split_k = %lld "
+                           "(split-K loads dY one element at a time); it must be unset or 1",
+                      s->vector_size_a.v, s->split_k);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- the tables: (code, layer, check) in table order ---- */
 
 enum rk_layer { RK_SPEC, RK_ARCH, RK_BUILD };
@@ -762,6 +919,9 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, rk_validate_async_explicit_vector},
     {"WGRAD_VECTOR_RANGE", RK_ARCH, rk_validate_vector_range},
     {"WGRAD_VECTOR_DIVISIBILITY", RK_ARCH, rk_validate_wgrad_vector_divisibility},
+    {"WGRAD_VEC_C_RANGE", RK_ARCH, rk_validate_vec_c_range},
+    {"WGRAD_VEC_C_DIVISIBILITY", RK_ARCH, rk_validate_vec_c_divisibility},
+    {"WGRAD_VECTOR_POW2", RK_ARCH, rk_validate_vector_pow2},
     {"WGRAD_BASIC_ASYNC", RK_SPEC, rk_validate_basic_async},
     {"WGRAD_UNROLL_EXCLUSIVE", RK_SPEC, rk_validate_unroll_exclusive},
     {"WGRAD_UNROLL_CAP", RK_SPEC, rk_validate_unroll_cap},
@@ -770,7 +930,11 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_LDS_BUDGET", RK_ARCH, rk_validate_lds_budget_check},
     {"WGRAD_WMMA_SUBSET", RK_ARCH, rk_validate_wgrad_wmma_subset},
     {"WGRAD_ACC_CLAMP_ORDER", RK_SPEC, rk_validate_acc_clamp_order},
+    {"WGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
+    {"WGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, rk_validate_wgrad_kouter_explicit_layout},
+    {"WGRAD_FIELD_UNUSED", RK_SPEC, rk_validate_field_unused},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, rk_validate_async_no_dwords},
+    {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, rk_validate_async_arch_dwords},
     {"WGRAD_KOUTER_FRAG_READS", RK_BUILD, rk_validate_wgrad_kouter_frag_reads},
     {NULL, 0, NULL},
 };
@@ -801,12 +965,21 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_SPLIT_K_CDNA_ONLY", RK_ARCH, rk_validate_dgrad_split_k_cdna_only},
     {"DGRAD_DEPTHWISE_UNSUPPORTED", RK_ARCH, rk_validate_dgrad_depthwise},
     {"DGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, rk_validate_dgrad_vec_c_default_epilogue},
+    {"DGRAD_VEC_C_SCALAR_STORE", RK_ARCH, rk_validate_dgrad_vec_c_scalar_store},
     {"DGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, rk_validate_wave_size_mismatch},
     {"DGRAD_MMA_SHAPE", RK_ARCH, rk_validate_mma_shape},
     {"DGRAD_KOUTER_ARCH", RK_ARCH, rk_validate_kouter_arch},
     {"DGRAD_KOUTER_ARCH_WAVE", RK_ARCH, rk_validate_kouter_arch_wave},
+    {"DGRAD_VECTOR_RANGE", RK_ARCH, rk_validate_vector_range},
+    {"DGRAD_VECTOR_DIVISIBILITY", RK_ARCH, rk_validate_wgrad_vector_divisibility},
+    {"DGRAD_VEC_C_RANGE", RK_ARCH, rk_validate_vec_c_range},
+    {"DGRAD_VEC_C_DIVISIBILITY", RK_ARCH, rk_validate_vec_c_divisibility},
+    {"DGRAD_VECTOR_POW2", RK_ARCH, rk_validate_vector_pow2},
+    {"DGRAD_SPLIT_K_VECTOR_A", RK_ARCH, rk_validate_dgrad_split_k_vector_a},
     {"DGRAD_LDS_BUDGET", RK_ARCH, rk_validate_lds_budget_check},
     {"DGRAD_WMMA_SUBSET", RK_ARCH, rk_validate_dgrad_wmma_subset},
+    {"DGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
+    {"DGRAD_FIELD_UNUSED", RK_SPEC, rk_validate_dgrad_field_unused},
     {"DGRAD_KOUTER_FRAG_READS", RK_BUILD, rk_validate_dgrad_kouter_frag_reads},
     {NULL, 0, NULL},
 };
@@ -823,6 +996,9 @@ static const rk_rule rk_fwd_rules[] = {
     {"FWD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, rk_validate_async_explicit_vector},
     {"FWD_VECTOR_RANGE", RK_ARCH, rk_validate_vector_range},
     {"FWD_VECTOR_DIVISIBILITY", RK_ARCH, rk_validate_fwd_vector_divisibility},
+    {"FWD_VEC_C_RANGE", RK_ARCH, rk_validate_vec_c_range},
+    {"FWD_VEC_C_DIVISIBILITY", RK_ARCH, rk_validate_vec_c_divisibility},
+    {"FWD_VECTOR_POW2", RK_ARCH, rk_validate_vector_pow2},
     {"FWD_BASIC_ASYNC", RK_SPEC, rk_validate_basic_async},
     {"FWD_UNROLL_EXCLUSIVE", RK_SPEC, rk_validate_unroll_exclusive},
     {"FWD_UNROLL_CAP", RK_SPEC, rk_validate_unroll_cap},
@@ -830,7 +1006,10 @@ static const rk_rule rk_fwd_rules[] = {
     {"FWD_LDS_BUDGET", RK_ARCH, rk_validate_lds_budget_check},
     {"FWD_WMMA_SUBSET", RK_ARCH, rk_validate_wgrad_wmma_subset},
     {"FWD_ACC_CLAMP_ORDER", RK_SPEC, rk_validate_acc_clamp_order},
+    {"FWD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
+    {"FWD_FIELD_UNUSED", RK_SPEC, rk_validate_field_unused},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, rk_validate_async_no_dwords},
+    {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, rk_validate_async_arch_dwords},
     {NULL, 0, NULL},
 };
 

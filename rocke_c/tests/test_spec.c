@@ -277,6 +277,57 @@ static void fixed_rejections(void)
     set_str(&f, RK_KEY_EPILOGUE, "cs\nhuffle");
     expect_reject("epilogue with a newline", &f, "WGRAD_UNKNOWN_OPTION",
                   "epilogue is not one of default, cshuffle");
+
+    /* The rules beyond the reference (docs/engine-contract.md §6.1). */
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_VECTOR_SIZE_A, 16);
+    expect_reject("dgrad vector range", &f, "DGRAD_VECTOR_RANGE", "vector_size_a = 16 is outside 1..8");
+    set_int(&f, RK_KEY_VECTOR_SIZE_A, 3);
+    expect_reject("dgrad vector divisibility", &f, "DGRAD_VECTOR_DIVISIBILITY",
+                  "vector_size_a = 3 does not divide kpg = 64");
+    set_int(&f, RK_KEY_VECTOR_SIZE_A, 6), set_int(&f, RK_KEY_K, 48);
+    expect_reject("dgrad vector pow2", &f, "DGRAD_VECTOR_POW2",
+                  "vector_size_a = 6 is not a power of two (a buffer load or store moves 2, 4, 8 or 16 bytes)");
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_SPLIT_K, 2), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_int(&f, RK_KEY_VECTOR_SIZE_A, 4);
+    expect_reject("dgrad split-K vector a", &f, "DGRAD_SPLIT_K_VECTOR_A",
+                  "vector_size_a = 4 has no effect with split_k = 2 (split-K loads dY one element at a time); "
+                  "it must be unset or 1");
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_SH, 2), set_int(&f, RK_KEY_VECTOR_SIZE_C, 4);
+    expect_reject("dgrad strided vec_c", &f, "DGRAD_VEC_C_SCALAR_STORE",
+                  "vector_size_c = 4 needs epilogue cshuffle (the default epilogue stores one element per lane, "
+                  "also with split_k = 1, sH = 2, sW = 1)");
+    base_fields(&f, RK_FAMILY_FWD);
+    set_str(&f, RK_KEY_EPILOGUE, "cshuffle"), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_int(&f, RK_KEY_VECTOR_SIZE_C, 8);
+    expect_reject("fwd vec_c range", &f, "FWD_VEC_C_RANGE", "vector_size_c = 8 is outside 1..4");
+    set_str(&f, RK_KEY_DTYPE_D, "fp16"), set_int(&f, RK_KEY_K, 12);
+    expect_reject("fwd vec_c divisibility", &f, "FWD_VEC_C_DIVISIBILITY", "vector_size_c = 8 does not divide kpg = 12");
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_int(&f, RK_KEY_LDS_LAYOUT_XOR, 4);
+    expect_reject("lds xor", &f, "WGRAD_LDS_XOR_UNSUPPORTED",
+                  "lds_layout_xor = 4 is not supported (the builders have no XOR-swizzled LDS tile; only 0, no swizzle)");
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_NUM_LOAD_WAVES, 8);
+    expect_reject("num_load_waves unused", &f, "DGRAD_FIELD_UNUSED",
+                  "num_load_waves = 8 has no effect (only pipeline wavelet, which is not supported, has load waves)");
+    base_fields(&f, RK_FAMILY_DGRAD);
+    set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 4), set_int(&f, RK_KEY_LDS_K_PAD, 16);
+    expect_reject("lds_k_pad unused", &f, "DGRAD_FIELD_UNUSED",
+                  "lds_k_pad = 16 has no effect with an explicit LDS layout (lds_layout_pad = 4, lds_layout_xor = 0 beats it)");
+    base_fields(&f, RK_FAMILY_WGRAD);
+    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 16);
+    expect_reject("wgrad kouter layout", &f, "WGRAD_KOUTER_EXPLICIT_LAYOUT",
+                  "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
+    base_fields(&f, RK_FAMILY_FWD);
+    set_int(&f, RK_KEY_CHIPLET_WGM, 16);
+    expect_reject("chiplet field unused", &f, "FWD_FIELD_UNUSED", "chiplet_wgm = 16 has no effect without chiplet_swizzle");
+    base_fields(&f, RK_FAMILY_FWD);
+    set_str(&f, RK_KEY_ARCH, "gfx942"), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
+    set_bool(&f, RK_KEY_ASYNC_DMA, 1), set_int(&f, RK_KEY_TILE_K, 64);
+    expect_reject("gfx942 async width", &f, "CONV_ASYNC_ARCH_DWORDS",
+                  "async_dma on gfx942 loads at most 4 bytes per lane to LDS, but the A tile would move 16 "
+                  "(rows = 64, cols = 64, block_size = 256, elem_bytes = 2, contig_cols = 64)");
 }
 
 /* ---- vector replay ---- */

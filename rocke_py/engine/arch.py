@@ -33,14 +33,15 @@ class Target:
     is_mfma: bool      # CDNA MFMA (wave64); every other target is WMMA (wave32)
     is_gfx11: bool     # gfx11 WMMA: lanes 16-31 repeat lanes 0-15, frag_len = k
     mma: tuple[tuple[str, int, int, int], ...]
+    async_lds_dwords: int  # the widest direct global->LDS load per lane, in dwords (0: none; llvm-ir.md §12.5)
 
 
 TARGETS = {
-    "gfx942": Target("gfx942", 64, 65536, 1024, 304, True, False, _MFMA_GFX942),
-    "gfx950": Target("gfx950", 64, 163840, 1024, 256, True, False, _MFMA_GFX950),
-    "gfx1151": Target("gfx1151", 32, 65536, 1024, 64, False, True, _WMMA_RDNA),
-    "gfx1201": Target("gfx1201", 32, 65536, 1024, 256, False, False, _WMMA_RDNA),
-    "gfx1250": Target("gfx1250", 32, 163840, 1024, 256, False, False, _WMMA_GFX1250),
+    "gfx942": Target("gfx942", 64, 65536, 1024, 304, True, False, _MFMA_GFX942, 1),
+    "gfx950": Target("gfx950", 64, 163840, 1024, 256, True, False, _MFMA_GFX950, 4),
+    "gfx1151": Target("gfx1151", 32, 65536, 1024, 64, False, True, _WMMA_RDNA, 0),
+    "gfx1201": Target("gfx1201", 32, 65536, 1024, 256, False, False, _WMMA_RDNA, 0),
+    "gfx1250": Target("gfx1250", 32, 163840, 1024, 256, False, False, _WMMA_GFX1250, 0),
 }
 
 # The archs that have a transpose read, and the wave size of each regime (reference §5).

@@ -315,9 +315,19 @@ def load_vectors(kc: Kc) -> tuple[int, int, int]:
     return vec_a, vec_b, vec_c
 
 
+def fit_width(width: int, extent: int) -> int:
+    """The widest power of two <= width (itself a power of two) that divides extent: a chunk
+    must not run past its tile row (docs/kernels.md §5)."""
+    while extent % width != 0:
+        width //= 2
+    return width
+
+
 def m_outer_tile(kc: Kc, name: str, dtype: str, tile_mn: int, vec_width: int, axis: str) -> TileOperand:
     s = kc.spec
     pad = effective_lds_pad(s)
+    if axis == "col":
+        vec_width = fit_width(vec_width, s.tile_k)
     return TileOperand(name, IR_ELEM[dtype], tile_mn, s.tile_k + pad, tile_mn, vec_width, axis, False)
 
 

@@ -475,7 +475,8 @@ class Lowerer:
         self.names: dict[str, str] = {}        # IR name -> LLVM operand text (a name or a literal)
         self.ints: dict[str, int] = {}         # IR name of an integer constant -> its value
         self.plan = LdsPlan([], 0)
-        self.pool = "@smem_pool." + kernel.name
+        self.quote = "" if bare_name(kernel.name) else '"'   # docs/lowering.md §1
+        self.pool = "@" + self.quote + "smem_pool." + kernel.name + self.quote
         self.bases: dict[tuple[str, str], str] = {}  # (block label, alloc name) -> base pointer temp
         self.suffix = ""                       # ".unroll<k>" per open unrolled scf.for
         self.markers = False                   # an atomic carries the !amdgpu.* markers (!1)
@@ -588,7 +589,8 @@ class Lowerer:
                 printed += 1
         if printed > 0:
             out.append("\n")
-        out.append("define amdgpu_kernel void @" + self.kernel.name + "(" + signature + ") #0 {\n")
+        out.append("define amdgpu_kernel void @" + self.quote + self.kernel.name + self.quote + "(" + signature
+                   + ") #0 {\n")
         for block in self.blocks:
             out.append(block.label + ":\n")
             for line in block.lines:
@@ -1334,7 +1336,20 @@ def find_flavor(name: str) -> Optional[Flavor]:
     return None
 
 
-NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+# LLVM takes a global name bare when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
+# "Identifiers"); any other is written in quotes, @"...". A kernel name holds letters, digits,
+# '_' and, from the acc tag (%g), '.', '-' (a negative value, the -inf of an unset clamp_min)
+# and '+' (1e+06); a name prefix may start with a digit.
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+
+def bare_name(name: str) -> bool:
+    return all(ch in NAME_CHARS for ch in name) and name[0] not in "0123456789"
+
+
+def quotable(ch: str) -> bool:
+    """Printed as is inside @"...": printable ASCII but the quote and the backslash."""
+    return " " <= ch <= "~" and ch not in "\"\\"
 
 
 def lower_kernel(kernel: Kernel, arch: str, flavor: str) -> str:
@@ -1348,6 +1363,6 @@ def lower_kernel(kernel: Kernel, arch: str, flavor: str) -> str:
     if kernel.name == "":
         raise fail("the kernel has no name")
     for ch in kernel.name:
-        if ch not in NAME_CHARS:
-            raise fail("the kernel name has a character LLVM would need quoted")
+        if not quotable(ch):
+            raise fail("the kernel name has a character LLVM would need escaped")
     return Lowerer(kernel, backend, fl, TARGETS[arch].lds_capacity).lower()

@@ -223,6 +223,24 @@ def default_vector_sizes(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]
             widest_vector(p.kpg, spec.dtype_a))
 
 
+def vector_cap(spec: ConvSpec) -> int:
+    """The widest vector_size_a/_b (reference §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top."""
+    return 4 if spec.dtype_a == "fp32" else 8
+
+
+def vec_c_cap(spec: ConvSpec) -> int:
+    """The widest vector_size_c: the top of the ladder the cshuffle store width comes from (wgrad:
+    dtype_d's; fwd, dgrad: dtype_a's, and at most 16 bytes of dtype_d; docs/kernels.md §5)."""
+    if spec.family == "wgrad":
+        return 4 if spec.dtype_d == "fp32" else 8
+    return min(vector_cap(spec), 16 // elem_bytes(spec.dtype_d))
+
+
+def vec_c_run(spec: ConvSpec, p: ConvProblem) -> tuple[str, int]:
+    """The stride-1 run of D a store chunk must stay inside: fwd kpg (NHWK), wgrad and dgrad cpg."""
+    return ("kpg", p.kpg) if spec.family == "fwd" else ("cpg", p.cpg)
+
+
 def wg_k_padded(spec: ConvSpec, p: ConvProblem, split_k: int) -> int:
     assert split_k > 0
     return roundup(wgrad_gemm(p)[2], spec.tile_k * split_k)

@@ -11,8 +11,8 @@ from typing import Callable, Optional
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, has_mma
 from .problem import ConvProblem
 from .result import Rejected
-from .spec import (MAX_UNROLLED_K_ITERS, SIXTEEN_BIT, ConvSpec, async_tiles, echo_word, frag_lens,
-                   lds_budget, tile_dwords, unrolled_k_iters)
+from .spec import (MAX_UNROLLED_K_ITERS, SIXTEEN_BIT, ConvSpec, async_tiles, echo_word, frag_lens, lds_budget, tile_dwords, unrolled_k_iters, vec_c_cap, vec_c_run,
+                   vector_cap)
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def async_explicit_vector(c: Ctx) -> Optional[str]:
 
 def vector_range(c: Ctx) -> Optional[str]:
     s = c.spec
-    cap = 4 if s.dtype_a == "fp32" else 8
+    cap = vector_cap(s)
     for key, value in (("vector_size_a", s.vector_size_a), ("vector_size_b", s.vector_size_b)):
         if value is not None and not 1 <= value <= cap:
             return f"{key} = {value} is outside 1..{cap}"
@@ -226,6 +226,31 @@ def fwd_vector_divisibility(c: Ctx) -> Optional[str]:
         return f"vector_size_a = {s.vector_size_a} does not divide cpg = {p.cpg}"
     if s.vector_size_b is not None and p.cpg % s.vector_size_b != 0:
         return f"vector_size_b = {s.vector_size_b} does not divide cpg = {p.cpg}"
+    return None
+
+
+def vec_c_range(c: Ctx) -> Optional[str]:
+    s = c.spec
+    cap = vec_c_cap(s)
+    if s.vector_size_c is not None and not 1 <= s.vector_size_c <= cap:
+        return f"vector_size_c = {s.vector_size_c} is outside 1..{cap}"
+    return None
+
+
+def vec_c_divisibility(c: Ctx) -> Optional[str]:
+    s = c.spec
+    key, run = vec_c_run(s, c.problem)
+    if s.vector_size_c is not None and run % s.vector_size_c != 0:
+        return f"vector_size_c = {s.vector_size_c} does not divide {key} = {run}"
+    return None
+
+
+def vector_pow2(c: Ctx) -> Optional[str]:
+    s = c.spec
+    for key, value in (("vector_size_a", s.vector_size_a), ("vector_size_b", s.vector_size_b),
+                       ("vector_size_c", s.vector_size_c)):
+        if value is not None and value & (value - 1) != 0:
+            return f"{key} = {value} is not a power of two (a buffer load or store moves 2, 4, 8 or 16 bytes)"
     return None
 
 
@@ -307,6 +332,41 @@ def acc_clamp_order(c: Ctx) -> Optional[str]:
     return None
 
 
+def lds_xor_unsupported(c: Ctx) -> Optional[str]:
+    s = c.spec
+    if s.has_lds_layout and s.lds_layout_xor != 0:
+        return (f"lds_layout_xor = {s.lds_layout_xor} is not supported "
+                "(the builders have no XOR-swizzled LDS tile; only 0, no swizzle)")
+    return None
+
+
+def field_unused(c: Ctx) -> Optional[str]:
+    s = c.spec
+    if s.has_lds_layout and s.lds_k_pad is not None:
+        return (f"lds_k_pad = {s.lds_k_pad} has no effect with an explicit LDS layout "
+                f"(lds_layout_pad = {s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor} beats it)")
+    if s.chiplet_swizzle:
+        return None
+    for key, value, default in (("chiplet_wgm", s.chiplet_wgm, 8), ("chiplet_num_xcds", s.chiplet_num_xcds, 8),
+                                ("chiplet_chunk_size", s.chiplet_chunk_size, 64)):
+        if value != default:
+            return f"{key} = {value} has no effect without chiplet_swizzle"
+    return None
+
+
+def dgrad_field_unused(c: Ctx) -> Optional[str]:
+    s = c.spec
+    first = field_unused(c)
+    if first:
+        return first
+    if s.num_load_waves != 4:
+        return (f"num_load_waves = {s.num_load_waves} has no effect "
+                "(only pipeline wavelet, which is not supported, has load waves)")
+    if s.cshuffle_no_alias and s.epilogue != "cshuffle":
+        return "cshuffle_no_alias has no effect without epilogue cshuffle"
+    return None
+
+
 def kouter_frag_reads(c: Ctx, check_a: bool) -> Optional[str]:
     s = c.spec
     if not s.lds_k_outer:
@@ -337,6 +397,19 @@ def async_no_dwords(c: Ctx) -> Optional[str]:
             return (f"no dwords in 4, 3, 1 fits the {tile.operand} tile (rows = {tile.rows}, "
                     f"cols = {tile.cols}, block_size = {s.block_size}, elem_bytes = "
                     f"{tile.elem_bytes}, contig_cols = {tile.contig_cols})")
+    return None
+
+
+def async_arch_dwords(c: Ctx) -> Optional[str]:
+    s, t = c.spec, c.target
+    if not s.async_dma:
+        return None
+    for tile in async_tiles(s, c.problem):
+        dwords = tile_dwords(s, tile)
+        if dwords is not None and dwords > t.async_lds_dwords:
+            return (f"async_dma on {t.arch} loads at most {4 * t.async_lds_dwords} bytes per lane to LDS, but "
+                    f"the {tile.operand} tile would move {4 * dwords} (rows = {tile.rows}, cols = {tile.cols}, "
+                    f"block_size = {s.block_size}, elem_bytes = {tile.elem_bytes}, contig_cols = {tile.contig_cols})")
     return None
 
 
@@ -400,6 +473,13 @@ def wgrad_kouter_explicit_pad(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.lds_k_outer and s.lds_k_pad is not None:
         return f"lds_k_outer fixes the LDS stride; lds_k_pad = {s.lds_k_pad} must be unset"
+    return None
+
+
+def wgrad_kouter_explicit_layout(c: Ctx) -> Optional[str]:
+    s = c.spec
+    if s.lds_k_outer and s.has_lds_layout:
+        return "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset"
     return None
 
 
@@ -486,6 +566,24 @@ def dgrad_vec_c_default_epilogue(c: Ctx) -> Optional[str]:
     return None
 
 
+def dgrad_vec_c_scalar_store(c: Ctx) -> Optional[str]:
+    s, p = c.spec, c.problem
+    if s.split_k <= 1 and p.sH == 1 and p.sW == 1:
+        return None       # DGRAD_VEC_C_DEFAULT_EPILOGUE's case
+    if s.vector_size_c is not None and s.vector_size_c > 1 and s.epilogue == "default":
+        return (f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle (the default epilogue stores one "
+                f"element per lane, also with split_k = {s.split_k}, sH = {p.sH}, sW = {p.sW})")
+    return None
+
+
+def dgrad_split_k_vector_a(c: Ctx) -> Optional[str]:
+    s = c.spec
+    if s.split_k > 1 and s.vector_size_a is not None and s.vector_size_a > 1:
+        return (f"vector_size_a = {s.vector_size_a} has no effect with split_k = {s.split_k} "
+                "(split-K loads dY one element at a time); it must be unset or 1")
+    return None
+
+
 # ---- the tables: (code, layer, check) in table order ----
 
 SPEC, ARCH, BUILD = "spec", "arch", "build"
@@ -517,6 +615,9 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
     ("WGRAD_VECTOR_RANGE", ARCH, vector_range),
     ("WGRAD_VECTOR_DIVISIBILITY", ARCH, wgrad_vector_divisibility),
+    ("WGRAD_VEC_C_RANGE", ARCH, vec_c_range),
+    ("WGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
+    ("WGRAD_VECTOR_POW2", ARCH, vector_pow2),
     ("WGRAD_BASIC_ASYNC", SPEC, basic_async),
     ("WGRAD_UNROLL_EXCLUSIVE", SPEC, unroll_exclusive),
     ("WGRAD_UNROLL_CAP", SPEC, unroll_cap),
@@ -525,7 +626,11 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_LDS_BUDGET", ARCH, lds_budget_check),
     ("WGRAD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
     ("WGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    ("WGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    ("WGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, wgrad_kouter_explicit_layout),
+    ("WGRAD_FIELD_UNUSED", SPEC, field_unused),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
+    ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
     ("WGRAD_KOUTER_FRAG_READS", BUILD, wgrad_kouter_frag_reads),
 )
 
@@ -555,12 +660,21 @@ DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("DGRAD_SPLIT_K_CDNA_ONLY", ARCH, dgrad_split_k_cdna_only),
     ("DGRAD_DEPTHWISE_UNSUPPORTED", ARCH, dgrad_depthwise),
     ("DGRAD_VEC_C_DEFAULT_EPILOGUE", ARCH, dgrad_vec_c_default_epilogue),
+    ("DGRAD_VEC_C_SCALAR_STORE", ARCH, dgrad_vec_c_scalar_store),
     ("DGRAD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
     ("DGRAD_MMA_SHAPE", ARCH, mma_shape),
     ("DGRAD_KOUTER_ARCH", ARCH, kouter_arch),
     ("DGRAD_KOUTER_ARCH_WAVE", ARCH, kouter_arch_wave),
+    ("DGRAD_VECTOR_RANGE", ARCH, vector_range),
+    ("DGRAD_VECTOR_DIVISIBILITY", ARCH, wgrad_vector_divisibility),
+    ("DGRAD_VEC_C_RANGE", ARCH, vec_c_range),
+    ("DGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
+    ("DGRAD_VECTOR_POW2", ARCH, vector_pow2),
+    ("DGRAD_SPLIT_K_VECTOR_A", ARCH, dgrad_split_k_vector_a),
     ("DGRAD_LDS_BUDGET", ARCH, lds_budget_check),
     ("DGRAD_WMMA_SUBSET", ARCH, dgrad_wmma_subset),
+    ("DGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    ("DGRAD_FIELD_UNUSED", SPEC, dgrad_field_unused),
     ("DGRAD_KOUTER_FRAG_READS", BUILD, dgrad_kouter_frag_reads),
 )
 
@@ -576,6 +690,9 @@ FWD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("FWD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
     ("FWD_VECTOR_RANGE", ARCH, vector_range),
     ("FWD_VECTOR_DIVISIBILITY", ARCH, fwd_vector_divisibility),
+    ("FWD_VEC_C_RANGE", ARCH, vec_c_range),
+    ("FWD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
+    ("FWD_VECTOR_POW2", ARCH, vector_pow2),
     ("FWD_BASIC_ASYNC", SPEC, basic_async),
     ("FWD_UNROLL_EXCLUSIVE", SPEC, unroll_exclusive),
     ("FWD_UNROLL_CAP", SPEC, unroll_cap),
@@ -583,7 +700,10 @@ FWD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("FWD_LDS_BUDGET", ARCH, lds_budget_check),
     ("FWD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
     ("FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    ("FWD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    ("FWD_FIELD_UNUSED", SPEC, field_unused),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
+    ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
 )
 
 RULES = {"wgrad": WGRAD_RULES, "dgrad": DGRAD_RULES, "fwd": FWD_RULES}
