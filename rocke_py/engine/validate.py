@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from . import limits
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, has_mma
 from .problem import ConvProblem
 from .result import Rejected
@@ -244,8 +245,9 @@ def unroll_exclusive(c: Ctx) -> Optional[str]:
 
 
 def unroll_cap(c: Ctx) -> Optional[str]:
+    """Every fully unrolled K loop (unroll_k included: engine-contract §8.1)."""
     s = c.spec
-    if s.pipeline == "basic" or s.async_dma:
+    if s.unroll_k or s.pipeline == "basic" or s.async_dma:
         iters = unrolled_k_iters(s, c.problem)
         if iters > MAX_UNROLLED_K_ITERS:
             return f"the unrolled K loop would run {iters} iterations, more than {MAX_UNROLLED_K_ITERS}"
@@ -338,6 +340,14 @@ def async_no_dwords(c: Ctx) -> Optional[str]:
                     f"cols = {tile.cols}, block_size = {s.block_size}, elem_bytes = "
                     f"{tile.elem_bytes}, contig_cols = {tile.contig_cols})")
     return None
+
+
+def int32_range(c: Ctx) -> Optional[str]:
+    return limits.int32_range(c.spec, c.problem)
+
+
+def kernel_size(c: Ctx) -> Optional[str]:
+    return limits.kernel_size(c.spec, c.problem, c.target)
 
 
 # ---- wgrad (reference §4.3) ----
@@ -525,8 +535,10 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_LDS_BUDGET", ARCH, lds_budget_check),
     ("WGRAD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
     ("WGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    ("CONV_INT32_RANGE", SPEC, int32_range),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
     ("WGRAD_KOUTER_FRAG_READS", BUILD, wgrad_kouter_frag_reads),
+    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
 DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
@@ -561,7 +573,9 @@ DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("DGRAD_KOUTER_ARCH_WAVE", ARCH, kouter_arch_wave),
     ("DGRAD_LDS_BUDGET", ARCH, lds_budget_check),
     ("DGRAD_WMMA_SUBSET", ARCH, dgrad_wmma_subset),
+    ("CONV_INT32_RANGE", SPEC, int32_range),
     ("DGRAD_KOUTER_FRAG_READS", BUILD, dgrad_kouter_frag_reads),
+    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
 FWD_RULES: tuple[tuple[str, str, Check], ...] = (
@@ -583,7 +597,9 @@ FWD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("FWD_LDS_BUDGET", ARCH, lds_budget_check),
     ("FWD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
     ("FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    ("CONV_INT32_RANGE", SPEC, int32_range),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
+    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
 RULES = {"wgrad": WGRAD_RULES, "dgrad": DGRAD_RULES, "fwd": FWD_RULES}
