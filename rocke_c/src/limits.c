@@ -311,22 +311,20 @@ static long long rk_limits_k_extent(const rk_spec *s, const rk_problem *p)
     return rk_spec_wg_k_padded(s, p, s->split_k > 1 ? s->split_k : 1);
 }
 
+/* wgrad split-K: the last slice's loop runs to wg_K_padded(split_k). (Without split-K the K
+ * extent is below K_gemm + tile_k, and tensor_bytes keeps K_gemm <= 2^30; dgrad's is the record
+ * field gemm_k_padded, engine-contract §6.) */
 static int rk_limits_k_loop_end(const rk_spec *s, const rk_problem *p, rk_buf *msg)
 {
     long long end;
-    if (s->family == RK_FAMILY_DGRAD)
-        return 0;   /* gemm_k_padded is a record field (E_RANGE, engine-contract §6) */
+    if (s->family != RK_FAMILY_WGRAD || s->split_k <= 1)
+        return 0;
     end = rk_limits_k_extent(s, p);
     if (end <= RK_INT32_MAX)
         return 0;
-    if (s->family == RK_FAMILY_FWD) {
-        rk_buf_printf(msg, "the K loop runs to roundup(%s, tile_k) = %lld, outside int32 (%s = %lld, tile_k = %lld)",
-                      rk_limits_k_formula(p), end, rk_limits_k_formula(p), rk_limits_filter_k(p), s->tile_k);
-        return 1;
-    }
-    rk_buf_printf(msg, "the K loop runs to roundup(%s, %s) = %lld, outside int32 (%s = %lld, tile_k = %lld, split_k = %lld)",
-                  rk_limits_m_formula(p), s->split_k > 1 ? "tile_k*split_k" : "tile_k", end,
-                  rk_limits_m_formula(p), rk_limits_out_m(p), s->tile_k, s->split_k);
+    rk_buf_printf(msg, "the K loop runs to roundup(%s, tile_k*split_k) = %lld, outside int32 "
+                  "(%s = %lld, tile_k = %lld, split_k = %lld)",
+                  rk_limits_m_formula(p), end, rk_limits_m_formula(p), rk_limits_out_m(p), s->tile_k, s->split_k);
     return 1;
 }
 

@@ -7,7 +7,7 @@ None when the limit holds; the rules themselves are rows of validate.py's tables
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Optional
 
 from .arch import Target
 from .build_common import load_widths
@@ -33,12 +33,11 @@ def span_text(name: str, span: Span) -> str:
     return f"{name} in {span[0]}..{span[1]}"
 
 
-def first_outside(spans: list[Span]) -> Optional[int]:
-    """The first bound outside int32, in order (lo before hi)."""
-    for lo, hi in spans:
-        for value in (lo, hi):
-            if not fits(value):
-                return value
+def first_outside(lo: int, hi: int) -> Optional[int]:
+    """The first bound of lo..hi outside int32 (lo before hi), or None."""
+    for value in (lo, hi):
+        if not fits(value):
+            return value
     return None
 
 
@@ -53,11 +52,11 @@ def linear(terms: list[tuple[str, Span, str, int]]) -> tuple[Optional[int], Span
     for _, (lo, hi), _, coeff in terms:
         a, b = lo * coeff, hi * coeff
         product = (min(a, b), max(a, b))
-        bad = first_outside([product])
+        bad = first_outside(*product)
         if bad is not None:
             return bad, product
         total = product if total is None else (total[0] + product[0], total[1] + product[1])
-        bad = first_outside([total])
+        bad = first_outside(*total)
         if bad is not None:
             return bad, total
     assert total is not None
@@ -89,19 +88,19 @@ def horner(start: tuple[str, Span], steps: list[tuple[str, int, str, Span]], sca
     """(((c0*d1 + c1)*d2 + c2)...)*scale over spans: the first product, sum or the scaled
     result outside int32, or None."""
     lo, hi = start[1]
-    bad = first_outside([(lo, hi)])
+    bad = first_outside(lo, hi)
     if bad is not None:
         return bad
     for _, dim, _, (clo, chi) in steps:
         lo, hi = lo * dim, hi * dim
-        bad = first_outside([(lo, hi)])
+        bad = first_outside(lo, hi)
         if bad is not None:
             return bad
         lo, hi = lo + clo, hi + chi
-        bad = first_outside([(lo, hi)])
+        bad = first_outside(lo, hi)
         if bad is not None:
             return bad
-    return first_outside([(lo * scale, hi * scale)])
+    return first_outside(lo * scale, hi * scale)
 
 
 def dim_name(name: str) -> str:
@@ -199,19 +198,16 @@ def k_extent(s: ConvSpec, p: ConvProblem) -> int:
 
 
 def k_loop_end(s: ConvSpec, p: ConvProblem) -> Optional[str]:
-    if s.family == "dgrad":
-        return None     # gemm_k_padded is a record field (E_RANGE, engine-contract §6)
+    """wgrad split-K: the last slice's loop runs to wg_K_padded(split_k). (Without split-K the
+    K extent is below K_gemm + tile_k, and tensor_bytes keeps K_gemm <= 2^30; dgrad's is the
+    record field gemm_k_padded, engine-contract §6.)"""
+    if s.family != "wgrad" or s.split_k <= 1:
+        return None
     end = k_extent(s, p)
     if end <= INT32_MAX:
         return None
-    if s.family == "fwd":
-        gemm, keys = k_formula(p), f"{k_formula(p)} = {p.filter_z * p.Y * p.X * p.cpg}, tile_k = {s.tile_k}"
-        return f"the K loop runs to roundup({gemm}, tile_k) = {end}, outside int32 ({keys})"
-    wg_k = p.N * p.out_depth * p.Ho * p.Wo
-    keys = f"{m_formula(p)} = {wg_k}, tile_k = {s.tile_k}, split_k = {s.split_k}"
-    if s.split_k > 1:
-        return f"the K loop runs to roundup({m_formula(p)}, tile_k*split_k) = {end}, outside int32 ({keys})"
-    return f"the K loop runs to roundup({m_formula(p)}, tile_k) = {end}, outside int32 ({keys})"
+    return (f"the K loop runs to roundup({m_formula(p)}, tile_k*split_k) = {end}, outside int32 "
+            f"({m_formula(p)} = {p.N * p.out_depth * p.Ho * p.Wo}, tile_k = {s.tile_k}, split_k = {s.split_k})")
 
 
 def grid_z(s: ConvSpec, p: ConvProblem) -> Optional[str]:
