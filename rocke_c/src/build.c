@@ -2,7 +2,8 @@
  * (docs/kernels.md).
  *
  * Twin of rocke_py/engine/build.py. The direction modules supply params, block decode and
- * descriptors; build_common.c the rest. The built kernel is verified; a failure is an
+ * descriptors; build_common.c the rest. The built kernel is verified and at most its size
+ * bound (rk_limits_kernel_ops_bound, never more than RK_MAX_KERNEL_OPS); a failure is an
  * engine bug (an internal error, never a rejection). */
 #include <string.h>
 #include "build.h"
@@ -55,6 +56,10 @@ int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const 
     if (!kc)
         return rk_fail_internal(err, "out of memory (kernel context)");
     rk_build_common_begin_kernel(kc, spec, problem, target, arena);
+    /* validation kept the bound within RK_MAX_KERNEL_OPS; an op past it is an engine failure */
+    kc->b.op_limit = rk_limits_kernel_ops_bound(spec, problem, target).total;
+    if (kc->b.op_limit > RK_MAX_KERNEL_OPS)
+        kc->b.op_limit = RK_MAX_KERNEL_OPS;
     family->add_params(kc);
     rk_build_common_thread_prologue(kc);
     family->block_decode(kc);

@@ -170,6 +170,7 @@ rk_val rk_build_common_tap(rk_kc *kc, rk_val out, long long stride, rk_val filt,
                            long long pad);
 /* tiles */
 void rk_build_common_load_vectors(rk_kc *kc, long long out[3]);
+void rk_build_common_load_widths(const rk_spec *s, const rk_problem *p, long long out[3]);
 rk_tile_operand rk_build_common_m_outer_tile(rk_kc *kc, const char *name, const char *dtype,
                                              long long tile_mn, long long vec_width, int axis_col);
 rk_tile_operand rk_build_common_k_outer_tile(rk_kc *kc, const char *name, const char *dtype,

@@ -385,14 +385,17 @@ static const char *rk_build_common_ir_elem(rk_kc *kc, const char *dtype)
 /* The global load widths of A and B and the cshuffle store width (caps applied). */
 void rk_build_common_load_vectors(rk_kc *kc, long long out[3])
 {
-    const rk_spec *s = kc->spec;
-    const rk_problem *p = kc->problem;
+    rk_build_common_load_widths(kc->spec, kc->problem, out);
+}
+
+/* load_vectors of a spec (the kernel-size bound needs them before any kernel exists). */
+void rk_build_common_load_widths(const rk_spec *s, const rk_problem *p, long long out[3])
+{
     rk_spec_default_vector_sizes(s, p, out);
     if (s->family == RK_FAMILY_WGRAD) {
         out[2] = rk_spec_widest_vector(rk_problem_cpg(p), s->dtype_d); /* split_k = 1 widths */
     } else {
-        const char *d = rk_build_common_ir_elem(kc, s->dtype_d);
-        long long widest = rk_floordiv(16, rk_build_common_elem_bytes(d));
+        long long widest = rk_floordiv(16, rk_spec_elem_bytes(s->dtype_d));
         if (widest < out[2])
             out[2] = widest; /* one D store: at most 16 bytes */
     }

@@ -72,6 +72,15 @@ static int rk_emit_check_size(size_t len, rk_error *err)
     return 0;
 }
 
+/* The documented bound on any emitted text (docs/kernels.md §9): past it, an engine bug. */
+static int rk_emit_check_output_size(const rk_buf *text, rk_error *err)
+{
+    if (!text->failed && (long long)text->len > RK_MAX_OUTPUT_BYTES)
+        return rk_fail_internal(err, "emit: the output is %zu bytes, more than %lld", text->len,
+                                RK_MAX_OUTPUT_BYTES);
+    return 0;
+}
+
 /* What emit_text produced: the text (code NULL) or a rejection, both in `out`. */
 typedef struct rk_outcome {
     const char *code;   /* NULL: emitted */
@@ -111,7 +120,7 @@ static int rk_emit_spec_stages(const rk_fields *fields, rk_arena *arena, rk_chec
         return -1;
     rk_spec_build_spec(fields->family, arch, fields, &built);
     c->spec = rk_spec_deduce(&built, &c->problem, c->target);
-    o->code = rk_validate_validate(&c->spec, &c->problem, c->target, &o->out);
+    o->code = rk_validate_validate(&c->spec, &c->problem, c->target, arena, &o->out);
     if (o->code)
         return 0;
     return rk_print_spec_print_spec(&c->spec, &c->problem, c->target, arena, &o->out, err);
@@ -126,14 +135,16 @@ static int rk_emit_kernel_stages(const rk_checked *c, const char *mode, const ch
     rk_buf_init(&o->out);
     if (rk_build_build_kernel(&c->spec, &c->problem, c->target, arena, &kernel, err))
         return -1;
-    if (strcmp(mode, "ir") == 0)
-        return rk_print_ir_print_ir(kernel, arena, &o->out, err);
-    if (rk_lower_kernel(kernel, c->spec.arch, flavor, arena, &o->out, err)) {
+    if (strcmp(mode, "ir") == 0) {
+        if (rk_print_ir_print_ir(kernel, arena, &o->out, err))
+            return -1;
+    } else if (rk_lower_kernel(kernel, c->spec.arch, flavor, arena, &o->out, err)) {
         /* an internal failure whose whole message is in o->out (err's copy may be cut) */
         o->code = err->code;
         o->internal = 1;
+        return 0;
     }
-    return 0;
+    return rk_emit_check_output_size(&o->out, err);
 }
 
 /* Every mode runs the spec stages first, so all modes give one verdict per config. */

@@ -184,6 +184,7 @@ int rk_problem_build_problem(const rk_fields *fields, rk_problem *out, rk_error 
 void rk_problem_fwd_gemm(const rk_problem *p, long long out[3]);
 void rk_problem_wgrad_gemm(const rk_problem *p, long long out[3]);
 void rk_problem_dgrad_gemm(const rk_problem *p, long long out[3]);
+void rk_problem_sub_gemm_candidates(const rk_problem *p, long long *rows, long long *cols);
 int rk_problem_check_sub_gemm_candidates(const rk_problem *p, rk_error *err);
 /* The kept tilde records (arena); -1 with err on allocation failure or a value past 64 bits. */
 int rk_problem_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
@@ -281,7 +282,25 @@ int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, 
  * the spec passes. The message is a heap buffer because a rule may echo a long value
  * (pipeline, epilogue) that would not fit rk_error's fixed message. */
 const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t,
-                                 rk_buf *message);
+                                 rk_arena *arena, rk_buf *message);
+
+/* ---- limits (limits.c): the limits this project adds beyond the reference ---- */
+#define RK_INT32_MIN (-2147483647LL - 1)
+#define RK_MAX_KERNEL_OPS 65536LL        /* IR ops of any kernel an engine builds */
+#define RK_MAX_OUTPUT_BYTES 16777216LL   /* bytes of any emitted text */
+
+typedef struct rk_ops_bound {
+    long long total;
+    long long steps;      /* K steps whose body the builder emits (1: the runtime loop) */
+    long long per_step;
+    long long epilogue;
+} rk_ops_bound;
+
+/* Each check appends its message and returns 1 when the limit is broken, else 0. The dgrad
+ * records come from the arena (an allocation failure leaves them to mode spec's print). */
+int rk_limits_int32_range(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *msg);
+rk_ops_bound rk_limits_kernel_ops_bound(const rk_spec *s, const rk_problem *p, const rk_target *t);
+int rk_limits_kernel_size(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_buf *msg);
 
 /* ---- print_spec (print_spec.c) ---- */
 /* Mode `spec` text appended to out; -1 with err on an internal failure. */

@@ -736,9 +736,14 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
     return v;
 }
 
-/* Appends op to the innermost open region. */
+/* Appends op to the innermost open region: every op enters here, counted against op_limit. */
 static int rk_b_append(rk_builder *b, rk_ir_op *op)
 {
+    b->num_ops++;
+    if (b->op_limit > 0 && b->num_ops > b->op_limit) {
+        rk_ir_fail(b, "the kernel exceeds %lld IR ops", b->op_limit);
+        return -1;
+    }
     if (b->n_regions == 0) {
         rk_ir_fail(b, "%s with no open region", op->name);
         return -1;

@@ -110,6 +110,9 @@ typedef struct rk_builder {
     rk_b_const **frames;        /* per open region: its constants, newest first */
     int n_regions, cap_regions;
     rk_b_const *buckets[RK_B_BUCKETS]; /* every cached constant of the open regions */
+    long long op_limit;         /* the hard size limit: the op past it fails (0: unlimited;
+                                 * the kernel builder sets its bound, docs/kernels.md §9) */
+    long long num_ops;
     int failed;                 /* sticky: once set, every call returns NULL */
     const char *error;          /* "builder: ..." (arena or static) */
 } rk_builder;

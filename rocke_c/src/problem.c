@@ -305,7 +305,7 @@ static void rk_problem_tilde_axes(const rk_problem *p, rk_axis *h, rk_axis *w)
 }
 
 /* Pairs with i_yt >= Y (or i_xt >= X) have an empty dot slice: only these can be kept. */
-static void rk_problem_sub_gemm_candidates(const rk_problem *p, long long *rows, long long *cols)
+void rk_problem_sub_gemm_candidates(const rk_problem *p, long long *rows, long long *cols)
 {
     rk_axis h, w;
     long long ht, wt;

@@ -315,7 +315,7 @@ long long rk_spec_wg_k_padded(const rk_spec *s, const rk_problem *p, long long s
     return rk_roundup(wg[2], s->tile_k * split_k);
 }
 
-/* K iterations of an unrolled loop (basic, async): capped by MAX_UNROLLED_K_ITERS. */
+/* K iterations of an unrolled loop (unroll_k, basic, async): capped by MAX_UNROLLED_K_ITERS. */
 long long rk_spec_unrolled_k_iters(const rk_spec *s, const rk_problem *p)
 {
     long long fw[3], split;

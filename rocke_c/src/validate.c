@@ -12,6 +12,7 @@ typedef struct rk_ctx {
     const rk_spec *spec;
     const rk_problem *problem;
     const rk_target *target;
+    rk_arena *arena;    /* C only: the dgrad records of CONV_INT32_RANGE */
 } rk_ctx;
 
 typedef int (*rk_check)(const rk_ctx *c, rk_buf *msg);
@@ -418,11 +419,12 @@ static int rk_validate_unroll_exclusive(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
+/* Every fully unrolled K loop (unroll_k included: engine-contract §8.1). */
 static int rk_validate_unroll_cap(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     long long iters;
-    if (rk_streq(s->pipeline, "basic") || s->async_dma) {
+    if (s->unroll_k || rk_streq(s->pipeline, "basic") || s->async_dma) {
         iters = rk_spec_unrolled_k_iters(s, c->problem);
         if (iters > RK_MAX_UNROLLED_K_ITERS) {
             rk_buf_printf(msg, "the unrolled K loop would run %lld iterations, more than %d", iters,
@@ -648,6 +650,16 @@ static int rk_validate_async_arch_dwords(const rk_ctx *c, rk_buf *msg)
         }
     }
     return 0;
+}
+
+static int rk_validate_int32_range(const rk_ctx *c, rk_buf *msg)
+{
+    return rk_limits_int32_range(c->spec, c->problem, c->arena, msg);
+}
+
+static int rk_validate_kernel_size(const rk_ctx *c, rk_buf *msg)
+{
+    return rk_limits_kernel_size(c->spec, c->problem, c->target, msg);
 }
 
 /* ---- wgrad (reference §4.3) ---- */
@@ -933,9 +945,11 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
     {"WGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, rk_validate_wgrad_kouter_explicit_layout},
     {"WGRAD_FIELD_UNUSED", RK_SPEC, rk_validate_field_unused},
+    {"CONV_INT32_RANGE", RK_SPEC, rk_validate_int32_range},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, rk_validate_async_no_dwords},
     {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, rk_validate_async_arch_dwords},
     {"WGRAD_KOUTER_FRAG_READS", RK_BUILD, rk_validate_wgrad_kouter_frag_reads},
+    {"CONV_KERNEL_SIZE", RK_BUILD, rk_validate_kernel_size},
     {NULL, 0, NULL},
 };
 
@@ -980,7 +994,9 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_WMMA_SUBSET", RK_ARCH, rk_validate_dgrad_wmma_subset},
     {"DGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
     {"DGRAD_FIELD_UNUSED", RK_SPEC, rk_validate_dgrad_field_unused},
+    {"CONV_INT32_RANGE", RK_SPEC, rk_validate_int32_range},
     {"DGRAD_KOUTER_FRAG_READS", RK_BUILD, rk_validate_dgrad_kouter_frag_reads},
+    {"CONV_KERNEL_SIZE", RK_BUILD, rk_validate_kernel_size},
     {NULL, 0, NULL},
 };
 
@@ -1008,20 +1024,23 @@ static const rk_rule rk_fwd_rules[] = {
     {"FWD_ACC_CLAMP_ORDER", RK_SPEC, rk_validate_acc_clamp_order},
     {"FWD_LDS_XOR_UNSUPPORTED", RK_SPEC, rk_validate_lds_xor_unsupported},
     {"FWD_FIELD_UNUSED", RK_SPEC, rk_validate_field_unused},
+    {"CONV_INT32_RANGE", RK_SPEC, rk_validate_int32_range},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, rk_validate_async_no_dwords},
     {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, rk_validate_async_arch_dwords},
+    {"CONV_KERNEL_SIZE", RK_BUILD, rk_validate_kernel_size},
     {NULL, 0, NULL},
 };
 
 /* Python's RULES dict, indexed by enum rk_family. */
 static const rk_rule *const rk_rules[3] = {rk_fwd_rules, rk_wgrad_rules, rk_dgrad_rules};
 
-const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_buf *message)
+const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                                 rk_buf *message)
 {
     rk_ctx ctx;
     const rk_rule *rules = rk_rules[s->family];
     int layer, i;
-    ctx.spec = s, ctx.problem = p, ctx.target = t;
+    ctx.spec = s, ctx.problem = p, ctx.target = t, ctx.arena = arena;
     for (layer = RK_SPEC; layer <= RK_BUILD; layer++) {
         for (i = 0; rules[i].code; i++) {
             if (rules[i].layer != layer)

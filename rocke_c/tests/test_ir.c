@@ -165,6 +165,27 @@ static void test_sticky_errors(void)
     rk_arena_free(&a);
 }
 
+/* The hard size limit (docs/kernels.md §9): the op past op_limit fails the build, whichever
+ * call makes it (a constant, an scf.if), and nothing more is built. */
+static void test_op_limit(void)
+{
+    rk_arena a;
+    rk_builder b;
+    rk_error err;
+    rk_ir_value *tid;
+    rk_arena_init(&a);
+    rk_b_init(&b, &a, "k", NULL);
+    CHECK(b.op_limit == 0);                                       /* unlimited unless set */
+    b.op_limit = 3;
+    tid = rk_b_thread_id(&b);
+    CHECK(rk_b_lane_id(&b) != NULL && rk_b_const_i32(&b, 7) != NULL && rk_b_check(&b, &err) == 0);
+    CHECK(rk_b_const_i32(&b, 7) != NULL && b.num_ops == 3);       /* a cached constant is no op */
+    CHECK(rk_b_if_begin(&b, tid) == NULL && b.failed);
+    CHECK(streq(b.error, "builder: the kernel exceeds 3 IR ops"));
+    CHECK(b.kernel->entry->n_ops == 3 && rk_b_thread_id(&b) == NULL);
+    rk_arena_free(&a);
+}
+
 static const char *const expected_text =
     "rocke.ir v1\n"
     "kernel @k {\n"
@@ -426,6 +447,7 @@ int main(void)
     test_attrs();
     test_counter_and_cache();
     test_sticky_errors();
+    test_op_limit();
     test_printer();
     test_format_float();
     test_escape_and_sort();

@@ -1,7 +1,8 @@
 """Mode `ir`'s builder: one implicit-GEMM kernel from a validated spec (docs/kernels.md).
 
 Twin of rocke_c/src/build.c. The direction modules supply params, block decode and
-descriptors; build_common the rest. The built kernel is verified; a failure is an engine bug."""
+descriptors; build_common the rest. The built kernel is verified and at most its size bound
+(limits.kernel_ops_bound, never more than MAX_KERNEL_OPS); a failure is an engine bug."""
 from __future__ import annotations
 
 from . import build_dgrad, build_fwd, build_wgrad
@@ -10,6 +11,7 @@ from .build_common import (begin_kernel, epilogue_cshuffle, epilogue_default, fi
                            k_loop_async, k_loop_basic, k_loop_runtime, k_loop_unrolled, load_vectors,
                            make_rsrcs, thread_prologue, wave_tile)
 from .ir import Kernel
+from .limits import MAX_KERNEL_OPS, kernel_ops_bound
 from .problem import ConvProblem
 from .result import EngineFailure
 from .spec import ConvSpec, unrolled_k_iters
@@ -21,6 +23,8 @@ FAMILIES = {"fwd": build_fwd, "wgrad": build_wgrad, "dgrad": build_dgrad}
 def build_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Kernel:
     family = FAMILIES[spec.family]
     kc = begin_kernel(spec, problem, target)
+    # validation kept the bound within MAX_KERNEL_OPS; an op past it is an engine failure
+    kc.b.op_limit = min(kernel_ops_bound(spec, problem, target).total, MAX_KERNEL_OPS)
     family.add_params(kc)
     thread_prologue(kc)
     family.block_decode(kc)

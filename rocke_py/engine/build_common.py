@@ -298,7 +298,11 @@ def tap(kc: Kc, out: Value, stride: int, filt: Value, dil: int, pad: int) -> Val
 
 def load_vectors(kc: Kc) -> tuple[int, int, int]:
     """The global load widths of A and B and the cshuffle store width (caps applied)."""
-    s, p = kc.spec, kc.problem
+    return load_widths(kc.spec, kc.problem)
+
+
+def load_widths(s: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
+    """load_vectors of a spec (the kernel-size bound needs them before any kernel exists)."""
     vec_a, vec_b, vec_c = default_vector_sizes(s, p)
     if s.family == "wgrad":
         vec_c = widest_vector(p.cpg, s.dtype_d)      # cshuffle stores with split_k = 1 widths

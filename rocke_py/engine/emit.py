@@ -11,8 +11,9 @@ from .lower_ll import lower_kernel
 from .print_ir import print_ir
 from .config import check_encoding, parse_config
 from .print_spec import print_spec
+from .limits import MAX_OUTPUT_BYTES
 from .problem import build_problem, check_sub_gemm_candidates
-from .result import Emitted, Rejected
+from .result import EngineFailure, Emitted, Rejected
 from .schema import check_schema
 from .spec import build_spec, check_dtypes, deduce
 from .validate import validate
@@ -49,6 +50,13 @@ def check_size(data: bytes) -> Optional[Rejected]:
     return None
 
 
+def check_output_size(text: str) -> str:
+    """The documented bound on any emitted text (docs/kernels.md §9): past it, an engine bug."""
+    if len(text) > MAX_OUTPUT_BYTES:
+        raise EngineFailure(f"emit: the output is {len(text)} bytes, more than {MAX_OUTPUT_BYTES}")
+    return text
+
+
 def emit_text(text: str, mode: str, flavor: str) -> Union[str, Rejected]:
     """Every mode runs the spec stages first, so all modes give one verdict per config."""
     config = parse_config(text)
@@ -74,9 +82,8 @@ def emit_text(text: str, mode: str, flavor: str) -> Union[str, Rejected]:
     if mode == "spec" or isinstance(spec_text, Rejected):
         return spec_text
     kernel = build_kernel(spec, problem, target)
-    if mode == "ir":
-        return print_ir(kernel)
-    return lower_kernel(kernel, values["arch"], flavor)
+    text = print_ir(kernel) if mode == "ir" else lower_kernel(kernel, values["arch"], flavor)
+    return check_output_size(text)
 
 
 def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:

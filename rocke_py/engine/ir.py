@@ -6,7 +6,7 @@ order of builder calls is the order of the names (docs/ir.md §2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Optional, Union
 
 from .result import EngineFailure
 
@@ -135,6 +135,10 @@ class Builder:
         # One constant cache per open region: a constant is created once and reused in
         # the regions nested below it (docs/ir.md §2).
         self.constants: list[dict[tuple[str, object], Value]] = [{}]
+        # The hard size limit: the op past it fails the build (None: unlimited; the kernel
+        # builder sets its documented bound, docs/kernels.md §9).
+        self.op_limit: Optional[int] = None
+        self.num_ops = 0
 
     def push_region(self, region: Region) -> None:
         self.regions.append(region)
@@ -164,10 +168,17 @@ class Builder:
         self.counter += 1
         return Value(f"%{hint}{self.counter}", type_)
 
+    def append(self, op: Op) -> None:
+        """Every op enters the innermost open region here, counted against op_limit."""
+        self.num_ops += 1
+        if self.op_limit is not None and self.num_ops > self.op_limit:
+            raise fail(f"the kernel exceeds {self.op_limit} IR ops")
+        self.regions[-1].ops.append(op)
+
     def op(self, name: str, operands: list[Value], hint: str | None, type_: str | None,
            attrs: dict[str, AttrValue] | None = None) -> Value | None:
         result = self.new_value(hint, type_) if hint is not None and type_ is not None else None
-        self.regions[-1].ops.append(Op(name, list(operands), [result] if result else [], dict(attrs or {})))
+        self.append(Op(name, list(operands), [result] if result else [], dict(attrs or {})))
         return result
 
     def value_op(self, name: str, operands: list[Value], hint: str, type_: str,
@@ -357,7 +368,7 @@ class Builder:
             attrs["unroll"] = True
         body = Region("body")
         op = Op("scf.for", [lb, ub, step] + [init for _, init in carried], results, attrs, [body])
-        self.regions[-1].ops.append(op)
+        self.append(op)
         self.push_region(body)
         return ForLoop(op, Value(f"%{iv}", "i32"), [Value(f"%{name}", init.type) for name, init in carried])
 
@@ -371,7 +382,7 @@ class Builder:
     def if_begin(self, cond: Value) -> Op:
         then = Region("then")
         op = Op("scf.if", [cond], [], {}, [then])
-        self.regions[-1].ops.append(op)
+        self.append(op)
         self.push_region(then)
         return op
 

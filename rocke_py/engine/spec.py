@@ -247,7 +247,7 @@ def wg_k_padded(spec: ConvSpec, p: ConvProblem, split_k: int) -> int:
 
 
 def unrolled_k_iters(spec: ConvSpec, p: ConvProblem) -> int:
-    """K iterations of an unrolled loop (basic, async): capped by MAX_UNROLLED_K_ITERS."""
+    """K iterations of an unrolled loop (unroll_k, basic, async): capped by MAX_UNROLLED_K_ITERS."""
     if spec.family == "fwd":
         return ceildiv(fwd_gemm(p)[2], spec.tile_k)
     s = max(spec.split_k, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from . import limits
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, has_mma
 from .problem import ConvProblem
 from .result import Rejected
@@ -269,8 +270,9 @@ def unroll_exclusive(c: Ctx) -> Optional[str]:
 
 
 def unroll_cap(c: Ctx) -> Optional[str]:
+    """Every fully unrolled K loop (unroll_k included: engine-contract §8.1)."""
     s = c.spec
-    if s.pipeline == "basic" or s.async_dma:
+    if s.unroll_k or s.pipeline == "basic" or s.async_dma:
         iters = unrolled_k_iters(s, c.problem)
         if iters > MAX_UNROLLED_K_ITERS:
             return f"the unrolled K loop would run {iters} iterations, more than {MAX_UNROLLED_K_ITERS}"
@@ -411,6 +413,14 @@ def async_arch_dwords(c: Ctx) -> Optional[str]:
                     f"the {tile.operand} tile would move {4 * dwords} (rows = {tile.rows}, cols = {tile.cols}, "
                     f"block_size = {s.block_size}, elem_bytes = {tile.elem_bytes}, contig_cols = {tile.contig_cols})")
     return None
+
+
+def int32_range(c: Ctx) -> Optional[str]:
+    return limits.int32_range(c.spec, c.problem)
+
+
+def kernel_size(c: Ctx) -> Optional[str]:
+    return limits.kernel_size(c.spec, c.problem, c.target)
 
 
 # ---- wgrad (reference §4.3) ----
@@ -629,9 +639,11 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
     ("WGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, wgrad_kouter_explicit_layout),
     ("WGRAD_FIELD_UNUSED", SPEC, field_unused),
+    ("CONV_INT32_RANGE", SPEC, int32_range),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
     ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
     ("WGRAD_KOUTER_FRAG_READS", BUILD, wgrad_kouter_frag_reads),
+    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
 DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
@@ -675,7 +687,9 @@ DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("DGRAD_WMMA_SUBSET", ARCH, dgrad_wmma_subset),
     ("DGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
     ("DGRAD_FIELD_UNUSED", SPEC, dgrad_field_unused),
+    ("CONV_INT32_RANGE", SPEC, int32_range),
     ("DGRAD_KOUTER_FRAG_READS", BUILD, dgrad_kouter_frag_reads),
+    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
 FWD_RULES: tuple[tuple[str, str, Check], ...] = (
@@ -702,8 +716,10 @@ FWD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
     ("FWD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
     ("FWD_FIELD_UNUSED", SPEC, field_unused),
+    ("CONV_INT32_RANGE", SPEC, int32_range),
     ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
     ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
+    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
 RULES = {"wgrad": WGRAD_RULES, "dgrad": DGRAD_RULES, "fwd": FWD_RULES}
