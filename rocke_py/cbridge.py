@@ -60,7 +60,3 @@ def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Re
 def implemented_modes() -> tuple[str, ...]:
     text = ffi.string(lib.rocke_implemented_modes()).decode("ascii")
     return tuple(m for m in text.split(",") if m)
-
-
-def version() -> str:
-    return ffi.string(lib.rocke_version()).decode("ascii")

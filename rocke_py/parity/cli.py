@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rocke_py.parity import golden as golden_mod
+from rocke_py.parity import golden_update
 from rocke_py.parity import lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.configs import RootNotFound, discover, find_root
@@ -24,7 +25,6 @@ from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target,
 from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_engines, text_bytes
 from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
-from rocke_py.parity.state import file_lock
 from rocke_py.parity.report import JunitUnavailable, failure_line, make_progress, render, write_json, write_junit
 from rocke_py.parity.runner import Interrupted, interrupts_raise
 
@@ -228,13 +228,11 @@ def _golden_check(run: GateRun) -> int:
 
 def _golden_update(run: GateRun) -> int:
     out = sys.stdout
-    blocking = [v for v in run.verdicts if not v.passed and (
-        v.status.value not in GOLDEN_STATUSES or (v.gap is not None and not v.gap_holds))]
-    if run.problems or blocking or not run.golden_ok:
+    if golden_update.refused(run):
         _record(run, run.verdicts)
         print("golden --update refused: nothing written. The run fails for reasons other than the manifest:",
               file=out)
-        for v in blocking:
+        for v in golden_update.blocking(run):
             print(failure_line(v), file=out)
         for prob in run.problems:
             print(f"FAIL run-level: {prob}", file=out)
@@ -244,47 +242,14 @@ def _golden_update(run: GateRun) -> int:
         print("golden --update: no job ran; nothing written", file=out)
         return EXIT_FAIL
     path = golden_mod.golden_path(run.root)
-    outputs = []
-    for v in run.verdicts:
-        if v.status.value not in GOLDEN_STATUSES and v.status not in (Status.IDENTICAL, Status.BOTH_REJECTED):
-            continue  # a known gap: nothing to record
-        r = v.result.py[0]
-        entry = (golden_mod.GoldenEntry.emitted(r.sha256, r.nbytes, v.kernel_name) if r.kind == "emitted"
-                 else golden_mod.GoldenEntry.rejected(r.code, r.message))
-        outputs.append(golden_mod.Output(v.job.config, v.job.key, entry, v.result.py_text))
-    existing = None
-    coverage = None
-    if not run.partial:
-        existing = {}
-        for v in run.verdicts:
-            existing.setdefault(v.job.config, set()).add(v.job.key)
-        for c in run.configs:
-            existing.setdefault(c.id, set())
-        coverage = golden_mod.Coverage(run.modes, run.flavors if "ll" in run.modes else ())
+    outputs = golden_update.recorded(run)
+    existing, coverage = golden_update.full_scope(run)
     cache = golden_mod.ObjectCache(run.root)
     try:
-        with file_lock(path.with_name(f".{path.name}.lock")):
-            # read-merge-write under the lock: a concurrent update that landed first is kept
-            if path.exists() and not (path.stat().st_mode & 0o222):
-                raise UsageError(f"{path.relative_to(run.root).as_posix()} is read-only: not replaced "
-                                 "(make it writable to update it)")
-            try:
-                current = golden_mod.load(path)
-            except golden_mod.GoldenError as e:
-                raise UsageError(str(e)) from None
-            new_manifest, changes = golden_mod.plan_update(current, outputs, existing, coverage, cache)
-            if changes or not current.exists:
-                golden_mod.write(path, new_manifest)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e}") from None
-    for o in outputs:
-        if o.text is not None:
-            try:
-                cache.put(o.entry.sha256, o.text)
-            except OSError:
-                pass
-    if not run.partial:
-        cache.prune({e.sha256 for outs in new_manifest.entries.values() for e in outs.values() if e.emits})
+        manifest, changes = golden_update.write_locked(path, outputs, existing, coverage, cache)
+    except golden_update.UpdateError as e:
+        raise UsageError(str(e)) from None
+    golden_update.remember_texts(run, outputs, manifest, cache)
     # what the gate would say now: the recorded outputs are no longer golden failures
     _record(run, [dataclasses.replace(v, status=Status.IDENTICAL if v.result.py[0].kind == "emitted"
                                       else Status.BOTH_REJECTED, passed=True)

@@ -72,13 +72,6 @@ def passes(status: object) -> bool:
     return isinstance(value, str) and value in PASSING
 
 
-def parse_status(text: str) -> Status | None:
-    try:
-        return Status(text)
-    except ValueError:
-        return None
-
-
 @dataclass(frozen=True)
 class Classified:
     status: Status

@@ -24,6 +24,8 @@ from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import (CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes,
                                      resolve_id)
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
+from rocke_py.parity.gate import Job, judge, verdict_splits
+from rocke_py.parity.known_gaps import evidence_toml
 from rocke_py.parity.runner import JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
@@ -133,10 +135,6 @@ def _load_context(root: Path | None, target: Target):
 
 def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, n_context: int, canonical: bool,
              engines: EngineSpec, out: TextIO, timeout: float = 60.0) -> int:
-    from rocke_py.parity.gate import Job, judge, verdict_splits
-    from rocke_py.parity.known_gaps import evidence_toml
-
-    p = lambda s="": print(s, file=out)  # noqa: E731
     target = resolve_target(root, ref)
     if flavor is not None and flavor not in FLAVORS:
         raise DiffUsageError(f"unknown flavor {flavor!r} (flavors: {', '.join(FLAVORS)})")
@@ -149,9 +147,6 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
 
 def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | None, flavor: str | None,
                   n_context: int, canonical: bool, out: TextIO, timeout: float) -> int:
-    from rocke_py.parity.gate import Job, judge, verdict_splits
-    from rocke_py.parity.known_gaps import evidence_toml
-
     p = lambda s="": print(s, file=out)  # noqa: E731
     info = pool.info
     assert info is not None
@@ -177,7 +172,7 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
     items = [WorkItem(j, target.data, j.mode, j.call_flavor) for j in (*jobs, *context)]
     ran = pool.run(items)
     results = {r.item.key: r for r in ran[:len(jobs)]}
-    stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}  # type: ignore[attr-defined]
+    stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}
     manifest, gaps, cache = _load_context(root, target)
     splits = verdict_splits(list(results.values()))
     verdicts = [judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None,

@@ -17,11 +17,11 @@ from typing import Protocol
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
-from rocke_py.parity.configs import Config, Discovery, changed_during_run, discover, resolve_id
+from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
                                      EngineRun, EngineSpec)
 from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
-from rocke_py.parity.known_gaps import KnownGap
+from rocke_py.parity.known_gaps import KnownGap, KnownGaps
 from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem
 
 _KERNEL_NAME_RE = re.compile(r"^kernel_name = (.*?)\r?$", re.MULTILINE)
@@ -262,20 +262,20 @@ def _verdict_text(v: tuple[str, ...]) -> str:
     return f"reject it {v[1]} ({msg})"
 
 
-def verdict_splits(results: list[JobResult]) -> dict[int, str]:
+def verdict_splits(results: list[JobResult[Job]]) -> dict[int, str]:
     """Jobs whose agreed verdict differs from their config's verdict in its first mode, with why.
 
     "One verdict per config": a config is emitted in every mode or rejected for the same code
     and message in every mode. The reference is the config's first job (spec → ir → ll, then
     flavors) on whose verdict both engines agree."""
-    by_config: dict[str, list[JobResult]] = {}
+    by_config: dict[str, list[JobResult[Job]]] = {}
     for r in results:
-        by_config.setdefault(r.item.key.config, []).append(r)  # type: ignore[attr-defined]
+        by_config.setdefault(r.item.key.config, []).append(r)
     out: dict[int, str] = {}
     order = {m: i for i, m in enumerate(MODES)}
     for rs in by_config.values():
-        rs = sorted(rs, key=lambda r: (order[r.item.key.mode], r.item.key.flavor))  # type: ignore[attr-defined]
-        ref: tuple[JobResult, tuple[str, ...]] | None = None
+        rs = sorted(rs, key=lambda r: (order[r.item.key.mode], r.item.key.flavor))
+        ref: tuple[JobResult[Job], tuple[str, ...]] | None = None
         for r in rs:
             v = agreed_verdict(r)
             if v is None:
@@ -283,8 +283,7 @@ def verdict_splits(results: list[JobResult]) -> dict[int, str]:
             if ref is None:
                 ref = (r, v)
             elif v != ref[1]:
-                rj: Job = ref[0].item.key  # type: ignore[assignment]
-                j: Job = r.item.key  # type: ignore[assignment]
+                rj, j = ref[0].item.key, r.item.key
                 out[id(r)] = (f"mode {j.mode}{'' if j.flavor == NO_FLAVOR else ' ' + j.flavor}: both engines "
                               f"{_verdict_text(v)}, but in mode {rj.mode}"
                               f"{'' if rj.flavor == NO_FLAVOR else ' ' + rj.flavor} they {_verdict_text(ref[1])}: "
@@ -322,8 +321,8 @@ def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
     return "neither engine matches golden"
 
 
-def judge(job: Job, res: JobResult, expect, manifest: Manifest | None, gaps, cache: ObjectCache | None,
-          kernel_name: str, timeout: float | None, split: str | None) -> Verdict:
+def judge(job: Job, res: JobResult[Job], expect: Expectation, manifest: Manifest | None, gaps: KnownGaps,
+          cache: ObjectCache | None, kernel_name: str, timeout: float | None, split: str | None) -> Verdict:
     """One job's verdict: classification, one verdict per config, golden manifest, known gaps.
 
     ``manifest`` is None when golden.json could not be read (a run-level failure already)."""
@@ -396,51 +395,63 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
     check_names(sel)
     disc = discover(root)
     run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc)
+    configs, gaps = load_inputs(run)
+    if configs:
+        jobs, results = run_jobs(run, configs, engines, workers, progress)
+        matched = judge_all(run, results, configs, gaps)
+        if sel.full:
+            check_unmatched_gaps(run, gaps, matched)
+            check_stale_golden(run, jobs)
+        # a config edited while its jobs ran: the verdicts are for the bytes read at the start
+        run.problems.extend(changed_during_run(configs, root))
+    run.wall_seconds = time.monotonic() - t0
+    return run
+
+
+def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
+    """The selected configs, the known gaps and the manifest; their problems are run-level failures."""
+    disc = run.discovery
+    assert disc is not None
+    sel = run.selection
     configs = select(disc, sel) if disc.configs else []
     run.configs = tuple(configs)
     fams = {c.family for c in configs}
-    run.problems.extend(p.message for p in disc.problems
-                        if sel.full or p.family is None or p.family in fams)
-    gaps = gaps_mod.load(root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
+    run.problems.extend(p.message for p in disc.problems if sel.full or p.family is None or p.family in fams)
+    gaps = gaps_mod.load(run.root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
     run.problems.extend(gaps.problems)
     try:
-        manifest = golden_mod.load(golden_mod.golden_path(root))
+        run.manifest = golden_mod.load(golden_mod.golden_path(run.root))
     except GoldenError as e:
         run.problems.append(str(e))
-        manifest = Manifest({}, exists=False)
+        run.manifest = Manifest({}, exists=False)
         run.golden_ok = False
-    run.manifest = manifest
-    if not configs:
-        run.wall_seconds = time.monotonic() - t0
-        return run
+    return configs, gaps
 
-    flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
-    run.flavors = flavors
-    most = len(configs) * (len(FLAVORLESS_MODES) + len(flavors))  # an upper bound on the number of jobs
+
+def run_jobs(run: GateRun, configs: list[Config], engines: EngineSpec, workers: int | None,
+             progress: Progress | None) -> tuple[list[Job], list[JobResult[Job]]]:
+    """Every job of the selection through the worker pool (both engines, twice)."""
+    sel = run.selection
+    run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
+    most = len(configs) * (len(FLAVORLESS_MODES) + len(run.flavors))  # an upper bound on the number of jobs
     try:
-        pool = Pool(engines, min(workers or os.cpu_count() or 1, most), timeout).__enter__()
+        pool = Pool(engines, min(workers or os.cpu_count() or 1, most), run.timeout).start()
     except EngineLoadError as e:
         run.problems.append(str(e))
-        run.wall_seconds = time.monotonic() - t0
-        return run
+        return [], []
     try:
         assert pool.info is not None
         run.info = pool.info
-        modes, notes = run_modes(pool.info, sel)
-        run.modes = modes
+        run.modes, notes = run_modes(pool.info, sel)
         run.notes.extend(notes)
-        check_coverage(run, pool.info, manifest if run.golden_ok else None)
-        jobs = build_jobs(configs, modes, flavors)
+        check_coverage(run, pool.info, run.manifest if run.golden_ok else None)
+        jobs = build_jobs(configs, run.modes, run.flavors)
         by_id = {c.id: c for c in configs}
         items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
         if progress is not None:
             progress.start(len(items))
-
-        def on_result(res: JobResult) -> None:
-            if progress is not None:
-                progress.advance(res.item.key.label())  # type: ignore[attr-defined]
         try:
-            results = pool.run(items, on_result)
+            results = pool.run(items, (lambda r: progress.advance(r.item.key.label())) if progress else None)
         except EngineLoadError as e:
             run.problems.append(str(e))
             results = []
@@ -451,47 +462,55 @@ def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = Eng
             run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
     finally:
         pool.close()
+    return jobs, results
 
-    cache = ObjectCache(root)
-    spec_names = {r.item.key.config: kernel_name_of(r.py_text)  # type: ignore[attr-defined]
-                  for r in results if r.item.key.mode == "spec"}  # type: ignore[attr-defined]
+
+def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config], gaps: KnownGaps) -> set[int]:
+    """A verdict for every result; returns the indexes of the known gaps that matched a job."""
+    manifest = run.manifest if run.golden_ok else None
+    expect = {c.id: c.expect for c in configs}
+    cache = ObjectCache(run.root)
+    spec_names = {r.item.key.config: kernel_name_of(r.py_text) for r in results if r.item.key.mode == "spec"}
     splits = verdict_splits(results)
     matched: set[int] = set()
     for res in results:
-        job: Job = res.item.key  # type: ignore[assignment]
+        job = res.item.key
         kname = spec_names.get(job.config) or ""
-        if not kname:
+        if not kname and manifest is not None:
             prev = manifest.get(job.config, "spec")
             kname = prev.kernel_name if prev is not None else ""
-        v = judge(job, res, by_id[job.config].expect, manifest if run.golden_ok else None, gaps, cache, kname,
-                  timeout, splits.get(id(res)))
+        v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, splits.get(id(res)))
         if v.gap is not None:
             matched.add(v.gap.index)
         run.verdicts.append(v)
+    return matched
 
-    if sel.full:
-        for g in gaps.gaps:
-            if g.index not in matched:
-                hint = ""
-                if g.mode not in run.modes:
-                    hint = f" (mode {g.mode} is not run: both engines implement {', '.join(run.modes) or 'nothing'})"
-                run.problems.append(f"{g.label()} matches no job of this full run{hint}: "
-                                    "known gap no longer holds: update known_gaps.toml")
-        if run.golden_ok:
-            keys: dict[str, set[str]] = {}
-            for j in jobs:
-                keys.setdefault(j.config, set()).add(j.key)
-            all_ids = disc.by_id()
-            for cfg_id in sorted(manifest.entries):
-                if cfg_id not in all_ids:
-                    run.stale_golden.append(f"golden.json has entries for {cfg_id}, which no longer exists: "
-                                            "rocke-parity golden --update")
-                    continue
-                extra = sorted(set(manifest.entries[cfg_id]) - keys.get(cfg_id, set()))
-                if extra:
-                    run.stale_golden.append(f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
-                                            "does not run: rocke-parity golden --update")
-    # a config edited while its jobs ran: the verdicts are for the bytes read at the start
-    run.problems.extend(changed_during_run(configs, root))
-    run.wall_seconds = time.monotonic() - t0
-    return run
+
+def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int]) -> None:
+    """On a full run, a known gap that matched no job fails the run."""
+    for g in gaps.gaps:
+        if g.index not in matched:
+            hint = ""
+            if g.mode not in run.modes:
+                hint = f" (mode {g.mode} is not run: both engines implement {', '.join(run.modes) or 'nothing'})"
+            run.problems.append(f"{g.label()} matches no job of this full run{hint}: "
+                                "known gap no longer holds: update known_gaps.toml")
+
+
+def check_stale_golden(run: GateRun, jobs: list[Job]) -> None:
+    """On a full run, golden entries of configs or jobs that no longer exist (golden --update removes them)."""
+    if not run.golden_ok or run.manifest is None or run.discovery is None:
+        return
+    keys: dict[str, set[str]] = {}
+    for j in jobs:
+        keys.setdefault(j.config, set()).add(j.key)
+    all_ids = run.discovery.by_id()
+    for cfg_id in sorted(run.manifest.entries):
+        if cfg_id not in all_ids:
+            run.stale_golden.append(f"golden.json has entries for {cfg_id}, which no longer exists: "
+                                    "rocke-parity golden --update")
+            continue
+        extra = sorted(set(run.manifest.entries[cfg_id]) - keys.get(cfg_id, set()))
+        if extra:
+            run.stale_golden.append(f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
+                                    "does not run: rocke-parity golden --update")

@@ -48,11 +48,11 @@ from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 from rocke_py.parity._toml import tomllib
-from rocke_py.parity.compare import Classified, Status, classify, passes
+from rocke_py.parity.compare import Status, classify, passes
 from rocke_py.parity.configs import (CONFIG_DIR, NEGATIVE_FROM, Config, Discovery, Expectation, config_id, discover,
                                      parse_parity_table, resolve_id)
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec
-from rocke_py.parity.gate import UsageError, build_jobs
+from rocke_py.parity.gate import Job, UsageError, build_jobs
 from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem
 from rocke_py.parity.state import state_dir
 
@@ -543,7 +543,7 @@ def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Set
     return text
 
 
-def _run(pool: Pool, source: Config, data: bytes) -> list[JobResult]:
+def _run(pool: Pool, source: Config, data: bytes) -> list[JobResult[Job]]:
     assert pool.info is not None
     modes = pool.info.common_modes
     if not modes:
@@ -552,9 +552,9 @@ def _run(pool: Pool, source: Config, data: bytes) -> list[JobResult]:
     return pool.run([WorkItem(j, data, j.mode, j.call_flavor) for j in jobs])
 
 
-def _where(res: JobResult) -> str:
+def _where(res: JobResult[Job]) -> str:
     job = res.item.key
-    return f"{job.mode} {job.flavor}"  # type: ignore[attr-defined]
+    return f"{job.mode} {job.flavor}"
 
 
 def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str | None, expect_text: str | None,

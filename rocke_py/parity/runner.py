@@ -38,7 +38,7 @@ from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Generic, Iterator, Sequence, TypeVar
 
 from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_engines
 
@@ -139,9 +139,12 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+K = TypeVar("K")
+
+
 @dataclass(frozen=True)
-class WorkItem:
-    key: object  # opaque to the runner (the gate uses its Job)
+class WorkItem(Generic[K]):
+    key: K  # opaque to the runner (the gate and diff use their Job)
     data: bytes
     mode: str
     call_flavor: str  # the flavor passed to the engines (always a real flavor)
@@ -182,8 +185,8 @@ class Death:
 
 
 @dataclass(frozen=True)
-class JobResult:
-    item: WorkItem
+class JobResult(Generic[K]):
+    item: WorkItem[K]
     py: tuple[EngineRun, ...] = ()
     c: tuple[EngineRun, ...] = ()
     py_text: str | None = None  # first run's emitted text
@@ -314,6 +317,10 @@ class Pool:
 
     # -- lifecycle
     def __enter__(self) -> Pool:
+        return self.start()
+
+    def start(self) -> Pool:
+        """Start the workers and wait until one has loaded the engines (``info`` is then set)."""
         try:
             for _ in range(self.size):
                 self._spawn()
@@ -403,9 +410,9 @@ class Pool:
             return None
 
     # -- running
-    def run(self, items: Sequence[WorkItem],
-            on_result: Callable[[JobResult], None] | None = None) -> list[JobResult]:
-        results: list[JobResult | None] = [None] * len(items)
+    def run(self, items: Sequence[WorkItem[K]],
+            on_result: Callable[[JobResult[K]], None] | None = None) -> list[JobResult[K]]:
+        results: list[JobResult[K] | None] = [None] * len(items)
         try:
             self._run(items, on_result, results)
         except BaseException as e:
@@ -415,8 +422,8 @@ class Pool:
             raise
         return [r for r in results if r is not None]
 
-    def _run(self, items: Sequence[WorkItem], on_result: Callable[[JobResult], None] | None,
-             results: list[JobResult | None]) -> None:
+    def _run(self, items: Sequence[WorkItem[K]], on_result: Callable[[JobResult[K]], None] | None,
+             results: list[JobResult[K] | None]) -> None:
         pending: deque[int] = deque(range(len(items)))
         done = 0
         startup_deaths = 0
@@ -507,11 +514,3 @@ class Pool:
                     w.kill()
                     finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None)))
                     replace(w)
-
-
-def run_items(items: Sequence[WorkItem], spec: EngineSpec, size: int | None = None, timeout: float = 60.0,
-              on_result: Callable[[JobResult], None] | None = None) -> tuple[EngineInfo, list[JobResult]]:
-    """Convenience: start a pool, run ``items``, stop the pool."""
-    with Pool(spec, size, timeout) as pool:
-        assert pool.info is not None
-        return pool.info, pool.run(items, on_result)
