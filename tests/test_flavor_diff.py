@@ -1,5 +1,5 @@
-"""The three LLVM flavors of every emitting config differ only where llvm-ir.md §3 says:
-llvm22 -> llvm23 the datalayout line alone; llvm20 -> llvm22 the datalayout, the
+"""The three LLVM flavors of every emitting config differ only where docs/reference/llvm-ir.md §3
+says: llvm22 -> llvm23 the datalayout line alone; llvm20 -> llvm22 the datalayout, the
 make.buffer.rsrc declaration and calls (with llvm22's zext of the byte count), and the
 pointer params' `nocapture` -> `captures(none)` on the define line."""
 from __future__ import annotations

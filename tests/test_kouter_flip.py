@@ -1,11 +1,11 @@
 """Flipping only lds_k_outer changes the LDS layout and the fragment feed, nothing else.
 
 For each K-outer config whose M-outer twin is valid, both kernels' `ir` texts are reduced
-the same way: the ops reference §7 says change (tile allocations, LDS stores, fragment
-reads and their joins) are dropped, then every pure op left without a use (the lane
-arithmetic that only addressed them), then the names are renumbered in first-definition
-order with dropped values shown as `%lds`. What is left — global loads, descriptors, MMAs,
-epilogue — must be identical, and the dropped parts must really differ."""
+the same way: the ops docs/reference/conv-semantics.md §7 says change (tile allocations, LDS
+stores, fragment reads and their joins) are dropped, then every pure op left without a use
+(the lane arithmetic that only addressed them), then the names are renumbered in
+first-definition order with dropped values shown as `%lds`. What is left — global loads,
+descriptors, MMAs, epilogue — must be identical, and the dropped parts must really differ."""
 from __future__ import annotations
 
 import re

@@ -196,7 +196,7 @@ ASYNC_ISA = {"gfx942": "buffer_load_dword", "gfx950": "buffer_load_dwordx4"}
 @pytest.mark.parametrize("flavor", ("llvm22", "llvm23"))
 @pytest.mark.parametrize("arch", ARCHS)
 def test_all_ops_compile(arch: str, flavor: str) -> None:
-    # llvm20's make.buffer.rsrc.p1 (i32 size) is refused by LLVM 22 (toolchain.md §4).
+    # llvm20's make.buffer.rsrc.p1 (i32 size) is refused by LLVM 22 (docs/reference/toolchain.md §4).
     text = lower_kernel(all_ops_kernel(arch), arch, flavor)
     asm = compiled(text, arch)
     have = mnemonics(asm)

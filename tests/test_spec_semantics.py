@@ -1,5 +1,5 @@
 """Spec-layer semantics checked in both engines against numbers taken from the reference
-(conv-semantics.md), not from either engine's output."""
+(docs/reference/conv-semantics.md), not from either engine's output."""
 from __future__ import annotations
 
 import pytest
@@ -25,7 +25,7 @@ def test_reference_name_cshuffle_pad8():
 
 
 def test_resolved_split_k_names_concrete_degree():
-    # §10.1: base_grid = ceil(64/64)*ceil(576/64) = 9; floor(2*256/9) = 56 on gfx950.
+    # conv-semantics §10.1: base_grid = ceil(64/64)*ceil(576/64) = 9; floor(2*256/9) = 56 on gfx950.
     s = spec_lines(config_text("wgrad", split_k=-1, epilogue="cshuffle"))
     assert s["split_k"] == "56" and s["split_k_requested"] == "-1"
     assert s["kernel_name"].endswith("_spk56") and "spkauto" not in s["kernel_name"]
@@ -62,7 +62,7 @@ def test_dgrad_k_outer_deduction_needs_even_cpg(C, expected):
 
 
 def test_k_outer_lds_charge_exceeds_m_outer_when_tile_k_exceeds_tile_mn():
-    # §9.2: at 32x32x64, K-outer (64, 40) vs M-outer (32, 72) per operand: 1 KB more in all.
+    # conv-semantics §9.2: at 32x32x64, K-outer (64, 40) vs M-outer (32, 72) per operand: 1 KB more in all.
     common = dict(tile_m=32, tile_n=32, tile_k=64, warp_m=1, warp_n=1)
     outer = spec_lines(config_text("wgrad", lds_k_outer=True, **common))
     inner = spec_lines(config_text("wgrad", lds_k_outer=False, **common))
@@ -86,7 +86,7 @@ def test_dgrad_budget_aliases_cshuffle_staging():
 
 @pytest.mark.parametrize("C,dwords", [(64, "4"), (12, "1")], ids=["C64", "C12"])
 def test_fwd_async_contiguous_run_guard(C, dwords):
-    # §8: C = 12 rules out 8-element (12 % 8) and 6-element (128 % 6) chunks: 2 elements.
+    # conv-semantics §8: C = 12 rules out 8-element (12 % 8) and 6-element (128 % 6) chunks: 2 elements.
     s = spec_lines(config_text("fwd", problem={"C": C}, async_dma=True))
     assert s["async_dwords_a"] == s["async_dwords_b"] == dwords
 

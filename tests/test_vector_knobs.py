@@ -1,12 +1,12 @@
 """No knob is accepted and then ignored (docs/engine-contract.md §6.1).
 
-vector_size_a, _b and _c are caps on the load and store widths (reference §3.1). For each
-knob, on bases of every family (and the dgrad cases that force a width: split-K, a stride,
-the default epilogue), each value either is rejected, in every mode, or gives an IR of its
-own: two accepted values never build the same kernel. The accepted values are exactly the
-powers of two within the cap that divide the operand's stride-1 run. Then every other spec
-field: set to a value other than its default, it changes the kernel or is rejected. Both
-engines, which must agree (tests/engines.py)."""
+vector_size_a, _b and _c are caps on the load and store widths
+(docs/reference/conv-semantics.md §3.1). For each knob, on bases of every family (and the dgrad
+cases that force a width: split-K, a stride, the default epilogue), each value either is
+rejected, in every mode, or gives an IR of its own: two accepted values never build the same
+kernel. The accepted values are exactly the powers of two within the cap that divide the
+operand's stride-1 run. Then every other spec field: set to a value other than its default, it
+changes the kernel or is rejected. Both engines, which must agree (tests/engines.py)."""
 from __future__ import annotations
 
 import pytest
@@ -104,7 +104,7 @@ def test_load_width_along_k_fits_the_tile(family: str, tile_k: int) -> None:
         assert all("n = i:4" not in line for line in loads)   # dgrad's B runs along mn: 4 is fine
 
 
-# One non-default value per spec field (reference §3.1, §11). Every one must change the IR of
+# One non-default value per spec field (conv-semantics §3.1, §11). Every one must change the IR of
 # the family's baseline or be rejected, in every mode.
 FIELD_VALUES = {
     "name": "kx", "dtype_a": "bf16", "dtype_b": "bf16", "dtype_d": "fp32", "tile_m": 128, "tile_n": 128,
@@ -129,7 +129,7 @@ FIELD_BASES = [
 ]
 # Fields whose reference meaning is conditional, so that on a baseline they change nothing.
 CONDITIONAL = {
-    # promoted to two-stage only when split_k > 1 (§4.1); at split_k = 1 the kernel is deterministic
+    # promoted to two-stage only when split_k > 1 (conv-semantics §4.1); at split_k = 1 the kernel is deterministic
     "force_deterministic": lambda spec: True,
     # the XCD step applies only when the grid is a multiple of num_xcds*chunk (docs/kernels.md §3);
     # the baseline's 9-tile grid is not

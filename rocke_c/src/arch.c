@@ -1,7 +1,8 @@
 /* arch.c: target data of the five archs: wave size, LDS capacity, CU count, MMA table.
  *
- * Twin of rocke_py/engine/arch.py: one table, the same rows (reference: llvm-ir.md §14,
- * conv-semantics.md §3.2 and §10.1). Everything here is static const: no mutable state. */
+ * Twin of rocke_py/engine/arch.py: one table, the same rows (docs/reference/llvm-ir.md §14,
+ * docs/reference/conv-semantics.md §3.2 and §10.1). Everything here is static const: no
+ * mutable state. */
 #include <stddef.h>
 #include <string.h>
 #include "internal.h"
@@ -23,7 +24,7 @@ static const rk_mma rk_mfma_gfx950[] = {
 static const rk_mma rk_wmma_rdna[] = {{"fp16", 16, 16, 16}, {"bf16", 16, 16, 16}};
 static const rk_mma rk_wmma_gfx1250[] = {{"fp16", 16, 16, 32}, {"bf16", 16, 16, 32}, {"fp32", 16, 16, 4}};
 
-/* The last column: the widest direct global->LDS load per lane, in dwords (llvm-ir.md §12.5). */
+/* The last column: the widest direct global->LDS load per lane, in dwords (llvm-ir §12.5). */
 static const rk_target rk_targets[RK_N_ARCHS] = {
     {"gfx942", 64, 65536, 1024, 304, 1, 0, rk_mfma_gfx942, RK_COUNT(rk_mfma_gfx942), 1},
     {"gfx950", 64, 163840, 1024, 256, 1, 0, rk_mfma_gfx950, RK_COUNT(rk_mfma_gfx950), 4},
@@ -32,7 +33,7 @@ static const rk_target rk_targets[RK_N_ARCHS] = {
     {"gfx1250", 32, 163840, 1024, 256, 0, 0, rk_wmma_gfx1250, RK_COUNT(rk_wmma_gfx1250), 0},
 };
 
-/* The archs that have a transpose read, and the wave size of each regime (reference §5).
+/* The archs that have a transpose read, and the wave size of each regime (conv-semantics §5).
  * Python keeps this as the dict LDS_K_OUTER_ARCH_WAVE; 0 plays the part of a missing key. */
 long long rk_lds_k_outer_arch_wave(const char *arch)
 {
@@ -66,7 +67,7 @@ int rk_has_mma(const rk_target *t, const char *dtype_a, const char *dtype_b, lon
     return 0;
 }
 
-/* A/B elements per lane for one atom side (reference §3.2). */
+/* A/B elements per lane for one atom side (conv-semantics §3.2). */
 long long rk_frag_len(const rk_target *t, long long edge, long long warp_tile_k, long long wave_size)
 {
     if (t->is_gfx11)

@@ -3,7 +3,7 @@
  * build_dgrad,build}.py, function for function in the same order.
  *
  * Values are created in the order of the Python statements: every temporary is named, and
- * no argument list holds two value-creating calls (reference/llvm-ir.md §6). Everything
+ * no argument list holds two value-creating calls (docs/reference/llvm-ir.md §6). Everything
  * lives in the call's arena. A failure (the builder's, or a build check's) is sticky, like
  * the builder's own: once kc->error is set the stages keep going on NULL values without
  * reading them, and rk_build_build_kernel reports the first failure as an internal error. */
@@ -30,7 +30,7 @@ typedef struct rk_tile_operand {
     long long mn;        /* the tile's free extent (tile_m or tile_n) */
     long long vec;       /* global load width in elements */
     int axis_col;        /* axis "col": the vector runs along k; 0: "row", along mn */
-    int k_outer;         /* stored T[k][mn] (reference §7.2) instead of T[mn][k] */
+    int k_outer;         /* stored T[k][mn] (docs/reference/conv-semantics.md §7.2) instead of T[mn][k] */
 } rk_tile_operand;
 
 typedef struct rk_build_param {
@@ -89,7 +89,7 @@ typedef struct rk_wave_tile {
     long long mfmas_m, mfmas_n;
 } rk_wave_tile;
 
-/* The two wave64 transpose-read lane constants (reference §7.4), made once per kernel. */
+/* The two wave64 transpose-read lane constants (conv-semantics §7.4), made once per kernel. */
 typedef struct rk_tr_lanes {
     rk_val mod4;     /* (lane % 4) * 4 */
     rk_val grp16;    /* (lane % 16) / 4 */

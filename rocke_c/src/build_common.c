@@ -6,7 +6,7 @@
  *
  * Twin of rocke_py/engine/build_common.py, function for function in the same order. Values
  * are created in the order of the Python statements; every temporary is named, so no
- * argument list holds two value-creating calls (reference/llvm-ir.md §6). Python lists are
+ * argument list holds two value-creating calls (docs/reference/llvm-ir.md §6). Python lists are
  * arena arrays. Once the build has failed (kc->error or the builder's sticky failure) the
  * values are NULL: the code below never reads a value's fields without checking it. */
 #include <string.h>
@@ -284,7 +284,7 @@ void rk_build_common_make_rsrcs(rk_kc *kc, const char *const names[3], int with_
                                            rk_build_common_bytes_param(kc, names[2]));
 }
 
-/* ---- the input tensor's im2col view (fwd A, wgrad B; reference §2.2, §11) ---- */
+/* ---- the input tensor's im2col view (fwd A, wgrad B; docs/reference/conv-semantics.md §2.2, §11) ---- */
 
 /* group * per_group, or NULL for an ungrouped problem. */
 rk_val rk_build_common_group_base(rk_kc *kc, long long per_group)
@@ -541,7 +541,7 @@ void rk_build_common_store_tile(rk_kc *kc, const rk_tile_operand *t, rk_val tile
 
 static int rk_build_common_kind(const rk_kc *kc, const char *kind) { return strcmp(kc->atom.kind, kind) == 0; }
 
-/* conv-semantics.md §13: the mn lane and first k of a lane's A (or B) fragment. */
+/* conv-semantics §13: the mn lane and first k of a lane's A (or B) fragment. */
 rk_frag_lanes rk_build_common_frag_lanes(rk_kc *kc, long long edge)
 {
     const rk_atom *a = &kc->atom;
@@ -618,7 +618,7 @@ rk_side_plan rk_build_common_m_outer_side(rk_kc *kc, rk_val wave_mn, long long e
     return rk_build_common_side(kc, base, edge, count, lanes.k, 0, 1);
 }
 
-/* The transpose-read lane map of reference §7.4: wave64 ds_read_tr16_b64, wave32 b128. */
+/* The transpose-read lane map of conv-semantics §7.4: wave64 ds_read_tr16_b64, wave32 b128. */
 rk_side_plan rk_build_common_k_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long long count,
                                           const rk_tr_lanes *tr)
 {
@@ -853,7 +853,7 @@ rk_accs rk_build_common_k_loop_runtime(rk_kc *kc, const rk_operands *ops, const 
     return out;
 }
 
-/* unroll_k: the K steps unrolled; ping-pong over two tile pairs unless compv4 (§9.1). */
+/* unroll_k: the K steps unrolled; ping-pong over two tile pairs unless compv4 (conv-semantics §9.1). */
 rk_accs rk_build_common_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
                                         const rk_frag_plan *plan, long long k_iters)
 {
@@ -894,7 +894,7 @@ rk_accs rk_build_common_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const
     return accs;
 }
 
-/* pipeline basic: one tile pair; step i+1's global reads overlap step i's MMA (§9.1). */
+/* pipeline basic: one tile pair; step i+1's global reads overlap step i's MMA (conv-semantics §9.1). */
 rk_accs rk_build_common_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
                                      const rk_frag_plan *plan, long long k_iters)
 {
@@ -930,7 +930,7 @@ rk_accs rk_build_common_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk
     return accs;
 }
 
-/* ---- the direct global->LDS loader (AsyncTileLoader, reference §8) ---- */
+/* ---- the direct global->LDS loader (AsyncTileLoader, conv-semantics §8) ---- */
 
 rk_async_plan rk_build_common_async_plan(rk_kc *kc, const rk_tile_operand *t, int index)
 {
@@ -995,7 +995,7 @@ static void rk_build_common_async_step(rk_kc *kc, const rk_operands *ops, const 
     rk_build_common_async_issue(kc, &ops->tb, pb, kc->rsrc_b, buf->base_b, ops->b_mn0, k0, ops->desc_b);
 }
 
-/* async_dma: ping-pong over two tile pairs, prefetch depth 1 (reference §9.1). */
+/* async_dma: ping-pong over two tile pairs, prefetch depth 1 (conv-semantics §9.1). */
 rk_accs rk_build_common_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
                                      const rk_frag_plan *plan, long long k_iters)
 {
@@ -1038,7 +1038,7 @@ rk_accs rk_build_common_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk
 
 /* ---- epilogues ---- */
 
-/* bias, scale, relu, clamp on an f32 accumulator value (reference §1.4), in that order. */
+/* bias, scale, relu, clamp on an f32 accumulator value (conv-semantics §1.4), in that order. */
 rk_val rk_build_common_acc_epilogue(rk_kc *kc, rk_val v)
 {
     rk_builder *b = rk_build_common_b(kc);
@@ -1072,7 +1072,7 @@ rk_val rk_build_common_to_d(rk_kc *kc, rk_val v)
     return strcmp(d, "f32") == 0 ? v : rk_b_fptrunc(&kc->b, v, d);
 }
 
-/* The lane-independent part of accumulator slot r's row (conv-semantics.md §13). */
+/* The lane-independent part of accumulator slot r's row (conv-semantics §13). */
 long long rk_build_common_c_row_of_slot(rk_kc *kc, long long r)
 {
     const rk_atom *a = &kc->atom;
@@ -1224,7 +1224,7 @@ void rk_build_common_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_w
     }
 }
 
-/* Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (reference §10.1). */
+/* Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1). */
 void rk_build_common_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
                                        rk_desc_fn desc_d, long long vec_c, int exclusive)
 {

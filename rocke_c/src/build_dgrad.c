@@ -1,6 +1,6 @@
-/* build_dgrad.c: backward data: one kernel over the tilde sub-GEMMs of reference
- * §2.4-§2.5. Each CTA finds its record by a binary search of block_start; A = dY, B = W,
- * D = dX through the record.
+/* build_dgrad.c: backward data: one kernel over the tilde sub-GEMMs of
+ * docs/reference/conv-semantics.md §2.4-§2.5. Each CTA finds its record by a binary search of
+ * block_start; A = dY, B = W, D = dX through the record.
  *
  * Twin of rocke_py/engine/build_dgrad.py, function for function in the same order. The
  * record's values are kc->record, indexed like rk_sub_gemm_fields (Python's kc.record
@@ -155,7 +155,7 @@ static void rk_build_dgrad_split_m(rk_kc *kc, rk_val m, rk_val out[3])
     out[2] = rk_b_mod(b, rest, rk_build_dgrad_r(kc, "w_slice"));
 }
 
-/* k_sub -> (k_out, ydot, xdot), k_out innermost (reference §2.3). */
+/* k_sub -> (k_out, ydot, xdot), k_out innermost (conv-semantics §2.3). */
 static void rk_build_dgrad_split_k(rk_kc *kc, rk_val k, rk_val out[3])
 {
     rk_builder *b = &kc->b;

@@ -1,5 +1,5 @@
 /* build_fwd.c: forward convolution: A = X (NHWC, im2col), B = W (KYXC), D = Y (NHWK)
- * (reference §11).
+ * (docs/reference/conv-semantics.md §11).
  *
  * Twin of rocke_py/engine/build_fwd.py, function for function in the same order. */
 #include "build.h"

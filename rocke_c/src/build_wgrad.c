@@ -1,6 +1,6 @@
 /* build_wgrad.c: backward weight: A = dY (NHWK), B = X (NHWC, im2col with m := k_wg),
- * D = dW (K[Z]YXC), reduction over N*[Do*]Ho*Wo, split-K over blockIdx.z (reference §2.2,
- * §10.1).
+ * D = dW (K[Z]YXC), reduction over N*[Do*]Ho*Wo, split-K over blockIdx.z
+ * (docs/reference/conv-semantics.md §2.2, §10.1).
  *
  * Twin of rocke_py/engine/build_wgrad.py, function for function in the same order. */
 #include "build.h"

@@ -1,5 +1,5 @@
 /* lower.h: mode `ll` (lower_ll.c), the twin of rocke_py/engine/lower_ll.py. The format is
- * ../shared/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. */
+ * docs/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. */
 #ifndef ROCKE_LOWER_H
 #define ROCKE_LOWER_H
 
@@ -15,7 +15,7 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
                     rk_arena *arena, rk_buf *out, rk_error *err);
 
 /* Python's f32_literal: "0x" and 16 uppercase hex digits of the double holding value rounded
- * to f32 (llvm-ir.md §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */
+ * to f32 (llvm-ir §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */
 int rk_lower_f32_literal(double value, char out[19]);
 
 #endif

@@ -1,7 +1,7 @@
 /* lower_ll.c: mode `ll`: lower a kernel (docs/ir.md) to one AMDGPU LLVM IR module.
  *
  * Twin of rocke_py/engine/lower_ll.py, function for function in the same order. The format
- * is ../shared/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. The
+ * is docs/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. The
  * program is a set of fixed tables (flavors, backends, declarations, MMA atoms, op
  * handlers), transcribed row for row, and one handler per op.
  *
@@ -26,7 +26,7 @@
 
 #define TRIPLE "amdgcn-amd-amdhsa"
 
-/* ---- flavors (llvm-ir.md §3) ---- */
+/* ---- flavors (llvm-ir §3) ---- */
 
 #define DL_LLVM20 \
     "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128" \
@@ -56,7 +56,7 @@ static const rk_ll_flavor rk_ll_flavors[] = {
 };
 #define RK_LL_N_FLAVORS ((int)(sizeof rk_ll_flavors / sizeof rk_ll_flavors[0]))
 
-/* ---- backends (llvm-ir.md §12.1, §12.6, §14) ---- */
+/* ---- backends (llvm-ir §12.1, §12.6, §14) ---- */
 
 enum { WAIT_GFX9, WAIT_GFX11, WAIT_SPLIT };  /* gfx9 / gfx11 s_waitcnt; gfx1250 split counters */
 enum { TR_NONE, TR_B64, TR_B128 };           /* gfx950 ds.read.tr16.b64; gfx1250 ds.load.tr16.b128 */
@@ -87,7 +87,7 @@ static const rk_ll_backend rk_ll_backends[] = {
 #define GFX11_EXPCNT_MAX 7LL
 #define GFX11_LGKMCNT_MAX 63LL
 
-/* ---- the declaration table (llvm-ir.md §2.5): printed in this order, only the rows used ----
+/* ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
  * (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the
  * llvm22 column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else
  * base. */
@@ -201,7 +201,7 @@ static const rk_ll_decl rk_ll_decls[] = {
 };
 #define RK_LL_N_DECLS ((int)(sizeof rk_ll_decls / sizeof rk_ll_decls[0]))
 
-/* ---- MMA atoms (llvm-ir.md §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
+/* ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
 
 enum {
     FORM_MFMA,  /* (a, b, c, i32 0, i32 0, i32 0) */
@@ -266,7 +266,7 @@ static const rk_ll_mma_row *rk_ll_mma_row_for(const char *op_id)
     return NULL;
 }
 
-/* ---- buffer access widths (llvm-ir.md §12.5): bytes -> intrinsic suffix and integer type ---- */
+/* ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ---- */
 
 typedef struct rk_ll_width {
     long long bytes;
@@ -282,7 +282,7 @@ static const rk_ll_width rk_ll_buffer_widths[] = {
     {16, "v4i32", "<4 x i32>", "raw.ptr.buffer.load.v4i32", "raw.ptr.buffer.store.v4i32", "blv4i32", "bsv4i32"},
 };
 
-/* ---- types (llvm-ir.md §4) ---- */
+/* ---- types (llvm-ir §4) ---- */
 
 typedef struct rk_ll_scalar {
     const char *ir, *llvm;
@@ -301,7 +301,7 @@ static const rk_ll_scalar rk_ll_scalar_types[] = {
 
 static const char rk_ll_hex[] = "0123456789ABCDEF";
 
-/* ---- the LDS pool (llvm-ir.md §11) ---- */
+/* ---- the LDS pool (llvm-ir §11) ---- */
 
 typedef struct rk_ll_alloc {
     const char *name;   /* the smem_alloc result name */
@@ -1989,7 +1989,7 @@ static int rk_ll_lower_async_buffer_load_lds(rk_lowerer *lw, const rk_ir_op *op)
                       "i32 0, i32 0, i32 $d)", r, ptr3, dwords * 4, off, aux);
 }
 
-/* -1 (no wait) and anything above the limit give the limit (llvm-ir.md §12.6). */
+/* -1 (no wait) and anything above the limit give the limit (llvm-ir §12.6). */
 static long long rk_ll_clamp_count(long long n, long long limit)
 {
     if (n < 0 || n > limit)
@@ -2413,7 +2413,7 @@ static int rk_ll_lower_s_setprio(rk_lowerer *lw, const rk_ir_op *op)
     return rk_ll_emit(lw, "call void @llvm.amdgcn.s.setprio(i16 $d)", prio);
 }
 
-/* ---- control (§4.7, llvm-ir.md §10) ---- */
+/* ---- control (§4.7, llvm-ir §10) ---- */
 
 typedef struct rk_ll_carried {
     const char *name, *type;

@@ -2,8 +2,9 @@
  * accumulator lengths.
  *
  * Twin of rocke_py/engine/mma_atoms.py, function for function. Lane layouts are
- * conv-semantics.md §13; the op_ids are docs/ir.md §4.5. An atom is a plain value (its op_id
- * is held inline), so nothing here allocates except the type names of rk_mma_atom_types. */
+ * docs/reference/conv-semantics.md §13; the op_ids are docs/ir.md §4.5. An atom is a plain
+ * value (its op_id is held inline), so nothing here allocates except the type names of
+ * rk_mma_atom_types. */
 #include <stdio.h>
 #include <string.h>
 #include "ir.h"

@@ -1,9 +1,9 @@
 /* problem.c: ConvProblem, its derived sizes, short(), and dgrad's tilde sub-GEMMs.
  *
- * Twin of rocke_py/engine/problem.py, function for function in the same order (reference:
- * conv-semantics.md §1, §2.4). Python ints are unbounded; here every value is a long long,
- * and the schema's int32 inputs keep each product inside 64 bits (the contract checks the
- * big products step by step, exactly where the Python does). */
+ * Twin of rocke_py/engine/problem.py, function for function in the same order
+ * (docs/reference/conv-semantics.md §1, §2.4). Python ints are unbounded; here every value
+ * is a long long, and the schema's int32 inputs keep each product inside 64 bits (the
+ * contract checks the big products step by step, exactly where the Python does). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -224,7 +224,7 @@ int rk_problem_build_problem(const rk_fields *fields, rk_problem *out, rk_error 
     return rk_problem_check_sizes(p, err);
 }
 
-/* ---- GEMM views (reference §2.1, §11) ---- */
+/* ---- GEMM views (conv-semantics §2.1, §11) ---- */
 
 void rk_problem_fwd_gemm(const rk_problem *p, long long out[3])
 {
@@ -247,7 +247,7 @@ void rk_problem_dgrad_gemm(const rk_problem *p, long long out[3])
     out[2] = rk_problem_filter_z(p) * p->Y * p->X * rk_problem_kpg(p);
 }
 
-/* ---- strided dgrad: the tilde decomposition (reference §2.4) ---- */
+/* ---- strided dgrad: the tilde decomposition (conv-semantics §2.4) ---- */
 
 /* One spatial axis of the tilde decomposition (H with Y, or W with X). */
 typedef struct rk_axis {

@@ -1,9 +1,10 @@
 /* spec.c: the conv spec: defaults, data types, deductions, and what follows from a spec
  * (vector sizes, LDS layout and budget, async chunking, kernel name).
  *
- * Twin of rocke_py/engine/spec.py, function for function in the same order (reference:
- * conv-semantics.md §1.3, §1.4, §3, §5, §6, §8, §9, §10). Strings in an rk_spec point at
- * static literals or at the config's arena strings, so a spec is a plain value. */
+ * Twin of rocke_py/engine/spec.py, function for function in the same order
+ * (docs/reference/conv-semantics.md §1.3, §1.4, §3, §5, §6, §8, §9, §10). Strings in an
+ * rk_spec point at static literals or at the config's arena strings, so a spec is a plain
+ * value. */
 #include <stdio.h>
 #include <string.h>
 #include "internal.h"
@@ -23,7 +24,7 @@ int rk_spec_double_buffer(const rk_spec *s)
     return s->async_dma || (s->unroll_k && !rk_streq(s->pipeline, "compv4"));
 }
 
-/* ---- data types (reference §1.3) ---- */
+/* ---- data types (conv-semantics §1.3) ---- */
 
 /* Python: `dtype in SIXTEEN_BIT`. */
 int rk_spec_is_sixteen_bit(const char *dtype)
@@ -75,7 +76,7 @@ int rk_spec_check_dtypes(const rk_fields *fields, rk_error *err)
     return 0;
 }
 
-/* ---- defaults (reference §3.1, §11) ---- */
+/* ---- defaults (conv-semantics §3.1, §11) ---- */
 
 static long long rk_spec_get_int(const rk_fields *fields, int key, long long fallback)
 {
@@ -178,9 +179,9 @@ void rk_spec_spec_gemm(const rk_spec *s, const rk_problem *p, long long out[3])
         rk_problem_fwd_gemm(p, out);
 }
 
-/* ---- deductions (reference §4.1 step 2, §5, §10) ---- */
+/* ---- deductions (conv-semantics §4.1 step 2, §5, §10) ---- */
 
-/* The CK formula of §10.1; wgrad only (dgrad's auto resolves to 1). */
+/* The CK formula of conv-semantics §10.1; wgrad only (dgrad's auto resolves to 1). */
 long long rk_spec_auto_split_k(const rk_spec *s, const rk_problem *p, const rk_target *t)
 {
     long long wg[3], base_grid, split;
@@ -249,7 +250,7 @@ rk_spec rk_spec_deduce(const rk_spec *spec, const rk_problem *p, const rk_target
     return s;
 }
 
-/* ---- vector sizes (reference §3.3, §11) ---- */
+/* ---- vector sizes (conv-semantics §3.3, §11) ---- */
 
 long long rk_spec_widest_vector(long long n, const char *dtype)
 {
@@ -282,7 +283,7 @@ void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long lo
     out[2] = rk_spec_widest_vector(kpg, s->dtype_a);
 }
 
-/* The widest vector_size_a/_b (reference §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top. */
+/* The widest vector_size_a/_b (conv-semantics §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top. */
 long long rk_spec_vector_cap(const rk_spec *s) { return rk_streq(s->dtype_a, "fp32") ? 4 : 8; }
 
 /* The widest vector_size_c: the top of the ladder the cshuffle store width comes from (wgrad:
@@ -327,7 +328,7 @@ long long rk_spec_unrolled_k_iters(const rk_spec *s, const rk_problem *p)
     return rk_ceildiv(rk_floordiv(rk_spec_wg_k_padded(s, p, split), split), s->tile_k);
 }
 
-/* ---- LDS layout and budget (reference §3.1, §7.2, §9.2) ---- */
+/* ---- LDS layout and budget (conv-semantics §3.1, §7.2, §9.2) ---- */
 
 long long rk_spec_effective_lds_pad(const rk_spec *s)
 {
@@ -389,7 +390,7 @@ void rk_spec_frag_lens(const rk_spec *s, const rk_target *t, long long out[2])
     out[1] = rk_frag_len(t, s->warp_tile_n, s->warp_tile_k, s->wave_size);
 }
 
-/* ---- async chunking (reference §8) ---- */
+/* ---- async chunking (conv-semantics §8) ---- */
 
 long long rk_spec_elem_bytes(const char *dtype) { return rk_streq(dtype, "fp32") ? 4 : 2; }
 
@@ -444,7 +445,7 @@ long long rk_spec_tile_dwords(const rk_spec *s, const rk_async_tile *tile)
                                  &tile->contig_cols);
 }
 
-/* ---- names (reference §1.4, §6) ---- */
+/* ---- names (conv-semantics §1.4, §6) ---- */
 
 /* Python format(float(v), "g"): for int32 values (exact in a double) C's %g prints the
  * same digits, exponent form included (1e+06, -2.14748e+09). */

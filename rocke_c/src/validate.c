@@ -1,9 +1,10 @@
-/* validate.c: the rule tables of the reference: spec layer, then arch layer, then build
- * layer, each in table order; the first failing rule gives the reason code and message.
+/* validate.c: the rule tables of the reference (docs/reference/conv-semantics.md §4, §11):
+ * spec layer, then arch layer, then build layer, each in table order; the first failing rule
+ * gives the reason code and message.
  *
  * Twin of rocke_py/engine/validate.py: the same rules, in the same order, with the same
- * messages (reference: conv-semantics.md §4, §11). Each check appends its message to the
- * buffer and returns 1 when the rule fires, 0 otherwise (Python: the message or None).
+ * messages. Each check appends its message to the buffer and returns 1 when the rule fires,
+ * 0 otherwise (Python: the message or None).
  * Python's helper b() has no twin: no message prints a boolean. */
 #include <string.h>
 #include "internal.h"
@@ -662,7 +663,7 @@ static int rk_validate_kernel_size(const rk_ctx *c, rk_buf *msg)
     return rk_limits_kernel_size(c->spec, c->problem, c->target, msg);
 }
 
-/* ---- wgrad (reference §4.3) ---- */
+/* ---- wgrad (conv-semantics §4.3) ---- */
 
 static int rk_validate_wgrad_split_k_range(const rk_ctx *c, rk_buf *msg)
 {

@@ -1,8 +1,9 @@
 /* test_spec.c: the spec-layer stages of the C engine (problem, spec, validate, print_spec),
  * fed with hand-built rk_fields, without the parser.
  *
- * 1. Fixed cases: the kernel names of conv-semantics.md §6, LDS budgets, and rejections
- *    whose codes and messages were taken from the Python engine (the normative side).
+ * 1. Fixed cases: the kernel names of docs/reference/conv-semantics.md §6, LDS budgets, and
+ *    rejections whose codes and messages were taken from the Python engine (the normative
+ *    side).
  * 2. With an argument: replays a vector file written by tests/tools/spec_vectors.py
  *    (fields -> the Python spec text or (code, message)) through the same C stages and
  *    compares the bytes.
@@ -96,7 +97,7 @@ static void set_str(rk_fields *f, int key, const char *s)
     f->f[key].value.s_len = strlen(s);
 }
 
-/* The reference's §6 problem: N8 Hi=Wi=56 C=K=64 Y=X=3 pH=pW=1, on gfx950. */
+/* The problem of conv-semantics §6: N8 Hi=Wi=56 C=K=64 Y=X=3 pH=pW=1, on gfx950. */
 static void base_fields(rk_fields *f, int family)
 {
     memset(f, 0, sizeof *f);

@@ -2,9 +2,9 @@
 
 AMDGPU codegen failures (`Cannot select`, `Do not know how to expand`, assertions) are LLVM
 fatal errors that abort the process, so parse, verify and codegen all run in a child
-(toolchain.md §3, §10): an abort becomes a failed result, never a dead test worker or
-harness. This file runs as that child too (`python llvm.py --child ARCH OPT`, IR on stdin); it
-imports nothing from rocke_py, so the child needs only llvmlite.
+(docs/reference/toolchain.md §3, §10): an abort becomes a failed result, never a dead test
+worker or harness. This file runs as that child too (`python llvm.py --child ARCH OPT`, IR on
+stdin); it imports nothing from rocke_py, so the child needs only llvmlite.
 
 compile_ll(text, arch) -> (True, assembly) or (False, reason)."""
 from __future__ import annotations

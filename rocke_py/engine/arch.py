@@ -1,7 +1,7 @@
 """Target data of the five archs: wave size, LDS capacity, CU count, MMA table.
 
-One table, the same rows as `rocke_c/src/arch.c` (reference: llvm-ir.md §14,
-conv-semantics.md §3.2 and §10.1)."""
+One table, the same rows as `rocke_c/src/arch.c` (docs/reference/llvm-ir.md §14,
+docs/reference/conv-semantics.md §3.2 and §10.1)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,7 +33,7 @@ class Target:
     is_mfma: bool      # CDNA MFMA (wave64); every other target is WMMA (wave32)
     is_gfx11: bool     # gfx11 WMMA: lanes 16-31 repeat lanes 0-15, frag_len = k
     mma: tuple[tuple[str, int, int, int], ...]
-    async_lds_dwords: int  # the widest direct global->LDS load per lane, in dwords (0: none; llvm-ir.md §12.5)
+    async_lds_dwords: int  # the widest direct global->LDS load per lane, in dwords (0: none; llvm-ir §12.5)
 
 
 TARGETS = {
@@ -44,7 +44,7 @@ TARGETS = {
     "gfx1250": Target("gfx1250", 32, 163840, 1024, 256, False, False, _WMMA_GFX1250, 0),
 }
 
-# The archs that have a transpose read, and the wave size of each regime (reference §5).
+# The archs that have a transpose read, and the wave size of each regime (conv-semantics §5).
 LDS_K_OUTER_ARCH_WAVE = {"gfx950": 64, "gfx1250": 32}
 
 
@@ -57,7 +57,7 @@ def has_mma(target: Target, dtype_a: str, dtype_b: str, m: int, n: int, k: int) 
 
 
 def frag_len(target: Target, edge: int, warp_tile_k: int, wave_size: int) -> int:
-    """A/B elements per lane for one atom side (reference §3.2)."""
+    """A/B elements per lane for one atom side (conv-semantics §3.2)."""
     if target.is_gfx11:
         return warp_tile_k
     return edge * warp_tile_k // wave_size

@@ -33,7 +33,7 @@ class TileOperand:
     mn: int         # the tile's free extent (tile_m or tile_n)
     vec: int        # global load width in elements
     axis: str       # "col": the vector runs along k; "row": along mn
-    k_outer: bool   # stored T[k][mn] (reference §7.2) instead of T[mn][k]
+    k_outer: bool   # stored T[k][mn] (docs/reference/conv-semantics.md §7.2) instead of T[mn][k]
 
 
 @dataclass
@@ -226,7 +226,7 @@ def make_rsrcs(kc: Kc, names: tuple[str, str, str], with_d: bool) -> None:
         kc.rsrc_d = b.make_buffer_rsrc(kc.params[names[2]], kc.params[f"{names[2]}_bytes"])
 
 
-# ---- the input tensor's im2col view (fwd A, wgrad B; reference §2.2, §11) ----
+# ---- the input tensor's im2col view (fwd A, wgrad B; conv-semantics §2.2, §11) ----
 
 def group_base(kc: Kc, per_group: int) -> Optional[Value]:
     """group * per_group, or None for an ungrouped problem."""
@@ -416,7 +416,7 @@ class FragLanes:
 
 
 def frag_lanes(kc: Kc, edge: int) -> FragLanes:
-    """conv-semantics.md §13: the mn lane and first k of a lane's A (or B) fragment."""
+    """conv-semantics §13: the mn lane and first k of a lane's A (or B) fragment."""
     a = kc.atom
     if a.kind == "mfma":
         mn = mod_c(kc, kc.lane, edge)
@@ -450,7 +450,7 @@ def wave_tile(kc: Kc) -> WaveTile:
 
 @dataclass(frozen=True)
 class TrLanes:
-    """The two wave64 transpose-read lane constants (reference §7.4), made once per kernel."""
+    """The two wave64 transpose-read lane constants (conv-semantics §7.4), made once per kernel."""
     mod4: Value    # (lane % 4) * 4
     grp16: Value   # (lane % 16) / 4
 
@@ -486,7 +486,7 @@ def m_outer_side(kc: Kc, wave_mn: Value, edge: int, count: int) -> SidePlan:
 
 
 def k_outer_side(kc: Kc, wave_mn: Value, edge: int, count: int, tr: Optional[TrLanes]) -> SidePlan:
-    """The transpose-read lane map of reference §7.4: wave64 ds_read_tr16_b64, wave32 b128."""
+    """The transpose-read lane map of conv-semantics §7.4: wave64 ds_read_tr16_b64, wave32 b128."""
     b, s = kc.b, kc.spec
     n = kc.atom.frag
     if tr is not None:
@@ -616,7 +616,7 @@ def k_loop_runtime(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan) -> list[
 
 
 def k_loop_unrolled(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: int) -> list[Value]:
-    """unroll_k: the K steps unrolled; ping-pong over two tile pairs unless compv4 (§9.1)."""
+    """unroll_k: the K steps unrolled; ping-pong over two tile pairs unless compv4 (conv-semantics §9.1)."""
     b, s = kc.b, kc.spec
     buffers = 2 if s.double_buffer else 1
     tiles = []
@@ -647,7 +647,7 @@ def k_loop_unrolled(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters
 
 
 def k_loop_basic(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: int) -> list[Value]:
-    """pipeline basic: one tile pair; step i+1's global reads overlap step i's MMA (§9.1)."""
+    """pipeline basic: one tile pair; step i+1's global reads overlap step i's MMA (conv-semantics §9.1)."""
     b, s = kc.b, kc.spec
     tile_a = alloc_tile(kc, ops.ta)
     tile_b = alloc_tile(kc, ops.tb)
@@ -672,7 +672,7 @@ def k_loop_basic(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: i
     return accs
 
 
-# ---- the direct global->LDS loader (AsyncTileLoader, reference §8) ----
+# ---- the direct global->LDS loader (AsyncTileLoader, conv-semantics §8) ----
 
 CACHE_STREAM = 2     # aux: SLC
 
@@ -722,7 +722,7 @@ def async_issue(kc: Kc, t: TileOperand, plan: AsyncPlan, rsrc: Value, base: Valu
 
 
 def k_loop_async(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: int) -> list[Value]:
-    """async_dma: ping-pong over two tile pairs, prefetch depth 1 (reference §9.1)."""
+    """async_dma: ping-pong over two tile pairs, prefetch depth 1 (conv-semantics §9.1)."""
     b, s = kc.b, kc.spec
     pa = async_plan(kc, ops.ta, 0)
     pb = async_plan(kc, ops.tb, 1)
@@ -762,7 +762,7 @@ def k_loop_async(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: i
 # ---- epilogues ----
 
 def acc_epilogue(kc: Kc, v: Value) -> Value:
-    """bias, scale, relu, clamp on an f32 accumulator value (reference §1.4), in that order."""
+    """bias, scale, relu, clamp on an f32 accumulator value (conv-semantics §1.4), in that order."""
     b, s = kc.b, kc.spec
     if s.bias != 0:
         bias = b.const_f32(s.bias)
@@ -788,7 +788,7 @@ def to_d(kc: Kc, v: Value) -> Value:
 
 
 def c_row_of_slot(kc: Kc, r: int) -> int:
-    """The lane-independent part of accumulator slot r's row (conv-semantics.md §13)."""
+    """The lane-independent part of accumulator slot r's row (conv-semantics §13)."""
     a = kc.atom
     if a.kind == "mfma":
         groups = 64 // a.m
@@ -894,7 +894,7 @@ def epilogue_default(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc) -> N
 
 def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec_c: int,
                       exclusive: bool) -> None:
-    """Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (reference §10.1)."""
+    """Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1)."""
     b, s, a = kc.b, kc.spec, kc.atom
     d_elem = IR_ELEM[s.dtype_d]
     eb = elem_bytes(d_elem)

@@ -1,5 +1,6 @@
-"""Backward data: one kernel over the tilde sub-GEMMs of reference §2.4–§2.5. Each CTA finds
-its record by a binary search of block_start; A = dY, B = W, D = dX through the record.
+"""Backward data: one kernel over the tilde sub-GEMMs of
+docs/reference/conv-semantics.md §2.4–§2.5. Each CTA finds its record by a binary search of
+block_start; A = dY, B = W, D = dX through the record.
 
 Twin of rocke_c/src/build_dgrad.c."""
 from __future__ import annotations
@@ -104,7 +105,7 @@ def split_m(kc: Kc, m: Value) -> tuple[Value, Value, Value]:
 
 
 def split_k(kc: Kc, k: Value) -> tuple[Value, Value, Value]:
-    """k_sub -> (k_out, ydot, xdot), k_out innermost (reference §2.3)."""
+    """k_sub -> (k_out, ydot, xdot), k_out innermost (conv-semantics §2.3)."""
     b, p, r = kc.b, kc.problem, kc.record
     k_out = mod_c(kc, k, p.kpg)
     yx = div_c(kc, k, p.kpg)

@@ -1,4 +1,5 @@
-"""Forward convolution: A = X (NHWC, im2col), B = W (KYXC), D = Y (NHWK) (reference §11).
+"""Forward convolution: A = X (NHWC, im2col), B = W (KYXC), D = Y (NHWK)
+(docs/reference/conv-semantics.md §11).
 
 Twin of rocke_c/src/build_fwd.c."""
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Backward weight: A = dY (NHWK), B = X (NHWC, im2col with m := k_wg), D = dW (K[Z]YXC),
-reduction over N*[Do*]Ho*Wo, split-K over blockIdx.z (reference §2.2, §10.1).
+reduction over N*[Do*]Ho*Wo, split-K over blockIdx.z
+(docs/reference/conv-semantics.md §2.2, §10.1).
 
 Twin of rocke_c/src/build_wgrad.c."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Mode `ll`: lower a kernel (docs/ir.md) to one AMDGPU LLVM IR module.
 
-Twin of rocke_c/src/lower_ll.c. The format is ../shared/reference/llvm-ir.md; every choice the
+Twin of rocke_c/src/lower_ll.c. The format is docs/reference/llvm-ir.md; every choice the
 reference leaves open is recorded in docs/lowering.md. The program is a set of fixed tables
 (flavors, backends, declarations, MMA atoms, op handlers) and one handler per op; the C twin
 transcribes the tables row for row and the handlers line for line.
@@ -27,7 +27,7 @@ def fail(message: str) -> EngineFailure:
     return EngineFailure("lower: " + message)
 
 
-# ---- flavors (llvm-ir.md §3) ----
+# ---- flavors (llvm-ir §3) ----
 
 DL_LLVM20 = ("e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128"
              "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512"
@@ -56,7 +56,7 @@ FLAVORS = (
 )
 
 
-# ---- backends (llvm-ir.md §12.1, §12.6, §14) ----
+# ---- backends (llvm-ir §12.1, §12.6, §14) ----
 
 WAIT_GFX9 = 0       # s_waitcnt: vm_lo | ec<<4 | lk<<8 | vm_hi<<14
 WAIT_GFX11 = 1      # s_waitcnt: ec | lk<<4 | vm<<10
@@ -94,7 +94,7 @@ GFX11_EXPCNT_MAX = 7
 GFX11_LGKMCNT_MAX = 63
 
 
-# ---- the declaration table (llvm-ir.md §2.5): printed in this order, only the rows used ----
+# ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
 # (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the llvm22
 # column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else base.
 
@@ -218,7 +218,7 @@ def decl_text(row: tuple[str, str, str, str], flavor: Flavor) -> str:
     return row[1]
 
 
-# ---- MMA atoms (llvm-ir.md §12.2, §12.3; op_ids docs/ir.md §4.5) ----
+# ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ----
 
 FORM_MFMA = 0       # (a, b, c, i32 0, i32 0, i32 0)
 FORM_WMMA3 = 1      # (a, b, c)
@@ -281,7 +281,7 @@ def mma_row(op_id: str) -> Optional[MmaRow]:
     return None
 
 
-# ---- buffer access widths (llvm-ir.md §12.5): bytes -> intrinsic suffix and integer type ----
+# ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ----
 
 BUFFER_WIDTHS = (
     (2, "i16", "i16"),
@@ -298,7 +298,7 @@ def buffer_width(nbytes: int) -> tuple[int, str, str]:
     raise fail("a buffer access of " + str(nbytes) + " bytes (expected 2, 4, 8 or 16)")
 
 
-# ---- types (llvm-ir.md §4) ----
+# ---- types (llvm-ir §4) ----
 
 SCALAR_TYPES = (
     # IR name, LLVM name, bytes in LDS
@@ -338,7 +338,7 @@ HEX = "0123456789ABCDEF"
 
 
 def f32_literal(value: float) -> str:
-    """LLVM's 64-bit hex of value rounded to f32 (llvm-ir.md §5): 2.0 -> 0x4000000000000000."""
+    """LLVM's 64-bit hex of value rounded to f32 (llvm-ir §5): 2.0 -> 0x4000000000000000."""
     try:
         single = struct.unpack("<f", struct.pack("<f", value))[0]
     except OverflowError:
@@ -354,7 +354,7 @@ def align_up(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
 
-# ---- the LDS pool (llvm-ir.md §11) ----
+# ---- the LDS pool (llvm-ir §11) ----
 
 @dataclass
 class Alloc:
@@ -936,7 +936,7 @@ def lower_async_buffer_load_lds(lw: Lowerer, op: Op) -> None:
 
 
 def clamp_count(n: int, limit: int) -> int:
-    """-1 (no wait) and anything above the limit give the limit (llvm-ir.md §12.6)."""
+    """-1 (no wait) and anything above the limit give the limit (llvm-ir §12.6)."""
     if n < 0 or n > limit:
         return limit
     return n
@@ -1113,7 +1113,7 @@ def lower_s_setprio(lw: Lowerer, op: Op) -> None:
     lw.emit("call void @llvm.amdgcn.s.setprio(i16 " + str(prio) + ")")
 
 
-# ---- control (§4.7, llvm-ir.md §10) ----
+# ---- control (§4.7, llvm-ir §10) ----
 
 def for_parts(op: Op) -> tuple[str, list[tuple[str, str]], list[Value]]:
     """The iv name, the (name, type) of each carried value, and the yielded values."""
@@ -1353,7 +1353,7 @@ def quotable(ch: str) -> bool:
 
 
 def lower_kernel(kernel: Kernel, arch: str, flavor: str) -> str:
-    """The whole `.ll` module of one kernel (llvm-ir.md §2)."""
+    """The whole `.ll` module of one kernel (llvm-ir §2)."""
     backend = find_backend(arch)
     if backend is None:
         raise fail("unknown arch " + arch)

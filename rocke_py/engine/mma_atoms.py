@@ -1,7 +1,7 @@
 """The MMA atoms the kernels use: op_id, shape, per-lane fragment and accumulator lengths.
 
-Twin of rocke_c/src/mma_atoms.c. Lane layouts are conv-semantics.md §13; the op_ids are
-docs/ir.md §4.5."""
+Twin of rocke_c/src/mma_atoms.c. Lane layouts are docs/reference/conv-semantics.md §13; the op_ids
+are docs/ir.md §4.5."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,6 +1,6 @@
 """ConvProblem: the convolution, its derived sizes, short(), and dgrad's tilde sub-GEMMs.
 
-Twin of rocke_c/src/problem.c (reference: conv-semantics.md §1, §2.4)."""
+Twin of rocke_c/src/problem.c (docs/reference/conv-semantics.md §1, §2.4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -181,7 +181,7 @@ def build_problem(values: dict) -> ConvProblem | Rejected:
     return _check_sizes(p) or p
 
 
-# ---- GEMM views (reference §2.1, §11) ----
+# ---- GEMM views (conv-semantics §2.1, §11) ----
 
 def fwd_gemm(p: ConvProblem) -> tuple[int, int, int]:
     return p.N * p.out_depth * p.Ho * p.Wo, p.kpg, p.filter_z * p.Y * p.X * p.cpg
@@ -195,7 +195,7 @@ def dgrad_gemm(p: ConvProblem) -> tuple[int, int, int]:
     return p.N * p.in_depth * p.Hi * p.Wi, p.cpg, p.filter_z * p.Y * p.X * p.kpg
 
 
-# ---- strided dgrad: the tilde decomposition (reference §2.4) ----
+# ---- strided dgrad: the tilde decomposition (conv-semantics §2.4) ----
 
 SUB_GEMM_FIELDS = (
     "block_start", "num_m_tiles", "num_n_tiles", "gemm_m", "gemm_k", "h_slice", "w_slice",

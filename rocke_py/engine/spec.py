@@ -1,7 +1,8 @@
 """The conv spec: defaults, data types, deductions, and what follows from a spec
 (vector sizes, LDS layout and budget, async chunking, kernel name).
 
-Twin of rocke_c/src/spec.c (reference: conv-semantics.md §1.3, §1.4, §3, §5, §6, §8, §9, §10)."""
+Twin of rocke_c/src/spec.c
+(docs/reference/conv-semantics.md §1.3, §1.4, §3, §5, §6, §8, §9, §10)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -80,7 +81,7 @@ class ConvSpec:
         return self.async_dma or (self.unroll_k and self.pipeline != "compv4")
 
 
-# ---- data types (reference §1.3) ----
+# ---- data types (conv-semantics §1.3) ----
 
 def normalise_dtype(name: str) -> str:
     return "fp16" if name == "f16" else name
@@ -100,7 +101,7 @@ def check_dtypes(values: dict) -> Optional[Rejected]:
     return None
 
 
-# ---- defaults (reference §3.1, §11) ----
+# ---- defaults (conv-semantics §3.1, §11) ----
 
 def build_spec(family: str, arch: str, values: dict) -> ConvSpec:
     """values: the present [spec] keys, schema-checked for this family."""
@@ -152,10 +153,10 @@ def spec_gemm(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
     return fwd_gemm(p)
 
 
-# ---- deductions (reference §4.1 step 2, §5, §10) ----
+# ---- deductions (conv-semantics §4.1 step 2, §5, §10) ----
 
 def auto_split_k(spec: ConvSpec, p: ConvProblem, target: Target) -> int:
-    """The CK formula of §10.1; wgrad only (dgrad's auto resolves to 1)."""
+    """The CK formula of conv-semantics §10.1; wgrad only (dgrad's auto resolves to 1)."""
     wg_m, wg_n, wg_k = wgrad_gemm(p)
     base_grid = ceildiv(wg_m, spec.tile_m) * ceildiv(wg_n, spec.tile_n)
     return max(1, min(2 * target.num_cus // base_grid, wg_k))
@@ -203,7 +204,7 @@ def deduce(spec: ConvSpec, p: ConvProblem, target: Target) -> ConvSpec:
     return replace(spec, split_k=split_k, lds_k_outer=outer, two_stage=two_stage)
 
 
-# ---- vector sizes (reference §3.3, §11) ----
+# ---- vector sizes (conv-semantics §3.3, §11) ----
 
 def widest_vector(n: int, dtype: str) -> int:
     for width in ((4, 2, 1) if dtype == "fp32" else (8, 4, 2, 1)):
@@ -224,7 +225,7 @@ def default_vector_sizes(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]
 
 
 def vector_cap(spec: ConvSpec) -> int:
-    """The widest vector_size_a/_b (reference §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top."""
+    """The widest vector_size_a/_b (conv-semantics §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top."""
     return 4 if spec.dtype_a == "fp32" else 8
 
 
@@ -254,7 +255,7 @@ def unrolled_k_iters(spec: ConvSpec, p: ConvProblem) -> int:
     return ceildiv(wg_k_padded(spec, p, s) // s, spec.tile_k)
 
 
-# ---- LDS layout and budget (reference §3.1, §7.2, §9.2) ----
+# ---- LDS layout and budget (conv-semantics §3.1, §7.2, §9.2) ----
 
 def effective_lds_pad(spec: ConvSpec) -> int:
     if spec.has_lds_layout:
@@ -303,7 +304,7 @@ def frag_lens(spec: ConvSpec, target: Target) -> tuple[int, int]:
             frag_len(target, spec.warp_tile_n, spec.warp_tile_k, spec.wave_size))
 
 
-# ---- async chunking (reference §8) ----
+# ---- async chunking (conv-semantics §8) ----
 
 @dataclass(frozen=True)
 class AsyncTile:
@@ -347,7 +348,7 @@ def tile_dwords(spec: ConvSpec, tile: AsyncTile) -> Optional[int]:
     return choose_dwords(tile.rows, tile.cols, spec.block_size, tile.elem_bytes, 4, tile.contig_cols)
 
 
-# ---- names (reference §1.4, §6) ----
+# ---- names (conv-semantics §1.4, §6) ----
 
 def format_g(value: int) -> str:
     return format(float(value), "g")

@@ -1,8 +1,9 @@
-"""The rule tables of the reference: spec layer, then arch layer, then build layer, each in
-table order; the first failing rule gives the reason code and message.
+"""The rule tables of the reference (docs/reference/conv-semantics.md §4, §11): spec layer,
+then arch layer, then build layer, each in table order; the first failing rule gives the reason
+code and message.
 
-Twin of rocke_c/src/validate.c: the same rules, in the same order, with the same messages
-(reference: conv-semantics.md §4, §11). Each check returns the message when the rule fires."""
+Twin of rocke_c/src/validate.c: the same rules, in the same order, with the same messages.
+Each check returns the message when the rule fires."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -423,7 +424,7 @@ def kernel_size(c: Ctx) -> Optional[str]:
     return limits.kernel_size(c.spec, c.problem, c.target)
 
 
-# ---- wgrad (reference §4.3) ----
+# ---- wgrad (conv-semantics §4.3) ----
 
 def wgrad_split_k_range(c: Ctx) -> Optional[str]:
     if c.spec.split_k < -1:
