@@ -3,7 +3,7 @@
     python bench/bench_gate.py [--repeat 7] [--gate-runs 3] [--json FILE]
 
 Numbers go in notes, never in a timed test (the machine is shared and noisy): medians over
-repeats, per family and mode. The gate target (DESIGN.md "Performance") compares the gate's
+repeats, per family and mode. The gate target (README.md, "Performance") compares the gate's
 wall time with the engines' own summed emission time divided by the cores."""
 from __future__ import annotations
 

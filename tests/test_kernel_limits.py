@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
 import spec_vectors  # noqa: E402
 
-C_PEAK_LIMIT = 64 * 1024 * 1024          # DESIGN.md: the C engine under 64 MiB for the largest config
+C_PEAK_LIMIT = 64 * 1024 * 1024          # README.md, "Performance": the C engine under 64 MiB for the largest config
 PY_PEAK_LIMIT = 1024 * 1024 * 1024
 C_SECONDS, PY_SECONDS = 10.0, 120.0      # generous: the machine is shared
 

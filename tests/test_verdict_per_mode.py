@@ -1,4 +1,4 @@
-"""One verdict per config (DESIGN.md, "Gate honesty"): every mode gives the same verdict.
+"""One verdict per config (docs/gate-honesty.md): every mode gives the same verdict.
 
 For every shipped config, for the whole bad-input corpus (tests/data/bad_configs/) and for a
 few hundred generated specs (fixed seed), both engines run modes spec, ir and ll (each

@@ -1,4 +1,4 @@
-"""The closed status set (DESIGN.md "Outcomes") and the classification of one job.
+"""The closed status set (docs/user-guide.md, "Statuses") and the classification of one job.
 
 The pass rule is an allow-list: :func:`passes` is true only for IDENTICAL, BOTH_REJECTED and
 KNOWN_GAP; anything else, a status this module has never heard of included, fails.

@@ -1,6 +1,6 @@
 """Bounded reading of the files the harness takes in, and safe writing of the files it puts out.
 
-Reading (DESIGN.md "Bounded everything"): the harness reads only regular files. A path is
+Reading (docs/gate-honesty.md; docs/user-guide.md, "Inputs, outputs and signals"): the harness reads only regular files. A path is
 first looked at with ``lstat``/``stat`` (which never open it), so a FIFO, a device, a socket
 or a directory named like a config is refused without being opened — a FIFO cannot hang the
 run, ``/dev/zero`` cannot fill the memory. A symlink is followed only when its target
@@ -9,7 +9,7 @@ with ``O_NONBLOCK`` and checked again with ``fstat`` (it may have been swapped s
 ``stat``), and read in a loop that stops after ``limit + 1`` bytes: a reader never holds more
 than one byte past its limit, which is how it tells "at the limit" from "over it".
 
-Writing (DESIGN.md "Writes are atomic"): a report goes to a temporary file in the
+Writing (the same sections): a report goes to a temporary file in the
 destination's directory, then ``os.replace`` (:func:`state.atomic_write`), so a reader — or a
 full disk — never leaves half a report. ``-`` means standard output. A destination that is a
 directory, not a regular file (``/dev/full``, a FIFO) or a read-only file is refused before

@@ -201,7 +201,7 @@ def run_modes(info: EngineInfo, sel: Selection) -> tuple[tuple[str, ...], list[s
 
 
 def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) -> None:
-    """The run covers what golden.json pins (DESIGN "Gate honesty": coverage is pinned).
+    """The run covers what golden.json pins (docs/gate-honesty.md: coverage is pinned).
 
     A pinned mode that an engine no longer advertises fails any run that does not choose its
     modes; a pinned flavor the harness does not run fails any run that does not choose its
