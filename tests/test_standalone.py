@@ -30,6 +30,7 @@ OUTSIDE = (
     ("a path into the shared checkout", re.compile(r"\.\./shared\b")),
     ("the shared reference directory", re.compile(r"shared/(?=reference)")),
     ("an absolute path into the work tree", re.compile(r"/work(?=/)")),
+    ("the design document of the steering repository (not in a clone)", re.compile(r"\bDESIGN" r"\.md\b")),
 )
 # (file, exact text): paths that look like the patterns above but stay inside the repository.
 ALLOWED = {
