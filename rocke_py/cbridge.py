@@ -2,7 +2,8 @@
 
 Same operation and result types as rocke_py.engine.emit, so the harness and the tests can
 compare the two engines' results directly. ROCKE_ERROR (an engine failure, never a
-rejection) raises EngineFailure."""
+rejection) raises the engine's own EngineFailure (rocke_py.engine.result), so one class means
+an engine bug on both sides."""
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ from typing import Union
 
 from rocke_py import _rocke_c
 from rocke_py._rocke_c import ffi, lib
-from rocke_py.engine.result import Emitted, Rejected
+from rocke_py.engine.result import EngineFailure, Emitted, Rejected
 
 
 def _stale_sources() -> list[str]:
@@ -30,10 +31,6 @@ if os.environ.get("ROCKE_PARITY_ALLOW_STALE") != "1":
         raise ImportError(
             f"the C engine extension is older than {_stale[0]} ({len(_stale)} file(s) changed): "
             "rebuild it with `pip install -e .` (or set ROCKE_PARITY_ALLOW_STALE=1)")
-
-
-class EngineFailure(Exception):
-    """The C engine reported ROCKE_ERROR: a bug in the engine, not a rejection."""
 
 
 def _arg(value: str) -> bytes:

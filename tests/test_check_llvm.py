@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from rocke_py import engine
 from rocke_py.check.isa import check_asm, check_config, has_instruction
 from rocke_py.parity.configs import discover
 
@@ -41,7 +40,6 @@ def test_every_emitting_config_names_its_main_path() -> None:
         assert any(w.startswith(("v_mfma_", "v_wmma_")) for w in cfg.isa.split()), cfg.id
 
 
-@pytest.mark.skipif("ll" not in engine.implemented_modes(), reason="mode ll is not implemented yet")
 @pytest.mark.parametrize("cfg", EMITTING, ids=[c.id for c in EMITTING])
 def test_compiles_with_llvm_22(cfg) -> None:
     result = check_config(cfg, timeout=600)

@@ -48,6 +48,11 @@ def test_both_engines_implement_the_same_modes() -> None:
     assert py_engine.implemented_modes() == cbridge.implemented_modes()
 
 
+def test_both_engines_raise_the_same_engine_failure() -> None:
+    """One EngineFailure class: cbridge raises the engine's own for ROCKE_ERROR."""
+    assert cbridge.EngineFailure is py_engine.EngineFailure
+
+
 @pytest.mark.parametrize("cid,mode,flavor", jobs(), ids=lambda v: v)
 def test_config(cid: str, mode: str, flavor: str) -> None:
     cfg = CONFIGS[cid]

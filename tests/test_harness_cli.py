@@ -1,12 +1,10 @@
-"""The rocke-parity CLI: exit statuses, emit, list, new, check-llvm."""
+"""The rocke-parity CLI: exit statuses, emit, list, new (check-llvm: tests/test_check_llvm.py)."""
 from __future__ import annotations
 
 import difflib
 import sys
 import tomllib
 from pathlib import Path
-
-import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent / "standins"))
 import standin_tree as pt  # noqa: E402
@@ -134,11 +132,3 @@ def test_set_value_edits_one_line():
     assert set_value(text, "spec", "tile_k", "32") == text.replace("tile_k = 64 # k", "tile_k = 32 # k")
     assert set_value(text, "spec", "split_k", "4").endswith("tile_k = 64 # k\nsplit_k = 4\n")
     assert set_value(text, "target", "arch", '"gfx942"').endswith('\n[target]\narch = "gfx942"\n')
-
-
-def test_check_llvm_says_when_there_is_no_ll_mode(tmp_path, capsys):
-    from rocke_py import engine
-    if "ll" in engine.implemented_modes():
-        pytest.skip("mode ll exists: tests/test_check_llvm.py covers check-llvm")
-    assert run(green(tmp_path), "check-llvm") == 2
-    assert "mode ll is not implemented" in capsys.readouterr().out

@@ -23,7 +23,7 @@ def load(tmp_path: Path, gaps: list[dict]) -> known_gaps.KnownGaps:
 
 EVIDENCE = {"DIFFER": {"py_sha256": "a" * 64, "c_sha256": "b" * 64},
             "CRASH": {"engine": "c", "cause": "SIGSEGV"},
-            "UNEXPECTED_REJECT": {"code": "E_NOT_IMPLEMENTED", "message_sha256": "c" * 64}}
+            "UNEXPECTED_REJECT": {"code": "WGRAD_TILE_DIVISIBILITY", "message_sha256": "c" * 64}}
 
 
 def gap(**kw) -> dict:

@@ -1,8 +1,8 @@
 """Mode `ir`: the C kernel builder (rocke_c/src/build*.c) against the Python one, byte for byte.
 
-Both engines run below their mode check: C through rocke_c/tests/build_driver.c
-(rk_emit_emit_internal), built with AddressSanitizer + UBSan into this session's tmp dir
-(skipped without gcc); Python through emit_text (tests/tools/compare_ir.py).
+Both engines run outside the harness: C through rocke_c/tests/build_driver.c (rocke_emit),
+built with AddressSanitizer + UBSan into this session's tmp dir (skipped without gcc); Python
+through emit (tests/tools/compare_ir.py).
 
 For every shipped config: the same text, or the same code and message, and no engine
 failure; the sanitizer must stay silent. Then a small fixed-seed fuzz smoke over mutated

@@ -5,7 +5,6 @@ kernels build in bounded time and memory in both engines."""
 from __future__ import annotations
 
 import importlib
-import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from typing import Callable
 import pytest
 
 from engines import both, config_text
+from rocke_emit_build import build_rocke_emit, compiler
 from rocke_py import engine as py_engine
 from rocke_py.engine import build as py_build
 from rocke_py.engine.arch import target_for
@@ -198,15 +198,9 @@ def largest(make: Template, hi: int) -> int:
 
 @pytest.fixture(scope="module")
 def rocke_emit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
+    if compiler() is None:
         pytest.skip("no C compiler")
-    out = tmp_path_factory.mktemp("rocke_emit") / "rocke-emit"
-    sources = sorted(str(p) for p in (ROOT / "rocke_c" / "src").glob("*.c"))
-    subprocess.run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2",
-                    "-I", str(ROOT / "rocke_c" / "include"), *sources,
-                    str(ROOT / "rocke_c" / "cli" / "rocke-emit.c"), "-o", str(out)], check=True)
-    return out
+    return build_rocke_emit(tmp_path_factory.mktemp("rocke_emit"), opt="-O2")
 
 
 # A small parent for the measured process: a child forked from this (large) test process

@@ -1,7 +1,6 @@
 """rocke-emit, the C engine as a program: same bytes as the Python engine, exit 0/1/2."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -10,21 +9,14 @@ import pytest
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
 from engines import config_text
+from rocke_emit_build import build_rocke_emit, compiler
 
-ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                reason="no C compiler")
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
 
 @pytest.fixture(scope="module")
 def rocke_emit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rocke_emit") / "rocke-emit"
-    cc = shutil.which("cc") or shutil.which("gcc")
-    sources = sorted(str(p) for p in (ROOT / "rocke_c" / "src").glob("*.c"))
-    subprocess.run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1",
-                    "-I", str(ROOT / "rocke_c" / "include"), *sources,
-                    str(ROOT / "rocke_c" / "cli" / "rocke-emit.c"), "-o", str(out)], check=True)
-    return out
+    return build_rocke_emit(tmp_path_factory.mktemp("rocke_emit"))
 
 
 def run(exe: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:

@@ -35,7 +35,7 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
 /* Releases the strings of a result filled by rocke_emit; safe to call twice. */
 void rocke_result_free(rocke_result *result);
 
-/* Comma-separated list of the modes this build implements, e.g. "spec". */
+/* Comma-separated list of the modes this build implements: "spec,ir,ll". */
 const char *rocke_implemented_modes(void);
 
 /* Engine version string. */

@@ -237,10 +237,4 @@ extern const rk_family_module rk_build_dgrad_module;
 int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const rk_target *target,
                           rk_arena *arena, rk_ir_kernel **out, rk_error *err);
 
-/* ==== emit.c, below the public entry point (tests) ==== */
-/* rocke_emit without the implemented-modes check when check_implemented is 0 (unknown modes
- * and flavors are still E_MODE / E_FLAVOR). */
-rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const char *mode,
-                                   const char *flavor, int check_implemented, rocke_result *out);
-
 #endif

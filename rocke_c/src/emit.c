@@ -14,7 +14,6 @@
 
 static const char *const rk_modes[] = {"spec", "ir", "ll", NULL};
 static const char *const rk_flavors[] = {"llvm20", "llvm22", "llvm23", NULL};
-static const char *const rk_implemented[] = {"spec", "ir", "ll", NULL};
 
 const char *rocke_implemented_modes(void) { return "spec,ir,ll"; }
 
@@ -46,8 +45,7 @@ static int rk_emit_echo(const char *word)
     return 1;
 }
 
-static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, int check_implemented,
-                                     rk_error *err)
+static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, rk_error *err)
 {
     if (!rk_emit_in(mode, rk_modes)) {
         if (rk_emit_echo(mode))
@@ -59,8 +57,6 @@ static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, int c
             return rk_fail(err, "E_FLAVOR", "unknown flavor '%s' (expected llvm20, llvm22 or llvm23)", flavor);
         return rk_fail(err, "E_FLAVOR", "unknown flavor (expected llvm20, llvm22 or llvm23)");
     }
-    if (check_implemented && !rk_emit_in(mode, rk_implemented))
-        return rk_fail(err, "E_MODE", "mode '%s' is not implemented yet", mode);
     return 0;
 }
 
@@ -232,8 +228,8 @@ static rocke_status rk_emit_outcome_result(rocke_result *out, rk_outcome *o)
     return ROCKE_EMITTED;
 }
 
-rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const char *mode,
-                                   const char *flavor, int check_implemented, rocke_result *out)
+rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                        rocke_result *out)
 {
     rk_error err;
     rk_arena arena;
@@ -247,7 +243,7 @@ rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const 
         return rk_emit_fail_result(out, "E_INTERNAL", 1, "config is NULL but config_len is not 0");
     if (!config)
         config = ""; /* NULL with length 0 is the empty config */
-    if (rk_emit_check_mode_flavor(mode, flavor, check_implemented, &err)
+    if (rk_emit_check_mode_flavor(mode, flavor, &err)
         || rk_emit_check_size(config_len, &err) || rk_config_check_encoding(config, config_len, &err))
         return rk_emit_error_result(out, &err);
     rk_arena_init(&arena);
@@ -267,12 +263,6 @@ rocke_status rk_emit_emit_internal(const char *config, size_t config_len, const 
     status = rk_emit_outcome_result(out, &outcome);
     rk_buf_free(&outcome.out);
     return status;
-}
-
-rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                        rocke_result *out)
-{
-    return rk_emit_emit_internal(config, config_len, mode, flavor, 1, out);
 }
 
 void rocke_result_free(rocke_result *result)

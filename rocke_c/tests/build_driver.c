@@ -1,6 +1,5 @@
-/* build_driver.c: runs the C engine below its implemented-modes check (rk_emit_emit_internal)
- * on each file named on the command line, so that modes not yet advertised (ir) can be
- * compared with the Python engine before they are switched on; tests/tools/compare_ir.py and
+/* build_driver.c: runs rocke_emit on each file named on the command line, like emit_driver.c,
+ * and can repeat each emission (for timing); tests/tools/compare_ir.py, compare_ll.py and
  * tests/test_ir_parity.py read its records (also usable under a sanitizer or valgrind):
  *
  *     build_driver [--repeat N] MODE FLAVOR FILE...
@@ -9,7 +8,6 @@
  * --repeat N emits each file N times and prints the last (for timing). X is ROCKE_ERROR (an
  * engine failure, never a rejection). */
 #include "driver_io.h"
-#include "../src/build.h"
 
 int main(int argc, char **argv)
 {
@@ -40,7 +38,7 @@ int main(int argc, char **argv)
             return 2;
         }
         for (k = 0; k < repeat; k++) {
-            st = rk_emit_emit_internal(len ? data : NULL, len, mode, flavor, 0, &r);
+            st = rocke_emit(len ? data : NULL, len, mode, flavor, &r);
             if (k + 1 < repeat)
                 rocke_result_free(&r);
         }

@@ -16,4 +16,7 @@ class Rejected:
 
 
 class EngineFailure(Exception):
-    """An engine bug (e.g. an internal check failed): the harness reports CRASH, never a rejection."""
+    """An engine bug, in either engine: an internal check failed (typically in the builder, the
+    verifier or the lowering, after the config validated). The Python engine raises it, and
+    rocke_py.cbridge raises it for the C engine's ROCKE_ERROR. The harness reports it as
+    BUILD_FAILURE, never as a rejection."""

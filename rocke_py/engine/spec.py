@@ -19,50 +19,52 @@ MAX_UNROLLED_K_ITERS = 128
 
 @dataclass(frozen=True)
 class ConvSpec:
+    """A spec with every field set. No defaults here: build_spec below is the one table of them,
+    as rk_spec_build_spec is in C."""
     family: str
     arch: str
     name: str
-    dtype_a: str = "fp16"
-    dtype_b: str = "fp16"
-    dtype_d: str = "fp16"
-    tile_m: int = 64
-    tile_n: int = 64
-    tile_k: int = 64
-    warp_m: int = 2
-    warp_n: int = 2
-    warp_tile_m: int = 32
-    warp_tile_n: int = 32
-    warp_tile_k: int = 16
-    wave_size: int = 64
-    pipeline: str = "mem"
-    epilogue: str = "default"
-    async_dma: bool = False
-    unroll_k: bool = False
-    lds_k_pad: Optional[int] = None
-    lds_layout_pad: Optional[int] = None   # lds_layout is set iff this is not None
-    lds_layout_xor: int = 0
-    vector_size_a: Optional[int] = None
-    vector_size_b: Optional[int] = None
-    vector_size_c: Optional[int] = None
-    chiplet_swizzle: bool = False
-    chiplet_wgm: int = 8
-    chiplet_num_xcds: int = 8
-    chiplet_chunk_size: int = 64
-    waves_per_eu: Optional[int] = None
-    bias: int = 0
-    scale: int = 1
-    relu: bool = False
-    clamp_min: Optional[int] = None
-    clamp_max: Optional[int] = None
-    lds_k_outer: bool = False
-    lds_k_outer_requested: str = "false"   # "true", "false" or "auto", as the config said
-    split_k: int = 1
-    split_k_requested: int = 1
-    two_stage: bool = False
-    force_deterministic: bool = False
-    group_merge: int = 1
-    num_load_waves: int = 4
-    cshuffle_no_alias: bool = False
+    dtype_a: str
+    dtype_b: str
+    dtype_d: str
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    warp_m: int
+    warp_n: int
+    warp_tile_m: int
+    warp_tile_n: int
+    warp_tile_k: int
+    wave_size: int
+    pipeline: str
+    epilogue: str
+    async_dma: bool
+    unroll_k: bool
+    lds_k_pad: Optional[int]
+    lds_layout_pad: Optional[int]   # lds_layout is set iff this is not None
+    lds_layout_xor: int
+    vector_size_a: Optional[int]
+    vector_size_b: Optional[int]
+    vector_size_c: Optional[int]
+    chiplet_swizzle: bool
+    chiplet_wgm: int
+    chiplet_num_xcds: int
+    chiplet_chunk_size: int
+    waves_per_eu: Optional[int]
+    bias: int
+    scale: int
+    relu: bool
+    clamp_min: Optional[int]
+    clamp_max: Optional[int]
+    lds_k_outer: bool
+    lds_k_outer_requested: str   # "true", "false" or "auto", as the config said
+    split_k: int
+    split_k_requested: int
+    two_stage: bool
+    force_deterministic: bool
+    group_merge: int
+    num_load_waves: int
+    cshuffle_no_alias: bool
 
     @property
     def block_size(self) -> int:

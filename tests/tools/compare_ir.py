@@ -1,14 +1,13 @@
-"""Compare mode `ir` (or ll) of the two engines below the implemented-modes check.
+"""Compare mode `ir` (or ll) of the two engines, outside the harness, with a sanitizer at hand.
 
     python3 tests/tools/compare_ir.py [--driver PATH] [--sanitize] [--mode ir] [FILE...]
                                       (default: every shipped config)
     python3 tests/tools/compare_ir.py --fuzz N [--seed S] [--keep DIR] ...
 
-C side: rocke_c/tests/build_driver.c (rk_emit_emit_internal, check_implemented = 0), built
-with gcc into a temporary directory unless --driver names one (--sanitize: ASan + UBSan).
-Python side: rocke_py.engine.emit.emit_text, after the same
-size and encoding checks emit() makes (its mode check is the one skipped). A record is
-("E", None, text) | ("R", code, message) | ("X", code, message) for an engine failure.
+C side: rocke_c/tests/build_driver.c (rocke_emit), built with gcc into a temporary directory
+unless --driver names one (--sanitize: ASan + UBSan). Python side: rocke_py.engine.emit.emit,
+with EngineFailure caught. A record is ("E", None, text) | ("R", code, message) |
+("X", code, message) for an engine failure.
 
 --fuzz N mutates the shipped emitting configs' [target]/[problem]/[spec] keys (seeded) within
 the reference's values, keeps the first N that both engines accept in mode spec (with the
@@ -31,7 +30,6 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from rocke_py.engine.config import check_encoding  # noqa: E402
 from rocke_py.engine.result import EngineFailure, Rejected  # noqa: E402
 
 emit_module = importlib.import_module("rocke_py.engine.emit")
@@ -101,17 +99,14 @@ def c_records(driver: Path, files: list[Path], mode: str = "ir", flavor: str = "
 # ---- the Python side ----
 
 def py_record(data: bytes, mode: str = "ir", flavor: str = "llvm22") -> Record:
-    """emit() below its mode check: size, encoding, then emit_text."""
-    bad = emit_module.check_size(data) or check_encoding(data)
-    if bad:
-        return ("R", bad.code, bad.message.encode())
+    """emit(), an EngineFailure as the record C gives for ROCKE_ERROR."""
     try:
-        out = emit_module.emit_text(data.decode("utf-8"), mode, flavor)
+        out = emit_module.emit(data, mode, flavor)
     except EngineFailure as exc:
         return ("X", "E_INTERNAL", str(exc).encode())
     if isinstance(out, Rejected):
         return ("R", out.code, out.message.encode())
-    return ("E", None, out.encode())
+    return ("E", None, out.text.encode())
 
 
 def first_difference(a: bytes, b: bytes) -> str:

@@ -1,13 +1,12 @@
-"""Compare mode `ll` of the two engines below the implemented-modes check: every shipped config,
-in all three flavors.
+"""Compare mode `ll` of the two engines, outside the harness: every shipped config, in all three
+flavors.
 
     python3 tests/tools/compare_ll.py [--driver PATH] [--sanitize]
                                       [--flavor llvm20|llvm22|llvm23|all] [FILE...]
     python3 tests/tools/compare_ll.py --time [--repeat N] FILE     (C vs Python, end to end)
 
 The records and both sides are tests/tools/compare_ir.py's (rocke_c/tests/build_driver.c via
-rk_emit_emit_internal; rocke_py.engine.emit.emit_text); this
-tool only loops over the flavors. An engine failure (X) on either side counts as a
+rocke_emit; rocke_py.engine.emit.emit); this tool only loops over the flavors. An engine failure (X) on either side counts as a
 difference. Exit 1 on any difference."""
 from __future__ import annotations
 
