@@ -3,6 +3,7 @@
 The engine's sources are compiled with strict C99 flags as the static library `rocke_c`
 (setup.py); the generated wrapper is not clean under -pedantic, so it gets the default flags
 and links that library (docs/reference/toolchain.md §10.1). The cdef mirrors rocke.h exactly."""
+
 from pathlib import Path
 
 from cffi import FFI

@@ -1,5 +1,19 @@
 # The C engine is built as a strict-C99 static library; the cffi wrapper links it with default flags
 # (docs/reference/toolchain.md §10.1).
 from glob import glob
+
 from setuptools import setup
-setup(libraries=[("rocke_c", {"sources": sorted(glob("rocke_c/src/*.c")), "include_dirs": ["rocke_c/include"], "cflags": ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2"]})], cffi_modules=["build_ffi.py:ffibuilder"])
+
+setup(
+    libraries=[
+        (
+            "rocke_c",
+            {
+                "sources": sorted(glob("rocke_c/src/*.c")),
+                "include_dirs": ["rocke_c/include"],
+                "cflags": ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2"],
+            },
+        )
+    ],
+    cffi_modules=["build_ffi.py:ffibuilder"],
+)

@@ -5,6 +5,7 @@
 Numbers go in notes, never in a timed test (the machine is shared and noisy): medians over
 repeats, per family and mode. The gate target (README.md, "Performance") compares the gate's
 wall time with the engines' own summed emission time divided by the cores."""
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,17 @@ def main() -> int:
             if isinstance(out, Emitted):
                 lines = out.text.count("\n")
                 largest = max(largest, (lines, f"{cfg.id} {mode} {flavor}"))
-                rows.append({"config": cfg.id, "family": cfg.family, "mode": mode, "flavor": flavor,
-                             "py_s": tp, "c_s": tc, "lines": lines})
+                rows.append(
+                    {
+                        "config": cfg.id,
+                        "family": cfg.family,
+                        "mode": mode,
+                        "flavor": flavor,
+                        "py_s": tp,
+                        "c_s": tc,
+                        "lines": lines,
+                    }
+                )
     print(f"modes {','.join(modes)}; {len(configs)} configs; medians of {args.repeat} runs per job (emitting jobs)\n")
     print(f"{'family':8} {'mode':5} {'jobs':>5} {'py median':>11} {'c median':>11} {'py/c':>8}")
     summary = []
@@ -75,8 +85,16 @@ def main() -> int:
             py = statistics.median(r["py_s"] for r in sel)
             c = statistics.median(r["c_s"] for r in sel)
             ratio = statistics.median(r["py_s"] / r["c_s"] for r in sel)
-            summary.append({"family": family, "mode": mode, "jobs": len(sel), "py_median_s": py,
-                            "c_median_s": c, "ratio_median": ratio})
+            summary.append(
+                {
+                    "family": family,
+                    "mode": mode,
+                    "jobs": len(sel),
+                    "py_median_s": py,
+                    "c_median_s": c,
+                    "ratio_median": ratio,
+                }
+            )
             print(f"{family:8} {mode:5} {len(sel):5d} {py * 1e3:9.3f}ms {c * 1e3:9.3f}ms {ratio:7.1f}x")
     overall = statistics.median(r["py_s"] / r["c_s"] for r in rows) if rows else 0.0
     print(f"\nC:Python speed ratio, median over emitting jobs: {overall:.1f}x")
@@ -96,11 +114,23 @@ def main() -> int:
             return 1
     gate = statistics.median(gate_times)
     bound = engine_time / cores
-    print(f"gate wall time (median of {args.gate_runs}, process start included): {gate:.2f} s; "
-          f"engines' summed emission time / {cores} cores: {bound:.2f} s; ratio {gate / bound if bound else 0:.1f}x")
+    print(
+        f"gate wall time (median of {args.gate_runs}, process start included): {gate:.2f} s; "
+        f"engines' summed emission time / {cores} cores: {bound:.2f} s; ratio {gate / bound if bound else 0:.1f}x"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "ratio_median": overall, "gate_s": gate,
-                                               "engine_over_cores_s": bound, "largest": largest}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "summary": summary,
+                    "ratio_median": overall,
+                    "gate_s": gate,
+                    "engine_over_cores_s": bound,
+                    "largest": largest,
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -4,6 +4,7 @@ Same operation and result types as rocke_py.engine.emit, so the harness and the 
 compare the two engines' results directly. ROCKE_ERROR (an engine failure, never a
 rejection) raises the engine's own EngineFailure (rocke_py.engine.result), so one class means
 an engine bug on both sides."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,7 @@ from typing import Union
 
 from rocke_py import _rocke_c
 from rocke_py._rocke_c import ffi, lib
-from rocke_py.engine.result import EngineFailure, Emitted, Rejected
+from rocke_py.engine.result import Emitted, EngineFailure, Rejected
 
 
 def _stale_sources() -> list[str]:
@@ -30,7 +31,8 @@ if os.environ.get("ROCKE_PARITY_ALLOW_STALE") != "1":
     if _stale:
         raise ImportError(
             f"the C engine extension is older than {_stale[0]} ({len(_stale)} file(s) changed): "
-            "rebuild it with `pip install -e .` (or set ROCKE_PARITY_ALLOW_STALE=1)")
+            "rebuild it with `pip install -e .` (or set ROCKE_PARITY_ALLOW_STALE=1)"
+        )
 
 
 def _arg(value: str) -> bytes:

@@ -4,6 +4,7 @@ for its arch and check the assembly against the config's `isa` list and its LDS 
 Byte identity proves the engines agree; this proves what they agree on is a kernel LLVM 22
 accepts and selects as intended: every instruction the config's `isa` names is present, a
 K-outer kernel contains its transpose read, and an M-outer kernel contains none."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -29,14 +30,14 @@ class CheckResult:
     arch: str
     ok: bool
     detail: str
-    skipped: bool = False   # a known gap: the job is listed in known_gaps.toml with this rejection
+    skipped: bool = False  # a known gap: the job is listed in known_gaps.toml with this rejection
 
 
 def spec_value(spec_text: str, key: str) -> str | None:
     prefix = f"{key} = "
     for line in spec_text.splitlines():
         if line.startswith(prefix):
-            return line[len(prefix):]
+            return line[len(prefix) :]
     return None
 
 
@@ -125,6 +126,9 @@ def run_check_llvm(root: Path, ids: list[str], jobs: int | None, timeout: float,
     failed = [r for r in results if not r.ok]
     skipped = [r for r in results if r.skipped]
     archs = sorted({r.arch for r in results if not r.skipped})
-    print(f"check-llvm: {len(results) - len(failed) - len(skipped)} of {len(results)} config(s) passed on "
-          f"{', '.join(archs)}; {len(skipped)} known gap(s) skipped; {len(failed)} failed", file=out)
+    print(
+        f"check-llvm: {len(results) - len(failed) - len(skipped)} of {len(results)} config(s) passed on "
+        f"{', '.join(archs)}; {len(skipped)} known gap(s) skipped; {len(failed)} failed",
+        file=out,
+    )
     return 1 if failed else 0

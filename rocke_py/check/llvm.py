@@ -7,6 +7,7 @@ worker or harness. This file runs as that child too (`python llvm.py --child ARC
 stdin); it imports nothing from rocke_py, so the child needs only llvmlite.
 
 compile_ll(text, arch) -> (True, assembly) or (False, reason)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -36,7 +37,7 @@ def child(arch: str, opt: int) -> int:
         sys.stderr.write("invalid IR: " + str(e).strip() + "\n")
         return RC_INVALID_IR
     tm = llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=opt)
-    asm = tm.emit_assembly(mod)          # a codegen failure aborts here (SIGABRT)
+    asm = tm.emit_assembly(mod)  # a codegen failure aborts here (SIGABRT)
     sys.stdout.write(asm)
     sys.stdout.flush()
     return 0
@@ -53,8 +54,13 @@ def compile_ll(text: str, arch: str, timeout: float = DEFAULT_TIMEOUT, opt: int 
     (True, asm) when it compiles to assembly for that CPU with no unresolved llvm.amdgcn.*
     call; otherwise (False, reason): invalid IR, a codegen abort, an unknown CPU, a timeout."""
     try:
-        p = subprocess.run([sys.executable, __file__, "--child", arch, str(opt)], input=text,
-                           capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, __file__, "--child", arch, str(opt)],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return False, "timeout: codegen for " + arch + " ran past " + str(timeout) + " s"
     if p.returncode == RC_NO_LLVMLITE or p.returncode == RC_INVALID_IR:
@@ -63,7 +69,7 @@ def compile_ll(text: str, arch: str, timeout: float = DEFAULT_TIMEOUT, opt: int 
         return False, "codegen for " + arch + " failed (rc=" + str(p.returncode) + "): " + tail(p.stderr)
     if "not a recognized processor" in p.stderr:
         return False, "unknown CPU " + arch + ": " + tail(p.stderr)
-    if ".amdgcn_target \"" + TRIPLE + "--" + arch + "\"" not in p.stdout:
+    if '.amdgcn_target "' + TRIPLE + "--" + arch + '"' not in p.stdout:
         return False, "the assembly is not for " + arch
     if "llvm.amdgcn." in p.stdout:
         # An unknown intrinsic name compiles to a call to an undefined external symbol.

@@ -2,6 +2,7 @@
 
 One table, the same rows as `rocke_c/src/arch.c` (docs/reference/llvm-ir.md §14,
 docs/reference/conv-semantics.md §3.2 and §10.1)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,14 +11,24 @@ ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 
 # (dtype, m, n, k) rows with dtype_a == dtype_b and an fp32 accumulator.
 _MFMA_GFX942 = (
-    ("fp16", 16, 16, 16), ("fp16", 32, 32, 8),
-    ("bf16", 16, 16, 16), ("bf16", 32, 32, 8),
-    ("fp32", 16, 16, 4), ("fp32", 32, 32, 2),
+    ("fp16", 16, 16, 16),
+    ("fp16", 32, 32, 8),
+    ("bf16", 16, 16, 16),
+    ("bf16", 32, 32, 8),
+    ("fp32", 16, 16, 4),
+    ("fp32", 32, 32, 2),
 )
 _MFMA_GFX950 = (
-    ("fp16", 16, 16, 16), ("fp16", 16, 16, 32), ("fp16", 32, 32, 8), ("fp16", 32, 32, 16),
-    ("bf16", 16, 16, 16), ("bf16", 16, 16, 32), ("bf16", 32, 32, 8), ("bf16", 32, 32, 16),
-    ("fp32", 16, 16, 4), ("fp32", 32, 32, 2),
+    ("fp16", 16, 16, 16),
+    ("fp16", 16, 16, 32),
+    ("fp16", 32, 32, 8),
+    ("fp16", 32, 32, 16),
+    ("bf16", 16, 16, 16),
+    ("bf16", 16, 16, 32),
+    ("bf16", 32, 32, 8),
+    ("bf16", 32, 32, 16),
+    ("fp32", 16, 16, 4),
+    ("fp32", 32, 32, 2),
 )
 _WMMA_RDNA = (("fp16", 16, 16, 16), ("bf16", 16, 16, 16))
 _WMMA_GFX1250 = (("fp16", 16, 16, 32), ("bf16", 16, 16, 32), ("fp32", 16, 16, 4))
@@ -30,8 +41,8 @@ class Target:
     lds_capacity: int
     max_threads_per_block: int
     num_cus: int
-    is_mfma: bool      # CDNA MFMA (wave64); every other target is WMMA (wave32)
-    is_gfx11: bool     # gfx11 WMMA: lanes 16-31 repeat lanes 0-15, frag_len = k
+    is_mfma: bool  # CDNA MFMA (wave64); every other target is WMMA (wave32)
+    is_gfx11: bool  # gfx11 WMMA: lanes 16-31 repeat lanes 0-15, frag_len = k
     mma: tuple[tuple[str, int, int, int], ...]
     async_lds_dwords: int  # the widest direct global->LDS load per lane, in dwords (0: none; llvm-ir §12.5)
 

@@ -3,13 +3,26 @@
 Twin of rocke_c/src/build.c. The direction modules supply params, block decode and
 descriptors; build_common the rest. The built kernel is verified and at most its size bound
 (limits.kernel_ops_bound, never more than MAX_KERNEL_OPS); a failure is an engine bug."""
+
 from __future__ import annotations
 
 from . import build_dgrad, build_fwd, build_wgrad
 from .arch import Target
-from .build_common import (begin_kernel, epilogue_cshuffle, epilogue_default, finish, frag_plan,
-                           k_loop_async, k_loop_basic, k_loop_runtime, k_loop_unrolled, load_vectors,
-                           make_rsrcs, thread_prologue, wave_tile)
+from .build_common import (
+    begin_kernel,
+    epilogue_cshuffle,
+    epilogue_default,
+    finish,
+    frag_plan,
+    k_loop_async,
+    k_loop_basic,
+    k_loop_runtime,
+    k_loop_unrolled,
+    load_vectors,
+    make_rsrcs,
+    thread_prologue,
+    wave_tile,
+)
 from .ir import Kernel
 from .limits import MAX_KERNEL_OPS, kernel_ops_bound
 from .problem import ConvProblem

@@ -5,6 +5,7 @@ build_dgrad) supply the params, the block decode and the three address descripto
 
 Twin of rocke_c/src/build_common.c. Values are created in the order of the statements
 below; every temporary is named, so the C twin creates them in the same order."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,10 +16,18 @@ from .ir import AttrValue, Builder, Kernel, Value, ptr, smem, vec
 from .mma_atoms import IR_ELEM, Atom, atom_for
 from .problem import ConvProblem, ceildiv
 from .result import EngineFailure
-from .spec import (ConvSpec, async_tiles, default_vector_sizes, effective_lds_pad, k_outer_shape, kernel_name,
-                   tile_dwords, widest_vector)
+from .spec import (
+    ConvSpec,
+    async_tiles,
+    default_vector_sizes,
+    effective_lds_pad,
+    k_outer_shape,
+    kernel_name,
+    tile_dwords,
+    widest_vector,
+)
 
-OOB_OFFSET = 0x7FFFFFFF          # a byte offset past any buffer: loads read 0, stores drop
+OOB_OFFSET = 0x7FFFFFFF  # a byte offset past any buffer: loads read 0, stores drop
 SCHED_MFMA = 0x008
 SCHED_DS_READ = 0x100
 
@@ -26,19 +35,21 @@ SCHED_DS_READ = 0x100
 @dataclass(frozen=True)
 class TileOperand:
     """One GEMM operand's LDS tile and how the loader fills it."""
-    name: str       # "a" or "b"
-    elem: str       # IR element type
-    rows: int       # LDS rows (M-outer: tile_mn)
-    cols: int       # LDS columns (M-outer: tile_k + pad)
-    mn: int         # the tile's free extent (tile_m or tile_n)
-    vec: int        # global load width in elements
-    axis: str       # "col": the vector runs along k; "row": along mn
-    k_outer: bool   # stored T[k][mn] (docs/reference/conv-semantics.md §7.2) instead of T[mn][k]
+
+    name: str  # "a" or "b"
+    elem: str  # IR element type
+    rows: int  # LDS rows (M-outer: tile_mn)
+    cols: int  # LDS columns (M-outer: tile_k + pad)
+    mn: int  # the tile's free extent (tile_m or tile_n)
+    vec: int  # global load width in elements
+    axis: str  # "col": the vector runs along k; "row": along mn
+    k_outer: bool  # stored T[k][mn] (docs/reference/conv-semantics.md §7.2) instead of T[mn][k]
 
 
 @dataclass
 class Kc:
     """The kernel under construction and the kernel-wide values the stages share."""
+
     b: Builder
     spec: ConvSpec
     problem: ConvProblem
@@ -50,15 +61,15 @@ class Kc:
     wave: Optional[Value] = None
     wave_m: Optional[Value] = None
     wave_n: Optional[Value] = None
-    m0: Optional[Value] = None       # the CTA tile's first GEMM row
-    n0: Optional[Value] = None       # the CTA tile's first GEMM column
+    m0: Optional[Value] = None  # the CTA tile's first GEMM row
+    n0: Optional[Value] = None  # the CTA tile's first GEMM column
     group: Optional[Value] = None
     k_lo: Optional[Value] = None
     k_hi: Optional[Value] = None
     rsrc_a: Optional[Value] = None
     rsrc_b: Optional[Value] = None
     rsrc_d: Optional[Value] = None
-    record: dict[str, Value] = field(default_factory=dict)   # dgrad: this CTA's sub-GEMM
+    record: dict[str, Value] = field(default_factory=dict)  # dgrad: this CTA's sub-GEMM
 
 
 #: (kc, mn, k) -> (element offset, valid) for A and B; (kc, m, n) -> ... for D.
@@ -70,6 +81,7 @@ def fail(message: str) -> EngineFailure:
 
 
 # ---- small integer helpers ----
+
 
 def c(kc: Kc, value: int) -> Value:
     return kc.b.const_i32(value)
@@ -141,6 +153,7 @@ def elem_bytes(elem: str) -> int:
 
 
 # ---- the kernel context ----
+
 
 def begin_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Kc:
     attrs: dict[str, AttrValue] = {"max_workgroup_size": spec.block_size}
@@ -228,6 +241,7 @@ def make_rsrcs(kc: Kc, names: tuple[str, str, str], with_d: bool) -> None:
 
 # ---- the input tensor's im2col view (fwd A, wgrad B; conv-semantics §2.2, §11) ----
 
+
 def group_base(kc: Kc, per_group: int) -> Optional[Value]:
     """group * per_group, or None for an ungrouped problem."""
     if kc.group is None:
@@ -296,6 +310,7 @@ def tap(kc: Kc, out: Value, stride: int, filt: Value, dil: int, pad: int) -> Val
 
 # ---- tiles ----
 
+
 def load_vectors(kc: Kc) -> tuple[int, int, int]:
     """The global load widths of A and B and the cshuffle store width (caps applied)."""
     return load_widths(kc.spec, kc.problem)
@@ -305,9 +320,9 @@ def load_widths(s: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
     """load_vectors of a spec (the kernel-size bound needs them before any kernel exists)."""
     vec_a, vec_b, vec_c = default_vector_sizes(s, p)
     if s.family == "wgrad":
-        vec_c = widest_vector(p.cpg, s.dtype_d)      # cshuffle stores with split_k = 1 widths
+        vec_c = widest_vector(p.cpg, s.dtype_d)  # cshuffle stores with split_k = 1 widths
     else:
-        vec_c = min(vec_c, 16 // elem_bytes(IR_ELEM[s.dtype_d]))   # one D store: at most 16 bytes
+        vec_c = min(vec_c, 16 // elem_bytes(IR_ELEM[s.dtype_d]))  # one D store: at most 16 bytes
     if s.vector_size_a is not None:
         vec_a = min(vec_a, s.vector_size_a)
     if s.vector_size_b is not None:
@@ -348,10 +363,11 @@ def alloc_tile(kc: Kc, t: TileOperand) -> Value:
 @dataclass(frozen=True)
 class Staged:
     """One chunk of a tile, loaded from global memory and waiting for its LDS store."""
-    row: Value      # tile coordinates of the chunk's first element (mn, k)
+
+    row: Value  # tile coordinates of the chunk's first element (mn, k)
     col: Value
     value: Value
-    guard: Optional[Value]   # a partial last pass: store only when set
+    guard: Optional[Value]  # a partial last pass: store only when set
 
 
 def global_load_tile(kc: Kc, t: TileOperand, rsrc: Value, mn0: Value, k0: Value, desc: Desc) -> list[Staged]:
@@ -408,9 +424,11 @@ def store_tile(kc: Kc, t: TileOperand, tile: Value, staged: list[Staged]) -> Non
 
 # ---- the MMA phase ----
 
+
 @dataclass(frozen=True)
 class FragLanes:
     """The lane-dependent parts of a fragment read: row (mn) and k offsets, per side."""
+
     mn: Value
     k: Value
 
@@ -434,6 +452,7 @@ def frag_lanes(kc: Kc, edge: int) -> FragLanes:
 @dataclass(frozen=True)
 class WaveTile:
     """This wave's sub-tile: its first row and column in the CTA tile, and the atom counts."""
+
     m: Value
     n: Value
     mfmas_m: int
@@ -451,15 +470,17 @@ def wave_tile(kc: Kc) -> WaveTile:
 @dataclass(frozen=True)
 class TrLanes:
     """The two wave64 transpose-read lane constants (conv-semantics §7.4), made once per kernel."""
-    mod4: Value    # (lane % 4) * 4
-    grp16: Value   # (lane % 16) / 4
+
+    mod4: Value  # (lane % 4) * 4
+    grp16: Value  # (lane % 16) / 4
 
 
 @dataclass(frozen=True)
 class SidePlan:
     """Loop-invariant LDS coordinates of one side's fragments."""
-    mns: list[Value]          # per atom index: the mn coordinate of the lane's read
-    ks: list[list[Value]]     # per kk step: the k coordinate of each read, in read order
+
+    mns: list[Value]  # per atom index: the mn coordinate of the lane's read
+    ks: list[list[Value]]  # per kk step: the k coordinate of each read, in read order
 
 
 @dataclass(frozen=True)
@@ -509,8 +530,10 @@ def k_outer_side(kc: Kc, wave_mn: Value, edge: int, count: int, tr: Optional[TrL
         per_read, reads = 8, n // 8
     base = b.add(wave_mn, col_lane)
     mns = [add_c(kc, base, i * edge) for i in range(count)]
-    ks = [[add_c(kc, row_lane, kk * s.warp_tile_k + per_read * r) for r in range(reads)]
-          for kk in range(s.tile_k // s.warp_tile_k)]
+    ks = [
+        [add_c(kc, row_lane, kk * s.warp_tile_k + per_read * r) for r in range(reads)]
+        for kk in range(s.tile_k // s.warp_tile_k)
+    ]
     return SidePlan(mns, ks)
 
 
@@ -549,8 +572,16 @@ def read_frag(kc: Kc, t: TileOperand, tile: Value, mn: Value, ks: list[Value]) -
     return b.smem_load(tile, mn, k, a.frag, pow2_align(a.frag * eb, t.cols * eb))
 
 
-def mma_phase(kc: Kc, plan: FragPlan, ta: TileOperand, tb: TileOperand, tile_a: Value, tile_b: Value,
-              accs: list[Value], wt: WaveTile) -> list[Value]:
+def mma_phase(
+    kc: Kc,
+    plan: FragPlan,
+    ta: TileOperand,
+    tb: TileOperand,
+    tile_a: Value,
+    tile_b: Value,
+    accs: list[Value],
+    wt: WaveTile,
+) -> list[Value]:
     """For each kk step: the A and B fragments, then one MMA per (mi, ni). Schedule policy:
     compv3/compv4 group barriers after each step (MFMA), priority 1 around the phase under
     compv4 and async_dma."""
@@ -577,9 +608,11 @@ def mma_phase(kc: Kc, plan: FragPlan, ta: TileOperand, tb: TileOperand, tile_a: 
 
 # ---- K loops ----
 
+
 @dataclass(frozen=True)
 class Operands:
     """Both operand tiles, their descriptors and where their CTA tile starts."""
+
     ta: TileOperand
     tb: TileOperand
     desc_a: Desc
@@ -674,16 +707,17 @@ def k_loop_basic(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: i
 
 # ---- the direct global->LDS loader (AsyncTileLoader, conv-semantics §8) ----
 
-CACHE_STREAM = 2     # aux: SLC
+CACHE_STREAM = 2  # aux: SLC
 
 
 @dataclass(frozen=True)
 class AsyncPlan:
     """One operand's async chunking."""
+
     dwords: int
-    elems: int        # elements per chunk
+    elems: int  # elements per chunk
     passes: int
-    per_row: int      # chunks per tile row
+    per_row: int  # chunks per tile row
 
 
 def async_plan(kc: Kc, t: TileOperand, index: int) -> AsyncPlan:
@@ -704,8 +738,9 @@ def async_bind(kc: Kc, tile: Value, plan: AsyncPlan) -> Value:
     return kc.b.readfirstlane(base)
 
 
-def async_issue(kc: Kc, t: TileOperand, plan: AsyncPlan, rsrc: Value, base: Value, mn0: Value, k0: Value,
-                desc: Desc) -> None:
+def async_issue(
+    kc: Kc, t: TileOperand, plan: AsyncPlan, rsrc: Value, base: Value, mn0: Value, k0: Value, desc: Desc
+) -> None:
     b, s = kc.b, kc.spec
     for p in range(plan.passes):
         pass_base = add_c(kc, base, p * s.block_size * plan.dwords * 4)
@@ -760,6 +795,7 @@ def k_loop_async(kc: Kc, ops: Operands, wt: WaveTile, plan: FragPlan, k_iters: i
 
 
 # ---- epilogues ----
+
 
 def acc_epilogue(kc: Kc, v: Value) -> Value:
     """bias, scale, relu, clamp on an f32 accumulator value (conv-semantics §1.4), in that order."""
@@ -849,14 +885,14 @@ def store_d_value(kc: Kc, off: Value, valid: Value, v: Value) -> None:
 def store_d_atomic_vector(kc: Kc, d_ptr: Value, off: Value, v: Value) -> None:
     """A wide value under atomic split-K: f32 element by element, 16-bit as adjacent pairs."""
     b = kc.b
-    n = int(v.type[v.type.rindex("x") + 1:-1])
+    n = int(v.type[v.type.rindex("x") + 1 : -1])
     if v.type.startswith("vec<f32"):
         for j in range(n):
             e = b.extract(v, j)
             at = add_c(kc, off, j)
             b.global_atomic_fadd(d_ptr, at, e)
         return
-    elem = v.type[4:v.type.rindex("x")]
+    elem = v.type[4 : v.type.rindex("x")]
     for j in range(0, n, 2):
         e0 = b.extract(v, j)
         e1 = b.extract(v, j + 1)
@@ -892,8 +928,7 @@ def epilogue_default(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc) -> N
                 store_d_value(kc, off, valid, d)
 
 
-def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec_c: int,
-                      exclusive: bool) -> None:
+def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec_c: int, exclusive: bool) -> None:
     """Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1)."""
     b, s, a = kc.b, kc.spec, kc.atom
     d_elem = IR_ELEM[s.dtype_d]
@@ -933,4 +968,3 @@ def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec
 
 def finish(kc: Kc) -> Kernel:
     return kc.b.ret()
-

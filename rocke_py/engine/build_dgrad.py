@@ -3,13 +3,30 @@ docs/reference/conv-semantics.md §2.4–§2.5. Each CTA finds its record by a b
 block_start; A = dY, B = W, D = dX through the record.
 
 Twin of rocke_c/src/build_dgrad.c."""
+
 from __future__ import annotations
 
 from math import ceil, log2
 
-from .build_common import (OOB_OFFSET, Kc, Operands, add_c, add_opt, add_tensor_params, all_of, below,
-                           below_value, c, div_c, group_base, k_outer_tile, load_vectors, m_outer_tile, mod_c,
-                           mul_c)
+from .build_common import (
+    OOB_OFFSET,
+    Kc,
+    Operands,
+    add_c,
+    add_opt,
+    add_tensor_params,
+    all_of,
+    below,
+    below_value,
+    c,
+    div_c,
+    group_base,
+    k_outer_tile,
+    load_vectors,
+    m_outer_tile,
+    mod_c,
+    mul_c,
+)
 from .ir import Value, ptr
 from .problem import SUB_GEMM_FIELDS, dgrad_sub_gemms
 from .result import EngineFailure
@@ -17,10 +34,28 @@ from .result import EngineFailure
 NAMES = ("dY", "W", "dX")
 RECORD_BYTES = 4 * len(SUB_GEMM_FIELDS)
 #: The record fields the kernel reads, in record order.
-USED_FIELDS = ("block_start", "num_n_tiles", "gemm_m", "gemm_k", "h_slice", "w_slice", "h_begin",
-               "w_begin", "x_dot_slice", "a_h_coeff", "a_w_coeff", "b_y_stride", "b_y_offset",
-               "b_x_stride", "b_x_offset", "d_h_stride", "d_h_offset", "d_w_stride", "d_w_offset",
-               "gemm_k_padded")
+USED_FIELDS = (
+    "block_start",
+    "num_n_tiles",
+    "gemm_m",
+    "gemm_k",
+    "h_slice",
+    "w_slice",
+    "h_begin",
+    "w_begin",
+    "x_dot_slice",
+    "a_h_coeff",
+    "a_w_coeff",
+    "b_y_stride",
+    "b_y_offset",
+    "b_x_stride",
+    "b_x_offset",
+    "d_h_stride",
+    "d_h_offset",
+    "d_w_stride",
+    "d_w_offset",
+    "gemm_k_padded",
+)
 
 
 def num_records(kc: Kc) -> int:
@@ -125,8 +160,10 @@ def desc_a(kc: Kc, mn: Value, k: Value) -> tuple[Value, Value]:
     w0 = b.add(wtl, r["w_begin"])
     wx = b.mul(xdot, r["a_w_coeff"])
     wo = b.add(w0, wx)
-    valid = all_of(kc, [below(kc, ho, p.Ho), below(kc, wo, p.Wo), below_value(kc, mn, r["gemm_m"]),
-                        below_value(kc, k, r["gemm_k"])])
+    valid = all_of(
+        kc,
+        [below(kc, ho, p.Ho), below(kc, wo, p.Wo), below_value(kc, mn, r["gemm_m"]), below_value(kc, k, r["gemm_k"])],
+    )
     nh = mul_c(kc, n, p.Ho)
     row = b.add(nh, ho)
     rw = mul_c(kc, row, p.Wo)
@@ -145,8 +182,7 @@ def desc_b(kc: Kc, mn: Value, k: Value) -> tuple[Value, Value]:
     y = b.add(y0, r["b_y_offset"])
     x0 = b.mul(xdot, r["b_x_stride"])
     x = b.add(x0, r["b_x_offset"])
-    valid = all_of(kc, [below(kc, y, p.Y), below(kc, x, p.X), below(kc, mn, p.cpg),
-                        below_value(kc, k, r["gemm_k"])])
+    valid = all_of(kc, [below(kc, y, p.Y), below(kc, x, p.X), below(kc, mn, p.cpg), below_value(kc, k, r["gemm_k"])])
     k_abs = add_opt(kc, k_out, group_base(kc, p.kpg))
     ky = mul_c(kc, k_abs, p.Y)
     row = b.add(ky, y)
@@ -165,8 +201,7 @@ def desc_d(kc: Kc, m: Value, n: Value) -> tuple[Value, Value]:
     hi = b.add(h0, r["d_h_offset"])
     w0 = b.mul(wtl, r["d_w_stride"])
     wi = b.add(w0, r["d_w_offset"])
-    valid = all_of(kc, [below(kc, hi, p.Hi), below(kc, wi, p.Wi), below_value(kc, m, r["gemm_m"]),
-                        below(kc, n, p.cpg)])
+    valid = all_of(kc, [below(kc, hi, p.Hi), below(kc, wi, p.Wi), below_value(kc, m, r["gemm_m"]), below(kc, n, p.cpg)])
     nh = mul_c(kc, img, p.Hi)
     row = b.add(nh, hi)
     rw = mul_c(kc, row, p.Wi)

@@ -2,10 +2,25 @@
 (docs/reference/conv-semantics.md §11).
 
 Twin of rocke_c/src/build_fwd.c."""
+
 from __future__ import annotations
 
-from .build_common import (Kc, Operands, TileOperand, add_opt, add_tensor_params, below, all_of,
-                           c, grid_tiles, group_base, input_offset, load_vectors, m_outer_tile, mul_c)
+from .build_common import (
+    Kc,
+    Operands,
+    TileOperand,
+    add_opt,
+    add_tensor_params,
+    all_of,
+    below,
+    c,
+    grid_tiles,
+    group_base,
+    input_offset,
+    load_vectors,
+    m_outer_tile,
+    mul_c,
+)
 from .ir import Value
 from .problem import fwd_gemm
 

@@ -3,10 +3,25 @@ reduction over N*[Do*]Ho*Wo, split-K over blockIdx.z
 (docs/reference/conv-semantics.md §2.2, §10.1).
 
 Twin of rocke_c/src/build_wgrad.c."""
+
 from __future__ import annotations
 
-from .build_common import (Kc, Operands, add_opt, add_tensor_params, all_of, below, c, grid_tiles,
-                           group_base, input_offset, k_outer_tile, load_vectors, m_outer_tile, mul_c)
+from .build_common import (
+    Kc,
+    Operands,
+    add_opt,
+    add_tensor_params,
+    all_of,
+    below,
+    c,
+    grid_tiles,
+    group_base,
+    input_offset,
+    k_outer_tile,
+    load_vectors,
+    m_outer_tile,
+    mul_c,
+)
 from .ir import Value
 from .problem import wgrad_gemm
 from .spec import wg_k_padded
@@ -97,4 +112,3 @@ def operands(kc: Kc) -> Operands:
         ta = m_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a, "row")
         tb = m_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b, "row")
     return Operands(ta, tb, desc_a, desc_b, kc.m0, kc.n0)
-

@@ -4,6 +4,7 @@ step 5 (it is part of reading the file).
 Twin of rocke_c/src/config.c, function for function in the same order. Hand-written on
 purpose: tomllib accepts far more than the subset, and both engines must refuse the same
 inputs with the same bytes. Bad input is returned as a Rejected, never raised."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from .result import Rejected
 
 Value = Union[int, bool, str]
 
-TABLES = ("parity", "target", "problem", "spec")   # the order of enum rk_table
+TABLES = ("parity", "target", "problem", "spec")  # the order of enum rk_table
 MAX_NAME = 64
 INT_MIN = -2147483648
 INT_MAX = 2147483647
@@ -28,28 +29,30 @@ ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
 @dataclass(frozen=True)
 class Entry:
-    table: str      # one of TABLES
-    key: str        # a bare name of at most 64 characters
+    table: str  # one of TABLES
+    key: str  # a bare name of at most 64 characters
     line: int
-    value: Value    # int (within int32), bool or str (unescaped)
+    value: Value  # int (within int32), bool or str (unescaped)
 
 
 @dataclass(frozen=True)
 class Config:
-    entries: tuple[Entry, ...]           # in file order
-    table_line: dict[str, int]           # header line of each table present
+    entries: tuple[Entry, ...]  # in file order
+    table_line: dict[str, int]  # header line of each table present
 
 
 @dataclass
 class _State:
     """What the lines read so far have built (private to one parse_config call)."""
+
     entries: list[Entry] = field(default_factory=list)
     table_line: dict[str, int] = field(default_factory=dict)
     key_line: dict[tuple[str, str], int] = field(default_factory=dict)
-    table: Optional[str] = None          # the table of the last header; None before any
+    table: Optional[str] = None  # the table of the last header; None before any
 
 
 # ---- encoding (contract §2 step 5) ----
+
 
 def line_of(data: bytes, pos: int) -> int:
     return 1 + data.count(b"\n", 0, pos)
@@ -77,6 +80,7 @@ def check_encoding(data: bytes) -> Optional[Rejected]:
 
 
 # ---- lexical helpers ----
+
 
 def syntax(lineno: int, what: str) -> Rejected:
     return Rejected("E_SYNTAX", f"line {lineno}: {what}")
@@ -110,6 +114,7 @@ def at_rest_ok(line: str, i: int) -> bool:
 
 
 # ---- values ----
+
 
 def parse_string(line: str, i: int, lineno: int, key: str) -> Union[tuple[str, int], Rejected]:
     """A basic string whose opening quote is at i: (unescaped text, index after the closing
@@ -185,6 +190,7 @@ def parse_value(line: str, i: int, lineno: int, key: str) -> Union[tuple[Value, 
 
 # ---- lines ----
 
+
 def parse_header(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
     """A table header whose '[' is at i."""
     start = skip_ws(line, i + 1)
@@ -200,11 +206,15 @@ def parse_header(line: str, i: int, lineno: int, state: _State) -> Optional[Reje
     if not at_rest_ok(line, i + 1):
         return syntax(lineno, f"unexpected text after table header [{name}]")
     if name not in TABLES:
-        return Rejected("E_UNKNOWN_TABLE", f"line {lineno}: unknown table [{name}] "
-                        "(expected [parity], [target], [problem] or [spec])")
+        return Rejected(
+            "E_UNKNOWN_TABLE",
+            f"line {lineno}: unknown table [{name}] (expected [parity], [target], [problem] or [spec])",
+        )
     if name in state.table_line:
-        return Rejected("E_DUPLICATE_KEY", f"line {lineno}: table [{name}] is defined twice "
-                        f"(first on line {state.table_line[name]})")
+        return Rejected(
+            "E_DUPLICATE_KEY",
+            f"line {lineno}: table [{name}] is defined twice (first on line {state.table_line[name]})",
+        )
     state.table_line[name] = lineno
     state.table = name
     return None
@@ -215,8 +225,9 @@ def add_entry(key: str, value: Value, lineno: int, state: _State) -> Optional[Re
         return Rejected("E_UNKNOWN_KEY", f"line {lineno}: key '{key}' is outside any table")
     first = state.key_line.get((state.table, key))
     if first is not None:
-        return Rejected("E_DUPLICATE_KEY", f"line {lineno}: key '{key}' in [{state.table}] "
-                        f"is set twice (first on line {first})")
+        return Rejected(
+            "E_DUPLICATE_KEY", f"line {lineno}: key '{key}' in [{state.table}] is set twice (first on line {first})"
+        )
     state.key_line[(state.table, key)] = lineno
     state.entries.append(Entry(state.table, key, lineno, value))
     return None
@@ -262,7 +273,7 @@ def parse_config(text: str) -> Union[Config, Rejected]:
     lines = text.split("\n")
     for index, line in enumerate(lines):
         if index + 1 < len(lines) and line.endswith("\r"):
-            line = line[:-1]    # CRLF; a '\r' that no '\n' follows is a control character
+            line = line[:-1]  # CRLF; a '\r' that no '\n' follows is a control character
         bad = parse_line(line, index + 1, state)
         if bad:
             return bad

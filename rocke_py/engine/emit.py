@@ -1,19 +1,20 @@
 """The engine's one operation: emit(config, mode, flavor) -> Emitted | Rejected.
 
 Twin of rocke_c/src/emit.c; docs/engine-contract.md §2 gives the order of the checks."""
+
 from __future__ import annotations
 
 from typing import Optional, Union
 
 from .arch import target_for
 from .build import build_kernel
+from .config import check_encoding, parse_config
+from .limits import MAX_OUTPUT_BYTES
 from .lower_ll import lower_kernel
 from .print_ir import print_ir
-from .config import check_encoding, parse_config
 from .print_spec import print_spec
-from .limits import MAX_OUTPUT_BYTES
 from .problem import build_problem, check_sub_gemm_candidates
-from .result import EngineFailure, Emitted, Rejected
+from .result import Emitted, EngineFailure, Rejected
 from .schema import check_schema
 from .spec import build_spec, check_dtypes, deduce
 from .validate import validate

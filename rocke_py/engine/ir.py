@@ -3,6 +3,7 @@
 Twin of rocke_c/src/ir.c; the ops and their semantics are docs/ir.md §4. Types are their
 canonical name strings. The builder advances one counter per kernel on every result, so the
 order of builder calls is the order of the names (docs/ir.md §2)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ SCALAR_BITS = {"i1": 1, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32}
 
 
 # ---- types (docs/ir.md §1) ----
+
 
 def vec(elem: str, n: int) -> str:
     return f"vec<{elem}x{n}>"
@@ -40,11 +42,11 @@ def is_vec(t: str) -> bool:
 
 def vec_elem(t: str) -> str:
     """The element type of a vec, or the type itself for a scalar."""
-    return t[4:t.rindex("x")] if is_vec(t) else t
+    return t[4 : t.rindex("x")] if is_vec(t) else t
 
 
 def vec_len(t: str) -> int:
-    return int(t[t.rindex("x") + 1:-1]) if is_vec(t) else 1
+    return int(t[t.rindex("x") + 1 : -1]) if is_vec(t) else 1
 
 
 def is_ptr(t: str) -> bool:
@@ -52,7 +54,7 @@ def is_ptr(t: str) -> bool:
 
 
 def ptr_elem(t: str) -> str:
-    return t[4:t.index(",")]
+    return t[4 : t.index(",")]
 
 
 def is_smem(t: str) -> bool:
@@ -60,11 +62,11 @@ def is_smem(t: str) -> bool:
 
 
 def smem_elem(t: str) -> str:
-    return t[5:t.index(",")]
+    return t[5 : t.index(",")]
 
 
 def smem_shape(t: str) -> tuple[int, int]:
-    rows, cols = t[t.index("[") + 1:t.index("]")].split("x")
+    rows, cols = t[t.index("[") + 1 : t.index("]")].split("x")
     return int(rows), int(cols)
 
 
@@ -77,6 +79,7 @@ def elem_bytes_of(t: str) -> int:
 
 
 # ---- the IR objects ----
+
 
 @dataclass(frozen=True)
 class Value:
@@ -116,6 +119,7 @@ class Kernel:
 @dataclass
 class ForLoop:
     """An open scf.for: its op, induction variable and carried values (visible in the body)."""
+
     op: Op
     iv: Value
     args: list[Value]
@@ -126,6 +130,7 @@ def fail(message: str) -> EngineFailure:
 
 
 # ---- the builder ----
+
 
 class Builder:
     def __init__(self, name: str, attrs: dict[str, AttrValue]) -> None:
@@ -175,14 +180,21 @@ class Builder:
             raise fail(f"the kernel exceeds {self.op_limit} IR ops")
         self.regions[-1].ops.append(op)
 
-    def op(self, name: str, operands: list[Value], hint: str | None, type_: str | None,
-           attrs: dict[str, AttrValue] | None = None) -> Value | None:
+    def op(
+        self,
+        name: str,
+        operands: list[Value],
+        hint: str | None,
+        type_: str | None,
+        attrs: dict[str, AttrValue] | None = None,
+    ) -> Value | None:
         result = self.new_value(hint, type_) if hint is not None and type_ is not None else None
         self.append(Op(name, list(operands), [result] if result else [], dict(attrs or {})))
         return result
 
-    def value_op(self, name: str, operands: list[Value], hint: str, type_: str,
-                 attrs: dict[str, AttrValue] | None = None) -> Value:
+    def value_op(
+        self, name: str, operands: list[Value], hint: str, type_: str, attrs: dict[str, AttrValue] | None = None
+    ) -> Value:
         result = self.op(name, operands, hint, type_, attrs)
         assert result is not None
         return result
@@ -356,12 +368,14 @@ class Builder:
 
     # -- control (§4.7) --
 
-    def for_begin(self, lb: Value, ub: Value, step: Value, iv: str,
-                  carried: list[tuple[str, Value]], unroll: bool = False) -> ForLoop:
+    def for_begin(
+        self, lb: Value, ub: Value, step: Value, iv: str, carried: list[tuple[str, Value]], unroll: bool = False
+    ) -> ForLoop:
         """Opens an scf.for; its results are numbered now, before anything in the body."""
         results = [self.new_value("for", init.type) for _, init in carried]
         attrs: dict[str, AttrValue] = {
-            "iv": f"%{iv}", "iv_type": "i32",
+            "iv": f"%{iv}",
+            "iv_type": "i32",
             "iter_args": [{"name": f"%{name}", "type": init.type} for name, init in carried],
         }
         if unroll:

@@ -4,6 +4,7 @@ MAX_KERNEL_OPS IR ops (CONV_KERNEL_SIZE; the builder enforces the same bound).
 
 Twin of rocke_c/src/limits.c, function for function. Every check returns its message, or
 None when the limit holds; the rules themselves are rows of validate.py's tables."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,12 +18,12 @@ from .result import Rejected
 from .spec import ConvSpec, async_tiles, elem_bytes, tile_dwords, unrolled_k_iters, wg_k_padded
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-MAX_KERNEL_OPS = 65536          # IR ops of any kernel an engine builds (docs/kernels.md §9)
-MAX_OUTPUT_BYTES = 16777216     # bytes of any emitted text, every mode and flavor
+MAX_KERNEL_OPS = 65536  # IR ops of any kernel an engine builds (docs/kernels.md §9)
+MAX_OUTPUT_BYTES = 16777216  # bytes of any emitted text, every mode and flavor
 
 # ---- CONV_INT32_RANGE: i32 quantities of the kernel (docs/engine-contract.md §8.2) ----
 
-Span = tuple[int, int]          # the values a quantity takes across the grid, lo..hi
+Span = tuple[int, int]  # the values a quantity takes across the grid, lo..hi
 
 
 def fits(value: int) -> bool:
@@ -107,8 +108,9 @@ def dim_name(name: str) -> str:
     return f"({name})" if "*" in name else name
 
 
-def check_offset(pre: str, tensor: str, start: tuple[str, Span], steps: list[tuple[str, int, str, Span]],
-                 scale: int) -> Optional[str]:
+def check_offset(
+    pre: str, tensor: str, start: tuple[str, Span], steps: list[tuple[str, int, str, Span]], scale: int
+) -> Optional[str]:
     """A tensor offset computed in Horner form; scale is the element size (1: an element offset)."""
     bad = horner(start, steps, scale)
     if bad is None:
@@ -128,10 +130,11 @@ def check_offset(pre: str, tensor: str, start: tuple[str, Span], steps: list[tup
 
 # -- the three tensors of a family, their dims and their byte sizes --
 
+
 @dataclass(frozen=True)
 class Tensor:
-    name: str                   # the kernel's param name (dY, X, dW, ...)
-    dtype_key: str              # dtype_a, dtype_b or dtype_d
+    name: str  # the kernel's param name (dY, X, dW, ...)
+    dtype_key: str  # dtype_a, dtype_b or dtype_d
     dims: tuple[tuple[str, int], ...]
 
 
@@ -174,12 +177,12 @@ def tensor_bytes(s: ConvSpec, p: ConvProblem) -> Optional[str]:
         if total > INT32_MAX:
             formula = "*".join(name for name, _ in t.dims)
             keys = ", ".join(f"{name} = {value}" for name, value in t.dims)
-            return (f"{t.name}_bytes = {formula}*{eb} exceeds {INT32_MAX} "
-                    f"({keys}, {t.dtype_key} = {dtype})")
+            return f"{t.name}_bytes = {formula}*{eb} exceeds {INT32_MAX} ({keys}, {t.dtype_key} = {dtype})"
     return None
 
 
 # -- the grid: GEMM index ranges, the K loop, block ids --
+
 
 def m_formula(p: ConvProblem) -> str:
     return "N*Do*Ho*Wo" if p.is_3d else "N*Ho*Wo"
@@ -206,8 +209,10 @@ def k_loop_end(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     end = k_extent(s, p)
     if end <= INT32_MAX:
         return None
-    return (f"the K loop runs to roundup({m_formula(p)}, tile_k*split_k) = {end}, outside int32 "
-            f"({m_formula(p)} = {p.N * p.out_depth * p.Ho * p.Wo}, tile_k = {s.tile_k}, split_k = {s.split_k})")
+    return (
+        f"the K loop runs to roundup({m_formula(p)}, tile_k*split_k) = {end}, outside int32 "
+        f"({m_formula(p)} = {p.N * p.out_depth * p.Ho * p.Wo}, tile_k = {s.tile_k}, split_k = {s.split_k})"
+    )
 
 
 def grid_z(s: ConvSpec, p: ConvProblem) -> Optional[str]:
@@ -215,8 +220,7 @@ def grid_z(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     if s.family == "wgrad" and s.split_k > 1:
         last = p.groups * s.split_k - 1
         if last > INT32_MAX:
-            return reaches("block_id z = groups*split_k - 1", last,
-                           [f"groups = {p.groups}", f"split_k = {s.split_k}"])
+            return reaches("block_id z = groups*split_k - 1", last, [f"groups = {p.groups}", f"split_k = {s.split_k}"])
     return None
 
 
@@ -230,23 +234,42 @@ def chiplet_width(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     if width <= INT32_MAX:
         return None
     name = "kpg" if s.family == "fwd" else k_formula(p)
-    return (f"the chiplet super-tile width chiplet_wgm*ceil({name}/tile_n) = {width} is outside int32 "
-            f"(chiplet_wgm = {s.chiplet_wgm}, {name} = {gemm_n}, tile_n = {s.tile_n})")
+    return (
+        f"the chiplet super-tile width chiplet_wgm*ceil({name}/tile_n) = {width} is outside int32 "
+        f"(chiplet_wgm = {s.chiplet_wgm}, {name} = {gemm_n}, tile_n = {s.tile_n})"
+    )
 
 
 # -- the descriptors: every offset a load or store computes, over the padded grid --
 
-def tap(axis: str, out: str, out_last: int, stride: tuple[str, int], filt: str, filt_last: int,
-        dil: tuple[str, int], pad: tuple[str, int]) -> tuple[Optional[str], Span]:
+
+def tap(
+    axis: str,
+    out: str,
+    out_last: int,
+    stride: tuple[str, int],
+    filt: str,
+    filt_last: int,
+    dil: tuple[str, int],
+    pad: tuple[str, int],
+) -> tuple[Optional[str], Span]:
     """input_offset's tap: in = out*stride + filt*dil - pad (builder order)."""
-    terms = [(out, (0, out_last), stride[0], stride[1]), (filt, (0, filt_last), dil[0], dil[1]),
-             (pad[0], (1, 1), "", -pad[1])]
+    terms = [
+        (out, (0, out_last), stride[0], stride[1]),
+        (filt, (0, filt_last), dil[0], dil[1]),
+        (pad[0], (1, 1), "", -pad[1]),
+    ]
     bad, span = linear(terms)
     if bad is None:
         return None, span
     expr = f"{out}*{stride[0]} + {filt}*{dil[0]} - {pad[0]}"
-    keys = [span_text(out, (0, out_last)), f"{stride[0]} = {stride[1]}", span_text(filt, (0, filt_last)),
-            f"{dil[0]} = {dil[1]}", f"{pad[0]} = {pad[1]}"]
+    keys = [
+        span_text(out, (0, out_last)),
+        f"{stride[0]} = {stride[1]}",
+        span_text(filt, (0, filt_last)),
+        f"{dil[0]} = {dil[1]}",
+        f"{pad[0]} = {pad[1]}",
+    ]
     return reaches(f"the input coordinate {axis} = {expr}", bad, keys), span
 
 
@@ -280,30 +303,41 @@ def fwd_offsets(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     m_end, k_end = roundup(p.N * p.out_depth * p.Ho * p.Wo, s.tile_m), k_extent(s, p)
     n_end = roundup(p.kpg, s.tile_n)
     gemm_k = p.filter_z * p.Y * p.X * p.cpg
-    return (input_view(p, m_end, k_end, "X", elem_bytes(s.dtype_a))
-            or check_offset("", "W", ("k_out", (0, n_end - 1 + p.K - p.kpg)),
-                            [(k_formula(p), gemm_k, "k", (0, k_end - 1))], elem_bytes(s.dtype_b))
-            or check_offset("", "Y", ("m", (0, m_end - 1)), [("K", p.K, "k", (0, p.K - p.kpg + n_end - 1))],
-                            elem_bytes(s.dtype_d)))
+    return (
+        input_view(p, m_end, k_end, "X", elem_bytes(s.dtype_a))
+        or check_offset(
+            "",
+            "W",
+            ("k_out", (0, n_end - 1 + p.K - p.kpg)),
+            [(k_formula(p), gemm_k, "k", (0, k_end - 1))],
+            elem_bytes(s.dtype_b),
+        )
+        or check_offset(
+            "", "Y", ("m", (0, m_end - 1)), [("K", p.K, "k", (0, p.K - p.kpg + n_end - 1))], elem_bytes(s.dtype_d)
+        )
+    )
 
 
 def wgrad_offsets(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     wg_n = p.filter_z * p.Y * p.X * p.cpg
     m_end, n_end, k_end = roundup(p.kpg, s.tile_m), roundup(wg_n, s.tile_n), k_extent(s, p)
-    bad = check_offset("", "dY", ("k", (0, k_end - 1)), [("K", p.K, "k_out", (0, p.K - p.kpg + m_end - 1))],
-                       elem_bytes(s.dtype_a))
+    bad = check_offset(
+        "", "dY", ("k", (0, k_end - 1)), [("K", p.K, "k_out", (0, p.K - p.kpg + m_end - 1))], elem_bytes(s.dtype_a)
+    )
     if bad:
         return bad
     if p.is_pointwise:
-        bad = check_offset("", "X", ("k", (0, k_end - 1)), [("C", p.C, "c", (0, p.C - p.cpg + n_end - 1))],
-                           elem_bytes(s.dtype_b))
+        bad = check_offset(
+            "", "X", ("k", (0, k_end - 1)), [("C", p.C, "c", (0, p.C - p.cpg + n_end - 1))], elem_bytes(s.dtype_b)
+        )
     else:
         bad = input_view(p, k_end, n_end, "X", elem_bytes(s.dtype_b))
     if bad:
         return bad
     d_scale = 1 if s.atomic_split_k else elem_bytes(s.dtype_d)
-    return check_offset("", "dW", ("k_out", (0, m_end - 1 + p.K - p.kpg)), [(k_formula(p), wg_n, "n", (0, n_end - 1))],
-                        d_scale)
+    return check_offset(
+        "", "dW", ("k_out", (0, m_end - 1 + p.K - p.kpg)), [(k_formula(p), wg_n, "n", (0, n_end - 1))], d_scale
+    )
 
 
 def dgrad_record(s: ConvSpec, p: ConvProblem, index: int, r: dict[str, int]) -> Optional[str]:
@@ -311,8 +345,9 @@ def dgrad_record(s: ConvSpec, p: ConvProblem, index: int, r: dict[str, int]) -> 
     pre = f"sub-GEMM {index}: "
     m_end = r["num_m_tiles"] * s.tile_m
     if m_end - 1 > INT32_MAX:
-        return reaches(f"{pre}the m index num_m_tiles*tile_m - 1", m_end - 1,
-                       [f"gemm_m = {r['gemm_m']}", f"tile_m = {s.tile_m}"])
+        return reaches(
+            f"{pre}the m index num_m_tiles*tile_m - 1", m_end - 1, [f"gemm_m = {r['gemm_m']}", f"tile_m = {s.tile_m}"]
+        )
     n_end = r["num_n_tiles"] * s.tile_n
     hw = r["h_slice"] * r["w_slice"]
     img = (0, (m_end - 1) // hw)
@@ -320,48 +355,80 @@ def dgrad_record(s: ConvSpec, p: ConvProblem, index: int, r: dict[str, int]) -> 
     yx_last = (r["gemm_k_padded"] - 1) // p.kpg
     ydot = (0, yx_last // r["x_dot_slice"])
     xdot = (0, min(r["x_dot_slice"] - 1, yx_last))
-    bad, ho = check_linear(pre, "the dY row ho", [("htl", htl, "", 1), ("h_begin", (r["h_begin"],) * 2, "", 1),
-                                                  ("ydot", ydot, "a_h_coeff", r["a_h_coeff"])])
+    bad, ho = check_linear(
+        pre,
+        "the dY row ho",
+        [("htl", htl, "", 1), ("h_begin", (r["h_begin"],) * 2, "", 1), ("ydot", ydot, "a_h_coeff", r["a_h_coeff"])],
+    )
     if bad:
         return bad
-    bad, wo = check_linear(pre, "the dY column wo", [("wtl", wtl, "", 1), ("w_begin", (r["w_begin"],) * 2, "", 1),
-                                                     ("xdot", xdot, "a_w_coeff", r["a_w_coeff"])])
+    bad, wo = check_linear(
+        pre,
+        "the dY column wo",
+        [("wtl", wtl, "", 1), ("w_begin", (r["w_begin"],) * 2, "", 1), ("xdot", xdot, "a_w_coeff", r["a_w_coeff"])],
+    )
     if bad:
         return bad
-    bad = check_offset(pre, "dY", ("n", img), [("Ho", p.Ho, "ho", ho), ("Wo", p.Wo, "wo", wo),
-                                                 ("K", p.K, "k", (0, p.K - 1))], elem_bytes(s.dtype_a))
+    bad = check_offset(
+        pre,
+        "dY",
+        ("n", img),
+        [("Ho", p.Ho, "ho", ho), ("Wo", p.Wo, "wo", wo), ("K", p.K, "k", (0, p.K - 1))],
+        elem_bytes(s.dtype_a),
+    )
     if bad:
         return bad
-    bad, y = check_linear(pre, "the filter row y", [("ydot", ydot, "b_y_stride", r["b_y_stride"]),
-                                                   ("b_y_offset", (r["b_y_offset"],) * 2, "", 1)])
+    bad, y = check_linear(
+        pre,
+        "the filter row y",
+        [("ydot", ydot, "b_y_stride", r["b_y_stride"]), ("b_y_offset", (r["b_y_offset"],) * 2, "", 1)],
+    )
     if bad:
         return bad
-    bad, x = check_linear(pre, "the filter column x", [("xdot", xdot, "b_x_stride", r["b_x_stride"]),
-                                                      ("b_x_offset", (r["b_x_offset"],) * 2, "", 1)])
+    bad, x = check_linear(
+        pre,
+        "the filter column x",
+        [("xdot", xdot, "b_x_stride", r["b_x_stride"]), ("b_x_offset", (r["b_x_offset"],) * 2, "", 1)],
+    )
     if bad:
         return bad
-    bad = check_offset(pre, "W", ("k_out", (0, p.K - 1)), [("Y", p.Y, "y", y), ("X", p.X, "x", x),
-                                                             ("cpg", p.cpg, "c", (0, n_end - 1))],
-                       elem_bytes(s.dtype_b))
+    bad = check_offset(
+        pre,
+        "W",
+        ("k_out", (0, p.K - 1)),
+        [("Y", p.Y, "y", y), ("X", p.X, "x", x), ("cpg", p.cpg, "c", (0, n_end - 1))],
+        elem_bytes(s.dtype_b),
+    )
     if bad:
         return bad
-    bad, hi = check_linear(pre, "the dX row hi", [("htl", htl, "d_h_stride", r["d_h_stride"]),
-                                                 ("d_h_offset", (r["d_h_offset"],) * 2, "", 1)])
+    bad, hi = check_linear(
+        pre,
+        "the dX row hi",
+        [("htl", htl, "d_h_stride", r["d_h_stride"]), ("d_h_offset", (r["d_h_offset"],) * 2, "", 1)],
+    )
     if bad:
         return bad
-    bad, wi = check_linear(pre, "the dX column wi", [("wtl", wtl, "d_w_stride", r["d_w_stride"]),
-                                                    ("d_w_offset", (r["d_w_offset"],) * 2, "", 1)])
+    bad, wi = check_linear(
+        pre,
+        "the dX column wi",
+        [("wtl", wtl, "d_w_stride", r["d_w_stride"]), ("d_w_offset", (r["d_w_offset"],) * 2, "", 1)],
+    )
     if bad:
         return bad
     d_scale = 1 if s.split_k > 1 else elem_bytes(s.dtype_d)
-    return check_offset(pre, "dX", ("n", img), [("Hi", p.Hi, "hi", hi), ("Wi", p.Wi, "wi", wi),
-                                                  ("C", p.C, "c", (0, p.C - p.cpg + n_end - 1))], d_scale)
+    return check_offset(
+        pre,
+        "dX",
+        ("n", img),
+        [("Hi", p.Hi, "hi", hi), ("Wi", p.Wi, "wi", wi), ("C", p.C, "c", (0, p.C - p.cpg + n_end - 1))],
+        d_scale,
+    )
 
 
 def dgrad_offsets(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     records = dgrad_sub_gemms(p, s.tile_m, s.tile_n, s.tile_k, s.split_k)
     if isinstance(records, Rejected):
-        return None     # a record outside int32 is E_RANGE's, reported by mode spec's print
+        return None  # a record outside int32 is E_RANGE's, reported by mode spec's print
     total = 0
     for index, values in enumerate(records):
         r = dict(zip(SUB_GEMM_FIELDS, values))
@@ -370,21 +437,24 @@ def dgrad_offsets(s: ConvSpec, p: ConvProblem) -> Optional[str]:
             return bad
         total = r["block_start"] + r["num_m_tiles"] * r["num_n_tiles"]
     if total - 1 > INT32_MAX:
-        return reaches("block_id x = (tiles over all sub-GEMMs) - 1", total - 1,
-                       [f"sub-GEMMs = {len(records)}", f"tile_m = {s.tile_m}", f"tile_n = {s.tile_n}"])
+        return reaches(
+            "block_id x = (tiles over all sub-GEMMs) - 1",
+            total - 1,
+            [f"sub-GEMMs = {len(records)}", f"tile_m = {s.tile_m}", f"tile_n = {s.tile_n}"],
+        )
     return None
 
 
 def int32_range(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     """CONV_INT32_RANGE: the first i32 of the kernel that would not fit (docs/engine-contract.md §8.2)."""
     offsets = {"fwd": fwd_offsets, "wgrad": wgrad_offsets, "dgrad": dgrad_offsets}[s.family]
-    return (tensor_bytes(s, p) or k_loop_end(s, p) or grid_z(s, p) or chiplet_width(s, p)
-            or offsets(s, p))
+    return tensor_bytes(s, p) or k_loop_end(s, p) or grid_z(s, p) or chiplet_width(s, p) or offsets(s, p)
 
 
 # ---- CONV_KERNEL_SIZE: the IR ops of the kernel (docs/kernels.md §9) ----
 # Upper bounds of the ops each builder piece creates, counting every constant as if it were
 # not cached and every x*1, x/1, x+0 as if it made an op.
+
 
 def desc_ops(s: ConvSpec, p: ConvProblem, operand: str) -> int:
     """One call of the family's descriptor for operand a, b or d."""
@@ -407,7 +477,7 @@ def probes_bound(p: ConvProblem) -> int:
 @dataclass(frozen=True)
 class OpsBound:
     total: int
-    steps: int        # K steps whose body the builder emits (1: the runtime loop)
+    steps: int  # K steps whose body the builder emits (1: the runtime loop)
     per_step: int
     epilogue: int
 
@@ -453,7 +523,7 @@ def kernel_ops_bound(s: ConvSpec, p: ConvProblem, t: Target) -> OpsBound:
         issue = 0
         for tile in async_tiles(s, p):
             dwords = tile_dwords(s, tile)
-            assert dwords is not None       # CONV_ASYNC_NO_DWORDS comes first
+            assert dwords is not None  # CONV_ASYNC_NO_DWORDS comes first
             passes = tile.rows * tile.cols // (dwords * 4 // tile.elem_bytes) // block
             issue += passes * (17 + desc_ops(s, p, "a" if tile.operand == "A" else "b"))
         before, per_step = 27 + issue, 5 + issue + mma
@@ -461,8 +531,7 @@ def kernel_ops_bound(s: ConvSpec, p: ConvProblem, t: Target) -> OpsBound:
         before, per_step = 0, 8 + load + mma
     # the epilogue: per accumulator slot, and the cshuffle store passes
     slots = mfm * mfn * atom.c_len
-    acc = 2 * ((s.bias != 0) + (s.scale != 1) + s.relu + (s.clamp_min is not None)
-               + (s.clamp_max is not None))
+    acc = 2 * ((s.bias != 0) + (s.scale != 1) + s.relu + (s.clamp_min is not None) + (s.clamp_max is not None))
     epilogue = 10 + 2 * mfm + 2 * mfm * mfn
     if s.epilogue == "cshuffle":
         store = 1 + max(10, 4 * vec_c) if s.atomic_split_k else 5
@@ -483,5 +552,7 @@ def kernel_size(s: ConvSpec, p: ConvProblem, t: Target) -> Optional[str]:
     bound = kernel_ops_bound(s, p, t)
     if bound.total <= MAX_KERNEL_OPS:
         return None
-    return (f"the kernel would have up to {bound.total} IR ops, more than {MAX_KERNEL_OPS} "
-            f"({bound.steps} K steps of up to {bound.per_step}, an epilogue of up to {bound.epilogue})")
+    return (
+        f"the kernel would have up to {bound.total} IR ops, more than {MAX_KERNEL_OPS} "
+        f"({bound.steps} K steps of up to {bound.per_step}, an epilogue of up to {bound.epilogue})"
+    )

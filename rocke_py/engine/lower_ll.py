@@ -9,6 +9,7 @@ Names: builder names are printed verbatim; lowerer temporaries are `%<hint>.<n>`
 counter per lowering (starting at 1); block labels `<kind>.<n>` from one block counter
 (starting at 1; `entry` has no number). A kernel that uses an op the arch or flavor cannot
 lower raises EngineFailure with a `lower: ` message; no text is produced."""
+
 from __future__ import annotations
 
 import struct
@@ -29,24 +30,30 @@ def fail(message: str) -> EngineFailure:
 
 # ---- flavors (llvm-ir §3) ----
 
-DL_LLVM20 = ("e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128"
-             "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512"
-             "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9")
-DL_LLVM22 = ("e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
-             "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256"
-             "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9")
-DL_LLVM23 = ("e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
-             "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256"
-             "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9")
+DL_LLVM20 = (
+    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128"
+    "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512"
+    "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
+)
+DL_LLVM22 = (
+    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
+    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256"
+    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
+)
+DL_LLVM23 = (
+    "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
+    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256"
+    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
+)
 
 
 @dataclass(frozen=True)
 class Flavor:
     name: str
-    generation: int        # 0 llvm20, 1 llvm22, 2 llvm23: selects the declaration column
+    generation: int  # 0 llvm20, 1 llvm22, 2 llvm23: selects the declaration column
     datalayout: str
-    rsrc_p8: bool          # make.buffer.rsrc.p8.p1 with an i64 byte count (else .p1 with i32)
-    nocapture: str         # the spelling of the pointer-param capture attribute
+    rsrc_p8: bool  # make.buffer.rsrc.p8.p1 with an i64 byte count (else .p1 with i32)
+    nocapture: str  # the spelling of the pointer-param capture attribute
 
 
 FLAVORS = (
@@ -58,25 +65,25 @@ FLAVORS = (
 
 # ---- backends (llvm-ir §12.1, §12.6, §14) ----
 
-WAIT_GFX9 = 0       # s_waitcnt: vm_lo | ec<<4 | lk<<8 | vm_hi<<14
-WAIT_GFX11 = 1      # s_waitcnt: ec | lk<<4 | vm<<10
-WAIT_SPLIT = 2      # gfx1250: s.wait.loadcnt / storecnt / dscnt (i16)
+WAIT_GFX9 = 0  # s_waitcnt: vm_lo | ec<<4 | lk<<8 | vm_hi<<14
+WAIT_GFX11 = 1  # s_waitcnt: ec | lk<<4 | vm<<10
+WAIT_SPLIT = 2  # gfx1250: s.wait.loadcnt / storecnt / dscnt (i16)
 
 TR_NONE = 0
-TR_B64 = 1          # gfx950: ds.read.tr16.b64 (tile.ds_read_tr16_b64)
-TR_B128 = 2         # gfx1250: ds.load.tr16.b128 (tile.ds_read_tr16_b128)
+TR_B64 = 1  # gfx950: ds.read.tr16.b64 (tile.ds_read_tr16_b64)
+TR_B128 = 2  # gfx1250: ds.load.tr16.b128 (tile.ds_read_tr16_b128)
 
 
 @dataclass(frozen=True)
 class Backend:
     arch: str
-    wait: int               # WAIT_*
-    word3: int              # buffer resource DWORD3
-    drain_full: int         # tile.sync s_waitcnt immediate (WAIT_GFX9/WAIT_GFX11)
-    drain_lds: int          # tile.sync_lds_only s_waitcnt immediate
-    lds_v8_volatile: bool   # plain 8-wide LDS vector loads are `load volatile` (gfx1250)
-    transpose: int          # TR_*
-    async_lds_dwords: int   # the widest tile.async_buffer_load_lds (0: not available)
+    wait: int  # WAIT_*
+    word3: int  # buffer resource DWORD3
+    drain_full: int  # tile.sync s_waitcnt immediate (WAIT_GFX9/WAIT_GFX11)
+    drain_lds: int  # tile.sync_lds_only s_waitcnt immediate
+    lds_v8_volatile: bool  # plain 8-wide LDS vector loads are `load volatile` (gfx1250)
+    transpose: int  # TR_*
+    async_lds_dwords: int  # the widest tile.async_buffer_load_lds (0: not available)
 
 
 BACKENDS = (
@@ -87,7 +94,7 @@ BACKENDS = (
     Backend("gfx1250", WAIT_SPLIT, 822165504, 0, 0, True, TR_B128, 0),
 )
 
-VMCNT_MAX = 63      # 6-bit vmcnt / loadcnt / storecnt on every target
+VMCNT_MAX = 63  # 6-bit vmcnt / loadcnt / storecnt on every target
 GFX9_EXPCNT_MAX = 7
 GFX9_LGKMCNT_MAX = 15
 GFX11_EXPCNT_MAX = 7
@@ -112,92 +119,201 @@ DECLS = (
     ("smax.i32", "declare i32 @llvm.smax.i32(i32, i32)", "", ""),
     ("minnum.f32", "declare float @llvm.minnum.f32(float, float)", "", ""),
     ("maxnum.f32", "declare float @llvm.maxnum.f32(float, float)", "", ""),
-    ("make.buffer.rsrc",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)", ""),
-    ("raw.ptr.buffer.load.i16",
-     "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)", "", ""),
-    ("raw.ptr.buffer.load.i32",
-     "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""),
-    ("raw.ptr.buffer.load.v2i32",
-     "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""),
-    ("raw.ptr.buffer.load.v4i32",
-     "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""),
-    ("raw.ptr.buffer.store.i16",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)", "", ""),
-    ("raw.ptr.buffer.store.i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)", "", ""),
-    ("raw.ptr.buffer.store.v2i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""),
-    ("raw.ptr.buffer.store.v4i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""),
-    ("raw.ptr.buffer.load.lds",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32,"
-     " i32 immarg, i32 immarg)", "", ""),
+    (
+        "make.buffer.rsrc",
+        "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)",
+        "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.load.i16",
+        "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.load.i32",
+        "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.load.v2i32",
+        "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.load.v4i32",
+        "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.store.i16",
+        "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.store.i32",
+        "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.store.v2i32",
+        "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.store.v4i32",
+        "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "raw.ptr.buffer.load.lds",
+        "declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
     ("ds.read.tr16.b64.v4i16", "declare <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3))", "", ""),
     ("ds.load.tr16.b128.v8f16", "declare <8 x half> @llvm.amdgcn.ds.load.tr16.b128.v8f16(ptr addrspace(3))", "", ""),
-    ("ds.load.tr16.b128.v8bf16",
-     "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))", "", ""),
+    (
+        "ds.load.tr16.b128.v8bf16",
+        "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))",
+        "",
+        "",
+    ),
     ("s.waitcnt", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)", "", ""),
     ("s.wait.loadcnt", "declare void @llvm.amdgcn.s.wait.loadcnt(i16 immarg)", "", ""),
     ("s.wait.storecnt", "declare void @llvm.amdgcn.s.wait.storecnt(i16 immarg)", "", ""),
     ("s.wait.dscnt", "declare void @llvm.amdgcn.s.wait.dscnt(i16 immarg)", "", ""),
     ("s.barrier", "declare void @llvm.amdgcn.s.barrier()", "", ""),
-    ("mfma.f32.32x32x8f16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half>, <4 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.16x16x16f16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>, <4 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.32x32x16.f16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.f16(<8 x half>, <8 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.16x16x32.f16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.f16(<8 x half>, <8 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.32x32x8bf16.1k",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8bf16.1k(<4 x i16>, <4 x i16>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.16x16x16bf16.1k",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.32x32x16.bf16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.bf16(<8 x bfloat>, <8 x bfloat>, <16 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.16x16x32.bf16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""),
-    ("mfma.f32.16x16x4f32",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""),
-    ("mfma.f32.32x32x2f32",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x2f32(float, float, <16 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""),
-    ("wmma.f32.16x16x16.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)",
-     "", ""),
-    ("wmma.f32.16x16x16.bf16.v8f32.v16i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)",
-     "", ""),
-    ("wmma.f32.16x16x16.f16.v8f32.v8f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)",
-     "", ""),
-    ("wmma.f32.16x16x16.bf16.v8f32.v8i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)",
-     "", ""),
-    ("wmma.f32.16x16x32.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 immarg, <16 x half>, i1 immarg,"
-     " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""),
-    ("wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16(i1 immarg, <16 x bfloat>, i1 immarg,"
-     " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""),
-    ("wmma.f32.16x16x4.f32.v8f32.v2f32",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(i1 immarg, <2 x float>, i1 immarg,"
-     " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""),
-    ("sched.group.barrier", "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)",
-     "", ""),
+    (
+        "mfma.f32.32x32x8f16",
+        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half>, <4 x half>, <16 x float>, i32 immarg,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.16x16x16f16",
+        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>, <4 x half>, <4 x float>, i32 immarg,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.32x32x16.f16",
+        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.f16(<8 x half>, <8 x half>, <16 x float>, i32 immarg,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.16x16x32.f16",
+        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.f16(<8 x half>, <8 x half>, <4 x float>, i32 immarg,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.32x32x8bf16.1k",
+        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8bf16.1k(<4 x i16>, <4 x i16>, <16 x float>, i32 immarg,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.16x16x16bf16.1k",
+        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg,"
+        " i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.32x32x16.bf16",
+        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.bf16(<8 x bfloat>, <8 x bfloat>, <16 x float>,"
+        " i32 immarg, i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.16x16x32.bf16",
+        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>,"
+        " i32 immarg, i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.16x16x4f32",
+        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg,"
+        " i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "mfma.f32.32x32x2f32",
+        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x2f32(float, float, <16 x float>, i32 immarg, i32 immarg,"
+        " i32 immarg)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x16.f16.v8f32.v16f16",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x16.bf16.v8f32.v16i16",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x16.f16.v8f32.v8f16",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x16.bf16.v8f32.v8i16",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x32.f16.v8f32.v16f16",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 immarg, <16 x half>, i1 immarg,"
+        " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x32.bf16.v8f32.v16bf16",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16(i1 immarg, <16 x bfloat>, i1 immarg,"
+        " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)",
+        "",
+        "",
+    ),
+    (
+        "wmma.f32.16x16x4.f32.v8f32.v2f32",
+        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(i1 immarg, <2 x float>, i1 immarg,"
+        " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)",
+        "",
+        "",
+    ),
+    (
+        "sched.group.barrier",
+        "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)",
+        "",
+        "",
+    ),
     ("sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)", "", ""),
     ("s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)", "", ""),
 )
@@ -220,57 +336,146 @@ def decl_text(row: tuple[str, str, str, str], flavor: Flavor) -> str:
 
 # ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ----
 
-FORM_MFMA = 0       # (a, b, c, i32 0, i32 0, i32 0)
-FORM_WMMA3 = 1      # (a, b, c)
-FORM_WMMA8 = 2      # (i1 false, a, i1 false, b, i16 0, c, i1 false, i1 false)
+FORM_MFMA = 0  # (a, b, c, i32 0, i32 0, i32 0)
+FORM_WMMA3 = 1  # (a, b, c)
+FORM_WMMA8 = 2  # (i1 false, a, i1 false, b, i16 0, c, i1 false, i1 false)
 
 
 @dataclass(frozen=True)
 class MmaRow:
     op_id: str
     archs: tuple[str, ...]
-    intrinsic: str      # the declaration key; the callee is @llvm.amdgcn.<intrinsic>
-    form: int           # FORM_*
-    ab_type: str        # the LLVM type of A and B in the call
-    cast: bool          # A and B are bitcast from their IR type (bf16) to ab_type (i16)
+    intrinsic: str  # the declaration key; the callee is @llvm.amdgcn.<intrinsic>
+    form: int  # FORM_*
+    ab_type: str  # the LLVM type of A and B in the call
+    cast: bool  # A and B are bitcast from their IR type (bf16) to ab_type (i16)
     c_type: str
 
 
 MMA_ROWS = (
-    MmaRow("mfma_f32_32x32x8_f16", ("gfx942", "gfx950"), "mfma.f32.32x32x8f16", FORM_MFMA, "<4 x half>", False,
-           "<16 x float>"),
-    MmaRow("mfma_f32_16x16x16_f16", ("gfx942", "gfx950"), "mfma.f32.16x16x16f16", FORM_MFMA, "<4 x half>", False,
-           "<4 x float>"),
-    MmaRow("mfma_f32_32x32x16_f16", ("gfx950",), "mfma.f32.32x32x16.f16", FORM_MFMA, "<8 x half>", False,
-           "<16 x float>"),
-    MmaRow("mfma_f32_16x16x32_f16", ("gfx950",), "mfma.f32.16x16x32.f16", FORM_MFMA, "<8 x half>", False,
-           "<4 x float>"),
-    MmaRow("mfma_f32_32x32x8_bf16", ("gfx942", "gfx950"), "mfma.f32.32x32x8bf16.1k", FORM_MFMA, "<4 x i16>", True,
-           "<16 x float>"),
-    MmaRow("mfma_f32_16x16x16_bf16", ("gfx942", "gfx950"), "mfma.f32.16x16x16bf16.1k", FORM_MFMA, "<4 x i16>",
-           True, "<4 x float>"),
-    MmaRow("mfma_f32_32x32x16_bf16", ("gfx950",), "mfma.f32.32x32x16.bf16", FORM_MFMA, "<8 x bfloat>", False,
-           "<16 x float>"),
-    MmaRow("mfma_f32_16x16x32_bf16", ("gfx950",), "mfma.f32.16x16x32.bf16", FORM_MFMA, "<8 x bfloat>", False,
-           "<4 x float>"),
-    MmaRow("mfma_f32_16x16x4_f32", ("gfx942", "gfx950"), "mfma.f32.16x16x4f32", FORM_MFMA, "float", False,
-           "<4 x float>"),
-    MmaRow("mfma_f32_32x32x2_f32", ("gfx942", "gfx950"), "mfma.f32.32x32x2f32", FORM_MFMA, "float", False,
-           "<16 x float>"),
-    MmaRow("wmma_f32_16x16x16_f16", ("gfx1151",), "wmma.f32.16x16x16.f16.v8f32.v16f16", FORM_WMMA3,
-           "<16 x half>", False, "<8 x float>"),
-    MmaRow("wmma_f32_16x16x16_bf16", ("gfx1151",), "wmma.f32.16x16x16.bf16.v8f32.v16i16", FORM_WMMA3,
-           "<16 x i16>", True, "<8 x float>"),
-    MmaRow("wmma_gfx12_f32_16x16x16_f16", ("gfx1201",), "wmma.f32.16x16x16.f16.v8f32.v8f16", FORM_WMMA3,
-           "<8 x half>", False, "<8 x float>"),
-    MmaRow("wmma_gfx12_f32_16x16x16_bf16", ("gfx1201",), "wmma.f32.16x16x16.bf16.v8f32.v8i16", FORM_WMMA3,
-           "<8 x i16>", True, "<8 x float>"),
-    MmaRow("wmma_gfx1250_f32_16x16x32_f16", ("gfx1250",), "wmma.f32.16x16x32.f16.v8f32.v16f16", FORM_WMMA8,
-           "<16 x half>", False, "<8 x float>"),
-    MmaRow("wmma_gfx1250_f32_16x16x32_bf16", ("gfx1250",), "wmma.f32.16x16x32.bf16.v8f32.v16bf16", FORM_WMMA8,
-           "<16 x bfloat>", False, "<8 x float>"),
-    MmaRow("wmma_gfx1250_f32_16x16x4_f32", ("gfx1250",), "wmma.f32.16x16x4.f32.v8f32.v2f32", FORM_WMMA8,
-           "<2 x float>", False, "<8 x float>"),
+    MmaRow(
+        "mfma_f32_32x32x8_f16",
+        ("gfx942", "gfx950"),
+        "mfma.f32.32x32x8f16",
+        FORM_MFMA,
+        "<4 x half>",
+        False,
+        "<16 x float>",
+    ),
+    MmaRow(
+        "mfma_f32_16x16x16_f16",
+        ("gfx942", "gfx950"),
+        "mfma.f32.16x16x16f16",
+        FORM_MFMA,
+        "<4 x half>",
+        False,
+        "<4 x float>",
+    ),
+    MmaRow(
+        "mfma_f32_32x32x16_f16", ("gfx950",), "mfma.f32.32x32x16.f16", FORM_MFMA, "<8 x half>", False, "<16 x float>"
+    ),
+    MmaRow(
+        "mfma_f32_16x16x32_f16", ("gfx950",), "mfma.f32.16x16x32.f16", FORM_MFMA, "<8 x half>", False, "<4 x float>"
+    ),
+    MmaRow(
+        "mfma_f32_32x32x8_bf16",
+        ("gfx942", "gfx950"),
+        "mfma.f32.32x32x8bf16.1k",
+        FORM_MFMA,
+        "<4 x i16>",
+        True,
+        "<16 x float>",
+    ),
+    MmaRow(
+        "mfma_f32_16x16x16_bf16",
+        ("gfx942", "gfx950"),
+        "mfma.f32.16x16x16bf16.1k",
+        FORM_MFMA,
+        "<4 x i16>",
+        True,
+        "<4 x float>",
+    ),
+    MmaRow(
+        "mfma_f32_32x32x16_bf16",
+        ("gfx950",),
+        "mfma.f32.32x32x16.bf16",
+        FORM_MFMA,
+        "<8 x bfloat>",
+        False,
+        "<16 x float>",
+    ),
+    MmaRow(
+        "mfma_f32_16x16x32_bf16", ("gfx950",), "mfma.f32.16x16x32.bf16", FORM_MFMA, "<8 x bfloat>", False, "<4 x float>"
+    ),
+    MmaRow(
+        "mfma_f32_16x16x4_f32", ("gfx942", "gfx950"), "mfma.f32.16x16x4f32", FORM_MFMA, "float", False, "<4 x float>"
+    ),
+    MmaRow(
+        "mfma_f32_32x32x2_f32", ("gfx942", "gfx950"), "mfma.f32.32x32x2f32", FORM_MFMA, "float", False, "<16 x float>"
+    ),
+    MmaRow(
+        "wmma_f32_16x16x16_f16",
+        ("gfx1151",),
+        "wmma.f32.16x16x16.f16.v8f32.v16f16",
+        FORM_WMMA3,
+        "<16 x half>",
+        False,
+        "<8 x float>",
+    ),
+    MmaRow(
+        "wmma_f32_16x16x16_bf16",
+        ("gfx1151",),
+        "wmma.f32.16x16x16.bf16.v8f32.v16i16",
+        FORM_WMMA3,
+        "<16 x i16>",
+        True,
+        "<8 x float>",
+    ),
+    MmaRow(
+        "wmma_gfx12_f32_16x16x16_f16",
+        ("gfx1201",),
+        "wmma.f32.16x16x16.f16.v8f32.v8f16",
+        FORM_WMMA3,
+        "<8 x half>",
+        False,
+        "<8 x float>",
+    ),
+    MmaRow(
+        "wmma_gfx12_f32_16x16x16_bf16",
+        ("gfx1201",),
+        "wmma.f32.16x16x16.bf16.v8f32.v8i16",
+        FORM_WMMA3,
+        "<8 x i16>",
+        True,
+        "<8 x float>",
+    ),
+    MmaRow(
+        "wmma_gfx1250_f32_16x16x32_f16",
+        ("gfx1250",),
+        "wmma.f32.16x16x32.f16.v8f32.v16f16",
+        FORM_WMMA8,
+        "<16 x half>",
+        False,
+        "<8 x float>",
+    ),
+    MmaRow(
+        "wmma_gfx1250_f32_16x16x32_bf16",
+        ("gfx1250",),
+        "wmma.f32.16x16x32.bf16.v8f32.v16bf16",
+        FORM_WMMA8,
+        "<16 x bfloat>",
+        False,
+        "<8 x float>",
+    ),
+    MmaRow(
+        "wmma_gfx1250_f32_16x16x4_f32",
+        ("gfx1250",),
+        "wmma.f32.16x16x4.f32.v8f32.v2f32",
+        FORM_WMMA8,
+        "<2 x float>",
+        False,
+        "<8 x float>",
+    ),
 )
 
 
@@ -356,22 +561,23 @@ def align_up(x: int, a: int) -> int:
 
 # ---- the LDS pool (llvm-ir §11) ----
 
+
 @dataclass
 class Alloc:
-    name: str           # the smem_alloc result name
-    type: str           # its smem type
-    start: int          # position of the alloc op (pre-order over every op of the kernel)
-    last: int           # position of the last use, -1 when unreferenced
-    size: int           # bytes
-    align: int          # 16 for 1-byte elements, else 4
+    name: str  # the smem_alloc result name
+    type: str  # its smem type
+    start: int  # position of the alloc op (pre-order over every op of the kernel)
+    last: int  # position of the last use, -1 when unreferenced
+    size: int  # bytes
+    align: int  # 16 for 1-byte elements, else 4
     exclusive: bool
-    offset: int = -1    # byte offset in the pool once placed
+    offset: int = -1  # byte offset in the pool once placed
 
 
 @dataclass
 class LdsPlan:
-    allocs: list[Alloc]     # every tile.smem_alloc in creation order (unreferenced: offset -1)
-    size: int               # pool bytes, a multiple of 16 (0: no pool)
+    allocs: list[Alloc]  # every tile.smem_alloc in creation order (unreferenced: offset -1)
+    size: int  # pool bytes, a multiple of 16 (0: no pool)
 
 
 def count_ops(region: Region) -> int:
@@ -408,8 +614,11 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
             rows, cols = smem_shape(t)
             elem_bytes = scalar_row(smem_elem(t))[2]
             align = 16 if elem_bytes == 1 else 4
-            allocs.append(Alloc(op.results[0].name, t, here, -1, rows * cols * elem_bytes, align,
-                                op.attrs.get("exclusive") is True))
+            allocs.append(
+                Alloc(
+                    op.results[0].name, t, here, -1, rows * cols * elem_bytes, align, op.attrs.get("exclusive") is True
+                )
+            )
         inner_end = loop_end
         if op.name == "scf.for" and loop_end < 0:
             inner_end = here + count_ops(op.regions[0])
@@ -431,7 +640,7 @@ def plan_lds(kernel: Kernel) -> LdsPlan:
         for p in placed:
             if a.exclusive or p.exclusive or p.last >= a.start:
                 conflicts.append(p)
-        conflicts.sort(key=lambda c: c.offset)     # stable: ties keep placement order
+        conflicts.sort(key=lambda c: c.offset)  # stable: ties keep placement order
         off = 0
         for c in conflicts:
             if off + a.size <= c.offset:
@@ -447,6 +656,7 @@ def plan_lds(kernel: Kernel) -> LdsPlan:
 
 # ---- the lowerer ----
 
+
 @dataclass
 class Block:
     label: str
@@ -454,8 +664,7 @@ class Block:
     terminated: bool = False
 
 
-PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "align", "dereferenceable",
-               "addr_space")
+PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "align", "dereferenceable", "addr_space")
 KERNEL_ATTRS = ("max_workgroup_size", "waves_per_eu", "scheduler_strategy", "agpr_alloc")
 SCHED_STRATEGIES = ("max-ilp", "max-memory-clause", "iterative-ilp", "iterative-minreg", "iterative-maxocc")
 CMP_PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
@@ -472,14 +681,14 @@ class Lowerer:
         self.block_counter = 0
         self.temp_counter = 0
         self.needed = [False] * len(DECLS)
-        self.names: dict[str, str] = {}        # IR name -> LLVM operand text (a name or a literal)
-        self.ints: dict[str, int] = {}         # IR name of an integer constant -> its value
+        self.names: dict[str, str] = {}  # IR name -> LLVM operand text (a name or a literal)
+        self.ints: dict[str, int] = {}  # IR name of an integer constant -> its value
         self.plan = LdsPlan([], 0)
-        self.quote = "" if bare_name(kernel.name) else '"'   # docs/lowering.md §1
+        self.quote = "" if bare_name(kernel.name) else '"'  # docs/lowering.md §1
         self.pool = "@" + self.quote + "smem_pool." + kernel.name + self.quote
         self.bases: dict[tuple[str, str], str] = {}  # (block label, alloc name) -> base pointer temp
-        self.suffix = ""                       # ".unroll<k>" per open unrolled scf.for
-        self.markers = False                   # an atomic carries the !amdgpu.* markers (!1)
+        self.suffix = ""  # ".unroll<k>" per open unrolled scf.for
+        self.markers = False  # an atomic carries the !amdgpu.* markers (!1)
 
     # -- plumbing --
 
@@ -536,8 +745,7 @@ class Lowerer:
         base = self.bases.get(key)
         if base is None:
             base = self.temp("smem_base")
-            self.emit(base + " = getelementptr inbounds i8, ptr addrspace(3) " + self.pool + ", i32 "
-                      + str(a.offset))
+            self.emit(base + " = getelementptr inbounds i8, ptr addrspace(3) " + self.pool + ", i32 " + str(a.offset))
             self.bases[key] = base
         return base
 
@@ -546,17 +754,31 @@ class Lowerer:
         rows, cols = smem_shape(a.type)
         base = self.lds_base(a)
         gep = self.temp(hint)
-        self.emit(gep + " = getelementptr inbounds [" + str(rows) + " x [" + str(cols) + " x "
-                  + ll_type(smem_elem(a.type)) + "]], ptr addrspace(3) " + base + ", i32 0, " + self.typed(row)
-                  + ", " + self.typed(col))
+        self.emit(
+            gep
+            + " = getelementptr inbounds ["
+            + str(rows)
+            + " x ["
+            + str(cols)
+            + " x "
+            + ll_type(smem_elem(a.type))
+            + "]], ptr addrspace(3) "
+            + base
+            + ", i32 0, "
+            + self.typed(row)
+            + ", "
+            + self.typed(col)
+        )
         return gep
 
     def lds_align(self, op: Op, s: Value) -> int:
         align = self.int_attr(op, "align")
         a = self.alloc_of(s)
         if a.offset % align != 0:
-            raise fail(op.name + " on " + s.name + " claims align " + str(align) + " but the allocation is at pool"
-                       " offset " + str(a.offset))
+            raise fail(
+                op.name + " on " + s.name + " claims align " + str(align) + " but the allocation is at pool"
+                " offset " + str(a.offset)
+            )
         return align
 
     # -- the module --
@@ -568,8 +790,14 @@ class Lowerer:
         signature = self.signature()
         self.plan = plan_lds(self.kernel)
         if self.plan.size > self.capacity:
-            raise fail("the LDS pool of " + str(self.plan.size) + " bytes exceeds the " + str(self.capacity)
-                       + " bytes of " + self.backend.arch)
+            raise fail(
+                "the LDS pool of "
+                + str(self.plan.size)
+                + " bytes exceeds the "
+                + str(self.capacity)
+                + " bytes of "
+                + self.backend.arch
+            )
         self.lower_region(self.kernel.entry, True, False)
         if not self.block.terminated:
             self.emit("ret void")
@@ -579,8 +807,12 @@ class Lowerer:
         out.append('target triple = "' + TRIPLE + '"\n')
         out.append("\n")
         if self.plan.size > 0:
-            out.append(self.pool + " = internal unnamed_addr addrspace(3) global [" + str(self.plan.size)
-                       + " x i8] poison, align 16\n")
+            out.append(
+                self.pool
+                + " = internal unnamed_addr addrspace(3) global ["
+                + str(self.plan.size)
+                + " x i8] poison, align 16\n"
+            )
             out.append("\n")
         printed = 0
         for i in range(len(DECLS)):
@@ -589,8 +821,9 @@ class Lowerer:
                 printed += 1
         if printed > 0:
             out.append("\n")
-        out.append("define amdgpu_kernel void @" + self.quote + self.kernel.name + self.quote + "(" + signature
-                   + ") #0 {\n")
+        out.append(
+            "define amdgpu_kernel void @" + self.quote + self.kernel.name + self.quote + "(" + signature + ") #0 {\n"
+        )
         for block in self.blocks:
             out.append(block.label + ":\n")
             for line in block.lines:
@@ -630,8 +863,7 @@ class Lowerer:
                 if "align" in p.attrs:
                     text += " align " + str(self.int_attr_of(p.attrs, "align", p.value.name))
                 if "dereferenceable" in p.attrs:
-                    text += (" dereferenceable(" + str(self.int_attr_of(p.attrs, "dereferenceable", p.value.name))
-                             + ")")
+                    text += " dereferenceable(" + str(self.int_attr_of(p.attrs, "dereferenceable", p.value.name)) + ")"
             elif t in ("i32", "i64"):
                 if p.attrs:
                     raise fail("a scalar param carries attrs: " + p.value.name)
@@ -652,9 +884,14 @@ class Lowerer:
         value = self.kernel.attrs[key]
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value) + "," + str(value)
-        if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)
-                and not isinstance(value[0], bool) and isinstance(value[1], int)
-                and not isinstance(value[1], bool)):
+        if (
+            isinstance(value, list)
+            and len(value) == 2
+            and isinstance(value[0], int)
+            and not isinstance(value[0], bool)
+            and isinstance(value[1], int)
+            and not isinstance(value[1], bool)
+        ):
             return str(value[0]) + "," + str(value[1])
         raise fail("kernel attr " + key + " must be an integer or a pair")
 
@@ -665,8 +902,9 @@ class Lowerer:
         max_wg = 256
         if "max_workgroup_size" in self.kernel.attrs:
             max_wg = self.int_attr_of(self.kernel.attrs, "max_workgroup_size", "the kernel")
-        text = ('attributes #0 = { "uniform-work-group-size"="true" "amdgpu-flat-work-group-size"="64,'
-                + str(max_wg) + '"')
+        text = (
+            'attributes #0 = { "uniform-work-group-size"="true" "amdgpu-flat-work-group-size"="64,' + str(max_wg) + '"'
+        )
         if "scheduler_strategy" in self.kernel.attrs:
             strategy = self.kernel.attrs["scheduler_strategy"]
             if strategy not in SCHED_STRATEGIES:
@@ -701,6 +939,7 @@ class Lowerer:
 
 
 # ---- handlers: arith (docs/ir.md §4.1) ----
+
 
 def lower_constant(lw: Lowerer, op: Op) -> None:
     r = op.results[0]
@@ -812,25 +1051,41 @@ def lower_lane_id(lw: Lowerer, op: Op) -> None:
 
 def lower_readfirstlane(lw: Lowerer, op: Op) -> None:
     lw.need("readfirstlane.i32")
-    lw.emit(lw.define(op.results[0]) + " = call i32 @llvm.amdgcn.readfirstlane.i32(" + lw.typed(op.operands[0])
-            + ")")
+    lw.emit(lw.define(op.results[0]) + " = call i32 @llvm.amdgcn.readfirstlane.i32(" + lw.typed(op.operands[0]) + ")")
 
 
 # ---- memory (§4.3) ----
+
 
 def lower_make_buffer_rsrc(lw: Lowerer, op: Op) -> None:
     p, nbytes = op.operands
     lw.need("make.buffer.rsrc")
     word3 = str(lw.backend.word3)
-    nb = lw.temp("nb64")                       # taken in every flavor, so temps number alike
+    nb = lw.temp("nb64")  # taken in every flavor, so temps number alike
     r = lw.define(op.results[0])
     if lw.flavor.rsrc_p8:
         lw.emit(nb + " = zext " + lw.typed(nbytes) + " to i64")
-        lw.emit(r + " = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(" + lw.typed(p) + ", i16 0, i64 "
-                + nb + ", i32 " + word3 + ")")
+        lw.emit(
+            r
+            + " = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1("
+            + lw.typed(p)
+            + ", i16 0, i64 "
+            + nb
+            + ", i32 "
+            + word3
+            + ")"
+        )
     else:
-        lw.emit(r + " = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(" + lw.typed(p) + ", i16 0, "
-                + lw.typed(nbytes) + ", i32 " + word3 + ")")
+        lw.emit(
+            r
+            + " = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1("
+            + lw.typed(p)
+            + ", i16 0, "
+            + lw.typed(nbytes)
+            + ", i32 "
+            + word3
+            + ")"
+        )
 
 
 def lower_buffer_load(lw: Lowerer, op: Op) -> None:
@@ -839,8 +1094,18 @@ def lower_buffer_load(lw: Lowerer, op: Op) -> None:
     width = buffer_width(type_bytes(res.type))
     lw.need("raw.ptr.buffer.load." + width[1])
     raw = lw.temp("bl" + width[1])
-    lw.emit(raw + " = call " + width[2] + " @llvm.amdgcn.raw.ptr.buffer.load." + width[1] + "(" + lw.typed(r)
-            + ", " + lw.typed(off) + ", i32 0, i32 0)")
+    lw.emit(
+        raw
+        + " = call "
+        + width[2]
+        + " @llvm.amdgcn.raw.ptr.buffer.load."
+        + width[1]
+        + "("
+        + lw.typed(r)
+        + ", "
+        + lw.typed(off)
+        + ", i32 0, i32 0)"
+    )
     lw.emit(lw.define(res) + " = bitcast " + width[2] + " " + raw + " to " + ll_type(res.type))
 
 
@@ -850,8 +1115,19 @@ def lower_buffer_store(lw: Lowerer, op: Op) -> None:
     lw.need("raw.ptr.buffer.store." + width[1])
     bits = lw.temp("bs" + width[1])
     lw.emit(bits + " = bitcast " + lw.typed(v) + " to " + width[2])
-    lw.emit("call void @llvm.amdgcn.raw.ptr.buffer.store." + width[1] + "(" + width[2] + " " + bits + ", "
-            + lw.typed(r) + ", " + lw.typed(off) + ", i32 0, i32 0)")
+    lw.emit(
+        "call void @llvm.amdgcn.raw.ptr.buffer.store."
+        + width[1]
+        + "("
+        + width[2]
+        + " "
+        + bits
+        + ", "
+        + lw.typed(r)
+        + ", "
+        + lw.typed(off)
+        + ", i32 0, i32 0)"
+    )
 
 
 MARKERS = ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
@@ -860,15 +1136,14 @@ MARKERS = ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !am
 def lower_global_atomic_fadd(lw: Lowerer, op: Op) -> None:
     p, idx, v = op.operands
     gep = lw.temp("gep")
-    lw.emit(gep + " = getelementptr inbounds " + ll_type(ptr_elem(p.type)) + ", " + lw.typed(p) + ", "
-            + lw.typed(idx))
+    lw.emit(gep + " = getelementptr inbounds " + ll_type(ptr_elem(p.type)) + ", " + lw.typed(p) + ", " + lw.typed(idx))
     old = lw.temp("atomic")
     lw.emit(old + " = atomicrmw fadd ptr addrspace(1) " + gep + ", " + lw.typed(v) + " monotonic" + MARKERS)
     lw.markers = True
 
 
 def lower_smem_alloc(lw: Lowerer, op: Op) -> None:
-    lw.define(op.results[0])                   # prints nothing; its uses go through the pool
+    lw.define(op.results[0])  # prints nothing; its uses go through the pool
 
 
 def lower_smem_load(lw: Lowerer, op: Op) -> None:
@@ -879,8 +1154,7 @@ def lower_smem_load(lw: Lowerer, op: Op) -> None:
     load = "load "
     if lw.backend.lds_v8_volatile and is_vec(res.type) and vec_len(res.type) == 8:
         load = "load volatile "
-    lw.emit(lw.define(res) + " = " + load + ll_type(res.type) + ", ptr addrspace(3) " + gep + ", align "
-            + str(align))
+    lw.emit(lw.define(res) + " = " + load + ll_type(res.type) + ", ptr addrspace(3) " + gep + ", align " + str(align))
 
 
 def lower_smem_store(lw: Lowerer, op: Op) -> None:
@@ -915,8 +1189,7 @@ def lower_ds_read_tr16_b128(lw: Lowerer, op: Op) -> None:
     key = "ds.load.tr16.b128.v8f16" if smem_elem(s.type) == "f16" else "ds.load.tr16.b128.v8bf16"
     lw.need(key)
     gep = lw.lds_gep(s, row, col, "tr.base")
-    lw.emit(lw.define(res) + " = call " + ll_type(res.type) + " @llvm.amdgcn." + key + "(ptr addrspace(3) " + gep
-            + ")")
+    lw.emit(lw.define(res) + " = call " + ll_type(res.type) + " @llvm.amdgcn." + key + "(ptr addrspace(3) " + gep + ")")
 
 
 def lower_async_buffer_load_lds(lw: Lowerer, op: Op) -> None:
@@ -924,15 +1197,25 @@ def lower_async_buffer_load_lds(lw: Lowerer, op: Op) -> None:
     dwords = lw.int_attr(op, "dwords")
     aux = lw.int_attr(op, "aux")
     if dwords > lw.backend.async_lds_dwords:
-        raise fail("tile.async_buffer_load_lds of " + str(dwords * 4) + " bytes is not available on "
-                   + lw.backend.arch)
+        raise fail("tile.async_buffer_load_lds of " + str(dwords * 4) + " bytes is not available on " + lw.backend.arch)
     if aux < 0 or aux > 3:
         raise fail("tile.async_buffer_load_lds aux " + str(aux))
     lw.need("raw.ptr.buffer.load.lds")
     ptr3 = lw.temp("lds_ptr")
     lw.emit(ptr3 + " = inttoptr " + lw.typed(lds) + " to ptr addrspace(3)")
-    lw.emit("call void @llvm.amdgcn.raw.ptr.buffer.load.lds(" + lw.typed(r) + ", ptr addrspace(3) " + ptr3
-            + ", i32 " + str(dwords * 4) + ", " + lw.typed(off) + ", i32 0, i32 0, i32 " + str(aux) + ")")
+    lw.emit(
+        "call void @llvm.amdgcn.raw.ptr.buffer.load.lds("
+        + lw.typed(r)
+        + ", ptr addrspace(3) "
+        + ptr3
+        + ", i32 "
+        + str(dwords * 4)
+        + ", "
+        + lw.typed(off)
+        + ", i32 0, i32 0, i32 "
+        + str(aux)
+        + ")"
+    )
 
 
 def clamp_count(n: int, limit: int) -> int:
@@ -987,15 +1270,28 @@ def lower_sync_lds_only(lw: Lowerer, op: Op) -> None:
 
 # ---- vector (§4.4) ----
 
+
 def lower_extract(lw: Lowerer, op: Op) -> None:
-    lw.emit(lw.define(op.results[0]) + " = extractelement " + lw.typed(op.operands[0]) + ", i32 "
-            + str(lw.int_attr(op, "index")))
+    lw.emit(
+        lw.define(op.results[0])
+        + " = extractelement "
+        + lw.typed(op.operands[0])
+        + ", i32 "
+        + str(lw.int_attr(op, "index"))
+    )
 
 
 def lower_insert(lw: Lowerer, op: Op) -> None:
     v, x = op.operands
-    lw.emit(lw.define(op.results[0]) + " = insertelement " + lw.typed(v) + ", " + lw.typed(x) + ", i32 "
-            + str(lw.int_attr(op, "index")))
+    lw.emit(
+        lw.define(op.results[0])
+        + " = insertelement "
+        + lw.typed(v)
+        + ", "
+        + lw.typed(x)
+        + ", i32 "
+        + str(lw.int_attr(op, "index"))
+    )
 
 
 def lower_from_elements(lw: Lowerer, op: Op) -> None:
@@ -1053,11 +1349,23 @@ def lower_concat(lw: Lowerer, op: Op) -> None:
         indices.append(i)
     for i in range(nb):
         indices.append(width + i)
-    lw.emit(lw.define(res) + " = shufflevector " + a_type + " " + a_value + ", " + b_type + " " + b_value + ", "
-            + mask_text(indices))
+    lw.emit(
+        lw.define(res)
+        + " = shufflevector "
+        + a_type
+        + " "
+        + a_value
+        + ", "
+        + b_type
+        + " "
+        + b_value
+        + ", "
+        + mask_text(indices)
+    )
 
 
 # ---- mma (§4.5) ----
+
 
 def mma_operand(lw: Lowerer, row: MmaRow, v: Value, hint: str) -> str:
     if not row.cast:
@@ -1094,10 +1402,18 @@ def lower_mma(lw: Lowerer, op: Op) -> None:
 
 # ---- schedule hints (§4.6) ----
 
+
 def lower_sched_group_barrier(lw: Lowerer, op: Op) -> None:
     lw.need("sched.group.barrier")
-    lw.emit("call void @llvm.amdgcn.sched.group.barrier(i32 " + str(lw.int_attr(op, "mask")) + ", i32 "
-            + str(lw.int_attr(op, "size")) + ", i32 " + str(lw.int_attr(op, "sync_id")) + ")")
+    lw.emit(
+        "call void @llvm.amdgcn.sched.group.barrier(i32 "
+        + str(lw.int_attr(op, "mask"))
+        + ", i32 "
+        + str(lw.int_attr(op, "size"))
+        + ", i32 "
+        + str(lw.int_attr(op, "sync_id"))
+        + ")"
+    )
 
 
 def lower_sched_barrier(lw: Lowerer, op: Op) -> None:
@@ -1114,6 +1430,7 @@ def lower_s_setprio(lw: Lowerer, op: Op) -> None:
 
 
 # ---- control (§4.7, llvm-ir §10) ----
+
 
 def for_parts(op: Op) -> tuple[str, list[tuple[str, str]], list[Value]]:
     """The iv name, the (name, type) of each carried value, and the yielded values."""
@@ -1175,8 +1492,21 @@ def lower_for(lw: Lowerer, op: Op) -> None:
     lw.emit(iv_name + " = phi i32 [ " + lb + ", %" + pred.label + " ], [ %iv" + tag + ", %" + latch.label + " ]")
     for i in range(len(carried)):
         t = ll_type(carried[i][1])
-        lw.emit(phi_names[i] + " = phi " + t + " [ " + inits[i] + ", %" + pred.label + " ], [ " + phi_names[i] + tag
-                + ", %" + latch.label + " ]")
+        lw.emit(
+            phi_names[i]
+            + " = phi "
+            + t
+            + " [ "
+            + inits[i]
+            + ", %"
+            + pred.label
+            + " ], [ "
+            + phi_names[i]
+            + tag
+            + ", %"
+            + latch.label
+            + " ]"
+        )
     lw.emit(cmp + " = icmp slt i32 " + iv_name + ", " + ub)
     lw.emit("br i1 " + cmp + ", label %" + body.label + ", label %" + exit_.label)
     header.terminated = True
@@ -1349,7 +1679,7 @@ def bare_name(name: str) -> bool:
 
 def quotable(ch: str) -> bool:
     """Printed as is inside @"...": printable ASCII but the quote and the backslash."""
-    return " " <= ch <= "~" and ch not in "\"\\"
+    return " " <= ch <= "~" and ch not in '"\\'
 
 
 def lower_kernel(kernel: Kernel, arch: str, flavor: str) -> str:

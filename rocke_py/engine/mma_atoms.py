@@ -2,13 +2,14 @@
 
 Twin of rocke_c/src/mma_atoms.c. Lane layouts are docs/reference/conv-semantics.md §13; the op_ids
 are docs/ir.md §4.5."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
 from .arch import Target
-from .ir import vec_or_scalar, vec
+from .ir import vec, vec_or_scalar
 
 IR_ELEM = {"fp16": "f16", "bf16": "bf16", "fp32": "f32"}
 
@@ -16,13 +17,13 @@ IR_ELEM = {"fp16": "f16", "bf16": "bf16", "fp32": "f32"}
 @dataclass(frozen=True)
 class Atom:
     op_id: str
-    kind: str      # "mfma", "wmma_gfx11", "wmma_gfx12", "wmma_gfx1250"
+    kind: str  # "mfma", "wmma_gfx11", "wmma_gfx12", "wmma_gfx1250"
     m: int
     n: int
     k: int
-    elem: str      # IR element type of A and B
-    frag: int      # A/B elements per lane
-    c_len: int     # accumulator slots per lane
+    elem: str  # IR element type of A and B
+    frag: int  # A/B elements per lane
+    c_len: int  # accumulator slots per lane
 
 
 def atom_kind(target: Target) -> str:
@@ -50,10 +51,14 @@ def atom_for(target: Target, dtype: str, m: int, n: int, k: int) -> Atom:
 
 def atom_by_op_id(op_id: str) -> Optional[Atom]:
     """The atom an op_id names, or None for an op_id outside docs/ir.md §4.5."""
-    for kind, prefix in (("wmma_gfx1250", "wmma_gfx1250_f32_"), ("wmma_gfx12", "wmma_gfx12_f32_"),
-                         ("wmma_gfx11", "wmma_f32_"), ("mfma", "mfma_f32_")):
+    for kind, prefix in (
+        ("wmma_gfx1250", "wmma_gfx1250_f32_"),
+        ("wmma_gfx12", "wmma_gfx12_f32_"),
+        ("wmma_gfx11", "wmma_f32_"),
+        ("mfma", "mfma_f32_"),
+    ):
         if op_id.startswith(prefix):
-            shape, _, elem = op_id[len(prefix):].partition("_")
+            shape, _, elem = op_id[len(prefix) :].partition("_")
             dims = shape.split("x")
             if elem not in IR_ELEM.values() or len(dims) != 3 or not all(d.isdigit() for d in dims):
                 return None
@@ -63,9 +68,18 @@ def atom_by_op_id(op_id: str) -> Optional[Atom]:
 
 
 KNOWN_ATOMS = {
-    "mfma": (("f16", 32, 32, 8), ("f16", 16, 16, 16), ("f16", 32, 32, 16), ("f16", 16, 16, 32),
-             ("bf16", 32, 32, 8), ("bf16", 16, 16, 16), ("bf16", 32, 32, 16), ("bf16", 16, 16, 32),
-             ("f32", 16, 16, 4), ("f32", 32, 32, 2)),
+    "mfma": (
+        ("f16", 32, 32, 8),
+        ("f16", 16, 16, 16),
+        ("f16", 32, 32, 16),
+        ("f16", 16, 16, 32),
+        ("bf16", 32, 32, 8),
+        ("bf16", 16, 16, 16),
+        ("bf16", 32, 32, 16),
+        ("bf16", 16, 16, 32),
+        ("f32", 16, 16, 4),
+        ("f32", 32, 32, 2),
+    ),
     "wmma_gfx11": (("f16", 16, 16, 16), ("bf16", 16, 16, 16)),
     "wmma_gfx12": (("f16", 16, 16, 16), ("bf16", 16, 16, 16)),
     "wmma_gfx1250": (("f16", 16, 16, 32), ("bf16", 16, 16, 32), ("f32", 16, 16, 4)),

@@ -1,6 +1,7 @@
 """Mode `ir`: the `rocke.ir v1` text of a kernel (docs/ir.md §5).
 
 Twin of rocke_c/src/print_ir.c."""
+
 from __future__ import annotations
 
 from .ir import AttrValue, Kernel, Op, Region

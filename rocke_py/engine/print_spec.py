@@ -2,16 +2,28 @@
 in a fixed order, with what follows from it (GEMM view, vector sizes, LDS, kernel name).
 
 Twin of rocke_c/src/print_spec.c; docs/engine-contract.md §7."""
+
 from __future__ import annotations
 
 from typing import Optional, Union
 
 from .arch import Target
-from .result import Rejected
 from .problem import SUB_GEMM_FIELDS, ConvProblem, dgrad_sub_gemms
-from .spec import (ConvSpec, acc_tag, async_tiles, default_vector_sizes, effective_lds_pad,
-                   frag_lens, kernel_name, lds_budget, lds_shapes, spec_gemm, tile_dwords,
-                   wg_k_padded)
+from .result import Rejected
+from .spec import (
+    ConvSpec,
+    acc_tag,
+    async_tiles,
+    default_vector_sizes,
+    effective_lds_pad,
+    frag_lens,
+    kernel_name,
+    lds_budget,
+    lds_shapes,
+    spec_gemm,
+    tile_dwords,
+    wg_k_padded,
+)
 
 Value = Union[int, bool, str, None]
 
@@ -38,8 +50,27 @@ class Lines:
 
 
 def print_problem(lines: Lines, p: ConvProblem) -> None:
-    for key in ("N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW",
-                "groups", "Di", "Z", "sD", "pD", "dD"):
+    for key in (
+        "N",
+        "Hi",
+        "Wi",
+        "C",
+        "K",
+        "Y",
+        "X",
+        "sH",
+        "sW",
+        "pH",
+        "pW",
+        "dH",
+        "dW",
+        "groups",
+        "Di",
+        "Z",
+        "sD",
+        "pD",
+        "dD",
+    ):
         lines.put(key, getattr(p, key))
     lines.put("Ho", p.Ho)
     lines.put("Wo", p.Wo)
@@ -55,8 +86,17 @@ def print_fields(lines: Lines, s: ConvSpec) -> None:
     for key in ("name", "dtype_a", "dtype_b", "dtype_d"):
         lines.put(key, getattr(s, key))
     lines.put("dtype_acc", "fp32")
-    for key in ("tile_m", "tile_n", "tile_k", "warp_m", "warp_n", "warp_tile_m", "warp_tile_n",
-                "warp_tile_k", "wave_size"):
+    for key in (
+        "tile_m",
+        "tile_n",
+        "tile_k",
+        "warp_m",
+        "warp_n",
+        "warp_tile_m",
+        "warp_tile_n",
+        "warp_tile_k",
+        "wave_size",
+    ):
         lines.put(key, getattr(s, key))
     lines.put("block_size", s.block_size)
     for key in ("pipeline", "epilogue", "async_dma", "unroll_k", "lds_k_pad"):
@@ -65,9 +105,21 @@ def print_fields(lines: Lines, s: ConvSpec) -> None:
     if s.family != "fwd":
         lines.put("lds_k_outer", s.lds_k_outer)
         lines.put("lds_k_outer_requested", s.lds_k_outer_requested)
-    for key in ("vector_size_a", "vector_size_b", "vector_size_c", "chiplet_swizzle", "chiplet_wgm",
-                "chiplet_num_xcds", "chiplet_chunk_size", "waves_per_eu", "bias", "scale", "relu",
-                "clamp_min", "clamp_max"):
+    for key in (
+        "vector_size_a",
+        "vector_size_b",
+        "vector_size_c",
+        "chiplet_swizzle",
+        "chiplet_wgm",
+        "chiplet_num_xcds",
+        "chiplet_chunk_size",
+        "waves_per_eu",
+        "bias",
+        "scale",
+        "relu",
+        "clamp_min",
+        "clamp_max",
+    ):
         lines.put(key, getattr(s, key))
     lines.put("acc_epilogue", acc_tag(s) or "identity")
     if s.family != "fwd":

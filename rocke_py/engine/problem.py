@@ -1,6 +1,7 @@
 """ConvProblem: the convolution, its derived sizes, short(), and dgrad's tilde sub-GEMMs.
 
 Twin of rocke_c/src/problem.c (docs/reference/conv-semantics.md §1, §2.4)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -120,8 +121,9 @@ def _check_3d_fields(values: dict) -> Optional[Rejected]:
     present = [k for k in _3D_FIELDS if k in values]
     if 0 < len(present) < len(_3D_FIELDS):
         missing = [k for k in _3D_FIELDS if k not in values]
-        return Rejected("CONV_3D_FIELDS_PARTIAL",
-                        f"3-D fields are partial: set {', '.join(present)} but not {', '.join(missing)}")
+        return Rejected(
+            "CONV_3D_FIELDS_PARTIAL", f"3-D fields are partial: set {', '.join(present)} but not {', '.join(missing)}"
+        )
     return None
 
 
@@ -151,11 +153,19 @@ def _check_sizes(p: ConvProblem) -> Optional[Rejected]:
         if bad:
             return bad
     if p.is_3d:
-        products = (("N*Do*Ho*Wo", (p.N, p.Do, p.Ho, p.Wo)), ("N*Di*Hi*Wi", (p.N, p.Di, p.Hi, p.Wi)),
-                    ("Z*Y*X*C", (p.Z, p.Y, p.X, p.C)), ("Z*Y*X*K", (p.Z, p.Y, p.X, p.K)))
+        products = (
+            ("N*Do*Ho*Wo", (p.N, p.Do, p.Ho, p.Wo)),
+            ("N*Di*Hi*Wi", (p.N, p.Di, p.Hi, p.Wi)),
+            ("Z*Y*X*C", (p.Z, p.Y, p.X, p.C)),
+            ("Z*Y*X*K", (p.Z, p.Y, p.X, p.K)),
+        )
     else:
-        products = (("N*Ho*Wo", (p.N, p.Ho, p.Wo)), ("N*Hi*Wi", (p.N, p.Hi, p.Wi)),
-                    ("Y*X*C", (p.Y, p.X, p.C)), ("Y*X*K", (p.Y, p.X, p.K)))
+        products = (
+            ("N*Ho*Wo", (p.N, p.Ho, p.Wo)),
+            ("N*Hi*Wi", (p.N, p.Hi, p.Wi)),
+            ("Y*X*C", (p.Y, p.X, p.C)),
+            ("Y*X*K", (p.Y, p.X, p.K)),
+        )
     for label, factors in products:
         bad = _check_product(label, factors)
         if bad:
@@ -166,14 +176,25 @@ def _check_sizes(p: ConvProblem) -> Optional[Rejected]:
 def build_problem(values: dict) -> ConvProblem | Rejected:
     """values: the present [problem] keys (schema-checked ints)."""
     p = ConvProblem(
-        N=values["N"], Hi=values["Hi"], Wi=values["Wi"], C=values["C"], K=values["K"],
-        Y=values["Y"], X=values["X"],
-        sH=values.get("sH", 1), sW=values.get("sW", 1),
-        pH=values.get("pH", 0), pW=values.get("pW", 0),
-        dH=values.get("dH", 1), dW=values.get("dW", 1),
+        N=values["N"],
+        Hi=values["Hi"],
+        Wi=values["Wi"],
+        C=values["C"],
+        K=values["K"],
+        Y=values["Y"],
+        X=values["X"],
+        sH=values.get("sH", 1),
+        sW=values.get("sW", 1),
+        pH=values.get("pH", 0),
+        pW=values.get("pW", 0),
+        dH=values.get("dH", 1),
+        dW=values.get("dW", 1),
         groups=values.get("groups", 1),
-        Di=values.get("Di"), Z=values.get("Z"), sD=values.get("sD"),
-        pD=values.get("pD"), dD=values.get("dD"),
+        Di=values.get("Di"),
+        Z=values.get("Z"),
+        sD=values.get("sD"),
+        pD=values.get("pD"),
+        dD=values.get("dD"),
     )
     for check in (_check_groups(p), _check_3d_fields(values)):
         if check:
@@ -182,6 +203,7 @@ def build_problem(values: dict) -> ConvProblem | Rejected:
 
 
 # ---- GEMM views (conv-semantics §2.1, §11) ----
+
 
 def fwd_gemm(p: ConvProblem) -> tuple[int, int, int]:
     return p.N * p.out_depth * p.Ho * p.Wo, p.kpg, p.filter_z * p.Y * p.X * p.cpg
@@ -198,16 +220,35 @@ def dgrad_gemm(p: ConvProblem) -> tuple[int, int, int]:
 # ---- strided dgrad: the tilde decomposition (conv-semantics §2.4) ----
 
 SUB_GEMM_FIELDS = (
-    "block_start", "num_m_tiles", "num_n_tiles", "gemm_m", "gemm_k", "h_slice", "w_slice",
-    "h_begin", "w_begin", "y_dot_slice", "x_dot_slice", "a_h_coeff", "a_w_coeff",
-    "b_y_stride", "b_y_offset", "b_x_stride", "b_x_offset", "d_h_stride", "d_h_offset",
-    "d_w_stride", "d_w_offset", "gemm_k_padded",
+    "block_start",
+    "num_m_tiles",
+    "num_n_tiles",
+    "gemm_m",
+    "gemm_k",
+    "h_slice",
+    "w_slice",
+    "h_begin",
+    "w_begin",
+    "y_dot_slice",
+    "x_dot_slice",
+    "a_h_coeff",
+    "a_w_coeff",
+    "b_y_stride",
+    "b_y_offset",
+    "b_x_stride",
+    "b_x_offset",
+    "d_h_stride",
+    "d_h_offset",
+    "d_w_stride",
+    "d_w_offset",
+    "gemm_k_padded",
 )
 
 
 @dataclass(frozen=True)
 class Axis:
     """One spatial axis of the tilde decomposition (H with Y, or W with X)."""
+
     size_in: int
     size_out: int
     filt: int
@@ -257,8 +298,11 @@ def sub_gemm_candidates(p: ConvProblem) -> tuple[int, int]:
 def check_sub_gemm_candidates(p: ConvProblem) -> Optional[Rejected]:
     rows, cols = sub_gemm_candidates(p)
     if rows * cols > MAX_SUB_GEMM_CANDIDATES:
-        return Rejected("E_RANGE", f"[problem]: strided dgrad would need {rows}*{cols} sub-GEMM "
-                        f"candidates, more than {MAX_SUB_GEMM_CANDIDATES}")
+        return Rejected(
+            "E_RANGE",
+            f"[problem]: strided dgrad would need {rows}*{cols} sub-GEMM "
+            f"candidates, more than {MAX_SUB_GEMM_CANDIDATES}",
+        )
     return None
 
 
@@ -272,8 +316,9 @@ def check_sub_gemm_record(index: int, record: tuple[int, ...]) -> Optional[Rejec
     return Rejected("E_RANGE", f"[problem]: strided dgrad sub-GEMM {index} has a value outside int32")
 
 
-def dgrad_sub_gemms(p: ConvProblem, tile_m: int, tile_n: int, tile_k: int,
-                    split_k: int) -> Union[tuple[tuple[int, ...], ...], Rejected]:
+def dgrad_sub_gemms(
+    p: ConvProblem, tile_m: int, tile_n: int, tile_k: int, split_k: int
+) -> Union[tuple[tuple[int, ...], ...], Rejected]:
     h, w = tilde_axes(p)
     rows, cols = sub_gemm_candidates(p)
     records = []
@@ -291,15 +336,32 @@ def dgrad_sub_gemms(p: ConvProblem, tile_m: int, tile_n: int, tile_k: int,
             gemm_k = y_dot_slice * x_dot_slice * p.kpg
             gemm_k_padded = roundup(gemm_k, tile_k * max(1, split_k))
             num_m_tiles, num_n_tiles = ceildiv(gemm_m, tile_m), ceildiv(p.cpg, tile_n)
-            records.append((
-                block_start, num_m_tiles, num_n_tiles, gemm_m, gemm_k, h_slice, w_slice,
-                h_begin, w_begin, y_dot_slice, x_dot_slice,
-                -(p.dH // gcd(p.sH, p.dH)), -(p.dW // gcd(p.sW, p.dW)),
-                h.tilde, i_yt, w.tilde, i_xt,
-                p.sH, p.dH * i_yt + p.sH * h_begin - p.pH,
-                p.sW, p.dW * i_xt + p.sW * w_begin - p.pW,
-                gemm_k_padded,
-            ))
+            records.append(
+                (
+                    block_start,
+                    num_m_tiles,
+                    num_n_tiles,
+                    gemm_m,
+                    gemm_k,
+                    h_slice,
+                    w_slice,
+                    h_begin,
+                    w_begin,
+                    y_dot_slice,
+                    x_dot_slice,
+                    -(p.dH // gcd(p.sH, p.dH)),
+                    -(p.dW // gcd(p.sW, p.dW)),
+                    h.tilde,
+                    i_yt,
+                    w.tilde,
+                    i_xt,
+                    p.sH,
+                    p.dH * i_yt + p.sH * h_begin - p.pH,
+                    p.sW,
+                    p.dW * i_xt + p.sW * w_begin - p.pW,
+                    gemm_k_padded,
+                )
+            )
             bad = check_sub_gemm_record(len(records) - 1, records[-1])
             if bad:
                 return bad

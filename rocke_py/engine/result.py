@@ -1,4 +1,5 @@
 """The values that cross the engine boundary: an emission or a rejection, never an exception."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,6 +3,7 @@
 Twin of rocke_c/src/schema.c, function for function in the same order. KEYS is the one key
 table, row for row in the order of enum rk_key (rocke_c/src/internal.h), so both engines
 check the entries of a file the same way and report the same first error."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,15 +15,21 @@ from .result import Rejected
 MAX = 2147483647
 MIN = -2147483648
 ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
-FAMILIES = ("fwd", "wgrad", "dgrad")   # the order of enum rk_family
+FAMILIES = ("fwd", "wgrad", "dgrad")  # the order of enum rk_family
 NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/")
 MAX_NAME = 64
 
 # Key types. "enum" and "name" are strings with a rule on the value; "tri" is true, false
 # or the string "auto".
 INT, BOOL, STR, ENUM, NAME, TRI = "int", "bool", "str", "enum", "name", "tri"
-EXPECTED = {INT: "an integer", BOOL: "a boolean", STR: "a string", ENUM: "a string",
-            NAME: "a string", TRI: 'true, false or "auto"'}
+EXPECTED = {
+    INT: "an integer",
+    BOOL: "a boolean",
+    STR: "a string",
+    ENUM: "a string",
+    NAME: "a string",
+    TRI: 'true, false or "auto"',
+}
 
 
 @dataclass(frozen=True)
@@ -30,11 +37,11 @@ class Key:
     name: str
     table: str
     type: str
-    lo: int = MIN             # INT only; MIN..MAX = unbounded
+    lo: int = MIN  # INT only; MIN..MAX = unbounded
     hi: int = MAX
-    families: str = "FWD"     # [spec] only: F fwd, W wgrad, D dgrad
+    families: str = "FWD"  # [spec] only: F fwd, W wgrad, D dgrad
     required: bool = False
-    choices: tuple[str, ...] = ()   # ENUM only, in the order the message lists them
+    choices: tuple[str, ...] = ()  # ENUM only, in the order the message lists them
 
 
 def _problem(name: str, lo: int = 1, required: bool = False) -> Key:
@@ -50,25 +57,62 @@ KEYS: tuple[Key, ...] = (
     Key("arch", "target", ENUM, required=True, choices=ARCHS),
     # [problem]
     *(_problem(n, required=True) for n in ("N", "Hi", "Wi", "C", "K", "Y", "X")),
-    _problem("sH"), _problem("sW"), _problem("pH", 0), _problem("pW", 0),
-    _problem("dH"), _problem("dW"), _problem("groups", MIN),
-    _problem("Di"), _problem("Z"), _problem("sD"), _problem("pD", 0), _problem("dD"),
+    _problem("sH"),
+    _problem("sW"),
+    _problem("pH", 0),
+    _problem("pW", 0),
+    _problem("dH"),
+    _problem("dW"),
+    _problem("groups", MIN),
+    _problem("Di"),
+    _problem("Z"),
+    _problem("sD"),
+    _problem("pD", 0),
+    _problem("dD"),
     # [spec]
     Key("family", "spec", ENUM, required=True, choices=FAMILIES),
-    _spec("name", NAME), _spec("dtype_a", STR), _spec("dtype_b", STR), _spec("dtype_d", STR),
-    *(_spec(n, INT, 1, 65536) for n in ("tile_m", "tile_n", "tile_k", "warp_m", "warp_n",
-                                         "warp_tile_m", "warp_tile_n", "warp_tile_k", "wave_size")),
-    _spec("pipeline", STR), _spec("epilogue", STR), _spec("async_dma", BOOL), _spec("unroll_k", BOOL),
-    _spec("lds_k_pad", INT, 0, 65536), _spec("lds_layout_pad", INT, 0, 65536),
+    _spec("name", NAME),
+    _spec("dtype_a", STR),
+    _spec("dtype_b", STR),
+    _spec("dtype_d", STR),
+    *(
+        _spec(n, INT, 1, 65536)
+        for n in (
+            "tile_m",
+            "tile_n",
+            "tile_k",
+            "warp_m",
+            "warp_n",
+            "warp_tile_m",
+            "warp_tile_n",
+            "warp_tile_k",
+            "wave_size",
+        )
+    ),
+    _spec("pipeline", STR),
+    _spec("epilogue", STR),
+    _spec("async_dma", BOOL),
+    _spec("unroll_k", BOOL),
+    _spec("lds_k_pad", INT, 0, 65536),
+    _spec("lds_layout_pad", INT, 0, 65536),
     _spec("lds_layout_xor", INT, 0, 65536),
-    _spec("vector_size_a", INT, 1, 65536), _spec("vector_size_b", INT, 1, 65536),
+    _spec("vector_size_a", INT, 1, 65536),
+    _spec("vector_size_b", INT, 1, 65536),
     _spec("vector_size_c", INT, 1, 65536),
-    _spec("chiplet_swizzle", BOOL), _spec("chiplet_wgm", INT, 1, 65536),
-    _spec("chiplet_num_xcds", INT, 1, 65536), _spec("chiplet_chunk_size", INT, 1, 65536),
-    _spec("waves_per_eu", INT, 1, 65536), _spec("bias", INT), _spec("scale", INT),
-    _spec("relu", BOOL), _spec("clamp_min", INT), _spec("clamp_max", INT),
-    _spec("lds_k_outer", TRI, families="WD"), _spec("split_k", INT, families="WD"),
-    _spec("two_stage", BOOL, families="W"), _spec("force_deterministic", BOOL, families="W"),
+    _spec("chiplet_swizzle", BOOL),
+    _spec("chiplet_wgm", INT, 1, 65536),
+    _spec("chiplet_num_xcds", INT, 1, 65536),
+    _spec("chiplet_chunk_size", INT, 1, 65536),
+    _spec("waves_per_eu", INT, 1, 65536),
+    _spec("bias", INT),
+    _spec("scale", INT),
+    _spec("relu", BOOL),
+    _spec("clamp_min", INT),
+    _spec("clamp_max", INT),
+    _spec("lds_k_outer", TRI, families="WD"),
+    _spec("split_k", INT, families="WD"),
+    _spec("two_stage", BOOL, families="W"),
+    _spec("force_deterministic", BOOL, families="W"),
     _spec("group_merge", INT, families="W"),
     _spec("num_load_waves", INT, 1, 65536, families="D"),
     _spec("cshuffle_no_alias", BOOL, families="D"),
@@ -79,9 +123,9 @@ FAMILY_LETTER = {"fwd": "F", "wgrad": "W", "dgrad": "D"}
 
 @dataclass(frozen=True)
 class Fields:
-    family: str                          # "fwd", "wgrad" or "dgrad"
-    values: dict[str, Value]             # present keys only; lds_k_outer True, False or "auto"
-    lines: dict[str, int]                # the line of each present key
+    family: str  # "fwd", "wgrad" or "dgrad"
+    values: dict[str, Value]  # present keys only; lds_k_outer True, False or "auto"
+    lines: dict[str, int]  # the line of each present key
 
 
 def find_key(table: str, name: str) -> Optional[Key]:
@@ -132,8 +176,11 @@ def check_entry(entry: Entry) -> Optional[Rejected]:
     if key is None:
         return Rejected("E_UNKNOWN_KEY", f"line {entry.line}: unknown key '{entry.key}' in [{entry.table}]")
     if not type_ok(key, entry.value):
-        return Rejected("E_TYPE", f"line {entry.line}: key '{key.name}' in [{key.table}] must be "
-                        f"{EXPECTED[key.type]}, not {kind_name(entry.value)}")
+        return Rejected(
+            "E_TYPE",
+            f"line {entry.line}: key '{key.name}' in [{key.table}] must be "
+            f"{EXPECTED[key.type]}, not {kind_name(entry.value)}",
+        )
     return check_value(key, entry)
 
 
@@ -151,8 +198,9 @@ def check_family_fit(config: Config, family: str) -> Optional[Rejected]:
     for entry in config.entries:
         key = find_key(entry.table, entry.key) if entry.table == "spec" else None
         if key is not None and letter not in key.families:
-            return Rejected("E_UNKNOWN_KEY", f"line {entry.line}: key '{entry.key}' in [spec] "
-                            f"does not apply to family '{family}'")
+            return Rejected(
+                "E_UNKNOWN_KEY", f"line {entry.line}: key '{entry.key}' in [spec] does not apply to family '{family}'"
+            )
     return None
 
 
@@ -161,7 +209,7 @@ def check_schema(config: Config) -> Union[Fields, Rejected]:
     lines: dict[str, int] = {}
     for entry in config.entries:
         if entry.table == "parity":
-            continue            # the harness's table: never checked by the engines
+            continue  # the harness's table: never checked by the engines
         bad = check_entry(entry)
         if bad:
             return bad

@@ -3,6 +3,7 @@
 
 Twin of rocke_c/src/spec.c
 (docs/reference/conv-semantics.md §1.3, §1.4, §3, §5, §6, §8, §9, §10)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ MAX_UNROLLED_K_ITERS = 128
 class ConvSpec:
     """A spec with every field set. No defaults here: build_spec below is the one table of them,
     as rk_spec_build_spec is in C."""
+
     family: str
     arch: str
     name: str
@@ -41,7 +43,7 @@ class ConvSpec:
     async_dma: bool
     unroll_k: bool
     lds_k_pad: Optional[int]
-    lds_layout_pad: Optional[int]   # lds_layout is set iff this is not None
+    lds_layout_pad: Optional[int]  # lds_layout is set iff this is not None
     lds_layout_xor: int
     vector_size_a: Optional[int]
     vector_size_b: Optional[int]
@@ -57,7 +59,7 @@ class ConvSpec:
     clamp_min: Optional[int]
     clamp_max: Optional[int]
     lds_k_outer: bool
-    lds_k_outer_requested: str   # "true", "false" or "auto", as the config said
+    lds_k_outer_requested: str  # "true", "false" or "auto", as the config said
     split_k: int
     split_k_requested: int
     two_stage: bool
@@ -85,6 +87,7 @@ class ConvSpec:
 
 # ---- data types (conv-semantics §1.3) ----
 
+
 def normalise_dtype(name: str) -> str:
     return "fp16" if name == "f16" else name
 
@@ -105,38 +108,52 @@ def check_dtypes(values: dict) -> Optional[Rejected]:
 
 # ---- defaults (conv-semantics §3.1, §11) ----
 
+
 def build_spec(family: str, arch: str, values: dict) -> ConvSpec:
     """values: the present [spec] keys, schema-checked for this family."""
     outer = values.get("lds_k_outer", False)
     requested = "auto" if outer == "auto" else ("true" if outer else "false")
     layout_set = "lds_layout_pad" in values or "lds_layout_xor" in values
     return ConvSpec(
-        family=family, arch=arch,
+        family=family,
+        arch=arch,
         name=values.get("name", f"conv_igemm_{family}"),
         dtype_a=normalise_dtype(values.get("dtype_a", "fp16")),
         dtype_b=normalise_dtype(values.get("dtype_b", "fp16")),
         dtype_d=normalise_dtype(values.get("dtype_d", "fp16")),
-        tile_m=values.get("tile_m", 64), tile_n=values.get("tile_n", 64),
+        tile_m=values.get("tile_m", 64),
+        tile_n=values.get("tile_n", 64),
         tile_k=values.get("tile_k", 128 if family == "fwd" else 64),
-        warp_m=values.get("warp_m", 2), warp_n=values.get("warp_n", 2),
-        warp_tile_m=values.get("warp_tile_m", 32), warp_tile_n=values.get("warp_tile_n", 32),
-        warp_tile_k=values.get("warp_tile_k", 16), wave_size=values.get("wave_size", 64),
-        pipeline=values.get("pipeline", "mem"), epilogue=values.get("epilogue", "default"),
-        async_dma=values.get("async_dma", False), unroll_k=values.get("unroll_k", False),
+        warp_m=values.get("warp_m", 2),
+        warp_n=values.get("warp_n", 2),
+        warp_tile_m=values.get("warp_tile_m", 32),
+        warp_tile_n=values.get("warp_tile_n", 32),
+        warp_tile_k=values.get("warp_tile_k", 16),
+        wave_size=values.get("wave_size", 64),
+        pipeline=values.get("pipeline", "mem"),
+        epilogue=values.get("epilogue", "default"),
+        async_dma=values.get("async_dma", False),
+        unroll_k=values.get("unroll_k", False),
         lds_k_pad=values.get("lds_k_pad"),
         lds_layout_pad=values.get("lds_layout_pad", 0) if layout_set else None,
         lds_layout_xor=values.get("lds_layout_xor", 0),
-        vector_size_a=values.get("vector_size_a"), vector_size_b=values.get("vector_size_b"),
+        vector_size_a=values.get("vector_size_a"),
+        vector_size_b=values.get("vector_size_b"),
         vector_size_c=values.get("vector_size_c"),
         chiplet_swizzle=values.get("chiplet_swizzle", False),
         chiplet_wgm=values.get("chiplet_wgm", 8),
         chiplet_num_xcds=values.get("chiplet_num_xcds", 8),
         chiplet_chunk_size=values.get("chiplet_chunk_size", 64),
         waves_per_eu=values.get("waves_per_eu"),
-        bias=values.get("bias", 0), scale=values.get("scale", 1), relu=values.get("relu", False),
-        clamp_min=values.get("clamp_min"), clamp_max=values.get("clamp_max"),
-        lds_k_outer=outer is True, lds_k_outer_requested=requested,
-        split_k=values.get("split_k", 1), split_k_requested=values.get("split_k", 1),
+        bias=values.get("bias", 0),
+        scale=values.get("scale", 1),
+        relu=values.get("relu", False),
+        clamp_min=values.get("clamp_min"),
+        clamp_max=values.get("clamp_max"),
+        lds_k_outer=outer is True,
+        lds_k_outer_requested=requested,
+        split_k=values.get("split_k", 1),
+        split_k_requested=values.get("split_k", 1),
         two_stage=values.get("two_stage", False),
         force_deterministic=values.get("force_deterministic", False),
         group_merge=values.get("group_merge", 1),
@@ -146,6 +163,7 @@ def build_spec(family: str, arch: str, values: dict) -> ConvSpec:
 
 
 # ---- GEMM of the spec's direction ----
+
 
 def spec_gemm(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
     if spec.family == "wgrad":
@@ -157,6 +175,7 @@ def spec_gemm(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
 
 # ---- deductions (conv-semantics §4.1 step 2, §5, §10) ----
 
+
 def auto_split_k(spec: ConvSpec, p: ConvProblem, target: Target) -> int:
     """The CK formula of conv-semantics §10.1; wgrad only (dgrad's auto resolves to 1)."""
     wg_m, wg_n, wg_k = wgrad_gemm(p)
@@ -164,8 +183,9 @@ def auto_split_k(spec: ConvSpec, p: ConvProblem, target: Target) -> int:
     return max(1, min(2 * target.num_cus // base_grid, wg_k))
 
 
-def default_lds_k_outer_wgrad(arch: str, dtype_a: str, dtype_b: str, warp_tile_m: int,
-                              warp_tile_n: int, wave_size: int = 64) -> bool:
+def default_lds_k_outer_wgrad(
+    arch: str, dtype_a: str, dtype_b: str, warp_tile_m: int, warp_tile_n: int, wave_size: int = 64
+) -> bool:
     if LDS_K_OUTER_ARCH_WAVE.get(arch) != wave_size:
         return False
     if dtype_a not in SIXTEEN_BIT or dtype_b not in SIXTEEN_BIT:
@@ -175,8 +195,9 @@ def default_lds_k_outer_wgrad(arch: str, dtype_a: str, dtype_b: str, warp_tile_m
     return warp_tile_m in (16, 32) and warp_tile_n in (16, 32)
 
 
-def default_lds_k_outer_dgrad(arch: str, dtype_b: str, warp_tile_n: int, cpg: int,
-                              wave_size: int = 64, pipeline: str = "mem") -> bool:
+def default_lds_k_outer_dgrad(
+    arch: str, dtype_b: str, warp_tile_n: int, cpg: int, wave_size: int = 64, pipeline: str = "mem"
+) -> bool:
     if LDS_K_OUTER_ARCH_WAVE.get(arch) != wave_size:
         return False
     if pipeline == "wavelet" or dtype_b not in SIXTEEN_BIT:
@@ -197,19 +218,22 @@ def deduce(spec: ConvSpec, p: ConvProblem, target: Target) -> ConvSpec:
     outer = spec.lds_k_outer
     if spec.lds_k_outer_requested == "auto":
         if spec.family == "wgrad":
-            outer = default_lds_k_outer_wgrad(spec.arch, spec.dtype_a, spec.dtype_b,
-                                              spec.warp_tile_m, spec.warp_tile_n, spec.wave_size)
+            outer = default_lds_k_outer_wgrad(
+                spec.arch, spec.dtype_a, spec.dtype_b, spec.warp_tile_m, spec.warp_tile_n, spec.wave_size
+            )
         else:
-            outer = default_lds_k_outer_dgrad(spec.arch, spec.dtype_b, spec.warp_tile_n, p.cpg,
-                                              spec.wave_size, spec.pipeline)
+            outer = default_lds_k_outer_dgrad(
+                spec.arch, spec.dtype_b, spec.warp_tile_n, p.cpg, spec.wave_size, spec.pipeline
+            )
     two_stage = spec.two_stage or (spec.force_deterministic and split_k > 1)
     return replace(spec, split_k=split_k, lds_k_outer=outer, two_stage=two_stage)
 
 
 # ---- vector sizes (conv-semantics §3.3, §11) ----
 
+
 def widest_vector(n: int, dtype: str) -> int:
-    for width in ((4, 2, 1) if dtype == "fp32" else (8, 4, 2, 1)):
+    for width in (4, 2, 1) if dtype == "fp32" else (8, 4, 2, 1):
         if n % width == 0:
             return width
     return 1
@@ -220,10 +244,12 @@ def default_vector_sizes(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]
         vec_c = widest_vector(p.cpg, spec.dtype_d) if spec.split_k == 1 else 1
         return widest_vector(p.kpg, spec.dtype_a), widest_vector(p.cpg, spec.dtype_a), vec_c
     if spec.family == "dgrad":
-        return (widest_vector(p.kpg, spec.dtype_a), widest_vector(p.cpg, spec.dtype_a),
-                widest_vector(p.cpg, spec.dtype_a))
-    return (widest_vector(p.cpg, spec.dtype_a), widest_vector(p.cpg, spec.dtype_a),
-            widest_vector(p.kpg, spec.dtype_a))
+        return (
+            widest_vector(p.kpg, spec.dtype_a),
+            widest_vector(p.cpg, spec.dtype_a),
+            widest_vector(p.cpg, spec.dtype_a),
+        )
+    return (widest_vector(p.cpg, spec.dtype_a), widest_vector(p.cpg, spec.dtype_a), widest_vector(p.kpg, spec.dtype_a))
 
 
 def vector_cap(spec: ConvSpec) -> int:
@@ -258,6 +284,7 @@ def unrolled_k_iters(spec: ConvSpec, p: ConvProblem) -> int:
 
 
 # ---- LDS layout and budget (conv-semantics §3.1, §7.2, §9.2) ----
+
 
 def effective_lds_pad(spec: ConvSpec) -> int:
     if spec.has_lds_layout:
@@ -302,15 +329,18 @@ def lds_budget(spec: ConvSpec) -> int:
 
 
 def frag_lens(spec: ConvSpec, target: Target) -> tuple[int, int]:
-    return (frag_len(target, spec.warp_tile_m, spec.warp_tile_k, spec.wave_size),
-            frag_len(target, spec.warp_tile_n, spec.warp_tile_k, spec.wave_size))
+    return (
+        frag_len(target, spec.warp_tile_m, spec.warp_tile_k, spec.wave_size),
+        frag_len(target, spec.warp_tile_n, spec.warp_tile_k, spec.wave_size),
+    )
 
 
 # ---- async chunking (conv-semantics §8) ----
 
+
 @dataclass(frozen=True)
 class AsyncTile:
-    operand: str      # "A" or "B"
+    operand: str  # "A" or "B"
     rows: int
     cols: int
     elem_bytes: int
@@ -323,14 +353,19 @@ def elem_bytes(dtype: str) -> int:
 
 def async_tiles(spec: ConvSpec, p: ConvProblem) -> tuple[AsyncTile, AsyncTile]:
     if spec.family == "wgrad":
-        return (AsyncTile("A", spec.tile_k, spec.tile_m, elem_bytes(spec.dtype_a), p.kpg),
-                AsyncTile("B", spec.tile_k, spec.tile_n, elem_bytes(spec.dtype_b), p.cpg))
-    return (AsyncTile("A", spec.tile_m, spec.tile_k, elem_bytes(spec.dtype_a), p.cpg),
-            AsyncTile("B", spec.tile_n, spec.tile_k, elem_bytes(spec.dtype_b), p.cpg))
+        return (
+            AsyncTile("A", spec.tile_k, spec.tile_m, elem_bytes(spec.dtype_a), p.kpg),
+            AsyncTile("B", spec.tile_k, spec.tile_n, elem_bytes(spec.dtype_b), p.cpg),
+        )
+    return (
+        AsyncTile("A", spec.tile_m, spec.tile_k, elem_bytes(spec.dtype_a), p.cpg),
+        AsyncTile("B", spec.tile_n, spec.tile_k, elem_bytes(spec.dtype_b), p.cpg),
+    )
 
 
-def choose_dwords(rows: int, cols: int, block_size: int, elem_bytes_: int, max_dwords: int,
-                  contig_cols: Optional[int]) -> Optional[int]:
+def choose_dwords(
+    rows: int, cols: int, block_size: int, elem_bytes_: int, max_dwords: int, contig_cols: Optional[int]
+) -> Optional[int]:
     for dwords in (4, 3, 1):
         if dwords > max_dwords:
             continue
@@ -351,6 +386,7 @@ def tile_dwords(spec: ConvSpec, tile: AsyncTile) -> Optional[int]:
 
 
 # ---- names (conv-semantics §1.4, §6) ----
+
 
 def format_g(value: int) -> str:
     return format(float(value), "g")

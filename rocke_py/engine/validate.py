@@ -4,6 +4,7 @@ code and message.
 
 Twin of rocke_c/src/validate.c: the same rules, in the same order, with the same messages.
 Each check returns the message when the rule fires."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +14,20 @@ from . import limits
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, has_mma
 from .problem import ConvProblem
 from .result import Rejected
-from .spec import (MAX_UNROLLED_K_ITERS, SIXTEEN_BIT, ConvSpec, async_tiles, echo_word, frag_lens, lds_budget, tile_dwords, unrolled_k_iters, vec_c_cap, vec_c_run,
-                   vector_cap)
+from .spec import (
+    MAX_UNROLLED_K_ITERS,
+    SIXTEEN_BIT,
+    ConvSpec,
+    async_tiles,
+    echo_word,
+    frag_lens,
+    lds_budget,
+    tile_dwords,
+    unrolled_k_iters,
+    vec_c_cap,
+    vec_c_run,
+    vector_cap,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,7 @@ def b(value: bool) -> str:
 
 
 # ---- shared checks (one function per rule meaning; the family prefixes the code) ----
+
 
 def unknown_option(c: Ctx, pipelines: tuple[str, ...]) -> Optional[str]:
     s = c.spec
@@ -55,11 +69,9 @@ def dgrad_unknown_option(c: Ctx) -> Optional[str]:
 def tile_divisibility(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.tile_m % (s.warp_m * s.warp_tile_m) != 0:
-        return (f"tile_m = {s.tile_m} is not a multiple of warp_m*warp_tile_m = "
-                f"{s.warp_m}*{s.warp_tile_m}")
+        return f"tile_m = {s.tile_m} is not a multiple of warp_m*warp_tile_m = {s.warp_m}*{s.warp_tile_m}"
     if s.tile_n % (s.warp_n * s.warp_tile_n) != 0:
-        return (f"tile_n = {s.tile_n} is not a multiple of warp_n*warp_tile_n = "
-                f"{s.warp_n}*{s.warp_tile_n}")
+        return f"tile_n = {s.tile_n} is not a multiple of warp_n*warp_tile_n = {s.warp_n}*{s.warp_tile_n}"
     if s.tile_k % s.warp_tile_k != 0:
         return f"tile_k = {s.tile_k} is not a multiple of warp_tile_k = {s.warp_tile_k}"
     return None
@@ -68,24 +80,26 @@ def tile_divisibility(c: Ctx) -> Optional[str]:
 def block_size_spec(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.block_size > 1024:
-        return (f"block_size = warp_m*warp_n*wave_size = {s.warp_m}*{s.warp_n}*{s.wave_size} "
-                f"= {s.block_size} exceeds 1024")
+        return (
+            f"block_size = warp_m*warp_n*wave_size = {s.warp_m}*{s.warp_n}*{s.wave_size} = {s.block_size} exceeds 1024"
+        )
     return None
 
 
 def block_size_arch(c: Ctx) -> Optional[str]:
     s, t = c.spec, c.target
     if s.block_size > t.max_threads_per_block:
-        return (f"block_size = {s.block_size} exceeds the {t.max_threads_per_block} threads "
-                f"per block of {t.arch}")
+        return f"block_size = {s.block_size} exceeds the {t.max_threads_per_block} threads per block of {t.arch}"
     return None
 
 
 def vec_c_default_epilogue(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.vector_size_c is not None and s.vector_size_c > 1 and s.epilogue == "default":
-        return (f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle "
-                "(the default epilogue stores one element per lane)")
+        return (
+            f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle "
+            "(the default epilogue stores one element per lane)"
+        )
     return None
 
 
@@ -99,8 +113,10 @@ def wave_size_mismatch(c: Ctx) -> Optional[str]:
 def split_k_odd_cpg(c: Ctx, atomic: bool) -> Optional[str]:
     s = c.spec
     if atomic and s.dtype_d in SIXTEEN_BIT and c.problem.cpg % 2 != 0:
-        return (f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs an even cpg, "
-                f"not {c.problem.cpg} (packed pairs must not cross a channel run)")
+        return (
+            f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs an even cpg, "
+            f"not {c.problem.cpg} (packed pairs must not cross a channel run)"
+        )
     return None
 
 
@@ -114,8 +130,10 @@ def split_k_dtype(c: Ctx, atomic: bool) -> Optional[str]:
 def kouter_dtype_ab(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.lds_k_outer and (s.dtype_a not in SIXTEEN_BIT or s.dtype_b not in SIXTEEN_BIT):
-        return (f"lds_k_outer needs 16-bit dtype_a and dtype_b (the transpose read is 16-bit), "
-                f"not {s.dtype_a} and {s.dtype_b}")
+        return (
+            f"lds_k_outer needs 16-bit dtype_a and dtype_b (the transpose read is 16-bit), "
+            f"not {s.dtype_a} and {s.dtype_b}"
+        )
     return None
 
 
@@ -129,8 +147,7 @@ def kouter_dtype_b(c: Ctx) -> Optional[str]:
 def kouter_atom_edge_mn(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.lds_k_outer and (s.warp_tile_m not in (16, 32) or s.warp_tile_n not in (16, 32)):
-        return (f"lds_k_outer needs warp_tile_m and warp_tile_n in {{16, 32}}, "
-                f"not {s.warp_tile_m} and {s.warp_tile_n}")
+        return f"lds_k_outer needs warp_tile_m and warp_tile_n in {{16, 32}}, not {s.warp_tile_m} and {s.warp_tile_n}"
     return None
 
 
@@ -162,8 +179,10 @@ def wgrad_kouter_wave32_atom(c: Ctx) -> Optional[str]:
 def dgrad_kouter_wave32_atom(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.lds_k_outer and s.wave_size == 32 and (s.warp_tile_n, s.warp_tile_k) != (16, 32):
-        return (f"lds_k_outer on wave32 needs warp_tile_n = 16 and warp_tile_k = 32, "
-                f"not {s.warp_tile_n} and {s.warp_tile_k}")
+        return (
+            f"lds_k_outer on wave32 needs warp_tile_n = 16 and warp_tile_k = 32, "
+            f"not {s.warp_tile_n} and {s.warp_tile_k}"
+        )
     return None
 
 
@@ -185,8 +204,10 @@ def kouter_arch_wave(c: Ctx) -> Optional[str]:
 def async_layout(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.async_dma and s.has_lds_layout and (s.lds_layout_pad != 0 or s.lds_layout_xor != 0):
-        return (f"async_dma needs a packed, unswizzled LDS layout, not lds_layout_pad = "
-                f"{s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor}")
+        return (
+            f"async_dma needs a packed, unswizzled LDS layout, not lds_layout_pad = "
+            f"{s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor}"
+        )
     return None
 
 
@@ -249,8 +270,11 @@ def vec_c_divisibility(c: Ctx) -> Optional[str]:
 
 def vector_pow2(c: Ctx) -> Optional[str]:
     s = c.spec
-    for key, value in (("vector_size_a", s.vector_size_a), ("vector_size_b", s.vector_size_b),
-                       ("vector_size_c", s.vector_size_c)):
+    for key, value in (
+        ("vector_size_a", s.vector_size_a),
+        ("vector_size_b", s.vector_size_b),
+        ("vector_size_c", s.vector_size_c),
+    ):
         if value is not None and value & (value - 1) != 0:
             return f"{key} = {value} is not a power of two (a buffer load or store moves 2, 4, 8 or 16 bytes)"
     return None
@@ -317,8 +341,12 @@ def wgrad_wmma_subset(c: Ctx) -> Optional[str]:
     first = wmma_atom(c)
     if first:
         return first
-    for key, bad in (("epilogue cshuffle", s.epilogue != "default"), ("async_dma", s.async_dma),
-                     ("unroll_k", s.unroll_k), ("chiplet_swizzle", s.chiplet_swizzle)):
+    for key, bad in (
+        ("epilogue cshuffle", s.epilogue != "default"),
+        ("async_dma", s.async_dma),
+        ("unroll_k", s.unroll_k),
+        ("chiplet_swizzle", s.chiplet_swizzle),
+    ):
         if bad:
             return f"WMMA on {s.arch} does not support {key}"
     return None
@@ -338,20 +366,27 @@ def acc_clamp_order(c: Ctx) -> Optional[str]:
 def lds_xor_unsupported(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.has_lds_layout and s.lds_layout_xor != 0:
-        return (f"lds_layout_xor = {s.lds_layout_xor} is not supported "
-                "(the builders have no XOR-swizzled LDS tile; only 0, no swizzle)")
+        return (
+            f"lds_layout_xor = {s.lds_layout_xor} is not supported "
+            "(the builders have no XOR-swizzled LDS tile; only 0, no swizzle)"
+        )
     return None
 
 
 def field_unused(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.has_lds_layout and s.lds_k_pad is not None:
-        return (f"lds_k_pad = {s.lds_k_pad} has no effect with an explicit LDS layout "
-                f"(lds_layout_pad = {s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor} beats it)")
+        return (
+            f"lds_k_pad = {s.lds_k_pad} has no effect with an explicit LDS layout "
+            f"(lds_layout_pad = {s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor} beats it)"
+        )
     if s.chiplet_swizzle:
         return None
-    for key, value, default in (("chiplet_wgm", s.chiplet_wgm, 8), ("chiplet_num_xcds", s.chiplet_num_xcds, 8),
-                                ("chiplet_chunk_size", s.chiplet_chunk_size, 64)):
+    for key, value, default in (
+        ("chiplet_wgm", s.chiplet_wgm, 8),
+        ("chiplet_num_xcds", s.chiplet_num_xcds, 8),
+        ("chiplet_chunk_size", s.chiplet_chunk_size, 64),
+    ):
         if value != default:
             return f"{key} = {value} has no effect without chiplet_swizzle"
     return None
@@ -363,8 +398,10 @@ def dgrad_field_unused(c: Ctx) -> Optional[str]:
     if first:
         return first
     if s.num_load_waves != 4:
-        return (f"num_load_waves = {s.num_load_waves} has no effect "
-                "(only pipeline wavelet, which is not supported, has load waves)")
+        return (
+            f"num_load_waves = {s.num_load_waves} has no effect "
+            "(only pipeline wavelet, which is not supported, has load waves)"
+        )
     if s.cshuffle_no_alias and s.epilogue != "cshuffle":
         return "cshuffle_no_alias has no effect without epilogue cshuffle"
     return None
@@ -397,9 +434,11 @@ def async_no_dwords(c: Ctx) -> Optional[str]:
         return None
     for tile in async_tiles(s, c.problem):
         if tile_dwords(s, tile) is None:
-            return (f"no dwords in 4, 3, 1 fits the {tile.operand} tile (rows = {tile.rows}, "
-                    f"cols = {tile.cols}, block_size = {s.block_size}, elem_bytes = "
-                    f"{tile.elem_bytes}, contig_cols = {tile.contig_cols})")
+            return (
+                f"no dwords in 4, 3, 1 fits the {tile.operand} tile (rows = {tile.rows}, "
+                f"cols = {tile.cols}, block_size = {s.block_size}, elem_bytes = "
+                f"{tile.elem_bytes}, contig_cols = {tile.contig_cols})"
+            )
     return None
 
 
@@ -410,9 +449,11 @@ def async_arch_dwords(c: Ctx) -> Optional[str]:
     for tile in async_tiles(s, c.problem):
         dwords = tile_dwords(s, tile)
         if dwords is not None and dwords > t.async_lds_dwords:
-            return (f"async_dma on {t.arch} loads at most {4 * t.async_lds_dwords} bytes per lane to LDS, but "
-                    f"the {tile.operand} tile would move {4 * dwords} (rows = {tile.rows}, cols = {tile.cols}, "
-                    f"block_size = {s.block_size}, elem_bytes = {tile.elem_bytes}, contig_cols = {tile.contig_cols})")
+            return (
+                f"async_dma on {t.arch} loads at most {4 * t.async_lds_dwords} bytes per lane to LDS, but "
+                f"the {tile.operand} tile would move {4 * dwords} (rows = {tile.rows}, cols = {tile.cols}, "
+                f"block_size = {s.block_size}, elem_bytes = {tile.elem_bytes}, contig_cols = {tile.contig_cols})"
+            )
     return None
 
 
@@ -426,6 +467,7 @@ def kernel_size(c: Ctx) -> Optional[str]:
 
 # ---- wgrad (conv-semantics §4.3) ----
 
+
 def wgrad_split_k_range(c: Ctx) -> Optional[str]:
     if c.spec.split_k < -1:
         return f"split_k = {c.spec.split_k} is below -1 (allowed: -1 auto, 0 runtime, 1, > 1)"
@@ -437,8 +479,10 @@ def wgrad_two_stage(c: Ctx) -> Optional[str]:
     if not s.two_stage:
         return None
     if s.force_deterministic and s.split_k > 1:
-        return (f"force_deterministic with split_k = {s.split_k} needs the two-stage "
-                "workspace reduction, which is not supported")
+        return (
+            f"force_deterministic with split_k = {s.split_k} needs the two-stage "
+            "workspace reduction, which is not supported"
+        )
     return "two_stage (the workspace reduction) is not supported"
 
 
@@ -459,8 +503,7 @@ def wgrad_group_merge(c: Ctx) -> Optional[str]:
 def wgrad_split_k_needs_cshuffle(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.atomic_split_k and s.dtype_d in SIXTEEN_BIT and s.epilogue == "default":
-        return (f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs epilogue cshuffle "
-                "(packed 16-bit atomics)")
+        return f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs epilogue cshuffle (packed 16-bit atomics)"
     return None
 
 
@@ -473,8 +516,11 @@ def wgrad_async_requires_kouter(c: Ctx) -> Optional[str]:
 def wgrad_split_k_runtime_loop(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.split_k == 0:
-        for key, on in (("async_dma", s.async_dma), ("unroll_k", s.unroll_k),
-                        ("pipeline basic", s.pipeline == "basic")):
+        for key, on in (
+            ("async_dma", s.async_dma),
+            ("unroll_k", s.unroll_k),
+            ("pipeline basic", s.pipeline == "basic"),
+        ):
             if on:
                 return f"split_k = 0 (runtime) cannot be combined with {key}, which needs a compile-time trip count"
     return None
@@ -580,18 +626,22 @@ def dgrad_vec_c_default_epilogue(c: Ctx) -> Optional[str]:
 def dgrad_vec_c_scalar_store(c: Ctx) -> Optional[str]:
     s, p = c.spec, c.problem
     if s.split_k <= 1 and p.sH == 1 and p.sW == 1:
-        return None       # DGRAD_VEC_C_DEFAULT_EPILOGUE's case
+        return None  # DGRAD_VEC_C_DEFAULT_EPILOGUE's case
     if s.vector_size_c is not None and s.vector_size_c > 1 and s.epilogue == "default":
-        return (f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle (the default epilogue stores one "
-                f"element per lane, also with split_k = {s.split_k}, sH = {p.sH}, sW = {p.sW})")
+        return (
+            f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle (the default epilogue stores one "
+            f"element per lane, also with split_k = {s.split_k}, sH = {p.sH}, sW = {p.sW})"
+        )
     return None
 
 
 def dgrad_split_k_vector_a(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.split_k > 1 and s.vector_size_a is not None and s.vector_size_a > 1:
-        return (f"vector_size_a = {s.vector_size_a} has no effect with split_k = {s.split_k} "
-                "(split-K loads dY one element at a time); it must be unset or 1")
+        return (
+            f"vector_size_a = {s.vector_size_a} has no effect with split_k = {s.split_k} "
+            "(split-K loads dY one element at a time); it must be unset or 1"
+        )
     return None
 
 

@@ -2,12 +2,26 @@
 
 Twin of rocke_c/src/verify.c. A kernel that fails is an engine bug: verify_kernel returns the
 first failure's message (None when the kernel is well formed) and the caller raises."""
+
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from .ir import (SCALARS, Kernel, Op, Region, elem_bytes_of, is_ptr, is_smem, is_vec, smem_elem,
-                 type_bits, vec, vec_elem, vec_len)
+from .ir import (
+    SCALARS,
+    Kernel,
+    Op,
+    Region,
+    elem_bytes_of,
+    is_ptr,
+    is_smem,
+    is_vec,
+    smem_elem,
+    type_bits,
+    vec,
+    vec_elem,
+    vec_len,
+)
 from .mma_atoms import atom_types
 
 INT_TYPES = ("i32", "i64")
@@ -22,7 +36,7 @@ def valid_type(t: str) -> bool:
         if is_vec(t):
             return vec_elem(t) in SCALARS and vec_len(t) >= 1
         if is_ptr(t):
-            return t.endswith(",global>") and t[4:t.index(",")] in SCALARS
+            return t.endswith(",global>") and t[4 : t.index(",")] in SCALARS
         if is_smem(t):
             return smem_elem(t) in SCALARS
     except ValueError:
@@ -49,6 +63,7 @@ def check_attrs(op: Op, *keys: str) -> Optional[str]:
 
 # ---- one check per op kind; each returns the failure message or None ----
 
+
 def check_constant(op: Op) -> Optional[str]:
     bad = arity(op, 0, 1) or check_attrs(op, "ity", "value")
     if bad:
@@ -62,8 +77,9 @@ def check_constant(op: Op) -> Optional[str]:
 
 def check_constant_vec(op: Op) -> Optional[str]:
     bad = arity(op, 0, 1) or check_attrs(op, "ity", "value")
-    return bad or need(is_vec(op.results[0].type) and op.attrs["ity"] == op.results[0].type,
-                       "arith.constant_vec needs a vec type")
+    return bad or need(
+        is_vec(op.results[0].type) and op.attrs["ity"] == op.results[0].type, "arith.constant_vec needs a vec type"
+    )
 
 
 def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
@@ -74,6 +90,7 @@ def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
         a, b = op.operands
         r = op.results[0]
         return need(a.type == b.type == r.type and a.type in types, f"{op.name} on {a.type}, {b.type} -> {r.type}")
+
     return check
 
 
@@ -82,8 +99,10 @@ def check_cmp(op: Op) -> Optional[str]:
     if bad:
         return bad
     a, b = op.operands
-    return need(a.type == b.type == "i32" and op.results[0].type == "i1" and op.attrs["pred"] in PREDS,
-                "arith.cmp needs two i32 operands, a known pred and an i1 result")
+    return need(
+        a.type == b.type == "i32" and op.results[0].type == "i1" and op.attrs["pred"] in PREDS,
+        "arith.cmp needs two i32 operands, a known pred and an i1 result",
+    )
 
 
 def check_select(op: Op) -> Optional[str]:
@@ -108,8 +127,7 @@ def check_bitcast(op: Op) -> Optional[str]:
         return bad
     a, r = op.operands[0], op.results[0]
     numeric = vec_elem(a.type) in SCALARS and vec_elem(r.type) in SCALARS  # type_bits needs scalar elements
-    return need(op.attrs["to"] == r.type and numeric and type_bits(a.type) == type_bits(r.type),
-                "arith.bitcast widths")
+    return need(op.attrs["to"] == r.type and numeric and type_bits(a.type) == type_bits(r.type), "arith.bitcast widths")
 
 
 def check_i32_source(op: Op) -> Optional[str]:
@@ -131,8 +149,10 @@ def check_readfirstlane(op: Op) -> Optional[str]:
 
 def check_make_rsrc(op: Op) -> Optional[str]:
     bad = arity(op, 2, 1)
-    return bad or need(is_ptr(op.operands[0].type) and op.operands[1].type == "i32"
-                       and op.results[0].type == "rsrc", "tile.make_buffer_rsrc(ptr, i32) -> rsrc")
+    return bad or need(
+        is_ptr(op.operands[0].type) and op.operands[1].type == "i32" and op.results[0].type == "rsrc",
+        "tile.make_buffer_rsrc(ptr, i32) -> rsrc",
+    )
 
 
 def check_buffer_load(op: Op) -> Optional[str]:
@@ -141,8 +161,14 @@ def check_buffer_load(op: Op) -> Optional[str]:
         return bad
     r, off = op.operands
     t = op.results[0].type
-    ok = (r.type == "rsrc" and off.type == "i32" and vec_elem(t) == op.attrs["elem"]
-          and vec_len(t) == op.attrs["n"] and vec_elem(t) in SCALARS and type_bits(t) in (16, 32, 64, 128))
+    ok = (
+        r.type == "rsrc"
+        and off.type == "i32"
+        and vec_elem(t) == op.attrs["elem"]
+        and vec_len(t) == op.attrs["n"]
+        and vec_elem(t) in SCALARS
+        and type_bits(t) in (16, 32, 64, 128)
+    )
     return need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes")
 
 
@@ -151,9 +177,14 @@ def check_buffer_store(op: Op) -> Optional[str]:
     if bad:
         return bad
     r, off, v = op.operands
-    return need(r.type == "rsrc" and off.type == "i32" and vec_elem(v.type) in SCALARS
-                and type_bits(v.type) in (16, 32, 64, 128)
-                and v.type != "i1", "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)")
+    return need(
+        r.type == "rsrc"
+        and off.type == "i32"
+        and vec_elem(v.type) in SCALARS
+        and type_bits(v.type) in (16, 32, 64, 128)
+        and v.type != "i1",
+        "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)",
+    )
 
 
 def check_atomic_fadd(op: Op) -> Optional[str]:
@@ -161,8 +192,12 @@ def check_atomic_fadd(op: Op) -> Optional[str]:
     if bad:
         return bad
     p, idx, v = op.operands
-    ok = (is_ptr(p.type) and idx.type == "i32" and vec_elem(v.type) == p.type[4:p.type.index(",")]
-          and v.type in ("f32", vec("f16", 2), vec("bf16", 2)))
+    ok = (
+        is_ptr(p.type)
+        and idx.type == "i32"
+        and vec_elem(v.type) == p.type[4 : p.type.index(",")]
+        and v.type in ("f32", vec("f16", 2), vec("bf16", 2))
+    )
     return need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)")
 
 
@@ -183,8 +218,12 @@ def check_smem_load(op: Op) -> Optional[str]:
         return bad
     s, row, col = op.operands
     t = op.results[0].type
-    ok = (is_smem(s.type) and row.type == col.type == "i32" and vec_elem(t) == smem_elem(s.type)
-          and vec_len(t) == op.attrs["n"])
+    ok = (
+        is_smem(s.type)
+        and row.type == col.type == "i32"
+        and vec_elem(t) == smem_elem(s.type)
+        and vec_len(t) == op.attrs["n"]
+    )
     return need(ok, "tile.smem_load(smem<T>, i32, i32) -> T|vec<TxN>") or check_align(op, t)
 
 
@@ -212,9 +251,14 @@ def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
         if bad:
             return bad
         s, row, col = op.operands
-        ok = (is_smem(s.type) and smem_elem(s.type) in ("f16", "bf16") and row.type == col.type == "i32"
-              and op.results[0].type == vec(smem_elem(s.type), width))
+        ok = (
+            is_smem(s.type)
+            and smem_elem(s.type) in ("f16", "bf16")
+            and row.type == col.type == "i32"
+            and op.results[0].type == vec(smem_elem(s.type), width)
+        )
         return need(ok, f"{op.name}(smem<f16|bf16>, i32, i32) -> vec<Tx{width}>")
+
     return check
 
 
@@ -245,8 +289,12 @@ def check_insert(op: Op) -> Optional[str]:
     if bad:
         return bad
     v, x = op.operands
-    ok = (is_vec(v.type) and x.type == vec_elem(v.type) and op.results[0].type == v.type
-          and 0 <= op.attrs["index"] < vec_len(v.type))
+    ok = (
+        is_vec(v.type)
+        and x.type == vec_elem(v.type)
+        and op.results[0].type == v.type
+        and 0 <= op.attrs["index"] < vec_len(v.type)
+    )
     return need(ok, "vector.insert types or index")
 
 
@@ -263,8 +311,9 @@ def check_concat(op: Op) -> Optional[str]:
     if bad:
         return bad
     a, b = op.operands
-    ok = (vec_elem(a.type) == vec_elem(b.type)
-          and op.results[0].type == vec(vec_elem(a.type), vec_len(a.type) + vec_len(b.type)))
+    ok = vec_elem(a.type) == vec_elem(b.type) and op.results[0].type == vec(
+        vec_elem(a.type), vec_len(a.type) + vec_len(b.type)
+    )
     return need(ok, "vector.concat types")
 
 

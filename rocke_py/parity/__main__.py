@@ -1,4 +1,5 @@
 """``python -m rocke_py.parity`` is ``rocke-parity``."""
+
 import sys
 
 from rocke_py.parity.cli import main

@@ -1,4 +1,5 @@
 """``tomllib`` (Python 3.11+), or the ``tomli`` backport on 3.10. The harness may use it; the engines may not."""
+
 from __future__ import annotations
 
 try:

@@ -7,6 +7,7 @@ at the start of a line (``5:``, ``loop.body:``) counts as an appearance of ``%5`
 ``%loop.body``, so that branch targets renumber together with their labels. Two texts that
 differ only by such renaming have equal canonical forms.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -34,7 +35,7 @@ def canonicalise(text: str) -> str:
         m = _LABEL_RE.match(line)
         if m:
             prefix = name_of(m.group(1))
-            line = line[m.end(1):]
+            line = line[m.end(1) :]
         out.append(prefix + _NAME_RE.sub(lambda mm: "%" + name_of(mm.group(1)), line))
     return "".join(out)
 
@@ -76,11 +77,12 @@ def context(text: str, line: int, n: int) -> list[tuple[int, str]]:
     return [(i, lines[i - 1]) for i in range(lo, hi + 1)]
 
 
-def bounded_unified_diff(a: str, b: str, a_name: str, b_name: str, cap: int = 200,
-                         n: int = 3) -> tuple[list[str], int]:
+def bounded_unified_diff(a: str, b: str, a_name: str, b_name: str, cap: int = 200, n: int = 3) -> tuple[list[str], int]:
     """A unified diff cut to ``cap`` lines: (lines without line ends, number of lines cut)."""
-    diff = [ln.rstrip("\n") for ln in difflib.unified_diff(
-        a.splitlines(keepends=True), b.splitlines(keepends=True), a_name, b_name, n=n)]
+    diff = [
+        ln.rstrip("\n")
+        for ln in difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), a_name, b_name, n=n)
+    ]
     if len(diff) <= cap:
         return diff, 0
     return diff[:cap], len(diff) - cap

@@ -7,6 +7,7 @@ written (``--json``, ``--junit``, ``emit -o``: one line, and nothing half-writte
 engine crash in ``emit``; 128 + the signal for SIGINT (130) and SIGTERM (143), after every
 worker was killed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rocke_py.parity import golden as golden_mod
-from rocke_py.parity import golden_update
-from rocke_py.parity import lastrun
+from rocke_py.parity import golden_update, lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.configs import RootNotFound, discover, find_root
 from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target, run_diff
@@ -36,30 +36,41 @@ def _csv(text: str) -> list[str]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", metavar="DIR",
-                   help="repository root (default: the nearest directory at or above cwd containing parity_configs/)")
+    p.add_argument(
+        "--root",
+        metavar="DIR",
+        help="repository root (default: the nearest directory at or above cwd containing parity_configs/)",
+    )
     p.add_argument("--engines", metavar="PY_EMIT,C_EMIT[,PY_MODES,C_MODES]", help=argparse.SUPPRESS)
 
 
 def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
     p.add_argument("--family", action="append", default=[], metavar="F", help="only this family (repeatable, or F,G)")
     p.add_argument("--config", action="extend", nargs="+", default=[], metavar="ID", help="only these configs")
-    p.add_argument("--mode", metavar="spec,ir,ll",
-                   help="modes to run (default: every mode both engines implement)")
-    p.add_argument("--flavor", default="all", metavar="all",
-                   help="flavors for mode ll: all (default) or a list such as llvm20,llvm22")
-    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
-                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--mode", metavar="spec,ir,ll", help="modes to run (default: every mode both engines implement)")
+    p.add_argument(
+        "--flavor",
+        default="all",
+        metavar="all",
+        help="flavors for mode ll: all (default) or a list such as llvm20,llvm22",
+    )
+    p.add_argument(
+        "-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: the number of CPUs)"
+    )
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
     if with_reports:
-        p.add_argument("--json", metavar="FILE",
-                       help="write one JSON record per job (- for standard output; the summary then goes to stderr)")
+        p.add_argument(
+            "--json",
+            metavar="FILE",
+            help="write one JSON record per job (- for standard output; the summary then goes to stderr)",
+        )
         p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (- for standard output)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="rocke-parity",
-                                 description="Run the Python and C engines on the parity configs and compare them.")
+    ap = argparse.ArgumentParser(
+        prog="rocke-parity", description="Run the Python and C engines on the parity configs and compare them."
+    )
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     g = sub.add_parser("gate", help="the byte-identity gate: every config, both engines; exit 1 on any failure")
@@ -84,26 +95,44 @@ def build_parser() -> argparse.ArgumentParser:
     n = sub.add_parser("new", help="add a config derived from an existing one")
     n.add_argument("family", metavar="FAMILY")
     n.add_argument("--from", dest="source", required=True, metavar="ID")
-    n.add_argument("--set", dest="sets", action="append", default=[], metavar="key=value",
-                   help="key (looked up in [spec], [problem], [target]) or table.key; repeatable")
+    n.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="key=value",
+        help="key (looked up in [spec], [problem], [target]) or table.key; repeatable",
+    )
     n.add_argument("--slug", metavar="S")
-    n.add_argument("--expect", metavar="emit|reject:CODE",
-                   help="required to write the file; without it the observed outcome is proposed")
+    n.add_argument(
+        "--expect",
+        metavar="emit|reject:CODE",
+        help="required to write the file; without it the observed outcome is proposed",
+    )
     n.add_argument("-j", "--jobs", type=int, default=None, help=argparse.SUPPRESS)
     n.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
     _common(n)
 
     go = sub.add_parser("golden", help="check or update parity_configs/golden.json")
     mx = go.add_mutually_exclusive_group(required=True)
-    mx.add_argument("--check", action="store_true",
-                    help="run the gate and check every verdict against the manifest (exit 1 on any failure)")
-    mx.add_argument("--update", action="store_true",
-                    help="record the verdicts of the jobs that ran (refused while a job fails for another reason)")
+    mx.add_argument(
+        "--check",
+        action="store_true",
+        help="run the gate and check every verdict against the manifest (exit 1 on any failure)",
+    )
+    mx.add_argument(
+        "--update",
+        action="store_true",
+        help="record the verdicts of the jobs that ran (refused while a job fails for another reason)",
+    )
     _selection_options(go, with_reports=False)
     _common(go)
 
-    ck = sub.add_parser("check-llvm", help="compile each emitting config's ll (llvm22) with llvmlite for its arch "
-                                           "and check its isa list and transpose reads")
+    ck = sub.add_parser(
+        "check-llvm",
+        help="compile each emitting config's ll (llvm22) with llvmlite for its arch "
+        "and check its isa list and transpose reads",
+    )
     ck.add_argument("ids", nargs="*", metavar="ID")
     ck.add_argument("-j", "--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
     ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
@@ -167,6 +196,7 @@ def _record(run: GateRun, verdicts: Sequence) -> None:
 
 # ----------------------------------------------------------------------------- commands
 
+
 def _report_destinations(args: argparse.Namespace) -> list[tuple[str, str]]:
     """(option, destination) of the requested reports, checked before the run (WriteError, UsageError)."""
     dests = [(opt, d) for opt, d in (("--json", args.json), ("--junit", args.junit)) if d is not None]
@@ -212,17 +242,25 @@ def _golden_check(run: GateRun) -> int:
     unchecked = sum(1 for c, outs in manifest.entries.items() for k in outs if (c, k) not in ran)
     emitted = sum(1 for v in run.verdicts if v.golden is not None and v.golden.emits)
     rejected = sum(1 for v in run.verdicts if v.golden is not None and not v.golden.emits)
-    by = {s: sum(v.status is s for v in run.verdicts) for s in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING,
-                                                                 Status.VERDICT_CHANGED)}
+    by = {
+        s: sum(v.status is s for v in run.verdicts)
+        for s in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING, Status.VERDICT_CHANGED)
+    }
     other = sum(1 for v in run.failures if v.status.value not in GOLDEN_STATUSES)
     ok = run.passed
-    scope = "" if not run.partial else f" ({run.partial_note()}; {unchecked} manifest entr" \
-        f"{'y' if unchecked == 1 else 'ies'} not checked)"
-    print(f"golden {'OK' if ok else 'FAILED'}: {len(run.verdicts)} job(s) run against golden.json "
-          f"({emitted} emission(s), {rejected} rejection(s) recorded); {by[Status.GOLDEN_DRIFT]} drift, "
-          f"{by[Status.GOLDEN_MISSING]} missing, {by[Status.VERDICT_CHANGED]} verdict(s) changed, "
-          f"{other} other failure(s), {len(run.problems) + len(run.stale_golden)} run-level failure(s)"
-          f"{scope}; wall time {run.wall_seconds:.2f} s", file=out)
+    scope = (
+        ""
+        if not run.partial
+        else f" ({run.partial_note()}; {unchecked} manifest entr{'y' if unchecked == 1 else 'ies'} not checked)"
+    )
+    print(
+        f"golden {'OK' if ok else 'FAILED'}: {len(run.verdicts)} job(s) run against golden.json "
+        f"({emitted} emission(s), {rejected} rejection(s) recorded); {by[Status.GOLDEN_DRIFT]} drift, "
+        f"{by[Status.GOLDEN_MISSING]} missing, {by[Status.VERDICT_CHANGED]} verdict(s) changed, "
+        f"{other} other failure(s), {len(run.problems) + len(run.stale_golden)} run-level failure(s)"
+        f"{scope}; wall time {run.wall_seconds:.2f} s",
+        file=out,
+    )
     return EXIT_OK if ok else EXIT_FAIL
 
 
@@ -230,8 +268,7 @@ def _golden_update(run: GateRun) -> int:
     out = sys.stdout
     if golden_update.refused(run):
         _record(run, run.verdicts)
-        print("golden --update refused: nothing written. The run fails for reasons other than the manifest:",
-              file=out)
+        print("golden --update refused: nothing written. The run fails for reasons other than the manifest:", file=out)
         for v in golden_update.blocking(run):
             print(failure_line(v), file=out)
         for prob in run.problems:
@@ -251,17 +288,26 @@ def _golden_update(run: GateRun) -> int:
         raise UsageError(str(e)) from None
     golden_update.remember_texts(run, outputs, manifest, cache)
     # what the gate would say now: the recorded outputs are no longer golden failures
-    _record(run, [dataclasses.replace(v, status=Status.IDENTICAL if v.result.py[0].kind == "emitted"
-                                      else Status.BOTH_REJECTED, passed=True)
-                  if v.status.value in GOLDEN_STATUSES else v for v in run.verdicts])
+    _record(
+        run,
+        [
+            dataclasses.replace(
+                v, status=Status.IDENTICAL if v.result.py[0].kind == "emitted" else Status.BOTH_REJECTED, passed=True
+            )
+            if v.status.value in GOLDEN_STATUSES
+            else v
+            for v in run.verdicts
+        ],
+    )
     for ch in changes:
         print(ch.line(), file=out)
     rel = path.relative_to(run.root).as_posix()
     scope = f" ({run.partial_note()}: entries of other jobs untouched)" if run.partial else ""
     if changes:
         print(f"{rel}: {len(changes)} change(s) from {len(outputs)} job(s) of this run{scope}", file=out)
-        print("commit it with a message that says why each entry moved (or as its own regenerate-only commit)",
-              file=out)
+        print(
+            "commit it with a message that says why each entry moved (or as its own regenerate-only commit)", file=out
+        )
     else:
         print(f"{rel} is up to date ({len(outputs)} job(s) of this run){scope}", file=out)
     return EXIT_OK
@@ -274,8 +320,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
         root = None
     if args.timeout <= 0:
         raise UsageError("--timeout needs a positive number of seconds")
-    return run_diff(root, args.target, args.mode, args.flavor, max(0, args.context), args.canonical,
-                    _engines(args), sys.stdout, args.timeout)
+    return run_diff(
+        root,
+        args.target,
+        args.mode,
+        args.flavor,
+        max(0, args.context),
+        args.canonical,
+        _engines(args),
+        sys.stdout,
+        args.timeout,
+    )
 
 
 def cmd_emit(args: argparse.Namespace) -> int:
@@ -337,8 +392,18 @@ def cmd_new(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("-j needs a positive number")
-    return run_new(_root(args), args.family, args.source, args.sets, args.slug, args.expect, _engines(args),
-                   args.jobs, args.timeout, sys.stdout)
+    return run_new(
+        _root(args),
+        args.family,
+        args.source,
+        args.sets,
+        args.slug,
+        args.expect,
+        _engines(args),
+        args.jobs,
+        args.timeout,
+        sys.stdout,
+    )
 
 
 def cmd_check_llvm(args: argparse.Namespace) -> int:
@@ -350,8 +415,15 @@ def cmd_check_llvm(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
 
 
-_COMMANDS = {"gate": cmd_gate, "golden": cmd_golden, "diff": cmd_diff, "emit": cmd_emit, "list": cmd_list,
-             "new": cmd_new, "check-llvm": cmd_check_llvm}
+_COMMANDS = {
+    "gate": cmd_gate,
+    "golden": cmd_golden,
+    "diff": cmd_diff,
+    "emit": cmd_emit,
+    "list": cmd_list,
+    "new": cmd_new,
+    "check-llvm": cmd_check_llvm,
+}
 
 
 def _run_command(args: argparse.Namespace) -> int:

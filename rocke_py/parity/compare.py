@@ -23,6 +23,7 @@ every mode must give the same verdict. GOLDEN_MISSING / GOLDEN_DRIFT / VERDICT_C
 passing job against the manifest (:mod:`golden`), and KNOWN_GAP replaces a listed status whose
 evidence still holds (:mod:`known_gaps`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,10 +61,12 @@ class Status(str, Enum):
 PASSING: frozenset[str] = frozenset({Status.IDENTICAL.value, Status.BOTH_REJECTED.value, Status.KNOWN_GAP.value})
 #: Failures that ``golden --update`` tolerates (it exists to record them, after review).
 GOLDEN_STATUSES: frozenset[str] = frozenset(
-    {Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value, Status.VERDICT_CHANGED.value})
+    {Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value, Status.VERDICT_CHANGED.value}
+)
 #: Statuses a known_gaps.toml entry may name (failures that are not about the golden manifest).
 GAP_STATUSES: frozenset[str] = frozenset(
-    s.value for s in Status if s.value not in PASSING and s.value not in GOLDEN_STATUSES)
+    s.value for s in Status if s.value not in PASSING and s.value not in GOLDEN_STATUSES
+)
 
 
 def passes(status: object) -> bool:
@@ -91,20 +94,26 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
     for side in ("py", "c"):
         for n, run in enumerate(res.runs(side), 1):
             if run.kind == "error" and run.code != "EngineFailure":
-                return Classified(Status.CRASH, f"the {side} engine raised {run.code}: {_q(run.message)} (run {n} of 2)")
+                return Classified(
+                    Status.CRASH, f"the {side} engine raised {run.code}: {_q(run.message)} (run {n} of 2)"
+                )
     failed = [side for side in ("py", "c") if any(r.kind == "error" for r in res.runs(side))]
     if failed:
         run = next(r for r in res.runs(failed[0]) if r.kind == "error")
         who = "both engines" if len(failed) == 2 else f"the {failed[0]} engine"
-        return Classified(Status.BUILD_FAILURE,
-                          f"{who} failed after validating the config (EngineFailure: {_q(run.message)}); "
-                          "a config that validates must build")
+        return Classified(
+            Status.BUILD_FAILURE,
+            f"{who} failed after validating the config (EngineFailure: {_q(run.message)}); "
+            "a config that validates must build",
+        )
     for side in ("py", "c"):
         runs = res.runs(side)
         if len(runs) >= 2 and runs[0].signature() != runs[1].signature():
-            return Classified(Status.NONDETERMINISTIC,
-                              f"the {side} engine gave a different result on the second run: "
-                              f"{runs[0].short()} then {runs[1].short()}")
+            return Classified(
+                Status.NONDETERMINISTIC,
+                f"the {side} engine gave a different result on the second run: "
+                f"{runs[0].short()} then {runs[1].short()}",
+            )
     if not res.py or not res.c:
         return Classified(Status.CRASH, "the job returned no engine results")
     py, c = res.py[0], res.c[0]
@@ -118,17 +127,25 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
             return Classified(Status.DIFFER, f"outputs differ{where} (py {py.nbytes} bytes, c {c.nbytes} bytes)")
         if expect.emits:
             return Classified(Status.IDENTICAL, f"{py.nbytes} identical bytes")
-        return Classified(Status.UNEXPECTED_EMIT, f"both engines emitted {py.nbytes} identical bytes; expected {expect}")
+        return Classified(
+            Status.UNEXPECTED_EMIT, f"both engines emitted {py.nbytes} identical bytes; expected {expect}"
+        )
     if py.kind == "rejected" and c.kind == "emitted":
-        return Classified(Status.PY_ONLY_REJECTED, f"py rejected {py.code}: {_q(py.message)}; c emitted {c.nbytes} bytes")
+        return Classified(
+            Status.PY_ONLY_REJECTED, f"py rejected {py.code}: {_q(py.message)}; c emitted {c.nbytes} bytes"
+        )
     if c.kind == "rejected" and py.kind == "emitted":
         return Classified(Status.C_ONLY_REJECTED, f"c rejected {c.code}: {_q(c.message)}; py emitted {py.nbytes} bytes")
     # both rejected
     if py.code != c.code:
         return Classified(Status.REJECT_MISMATCH, f"codes differ: py {py.code}, c {c.code}")
     if py.message != c.message:
-        return Classified(Status.REJECT_MISMATCH,
-                          f"same code {py.code}, messages differ: py {_q(py.message, 100)!r} / c {_q(c.message, 100)!r}")
+        return Classified(
+            Status.REJECT_MISMATCH,
+            f"same code {py.code}, messages differ: py {_q(py.message, 100)!r} / c {_q(c.message, 100)!r}",
+        )
     if expect.reject_code == py.code:
         return Classified(Status.BOTH_REJECTED, f"{py.code}: {_q(py.message)}")
-    return Classified(Status.UNEXPECTED_REJECT, f"both engines rejected {py.code} ({_q(py.message, 100)}); expected {expect}")
+    return Classified(
+        Status.UNEXPECTED_REJECT, f"both engines rejected {py.code} ({_q(py.message, 100)}); expected {expect}"
+    )

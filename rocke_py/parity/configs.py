@@ -14,16 +14,17 @@ the engines' limit + 1 bytes: an over-limit file reaches the engines as its firs
 whole file (their message then says ``config is 1048577 bytes``). :func:`changed_during_run`
 tells whether a config file changed after it was read.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-from rocke_py.parity._toml import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from rocke_py.parity._toml import tomllib
 from rocke_py.parity.fileio import MAX_CONFIG_BYTES, NotRegularFile, is_inside, read_regular
 
 CONFIG_DIR = "parity_configs"
@@ -59,9 +60,9 @@ class Expectation:
         """``"emit"`` or ``"reject:<CODE>"``; raises ValueError otherwise."""
         if text == "emit":
             return Expectation(None)
-        if text.startswith("reject:") and _CODE_RE.match(text[len("reject:"):]):
-            return Expectation(text[len("reject:"):])
-        raise ValueError(f"expect must be \"emit\" or \"reject:<CODE>\" with CODE in UPPER_SNAKE, not {text!r}")
+        if text.startswith("reject:") and _CODE_RE.match(text[len("reject:") :]):
+            return Expectation(text[len("reject:") :])
+        raise ValueError(f'expect must be "emit" or "reject:<CODE>" with CODE in UPPER_SNAKE, not {text!r}')
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
     if unknown:
         raise ValueError(f"unknown key(s) in [parity]: {', '.join(unknown)} (known: {', '.join(_PARITY_KEYS)})")
     if "expect" not in parity:
-        raise ValueError("[parity] has no expect (\"emit\" or \"reject:<CODE>\")")
+        raise ValueError('[parity] has no expect ("emit" or "reject:<CODE>")')
     if not isinstance(parity["expect"], str):
         raise ValueError("[parity] expect must be a string")
     expect = Expectation.parse(parity["expect"])
@@ -168,16 +169,24 @@ def load_config(path: Path, family: str, number: int, slug: str, inside: tuple[P
     """Read one config file. Raises ValueError/OSError with a user-facing message."""
     data, st = read_config_bytes(path, inside)
     # an over-limit file was cut at limit + 1 bytes: read [parity] from its complete lines
-    head = data if len(data) <= MAX_CONFIG_BYTES else data[:data.rfind(b"\n") + 1]
+    head = data if len(data) <= MAX_CONFIG_BYTES else data[: data.rfind(b"\n") + 1]
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
     desc, expect, isa = parse_parity_table(text)
     return Config(
-        id=config_id(family, number, slug), family=family, number=number, slug=slug,
-        path=path, data=data, description=desc, expect=expect, isa=isa,
-        size=st.st_size, mtime_ns=st.st_mtime_ns,
+        id=config_id(family, number, slug),
+        family=family,
+        number=number,
+        slug=slug,
+        path=path,
+        data=data,
+        description=desc,
+        expect=expect,
+        isa=isa,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
     )
 
 
@@ -193,8 +202,9 @@ def changed_during_run(configs: Iterable[Config], root: Path) -> list[str]:
         except OSError as e:
             now = f"it {e}" if isinstance(e, NotRegularFile) else f"cannot be read: {e.strerror or e}"
         else:
-            if ((c.size < 0 or (st.st_size, st.st_mtime_ns) == (c.size, c.mtime_ns))
-                    and hashlib.sha256(data).hexdigest() == c.sha256):
+            if (c.size < 0 or (st.st_size, st.st_mtime_ns) == (c.size, c.mtime_ns)) and hashlib.sha256(
+                data
+            ).hexdigest() == c.sha256:
                 continue
         why = f" (now: {now})" if now else ""
         out.append(f"{c.relpath(root)} changed during the run{why}: results are for the old content; rerun")
@@ -217,8 +227,13 @@ def discover(root: Path) -> Discovery:
     for fam_dir in sorted(p for p in base.iterdir() if p.is_dir() and not _is_hidden(p)):
         family = fam_dir.name
         if fam_dir.is_symlink() and not is_inside(os.path.realpath(fam_dir), inside):
-            problems.append(Problem(f"{CONFIG_DIR}/{family}/: is a symlink to {os.path.realpath(fam_dir)}, "
-                                    f"outside the repository ({root}): refused", family))
+            problems.append(
+                Problem(
+                    f"{CONFIG_DIR}/{family}/: is a symlink to {os.path.realpath(fam_dir)}, "
+                    f"outside the repository ({root}): refused",
+                    family,
+                )
+            )
             continue
         if not _FAMILY_RE.match(family):
             problems.append(Problem(f"{CONFIG_DIR}/{family}/: a family directory name must match [a-z][a-z0-9_]*"))
@@ -235,10 +250,13 @@ def discover(root: Path) -> Discovery:
                 continue
             m = _FILE_RE.match(f.name)
             if not m:
-                problems.append(Problem(
-                    f"{rel}: file name does not match <NN>-<slug>.toml "
-                    "(NN: 00-99 for emitting configs, 100+ for rejected ones; slug: [a-z0-9][a-z0-9_-]*)",
-                    family))
+                problems.append(
+                    Problem(
+                        f"{rel}: file name does not match <NN>-<slug>.toml "
+                        "(NN: 00-99 for emitting configs, 100+ for rejected ones; slug: [a-z0-9][a-z0-9_-]*)",
+                        family,
+                    )
+                )
                 continue
             number, slug = int(m["num"]), m["slug"]
             numbers.setdefault(number, []).append(f.name)
@@ -254,22 +272,37 @@ def discover(root: Path) -> Discovery:
                 problems.append(Problem(f"{rel}: cannot be read by the harness: {e}", family))
                 continue
             if cfg.expect.emits and number >= NEGATIVE_FROM:
-                problems.append(Problem(
-                    f"{rel}: expects emit but is numbered {number} (emitting configs are numbered 00-99)", family))
+                problems.append(
+                    Problem(
+                        f"{rel}: expects emit but is numbered {number} (emitting configs are numbered 00-99)", family
+                    )
+                )
             elif not cfg.expect.emits and number < NEGATIVE_FROM:
-                problems.append(Problem(
-                    f"{rel}: expects {cfg.expect} but is numbered {number:02d} "
-                    f"(configs expecting a rejection are numbered {NEGATIVE_FROM} and up)", family))
+                problems.append(
+                    Problem(
+                        f"{rel}: expects {cfg.expect} but is numbered {number:02d} "
+                        f"(configs expecting a rejection are numbered {NEGATIVE_FROM} and up)",
+                        family,
+                    )
+                )
             fam_configs.append(cfg)
         for number, names in sorted(numbers.items()):
             if len(names) > 1:
-                problems.append(Problem(
-                    f"{CONFIG_DIR}/{family}/: number {number:02d} is used {len(names)} times "
-                    f"({', '.join(names)}): numbers are unique within a family", family))
+                problems.append(
+                    Problem(
+                        f"{CONFIG_DIR}/{family}/: number {number:02d} is used {len(names)} times "
+                        f"({', '.join(names)}): numbers are unique within a family",
+                        family,
+                    )
+                )
         if not any(c.expect.emits for c in fam_configs):
-            problems.append(Problem(
-                f"{CONFIG_DIR}/{family}/: family has no config that expects emit "
-                "(a family that only rejects compares nothing)", family))
+            problems.append(
+                Problem(
+                    f"{CONFIG_DIR}/{family}/: family has no config that expects emit "
+                    "(a family that only rejects compares nothing)",
+                    family,
+                )
+            )
         configs.extend(fam_configs)
     if not families:
         problems.append(Problem(f"no families (directories) in {CONFIG_DIR}/"))
@@ -292,10 +325,10 @@ def resolve_id(disc: Discovery, ref: str) -> Config | None:
         for c in disc.configs:
             if target is not None and c.path.resolve() == target:
                 return c
-        stem = ref[:-len(".toml")]
+        stem = ref[: -len(".toml")]
         for prefix in (f"{CONFIG_DIR}/", ""):
-            if stem.startswith(prefix) and stem[len(prefix):] in by_id:
-                return by_id[stem[len(prefix):]]
+            if stem.startswith(prefix) and stem[len(prefix) :] in by_id:
+                return by_id[stem[len(prefix) :]]
     if "/" in ref:
         family, _, num = ref.partition("/")
         if num.isdigit():

@@ -13,6 +13,7 @@ first (:mod:`canon`), so a pure renumbering reads "identical after canonical ren
 Exit status: 0 when every job it ran passes as the gate would pass it, 1 when any fails, 2 on
 a usage error.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +22,7 @@ from typing import TextIO
 
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, first_divergence
 from rocke_py.parity.compare import Status
-from rocke_py.parity.configs import (CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes,
-                                     resolve_id)
+from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes, resolve_id
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
 from rocke_py.parity.gate import Job, judge, verdict_splits
 from rocke_py.parity.known_gaps import evidence_toml
@@ -133,8 +133,17 @@ def _load_context(root: Path | None, target: Target):
     return manifest, gaps, golden_mod.ObjectCache(root)
 
 
-def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, n_context: int, canonical: bool,
-             engines: EngineSpec, out: TextIO, timeout: float = 60.0) -> int:
+def run_diff(
+    root: Path | None,
+    ref: str,
+    mode: str | None,
+    flavor: str | None,
+    n_context: int,
+    canonical: bool,
+    engines: EngineSpec,
+    out: TextIO,
+    timeout: float = 60.0,
+) -> int:
     target = resolve_target(root, ref)
     if flavor is not None and flavor not in FLAVORS:
         raise DiffUsageError(f"unknown flavor {flavor!r} (flavors: {', '.join(FLAVORS)})")
@@ -145,8 +154,17 @@ def run_diff(root: Path | None, ref: str, mode: str | None, flavor: str | None, 
         return _diff_in_pool(pool, target, root, mode, flavor, n_context, canonical, out, timeout)
 
 
-def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | None, flavor: str | None,
-                  n_context: int, canonical: bool, out: TextIO, timeout: float) -> int:
+def _diff_in_pool(
+    pool: Pool,
+    target: Target,
+    root: Path | None,
+    mode: str | None,
+    flavor: str | None,
+    n_context: int,
+    canonical: bool,
+    out: TextIO,
+    timeout: float,
+) -> int:
     p = lambda s="": print(s, file=out)  # noqa: E731
     info = pool.info
     assert info is not None
@@ -155,8 +173,10 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
         raise DiffUsageError("the engines implement no common mode")
     if mode is not None and mode not in common:
         lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if mode not in ms]
-        raise DiffUsageError(f"mode {mode} is not implemented by the {' and '.join(lack)} engine(s); "
-                             f"both implement: {', '.join(common) or 'nothing'}")
+        raise DiffUsageError(
+            f"mode {mode} is not implemented by the {' and '.join(lack)} engine(s); "
+            f"both implement: {', '.join(common) or 'nothing'}"
+        )
     modes = [mode] if mode is not None else list(common)
     flavors = [flavor] if flavor is not None else list(FLAVORS)
     jobs: list[Job] = []
@@ -167,16 +187,21 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
             jobs.extend(Job(target.label, target.family or "-", m, f) for f in flavors)
     expect = target.expect
     # the earlier stages of each job's flavor too, for "first stage that diverges" (not judged)
-    context = [Job(target.label, target.family or "-", m, NO_FLAVOR) for m in common
-               if m in FLAVORLESS_MODES and not any(j.mode == m for j in jobs)]
+    context = [
+        Job(target.label, target.family or "-", m, NO_FLAVOR)
+        for m in common
+        if m in FLAVORLESS_MODES and not any(j.mode == m for j in jobs)
+    ]
     items = [WorkItem(j, target.data, j.mode, j.call_flavor) for j in (*jobs, *context)]
     ran = pool.run(items)
-    results = {r.item.key: r for r in ran[:len(jobs)]}
+    results = {r.item.key: r for r in ran[: len(jobs)]}
     stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}
     manifest, gaps, cache = _load_context(root, target)
     splits = verdict_splits(list(results.values()))
-    verdicts = [judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None,
-                      splits.get(id(r))) for j, r in results.items()]
+    verdicts = [
+        judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None, splits.get(id(r)))
+        for j, r in results.items()
+    ]
     failing = [v for v in verdicts if not v.passed]
     vanished = []
     if manifest is not None and manifest.coverage is not None and mode is None:
@@ -188,8 +213,10 @@ def _diff_in_pool(pool: Pool, target: Target, root: Path | None, mode: str | Non
     shown = failing[0] if failing else verdicts[-1]
     whole = mode is None and flavor is None
 
-    p(f"diff {target.label}  (expects {expect if expect else 'unknown'}; "
-      f"{len(verdicts)} job(s): {'every mode and flavor' if whole else 'as selected'})")
+    p(
+        f"diff {target.label}  (expects {expect if expect else 'unknown'}; "
+        f"{len(verdicts)} job(s): {'every mode and flavor' if whole else 'as selected'})"
+    )
     for v in verdicts:
         mark = "ok  " if v.passed else "FAIL"
         p(f"  {mark} {v.job.mode:<4} {v.job.flavor:<7} {v.status.value}")
@@ -263,14 +290,19 @@ def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, 
             if cut:
                 p(f"... {cut} more diff lines cut")
     elif py.kind == "rejected" and c.kind == "rejected":
-        p(f"codes: {'same' if py.code == c.code else 'differ'} ({py.code} / {c.code}); "
-          f"messages: {'same' if py.message == c.message else 'differ'}")
+        p(
+            f"codes: {'same' if py.code == c.code else 'differ'} ({py.code} / {c.code}); "
+            f"messages: {'same' if py.message == c.message else 'differ'}"
+        )
         if py.message != c.message:
             d = first_divergence(py.message, c.message)
             if d is not None:
                 p(f"messages first differ at line {d.line}, column {d.column}")
-    elif (py.kind == "emitted") != (c.kind == "emitted") and mode != "spec" and v.status in (
-            Status.PY_ONLY_REJECTED, Status.C_ONLY_REJECTED):
+    elif (
+        (py.kind == "emitted") != (c.kind == "emitted")
+        and mode != "spec"
+        and v.status in (Status.PY_ONLY_REJECTED, Status.C_ONLY_REJECTED)
+    ):
         stage, seen = first_stage(stages, mode)
         p(f"first stage that diverges: {stage}" + (f" ({'; '.join(seen)})" if seen else ""))
 

@@ -10,6 +10,7 @@ Python engine): results are recognised by shape, as in ``rocke_py/engine/result.
 object of a class named ``Emitted`` with a str ``text``, or ``Rejected`` with str ``code`` and
 ``message``; an exception whose class (or a base) is named ``EngineFailure`` is an engine bug.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,7 +47,9 @@ class EngineSpec:
         """``PY_EMIT,C_EMIT[,PY_MODES,C_MODES]`` (the hidden ``--engines`` option)."""
         parts = [p.strip() for p in text.split(",")]
         if len(parts) not in (2, 4) or not all(parts) or not all(":" in p for p in parts):
-            raise ValueError("--engines takes PY_EMIT,C_EMIT[,PY_MODES,C_MODES], each module:function or file.py:function")
+            raise ValueError(
+                "--engines takes PY_EMIT,C_EMIT[,PY_MODES,C_MODES], each module:function or file.py:function"
+            )
         if len(parts) == 2:
             return EngineSpec(parts[0], parts[1])
         return EngineSpec(parts[0], parts[1], parts[2], parts[3])
@@ -181,12 +184,18 @@ def call_engine(fn: EmitFn, config: bytes, mode: str, flavor: str) -> tuple[Engi
         text: str = out.text  # type: ignore[attr-defined]
         data = text_bytes(text)
         return EngineRun("emitted", sha256=hashlib.sha256(data).hexdigest(), nbytes=len(data), seconds=dt), text
-    if (_is_named(type(out), "Rejected") and isinstance(getattr(out, "code", None), str)
-            and isinstance(getattr(out, "message", None), str)):
+    if (
+        _is_named(type(out), "Rejected")
+        and isinstance(getattr(out, "code", None), str)
+        and isinstance(getattr(out, "message", None), str)
+    ):
         return EngineRun("rejected", out.code, out.message, seconds=dt), None  # type: ignore[attr-defined]
-    return EngineRun("error", "BadReturn",
-                     f"returned {type(out).__name__} ({out!r:.200}), not Emitted(text) or Rejected(code, message)",
-                     seconds=dt), None
+    return EngineRun(
+        "error",
+        "BadReturn",
+        f"returned {type(out).__name__} ({out!r:.200}), not Emitted(text) or Rejected(code, message)",
+        seconds=dt,
+    ), None
 
 
 def _is_named(cls: type, name: str) -> bool:

@@ -1,6 +1,7 @@
 """Bounded reading of the files the harness takes in, and safe writing of the files it puts out.
 
-Reading (docs/gate-honesty.md; docs/user-guide.md, "Inputs, outputs and signals"): the harness reads only regular files. A path is
+Reading (docs/gate-honesty.md; docs/user-guide.md, "Inputs, outputs and signals"): the harness
+reads only regular files. A path is
 first looked at with ``lstat``/``stat`` (which never open it), so a FIFO, a device, a socket
 or a directory named like a config is refused without being opened — a FIFO cannot hang the
 run, ``/dev/zero`` cannot fill the memory. A symlink is followed only when its target
@@ -16,6 +17,7 @@ directory, not a regular file (``/dev/full``, a FIFO) or a read-only file is ref
 anything is written. Every failure is a :class:`WriteError` whose text is one line, for
 ``rocke-parity CMD: cannot write --json FILE: <reason>`` and exit 2.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,9 +50,15 @@ class FileTooLarge(OSError):
 
 def kind_of(mode: int) -> str:
     """``a FIFO``, ``a character device``, ... for a ``st_mode``."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink"), (stat.S_ISREG, "a regular file")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symlink"),
+        (stat.S_ISREG, "a regular file"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -129,6 +137,7 @@ def read_data_file(path: Path, limit: int = DATA_FILE_LIMIT) -> bytes:
 
 
 # ----------------------------------------------------------------------------- writing
+
 
 class WriteError(Exception):
     """An output that cannot be written; ``str`` is the one-line message (exit 2)."""

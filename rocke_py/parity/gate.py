@@ -5,6 +5,7 @@
 Selection mistakes (an unknown family or config id, a mode the engines do not implement, an
 empty selection) raise :class:`UsageError` (exit 2).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,15 @@ from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
-from rocke_py.parity.engines import (FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
-                                     EngineRun, EngineSpec)
+from rocke_py.parity.engines import (
+    FLAVORLESS_CALL_FLAVOR,
+    FLAVORLESS_MODES,
+    FLAVORS,
+    MODES,
+    NO_FLAVOR,
+    EngineRun,
+    EngineSpec,
+)
 from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
 from rocke_py.parity.known_gaps import KnownGap, KnownGaps
 from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem
@@ -126,8 +134,9 @@ class GateRun:
             parts.append(f"--flavor {','.join(sel.flavors)}")
         total = len(self.discovery.configs) if self.discovery else 0
         pinned = self.manifest.coverage.describe() if self.manifest and self.manifest.coverage else "not pinned"
-        return (f"partial run ({' '.join(parts)}): {len(self.configs)} of {total} config(s); "
-                f"the full gate covers {pinned}")
+        return (
+            f"partial run ({' '.join(parts)}): {len(self.configs)} of {total} config(s); the full gate covers {pinned}"
+        )
 
     @property
     def failures(self) -> list[Verdict]:
@@ -187,8 +196,10 @@ def run_modes(info: EngineInfo, sel: Selection) -> tuple[tuple[str, ...], list[s
             notes.append(f"mode {m} is implemented by the {who} engine only: not gated")
     if sel.modes is None:
         if not common:
-            raise UsageError(f"the engines implement no common mode (py: {', '.join(info.py_modes) or 'none'}; "
-                             f"c: {', '.join(info.c_modes) or 'none'})")
+            raise UsageError(
+                f"the engines implement no common mode (py: {', '.join(info.py_modes) or 'none'}; "
+                f"c: {', '.join(info.c_modes) or 'none'})"
+            )
         return common, notes
     missing = [m for m in sel.modes if m not in common]
     if missing:
@@ -213,8 +224,10 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
     cov = manifest.coverage if manifest is not None else None
     if cov is None:
         if manifest is not None and sel.full:
-            run.stale_golden.append("golden.json pins no coverage (the modes and flavors of the full gate): "
-                                    "rocke-parity golden --update records it")
+            run.stale_golden.append(
+                "golden.json pins no coverage (the modes and flavors of the full gate): "
+                "rocke-parity golden --update records it"
+            )
         elif manifest is not None:
             run.notes.append("golden.json pins no coverage: this run cannot tell whether a mode vanished")
         return
@@ -227,12 +240,15 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
             run.problems.append(
                 f"coverage: golden.json pins mode {m}, but the {who} not advertise it "
                 f"(py: {', '.join(info.py_modes) or 'nothing'}; c: {', '.join(info.c_modes) or 'nothing'}): "
-                f"the gate would cover less than it must")
+                f"the gate would cover less than it must"
+            )
         if sel.full:
             for m in run.modes:
                 if m not in cov.modes:
-                    run.stale_golden.append(f"coverage: both engines advertise mode {m}, which golden.json does "
-                                            "not pin: rocke-parity golden --update pins it")
+                    run.stale_golden.append(
+                        f"coverage: both engines advertise mode {m}, which golden.json does "
+                        "not pin: rocke-parity golden --update pins it"
+                    )
     if sel.flavors is None and "ll" in cov.modes:
         for f in cov.flavors:
             if f not in ALL_FLAVORS or f not in run.flavors:
@@ -284,10 +300,12 @@ def verdict_splits(results: list[JobResult[Job]]) -> dict[int, str]:
                 ref = (r, v)
             elif v != ref[1]:
                 rj, j = ref[0].item.key, r.item.key
-                out[id(r)] = (f"mode {j.mode}{'' if j.flavor == NO_FLAVOR else ' ' + j.flavor}: both engines "
-                              f"{_verdict_text(v)}, but in mode {rj.mode}"
-                              f"{'' if rj.flavor == NO_FLAVOR else ' ' + rj.flavor} they {_verdict_text(ref[1])}: "
-                              "every mode must give a config the same verdict")
+                out[id(r)] = (
+                    f"mode {j.mode}{'' if j.flavor == NO_FLAVOR else ' ' + j.flavor}: both engines "
+                    f"{_verdict_text(v)}, but in mode {rj.mode}"
+                    f"{'' if rj.flavor == NO_FLAVOR else ' ' + rj.flavor} they {_verdict_text(ref[1])}: "
+                    "every mode must give a config the same verdict"
+                )
     return out
 
 
@@ -321,8 +339,17 @@ def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
     return "neither engine matches golden"
 
 
-def judge(job: Job, res: JobResult[Job], expect: Expectation, manifest: Manifest | None, gaps: KnownGaps,
-          cache: ObjectCache | None, kernel_name: str, timeout: float | None, split: str | None) -> Verdict:
+def judge(
+    job: Job,
+    res: JobResult[Job],
+    expect: Expectation,
+    manifest: Manifest | None,
+    gaps: KnownGaps,
+    cache: ObjectCache | None,
+    kernel_name: str,
+    timeout: float | None,
+    split: str | None,
+) -> Verdict:
     """One job's verdict: classification, one verdict per config, golden manifest, known gaps.
 
     ``manifest`` is None when golden.json could not be read (a run-level failure already)."""
@@ -337,17 +364,22 @@ def judge(job: Job, res: JobResult[Job], expect: Expectation, manifest: Manifest
         if entry is None:
             what = f"{now.bytes} identical bytes" if now.emits else f"both rejected {now.code}"
             status = Status.GOLDEN_MISSING
-            reason = (f"{what}, but golden.json has no {job.key} entry: "
-                      f"rocke-parity golden --update --config {job.config}")
+            reason = (
+                f"{what}, but golden.json has no {job.key} entry: rocke-parity golden --update --config {job.config}"
+            )
         elif not entry.same_verdict(now):
             status = Status.VERDICT_CHANGED
-            reason = (f"golden.json records {entry.short()}, the engines now {now.short()}: review, then "
-                      f"rocke-parity golden --update --config {job.config}")
+            reason = (
+                f"golden.json records {entry.short()}, the engines now {now.short()}: review, then "
+                f"rocke-parity golden --update --config {job.config}"
+            )
         elif now.emits and (entry.sha256 != now.sha256 or entry.bytes != now.bytes):
             status = Status.GOLDEN_DRIFT
             verdict = renumbering_verdict(cache, entry.sha256, res.py_text)
-            reason = (f"identical, but not the golden bytes: {now.bytes - entry.bytes:+d} bytes, "
-                      f"sha256 {now.sha256[:12]} (golden {entry.sha256[:12]}); {verdict}")
+            reason = (
+                f"identical, but not the golden bytes: {now.bytes - entry.bytes:+d} bytes, "
+                f"sha256 {now.sha256[:12]} (golden {entry.sha256[:12]}); {verdict}"
+            )
         elif now.emits and res.py_text is not None and cache is not None:
             try:
                 cache.put(now.sha256, res.py_text)
@@ -370,12 +402,15 @@ def judge(job: Job, res: JobResult[Job], expect: Expectation, manifest: Manifest
         else:
             passed = False
             now_desc = gaps_mod.describe_now(status, evidence) if evidence else status.value
-            reason = (f"known gap no longer holds: listed as {gap.describe()}, now {now_desc}: "
-                      f"update known_gaps.toml (entry {gap.index}); {reason}")
+            reason = (
+                f"known gap no longer holds: listed as {gap.describe()}, now {now_desc}: "
+                f"update known_gaps.toml (entry {gap.index}); {reason}"
+            )
     else:
         passed = passes(status)
-    return Verdict(job, str(expect), status, passed, reason, res, gap, holds, entry, kernel_name,
-                   tuple(evidence.items()), match)
+    return Verdict(
+        job, str(expect), status, passed, reason, res, gap, holds, entry, kernel_name, tuple(evidence.items()), match
+    )
 
 
 def build_jobs(configs: list[Config], modes: tuple[str, ...], flavors: tuple[str, ...]) -> list[Job]:
@@ -389,8 +424,14 @@ def build_jobs(configs: list[Config], modes: tuple[str, ...], flavors: tuple[str
     return jobs
 
 
-def run_gate(root: Path, sel: Selection = Selection(), engines: EngineSpec = EngineSpec(),
-             workers: int | None = None, timeout: float = 60.0, progress: Progress | None = None) -> GateRun:
+def run_gate(
+    root: Path,
+    sel: Selection = Selection(),
+    engines: EngineSpec = EngineSpec(),
+    workers: int | None = None,
+    timeout: float = 60.0,
+    progress: Progress | None = None,
+) -> GateRun:
     t0 = time.monotonic()
     check_names(sel)
     disc = discover(root)
@@ -428,8 +469,9 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
     return configs, gaps
 
 
-def run_jobs(run: GateRun, configs: list[Config], engines: EngineSpec, workers: int | None,
-             progress: Progress | None) -> tuple[list[Job], list[JobResult[Job]]]:
+def run_jobs(
+    run: GateRun, configs: list[Config], engines: EngineSpec, workers: int | None, progress: Progress | None
+) -> tuple[list[Job], list[JobResult[Job]]]:
     """Every job of the selection through the worker pool (both engines, twice)."""
     sel = run.selection
     run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
@@ -493,8 +535,9 @@ def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int]) -> No
             hint = ""
             if g.mode not in run.modes:
                 hint = f" (mode {g.mode} is not run: both engines implement {', '.join(run.modes) or 'nothing'})"
-            run.problems.append(f"{g.label()} matches no job of this full run{hint}: "
-                                "known gap no longer holds: update known_gaps.toml")
+            run.problems.append(
+                f"{g.label()} matches no job of this full run{hint}: known gap no longer holds: update known_gaps.toml"
+            )
 
 
 def check_stale_golden(run: GateRun, jobs: list[Job]) -> None:
@@ -507,10 +550,13 @@ def check_stale_golden(run: GateRun, jobs: list[Job]) -> None:
     all_ids = run.discovery.by_id()
     for cfg_id in sorted(run.manifest.entries):
         if cfg_id not in all_ids:
-            run.stale_golden.append(f"golden.json has entries for {cfg_id}, which no longer exists: "
-                                    "rocke-parity golden --update")
+            run.stale_golden.append(
+                f"golden.json has entries for {cfg_id}, which no longer exists: rocke-parity golden --update"
+            )
             continue
         extra = sorted(set(run.manifest.entries[cfg_id]) - keys.get(cfg_id, set()))
         if extra:
-            run.stale_golden.append(f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
-                                    "does not run: rocke-parity golden --update")
+            run.stale_golden.append(
+                f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
+                "does not run: rocke-parity golden --update"
+            )

@@ -34,6 +34,7 @@ uncommitted, content-addressed cache of the texts behind the current entries
 and by every update). When the old text is in that cache the update says ``renumbering-only:
 yes`` or ``no``; otherwise ``renumbering-only: unknown (old text not stored)``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -159,28 +160,43 @@ def _entry(path_name: str, cfg: str, key: str, e: object, v1: bool) -> GoldenEnt
     verdict = EMIT if v1 else e.get("verdict")
     if verdict == EMIT:
         want = {"sha256", "bytes", "kernel_name"} | (set() if v1 else {"verdict"})
-        if (set(e) != want or not isinstance(e["sha256"], str) or not _SHA_RE.match(e["sha256"])
-                or not isinstance(e["bytes"], int) or isinstance(e["bytes"], bool) or e["bytes"] < 0
-                or not isinstance(e["kernel_name"], str)):
-            raise GoldenError(f"{where}: expected {{verdict: \"emit\", sha256: 64 hex, bytes: int, kernel_name: str}}")
+        if (
+            set(e) != want
+            or not isinstance(e["sha256"], str)
+            or not _SHA_RE.match(e["sha256"])
+            or not isinstance(e["bytes"], int)
+            or isinstance(e["bytes"], bool)
+            or e["bytes"] < 0
+            or not isinstance(e["kernel_name"], str)
+        ):
+            raise GoldenError(f'{where}: expected {{verdict: "emit", sha256: 64 hex, bytes: int, kernel_name: str}}')
         return GoldenEntry.emitted(e["sha256"], e["bytes"], e["kernel_name"])
     if verdict == REJECT:
-        if (set(e) != {"verdict", "code", "message_sha256", "message"} or not isinstance(e["code"], str)
-                or not _CODE_RE.match(e["code"]) or not isinstance(e["message"], str)
-                or not isinstance(e["message_sha256"], str) or not _SHA_RE.match(e["message_sha256"])):
-            raise GoldenError(f"{where}: expected {{verdict: \"reject\", code: UPPER_SNAKE, message: str, "
-                              "message_sha256: 64 hex}")
+        if (
+            set(e) != {"verdict", "code", "message_sha256", "message"}
+            or not isinstance(e["code"], str)
+            or not _CODE_RE.match(e["code"])
+            or not isinstance(e["message"], str)
+            or not isinstance(e["message_sha256"], str)
+            or not _SHA_RE.match(e["message_sha256"])
+        ):
+            raise GoldenError(
+                f'{where}: expected {{verdict: "reject", code: UPPER_SNAKE, message: str, message_sha256: 64 hex}}'
+            )
         if message_sha256(e["message"]) != e["message_sha256"]:
             raise GoldenError(f"{where}: message_sha256 is not the sha256 of message (edited by hand?)")
         return GoldenEntry.rejected(e["code"], e["message"])
-    raise GoldenError(f"{where}: verdict must be \"emit\" or \"reject\", not {verdict!r}")
+    raise GoldenError(f'{where}: verdict must be "emit" or "reject", not {verdict!r}')
 
 
 def _coverage(path_name: str, doc: object) -> Coverage:
     from rocke_py.parity.engines import MODES
 
-    if (not isinstance(doc, dict) or set(doc) != {"modes", "flavors"}
-            or not all(isinstance(doc[k], list) and all(isinstance(x, str) for x in doc[k]) for k in doc)):
+    if (
+        not isinstance(doc, dict)
+        or set(doc) != {"modes", "flavors"}
+        or not all(isinstance(doc[k], list) and all(isinstance(x, str) for x in doc[k]) for k in doc)
+    ):
         raise GoldenError(f"{path_name}: coverage must be {{modes: [str], flavors: [str]}}")
     bad = [m for m in doc["modes"] if m not in MODES] + [f for f in doc["flavors"] if f not in FLAVORS]
     if bad or not doc["modes"]:
@@ -233,6 +249,7 @@ def write(path: Path, manifest: Manifest) -> None:
 
 
 # ----------------------------------------------------------------------------- output cache
+
 
 class ObjectCache:
     """Texts by sha256 under ``.rocke-parity/objects/`` (zlib), local and never committed."""
@@ -287,6 +304,7 @@ def renumbering_verdict(cache: ObjectCache | None, old_sha: str, new_text: str |
 
 # ----------------------------------------------------------------------------- update
 
+
 @dataclass(frozen=True)
 class Output:
     """One job of the run that passes but for the manifest, as ``golden --update`` records it."""
@@ -321,8 +339,13 @@ class Change:
         return f"{where}: removed ({self.note})"
 
 
-def plan_update(manifest: Manifest, outputs: Iterable[Output], existing: set[str] | None,
-                coverage: Coverage | None, cache: ObjectCache | None) -> tuple[Manifest, list[Change]]:
+def plan_update(
+    manifest: Manifest,
+    outputs: Iterable[Output],
+    existing: set[str] | None,
+    coverage: Coverage | None,
+    cache: ObjectCache | None,
+) -> tuple[Manifest, list[Change]]:
     """The manifest after an update and the list of changes.
 
     ``outputs``: the jobs of the run (only their entries are written; nothing else is touched).
@@ -343,11 +366,20 @@ def plan_update(manifest: Manifest, outputs: Iterable[Output], existing: set[str
         elif not old.same_verdict(new) or not new.emits:
             changes.append(Change(out.config, out.key, "verdict", old, new))
         elif old.sha256 == new.sha256 and old.bytes == new.bytes:
-            changes.append(Change(out.config, out.key, "moved", old, new,
-                                  f"kernel name {old.kernel_name or '(none)'} -> {new.kernel_name or '(none)'}"))
+            changes.append(
+                Change(
+                    out.config,
+                    out.key,
+                    "moved",
+                    old,
+                    new,
+                    f"kernel name {old.kernel_name or '(none)'} -> {new.kernel_name or '(none)'}",
+                )
+            )
         else:
-            changes.append(Change(out.config, out.key, "moved", old, new,
-                                  renumbering_verdict(cache, old.sha256, out.text)))
+            changes.append(
+                Change(out.config, out.key, "moved", old, new, renumbering_verdict(cache, old.sha256, out.text))
+            )
     if existing is not None:
         for cfg in sorted(entries):
             keep = existing.get(cfg)

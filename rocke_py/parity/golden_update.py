@@ -13,6 +13,7 @@
 
 The CLI (:mod:`cli`) only prints what these return.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,8 +31,11 @@ class UpdateError(Exception):
 
 def blocking(run: GateRun) -> list[Verdict]:
     """The jobs that keep this run from being recorded (failures other than the manifest's)."""
-    return [v for v in run.verdicts if not v.passed and (
-        v.status.value not in GOLDEN_STATUSES or (v.gap is not None and not v.gap_holds))]
+    return [
+        v
+        for v in run.verdicts
+        if not v.passed and (v.status.value not in GOLDEN_STATUSES or (v.gap is not None and not v.gap_holds))
+    ]
 
 
 def refused(run: GateRun) -> bool:
@@ -45,8 +49,11 @@ def recorded(run: GateRun) -> list[Output]:
         if v.status.value not in GOLDEN_STATUSES and v.status not in (Status.IDENTICAL, Status.BOTH_REJECTED):
             continue
         r = v.result.py[0]
-        entry = (GoldenEntry.emitted(r.sha256, r.nbytes, v.kernel_name) if r.kind == "emitted"
-                 else GoldenEntry.rejected(r.code, r.message))
+        entry = (
+            GoldenEntry.emitted(r.sha256, r.nbytes, v.kernel_name)
+            if r.kind == "emitted"
+            else GoldenEntry.rejected(r.code, r.message)
+        )
         outputs.append(Output(v.job.config, v.job.key, entry, v.result.py_text))
     return outputs
 
@@ -61,14 +68,20 @@ def full_scope(run: GateRun) -> tuple[dict[str, set[str]] | None, Coverage | Non
     return existing, Coverage(run.modes, run.flavors if "ll" in run.modes else ())
 
 
-def write_locked(path: Path, outputs: list[Output], existing: dict[str, set[str]] | None,
-                 coverage: Coverage | None, cache: ObjectCache) -> tuple[Manifest, list[Change]]:
+def write_locked(
+    path: Path,
+    outputs: list[Output],
+    existing: dict[str, set[str]] | None,
+    coverage: Coverage | None,
+    cache: ObjectCache,
+) -> tuple[Manifest, list[Change]]:
     """Read, merge and write the manifest under its lock; returns the new manifest and the changes."""
     try:
         with file_lock(path.with_name(f".{path.name}.lock")):
             if path.exists() and not (path.stat().st_mode & 0o222):
-                raise UpdateError(f"{path.parent.name}/{path.name} is read-only: not replaced "
-                                  "(make it writable to update it)")
+                raise UpdateError(
+                    f"{path.parent.name}/{path.name} is read-only: not replaced (make it writable to update it)"
+                )
             try:
                 current = golden_mod.load(path)
             except golden_mod.GoldenError as e:

@@ -21,6 +21,7 @@ GOLDEN_MISSING and VERDICT_CHANGED cannot be listed: ``rocke-parity golden --upd
 fix for those. The gate's JSON report (``evidence``) and ``rocke-parity diff`` print the
 evidence of a failing job, ready to paste.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -73,8 +74,12 @@ def evidence_of(status: Status, res: JobResult) -> dict[str, str]:
     if s == Status.DIFFER.value and py and c:
         return {"py_sha256": py.sha256, "c_sha256": c.sha256}
     if s == Status.REJECT_MISMATCH.value and py and c:
-        return {"py_code": py.code, "c_code": c.code, "py_message_sha256": _msg_sha(py.message),
-                "c_message_sha256": _msg_sha(c.message)}
+        return {
+            "py_code": py.code,
+            "c_code": c.code,
+            "py_message_sha256": _msg_sha(py.message),
+            "c_message_sha256": _msg_sha(c.message),
+        }
     if s == Status.PY_ONLY_REJECTED.value and py and c:
         return {"code": py.code, "message_sha256": _msg_sha(py.message), "c_sha256": c.sha256}
     if s == Status.C_ONLY_REJECTED.value and py and c:
@@ -95,8 +100,11 @@ def evidence_of(status: Status, res: JobResult) -> dict[str, str]:
                     return {"engine": side, "cause": f"exception {r.code}"}
         return {"engine": "?", "cause": "?"} if s == Status.CRASH.value else {"engine": "?"}
     if s == Status.NONDETERMINISTIC.value:
-        sides = [side for side in ("py", "c")
-                 if len(res.runs(side)) >= 2 and res.runs(side)[0].signature() != res.runs(side)[1].signature()]
+        sides = [
+            side
+            for side in ("py", "c")
+            if len(res.runs(side)) >= 2 and res.runs(side)[0].signature() != res.runs(side)[1].signature()
+        ]
         return {"engine": "+".join(sides) or "?"}
     if s == Status.BUILD_FAILURE.value:
         sides = [side for side in ("py", "c") if any(r.kind == "error" for r in res.runs(side))]
@@ -192,11 +200,16 @@ def load(path: Path, config_ids: set[str]) -> KnownGaps:
             continue
         allowed = (NO_FLAVOR, "*") if mode in FLAVORLESS_MODES else (*FLAVORS, "*")
         if flavor not in allowed:
-            problems.append(f"{where} ({cfg}): flavor for mode {mode} must be one of {', '.join(allowed)}, not {flavor!r}")
+            problems.append(
+                f"{where} ({cfg}): flavor for mode {mode} must be one of {', '.join(allowed)}, not {flavor!r}"
+            )
             continue
         if status not in GAP_STATUSES:
-            why = ("a golden failure is fixed with rocke-parity golden --update"
-                   if status in GOLDEN_STATUSES else f"one of {', '.join(sorted(GAP_STATUSES))}")
+            why = (
+                "a golden failure is fixed with rocke-parity golden --update"
+                if status in GOLDEN_STATUSES
+                else f"one of {', '.join(sorted(GAP_STATUSES))}"
+            )
             problems.append(f"{where} ({cfg}): status {status!r} cannot be listed ({why})")
             continue
         want = EVIDENCE_KEYS[status]
@@ -205,19 +218,22 @@ def load(path: Path, config_ids: set[str]) -> KnownGaps:
         if lacking or other:
             parts = []
             if lacking:
-                parts.append(f"pins no evidence: a {status} entry needs {', '.join(want)} "
-                             f"(missing {', '.join(lacking)}; the gate's --json report and rocke-parity diff "
-                             "print them for a failing job)")
+                parts.append(
+                    f"pins no evidence: a {status} entry needs {', '.join(want)} "
+                    f"(missing {', '.join(lacking)}; the gate's --json report and rocke-parity diff "
+                    "print them for a failing job)"
+                )
             if other:
                 parts.append(f"key(s) {', '.join(other)} are not evidence of {status}")
             problems.append(f"{where} ({cfg}): {'; '.join(parts)}")
             continue
-        gaps.append(KnownGap(n, cfg, mode, flavor, Status(status), reason.strip(),
-                             tuple((k, entry[k]) for k in want)))
+        gaps.append(KnownGap(n, cfg, mode, flavor, Status(status), reason.strip(), tuple((k, entry[k]) for k in want)))
     # two entries for the same job
     for i, a in enumerate(gaps):
-        for b in gaps[i + 1:]:
+        for b in gaps[i + 1 :]:
             if a.config == b.config and a.mode == b.mode and (a.flavor == b.flavor or "*" in (a.flavor, b.flavor)):
-                problems.append(f"{path.name}: entries {a.index} and {b.index} both match {a.config} {a.mode} "
-                                f"{a.flavor if a.flavor != '*' else b.flavor}")
+                problems.append(
+                    f"{path.name}: entries {a.index} and {b.index} both match {a.config} {a.mode} "
+                    f"{a.flavor if a.flavor != '*' else b.flavor}"
+                )
     return KnownGaps(tuple(gaps), tuple(problems))

@@ -5,6 +5,7 @@ what was there (a filtered run updates only the configs it ran), atomically (per
 temporary file, then rename). ``rocke-parity list`` reads it; it records the sha256 of each
 config file so that ``list`` can say when a config changed since its last run.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,9 @@ def summary(entry: dict | None, current_sha: str) -> str:
     jobs: dict = entry["jobs"]
     statuses = {j.get("status", "?") for j in jobs.values()}
     if all(j.get("passed") for j in jobs.values()):
-        text = statuses.pop() if len(statuses) == 1 else "PASS " + " ".join(f"{k}:{j['status']}" for k, j in jobs.items())
+        text = (
+            statuses.pop() if len(statuses) == 1 else "PASS " + " ".join(f"{k}:{j['status']}" for k, j in jobs.items())
+        )
     else:
         text = "FAIL " + " ".join(f"{k}:{j.get('status')}" for k, j in sorted(jobs.items()) if not j.get("passed"))
     if entry.get("sha256") and entry["sha256"] != current_sha:

@@ -36,6 +36,7 @@ next after the highest number of the family's file names (00-99 for emit, 100+ f
 file is written to a hidden temporary file and linked into place, so it appears whole, never
 replaces a file, and two concurrent ``new`` runs get different numbers.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,17 @@ from typing import Callable, Iterator, TextIO
 
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import Status, classify, passes
-from rocke_py.parity.configs import (CONFIG_DIR, NEGATIVE_FROM, Config, Discovery, Expectation, config_id, discover,
-                                     parse_parity_table, resolve_id)
+from rocke_py.parity.configs import (
+    CONFIG_DIR,
+    NEGATIVE_FROM,
+    Config,
+    Discovery,
+    Expectation,
+    config_id,
+    discover,
+    parse_parity_table,
+    resolve_id,
+)
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec
 from rocke_py.parity.gate import Job, UsageError, build_jobs
 from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem
@@ -74,17 +84,22 @@ _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "target": ("arch",),
     "problem": tuple("N Hi Wi C K Y X sH sW pH pW dH dW groups Di Z sD pD dD".split()),
-    "spec": tuple((
-        "family name dtype_a dtype_b dtype_d tile_m tile_n tile_k warp_m warp_n warp_tile_m warp_tile_n "
-        "warp_tile_k wave_size pipeline epilogue async_dma unroll_k lds_k_pad lds_layout_pad lds_layout_xor "
-        "vector_size_a vector_size_b vector_size_c chiplet_swizzle chiplet_wgm chiplet_num_xcds "
-        "chiplet_chunk_size waves_per_eu bias scale relu clamp_min clamp_max lds_k_outer split_k two_stage "
-        "force_deterministic group_merge num_load_waves cshuffle_no_alias").split()),
+    "spec": tuple(
+        (
+            "family name dtype_a dtype_b dtype_d tile_m tile_n tile_k warp_m warp_n warp_tile_m warp_tile_n "
+            "warp_tile_k wave_size pipeline epilogue async_dma unroll_k lds_k_pad lds_layout_pad lds_layout_xor "
+            "vector_size_a vector_size_b vector_size_c chiplet_swizzle chiplet_wgm chiplet_num_xcds "
+            "chiplet_chunk_size waves_per_eu bias scale relu clamp_min clamp_max lds_k_outer split_k two_stage "
+            "force_deterministic group_merge num_load_waves cshuffle_no_alias"
+        ).split()
+    ),
 }
 PROBLEM_KEYS = frozenset(KNOWN_KEYS["problem"])
 TARGET_KEYS = frozenset(KNOWN_KEYS["target"])
-_SUBSET = ('an integer (decimal, optional sign, no leading zero), true, false, a "string" (one line, escapes '
-           '\\" \\\\ \\n \\t only), or bare words of [A-Za-z0-9_./:+,()-] (written as a string)')
+_SUBSET = (
+    'an integer (decimal, optional sign, no leading zero), true, false, a "string" (one line, escapes '
+    '\\" \\\\ \\n \\t only), or bare words of [A-Za-z0-9_./:+,()-] (written as a string)'
+)
 
 Scalar = int | bool | str
 
@@ -111,16 +126,19 @@ class Setting:
     def parse(text: str) -> Setting:
         bad = _bad_char(text)
         if bad is not None:
-            raise UsageError(f"--set {text!r}: control character or line break {bad!r}: a setting is one "
-                             "key=value on one line")
+            raise UsageError(
+                f"--set {text!r}: control character or line break {bad!r}: a setting is one key=value on one line"
+            )
         name, eq, raw = text.partition("=")
         name = name.strip(" ")
         if not eq or not name:
             raise UsageError(f"--set takes key=value or table.key=value, not {text!r}")
         m = _NAME_RE.match(name)
         if not m:
-            raise UsageError(f"--set {name!r}: a key is a name of [A-Za-z_][A-Za-z0-9_]*, bare or after "
-                             f"{', '.join(t + '.' for t in _TABLES)}")
+            raise UsageError(
+                f"--set {name!r}: a key is a name of [A-Za-z_][A-Za-z0-9_]*, bare or after "
+                f"{', '.join(t + '.' for t in _TABLES)}"
+            )
         table, key = m.group(1), m.group(2)
         if table is not None and table not in _TABLES:
             raise UsageError(f"--set {name}: unknown table [{table}] (tables: {', '.join(_TABLES)})")
@@ -128,11 +146,14 @@ class Setting:
             if key == "expect":
                 raise UsageError("--set parity.expect: set the expectation with --expect emit|reject:CODE")
             if key == "isa":
-                raise UsageError("--set parity.isa: new writes no isa list (nothing here proves one); add it to "
-                                 "the written file and prove it with rocke-parity check-llvm ID")
+                raise UsageError(
+                    "--set parity.isa: new writes no isa list (nothing here proves one); add it to "
+                    "the written file and prove it with rocke-parity check-llvm ID"
+                )
             if key != "description":
-                raise UsageError(f"--set {name}: new sets only parity.description in [parity] "
-                                 "(the expectation comes from --expect)")
+                raise UsageError(
+                    f"--set {name}: new sets only parity.description in [parity] (the expectation comes from --expect)"
+                )
             if table is None:
                 raise UsageError(f"--set {name}: the description is parity.description")
         value, parsed = toml_value(raw.strip(" "), name)
@@ -173,7 +194,7 @@ def toml_value(raw: str, name: str = "value") -> tuple[str, Scalar]:
         raise UsageError(f"--set {name}=: missing value (expected {_SUBSET})")
     if _INT_RE.match(raw):
         n = int(raw)
-        if not -2**31 <= n < 2**31:
+        if not -(2**31) <= n < 2**31:
             raise UsageError(f"--set {name}={raw}: outside the 32-bit range of parity configs")
         return str(n), n
     if raw in ("true", "false"):
@@ -181,17 +202,21 @@ def toml_value(raw: str, name: str = "value") -> tuple[str, Scalar]:
     if raw.startswith('"'):
         m = _BASIC_STRING_RE.match(raw)
         if not m:
-            raise UsageError(f"--set {name}={raw}: not one basic string of the config subset "
-                             '(one "..." with only the escapes \\" \\\\ \\n \\t, nothing after it)')
+            raise UsageError(
+                f"--set {name}={raw}: not one basic string of the config subset "
+                '(one "..." with only the escapes \\" \\\\ \\n \\t, nothing after it)'
+            )
         value = _unescape(m.group(1))
         if tomllib.loads(f"x = {raw}\n") != {"x": value}:  # belt and braces: tomllib reads it the same
             raise UsageError(f"--set {name}={raw}: not a TOML basic string")
         return raw, value
     if raw.startswith("'"):
-        raise UsageError(f"--set {name}={raw}: literal strings are not in the config subset; use \"...\"")
+        raise UsageError(f'--set {name}={raw}: literal strings are not in the config subset; use "..."')
     if _NUMBERISH_RE.match(raw):
-        raise UsageError(f"--set {name}={raw}: not an integer of the config subset (decimal, optional sign, "
-                         "no leading zero, no underscores, hex or fractions); quote it to mean a string")
+        raise UsageError(
+            f"--set {name}={raw}: not an integer of the config subset (decimal, optional sign, "
+            "no leading zero, no underscores, hex or fractions); quote it to mean a string"
+        )
     if _BARE_WORDS_RE.match(raw):
         return _q(raw), raw
     raise UsageError(f"--set {name}={raw}: not one value of the config subset: {_SUBSET}")
@@ -215,6 +240,7 @@ def _q(s: str) -> str:
 
 
 # ----------------------------------------------------------------------------- line edits
+
 
 def _value_end(rest: str) -> int:
     """Length of the value at the start of ``rest`` (a string or a bare token)."""
@@ -259,7 +285,7 @@ def set_value(text: str, table: str, key: str, value: str) -> str:
     if table in tabs and key in tabs[table][1]:
         i = tabs[table][1][key]
         body = lines[i].rstrip("\r\n")
-        ending = lines[i][len(body):]
+        ending = lines[i][len(body) :]
         m = _KEY_RE.match(body)
         assert m is not None
         rest = m.group(4)
@@ -294,7 +320,7 @@ def _has_comment(text: str) -> bool:
         k = _KEY_RE.match(line)
         if k:
             rest = k.group(4)
-            if "#" in rest[_value_end(rest):]:
+            if "#" in rest[_value_end(rest) :]:
                 return True
         elif "#" in body:
             return True
@@ -302,6 +328,7 @@ def _has_comment(text: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- settings
+
 
 def resolve(settings: list[Setting], doc: dict, source_id: str) -> list[tuple[str, Setting]]:
     """The table of each setting, checked against the key table and the source's tables."""
@@ -315,16 +342,22 @@ def resolve(settings: list[Setting], doc: dict, source_id: str) -> list[tuple[st
                 table = next((t for t in _LOOKUP_ORDER if s.key in KNOWN_KEYS[t]), None)
             if table is None:
                 every = [k for ks in KNOWN_KEYS.values() for k in ks]
-                raise UsageError(f"--set {s.key}: unknown key (not a key of [spec], [problem] or [target], nor set "
-                                 f"in {source_id}){_did_you_mean(s.key, every)}")
+                raise UsageError(
+                    f"--set {s.key}: unknown key (not a key of [spec], [problem] or [target], nor set "
+                    f"in {source_id}){_did_you_mean(s.key, every)}"
+                )
         elif table != "parity":
             there = doc.get(table)
             if s.key not in KNOWN_KEYS[table] and not (isinstance(there, dict) and s.key in there):
-                raise UsageError(f"--set {table}.{s.key}: [{table}] has no key {s.key!r}"
-                                 f"{_did_you_mean(s.key, list(KNOWN_KEYS[table]))}")
+                raise UsageError(
+                    f"--set {table}.{s.key}: [{table}] has no key {s.key!r}"
+                    f"{_did_you_mean(s.key, list(KNOWN_KEYS[table]))}"
+                )
         if not isinstance(doc.get(table), dict):
-            raise UsageError(f"--set {table}.{s.key}: {source_id} has no [{table}] table "
-                             "(new adds keys only to the tables the source has)")
+            raise UsageError(
+                f"--set {table}.{s.key}: {source_id} has no [{table}] table "
+                "(new adds keys only to the tables the source has)"
+            )
         if (table, s.key) in seen:
             raise UsageError(f"--set {table}.{s.key} is given twice")
         seen.add((table, s.key))
@@ -359,6 +392,7 @@ def rejected_description(code: str, message: str, derived: str) -> str:
 
 # ----------------------------------------------------------------------------- duplicates
 
+
 def _typed(v: object) -> object:
     """A value compared with its type (in Python ``1 == True``; in a config they differ)."""
     if isinstance(v, dict):
@@ -383,8 +417,10 @@ def content_duplicate(configs: tuple[Config, ...] | list[Config], content: objec
 
 
 _SAME_CONTENT = "the same [target], [problem] and [spec] values (it differs only in [parity], comments or layout)"
-_SAME_SPEC = ("both engines give it the same spec output (the normalised spec: every default and deduction "
-              "spelled out), so it compares nothing new")
+_SAME_SPEC = (
+    "both engines give it the same spec output (the normalised spec: every default and deduction "
+    "spelled out), so it compares nothing new"
+)
 
 
 def _spec_text(res: JobResult) -> str | None:
@@ -411,6 +447,7 @@ def spec_duplicate(pool: Pool, disc: Discovery, candidate: list[JobResult]) -> C
 
 
 # ----------------------------------------------------------------------------- writing
+
 
 def _numbers(family_dir: Path) -> list[int]:
     try:
@@ -451,8 +488,9 @@ class Written:
     number: int
 
 
-def write_new_config(root: Path, family: str, slug: str, data: bytes, reject: bool,
-                     check: Callable[[], None] | None) -> Written:
+def write_new_config(
+    root: Path, family: str, slug: str, data: bytes, reject: bool, check: Callable[[], None] | None
+) -> Written:
     """Write ``data`` as ``<family>/<next number>-<slug>.toml``: under the lock, ``check()`` first
     (it raises to refuse), then the number from the directory as it is now; a hidden temporary
     file hard-linked into place, so the file appears whole and never replaces another. A number
@@ -492,6 +530,7 @@ def write_new_config(root: Path, family: str, slug: str, data: bytes, reject: bo
 
 # ----------------------------------------------------------------------------- the command
 
+
 def _check_family(family: str, doc: dict, source: Config, resolved: list[tuple[str, Setting]]) -> None:
     spec = doc.get("spec")
     got = spec.get("family") if isinstance(spec, dict) else None
@@ -500,14 +539,20 @@ def _check_family(family: str, doc: dict, source: Config, resolved: list[tuple[s
         if got == family:
             return
         if set_here:
-            raise UsageError(f"{family}/ holds configs whose [spec] family is {family!r}, but with --set "
-                             f"family={got} the new config's [spec] family is {got!r}: run rocke-parity new {got} ...")
-        raise UsageError(f"{family}/ holds configs whose [spec] family is {family!r}, but the new config's "
-                         f"[spec] family is {got!r} (from {source.id}): add --set family={family} to derive a "
-                         f"{family} config from it, or run rocke-parity new {got} ...")
+            raise UsageError(
+                f"{family}/ holds configs whose [spec] family is {family!r}, but with --set "
+                f"family={got} the new config's [spec] family is {got!r}: run rocke-parity new {got} ..."
+            )
+        raise UsageError(
+            f"{family}/ holds configs whose [spec] family is {family!r}, but the new config's "
+            f"[spec] family is {got!r} (from {source.id}): add --set family={family} to derive a "
+            f"{family} config from it, or run rocke-parity new {got} ..."
+        )
     if source.family != family:
-        raise UsageError(f"{source.id} is a {source.family} config with no [spec] family string: derive it into "
-                         f"{source.family}/, or add --set family={family}")
+        raise UsageError(
+            f"{source.id} is a {source.family} config with no [spec] family string: derive it into "
+            f"{source.family}/, or add --set family={family}"
+        )
 
 
 def _expected_doc(source_doc: dict, resolved: list[tuple[str, Setting]], desc: str, expect: str) -> dict:
@@ -521,8 +566,7 @@ def _expected_doc(source_doc: dict, resolved: list[tuple[str, Setting]], desc: s
     return want
 
 
-def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Setting]], desc: str,
-               expect: str) -> str:
+def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Setting]], desc: str, expect: str) -> str:
     """The new config's text; UsageError unless it parses to exactly the intended values."""
     text = source_text
     for table, s in resolved:
@@ -538,8 +582,10 @@ def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Set
         raise UsageError(f"the new config would not be readable by the harness: {e}") from None
     want = _expected_doc(source_doc, resolved, desc, expect)
     if _typed(doc) != _typed(want) or list(doc) != list(source_doc):
-        raise UsageError("the edited text does not parse to the intended values (is a key of the source on "
-                         "an unusual line?): nothing written; write this config by hand")
+        raise UsageError(
+            "the edited text does not parse to the intended values (is a key of the source on "
+            "an unusual line?): nothing written; write this config by hand"
+        )
     return text
 
 
@@ -557,8 +603,18 @@ def _where(res: JobResult[Job]) -> str:
     return f"{job.mode} {job.flavor}"
 
 
-def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str | None, expect_text: str | None,
-            engines: EngineSpec, workers: int | None, timeout: float, out: TextIO) -> int:
+def run_new(
+    root: Path,
+    family: str,
+    source_ref: str,
+    sets: list[str],
+    slug: str | None,
+    expect_text: str | None,
+    engines: EngineSpec,
+    workers: int | None,
+    timeout: float,
+    out: TextIO,
+) -> int:
     p = lambda s="": print(s, file=out)  # noqa: E731
     if not re.match(r"^[a-z][a-z0-9_]*$", family):
         raise UsageError(f"family {family!r}: a family name matches [a-z][a-z0-9_]*")
@@ -617,8 +673,10 @@ def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str
                 return 1
             verdicts = {(r.py[0].kind, r.py[0].code, r.py[0].message) for r, _ in judged}
             if len(verdicts) > 1:
-                p("nothing written: not one verdict for the config: its jobs reject with different messages "
-                  f"({'; '.join(sorted(repr(m) for _, _, m in verdicts))})")
+                p(
+                    "nothing written: not one verdict for the config: its jobs reject with different messages "
+                    f"({'; '.join(sorted(repr(m) for _, _, m in verdicts))})"
+                )
                 return 1
             if expect.emits:
                 dup = spec_duplicate(pool, disc, results)
@@ -632,8 +690,10 @@ def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str
                 text = build_text(source_text, source_doc, resolved, desc, expect_str)
                 data = text.encode("utf-8")
                 again = _run(pool, source, data)
-                if any(not passes(classify(r, expect, timeout).status) for r in again) or \
-                        {(r.py[0].kind, r.py[0].code, r.py[0].message) for r in again} != verdicts:
+                if (
+                    any(not passes(classify(r, expect, timeout).status) for r in again)
+                    or {(r.py[0].kind, r.py[0].code, r.py[0].message) for r in again} != verdicts
+                ):
                     p("nothing written: the engines' verdict changed when only [parity] description changed")
                     return 1
     except EngineLoadError as e:
@@ -658,37 +718,46 @@ def run_new(root: Path, family: str, source_ref: str, sets: list[str], slug: str
     if expect.emits:
         had = f"{source.id}'s isa = {_q(source.isa)} was not copied" if source.isa else f"{source.id} has none"
         p(f"note: no isa list ({had}: new cannot prove which instructions this kernel contains)")
-        p(f"  an emitting config needs one: add [parity] isa = \"...\" to {rel} and prove it with "
-          f"rocke-parity check-llvm {w.id} (llvmlite)")
+        p(
+            f'  an emitting config needs one: add [parity] isa = "..." to {rel} and prove it with '
+            f"rocke-parity check-llvm {w.id} (llvmlite)"
+        )
     if _has_comment(text):
         p(f"note: the comments were copied from {source.id} as they are: check that they still hold")
     return 0
 
 
-def _propose(p: Callable[[str], None], pool: Pool, disc: Discovery, results: list[JobResult],
-             timeout: float) -> int:
+def _propose(p: Callable[[str], None], pool: Pool, disc: Discovery, results: list[JobResult], timeout: float) -> int:
     observed = [classify(r, Expectation(), timeout) for r in results]
     for res, cls in zip(results, observed):
         if cls.status in (Status.IDENTICAL, Status.UNEXPECTED_REJECT):
-            what = (f"both engines emit {res.py[0].nbytes} identical bytes" if cls.status is Status.IDENTICAL
-                    else f"both engines reject {res.py[0].code}: {res.py[0].message}")
+            what = (
+                f"both engines emit {res.py[0].nbytes} identical bytes"
+                if cls.status is Status.IDENTICAL
+                else f"both engines reject {res.py[0].code}: {res.py[0].message}"
+            )
         else:
             what = f"{cls.status.value} \u2014 {cls.reason}"
         p(f"  {_where(res)}: {what}")
-    verdicts = {(r.py[0].code, r.py[0].message) for r, c in zip(results, observed)
-                if c.status is Status.UNEXPECTED_REJECT}
+    verdicts = {
+        (r.py[0].code, r.py[0].message) for r, c in zip(results, observed) if c.status is Status.UNEXPECTED_REJECT
+    }
     if all(c.status is Status.IDENTICAL for c in observed):
         dup = spec_duplicate(pool, disc, results)
         if dup is not None:
-            p(f"both engines emit identical output for every job, but the config would be a duplicate of "
-              f"{dup.id}: {_SAME_SPEC}")
+            p(
+                f"both engines emit identical output for every job, but the config would be a duplicate of "
+                f"{dup.id}: {_SAME_SPEC}"
+            )
         else:
             p("both engines emit identical output for every job \u2014 rerun with --expect emit")
     elif all(c.status is Status.UNEXPECTED_REJECT for c in observed) and len(verdicts) == 1:
         code = verdicts.pop()[0]
         p(f"both engines reject with {code} \u2014 rerun with --expect reject:{code}")
     else:
-        p("the engines disagree, or the jobs differ in outcome: there is no expectation to propose "
-          "(rocke-parity diff explains a disagreement once the file exists)")
+        p(
+            "the engines disagree, or the jobs differ in outcome: there is no expectation to propose "
+            "(rocke-parity diff explains a disagreement once the file exists)"
+        )
     p("nothing written: a config is never written without its expectation (--expect emit|reject:CODE)")
     return 1

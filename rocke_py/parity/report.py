@@ -2,6 +2,7 @@
 
 Reports are written atomically (:func:`fileio.write_output`: temp file + rename, ``-`` for
 standard output) or not at all, raising :class:`fileio.WriteError`."""
+
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ _DETAIL_LINES = 8
 
 
 # ----------------------------------------------------------------------------- progress
+
 
 class TqdmProgress:
     """A tqdm bar on stderr; built only when stderr is a terminal (see :func:`make_progress`)."""
@@ -62,6 +64,7 @@ def make_progress(stream: TextIO | None = None) -> TqdmProgress | None:
 
 # ----------------------------------------------------------------------------- terminal
 
+
 def _short(text: str, limit: int = _REASON_LIMIT) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -88,8 +91,14 @@ def summary_table(run: GateRun) -> list[str]:
     rows: list[list[str]] = []
     for fam in [*families, "total"]:
         vs = [v for v in run.verdicts if fam == "total" or v.job.family == fam]
-        rows.append([fam, *(str(sum(v.status is s for v in vs)) for s in present),
-                     str(len(vs)), str(sum(not v.passed for v in vs))])
+        rows.append(
+            [
+                fam,
+                *(str(sum(v.status is s for v in vs)) for s in present),
+                str(len(vs)),
+                str(sum(not v.passed for v in vs)),
+            ]
+        )
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
 
     def fmt(cells: list[str]) -> str:
@@ -124,8 +133,10 @@ def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
     gaps = run.known_gaps
     if gaps:
         p()
-        p(f"KNOWN GAPS: {len(gaps)} job(s) pass only because parity_configs/known_gaps.toml lists them "
-          "(the goal is none):")
+        p(
+            f"KNOWN GAPS: {len(gaps)} job(s) pass only because parity_configs/known_gaps.toml lists them "
+            "(the goal is none):"
+        )
         for v in gaps:
             p(f"  KNOWN_GAP {v.job.config} {v.job.mode} {v.job.flavor}: {_short(v.gap.reason if v.gap else '')}")
     p()
@@ -143,17 +154,25 @@ def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
     if run.partial:
         p(f"note: {run.partial_note()}")
         verdict += " (PARTIAL RUN)"
-    p(f"{title} {verdict}: {', '.join(parts)} ({counts}); modes {modes}; flavors {flavors}; "
-      f"wall time {run.wall_seconds:.2f} s")
+    p(
+        f"{title} {verdict}: {', '.join(parts)} ({counts}); modes {modes}; flavors {flavors}; "
+        f"wall time {run.wall_seconds:.2f} s"
+    )
 
 
 # ----------------------------------------------------------------------------- JSON
 
+
 def _run_json(run: EngineRun | None) -> dict[str, object] | None:
     if run is None:
         return None
-    d: dict[str, object] = {"kind": run.kind, "code": run.code, "message": run.message,
-                            "sha256": run.sha256, "bytes": run.nbytes}
+    d: dict[str, object] = {
+        "kind": run.kind,
+        "code": run.code,
+        "message": run.message,
+        "sha256": run.sha256,
+        "bytes": run.nbytes,
+    }
     if run.detail:
         d["detail"] = run.detail
     return d
@@ -162,8 +181,14 @@ def _run_json(run: EngineRun | None) -> dict[str, object] | None:
 def job_record(v: Verdict) -> dict[str, object]:
     res = v.result
     rec: dict[str, object] = {
-        "config": v.job.config, "family": v.job.family, "mode": v.job.mode, "flavor": v.job.flavor,
-        "status": v.status.value, "passed": v.passed, "expected": v.expected, "reason": v.reason,
+        "config": v.job.config,
+        "family": v.job.family,
+        "mode": v.job.mode,
+        "flavor": v.job.flavor,
+        "status": v.status.value,
+        "passed": v.passed,
+        "expected": v.expected,
+        "reason": v.reason,
         "kernel_name": v.kernel_name,
         "py": _run_json(res.py[0] if res.py else None),
         "c": _run_json(res.c[0] if res.c else None),
@@ -172,15 +197,25 @@ def job_record(v: Verdict) -> dict[str, object]:
         "durations": {"py": [r.seconds for r in res.py], "c": [r.seconds for r in res.c]},
     }
     if res.death is not None:
-        rec["death"] = {"kind": res.death.kind, "engine": res.death.engine, "run": res.death.run,
-                        "exitcode": res.death.exitcode, "signal": res.death.signal_name, "detail": res.death.detail}
+        rec["death"] = {
+            "kind": res.death.kind,
+            "engine": res.death.engine,
+            "run": res.death.run,
+            "exitcode": res.death.exitcode,
+            "signal": res.death.signal_name,
+            "detail": res.death.detail,
+        }
     if v.evidence:
         rec["evidence"] = dict(v.evidence)
     if v.golden_match:
         rec["golden_match"] = v.golden_match
     if v.gap is not None:
-        rec["known_gap"] = {"status": v.gap.status.value, "reason": v.gap.reason, "holds": v.gap_holds,
-                            "evidence": dict(v.gap.evidence)}
+        rec["known_gap"] = {
+            "status": v.gap.status.value,
+            "reason": v.gap.reason,
+            "holds": v.gap_holds,
+            "evidence": dict(v.gap.evidence),
+        }
     if v.golden is not None:
         rec["golden"] = v.golden.as_json()
     return rec
@@ -203,8 +238,7 @@ def json_text(run: GateRun) -> str:
         "flavors": list(run.flavors),
         "timeout_seconds": run.timeout,
         "wall_seconds": round(run.wall_seconds, 3),
-        "engines": ({"py_modes": list(run.info.py_modes), "c_modes": list(run.info.c_modes)}
-                    if run.info else None),
+        "engines": ({"py_modes": list(run.info.py_modes), "c_modes": list(run.info.c_modes)} if run.info else None),
         "counts": {s.value: sum(v.status is s for v in run.verdicts) for s in Status},
         "jobs": [job_record(v) for v in run.verdicts],
     }
@@ -212,6 +246,7 @@ def json_text(run: GateRun) -> str:
 
 
 # ----------------------------------------------------------------------------- JUnit
+
 
 class JunitUnavailable(Exception):
     pass
@@ -231,13 +266,20 @@ def junit_text(run: GateRun) -> str:
     for v in run.verdicts:
         res = v.result
         elapsed = sum(r.seconds for r in (*res.py, *res.c))
-        tc = TestCase(f"{v.job.config} {v.job.mode} {v.job.flavor}", classname=v.job.family,
-                      elapsed_sec=elapsed, status=v.status.value)
+        tc = TestCase(
+            f"{v.job.config} {v.job.mode} {v.job.flavor}",
+            classname=v.job.family,
+            elapsed_sec=elapsed,
+            status=v.status.value,
+        )
         if v.status is Status.KNOWN_GAP:
             tc.add_skipped_info(message=f"KNOWN_GAP: {v.gap.reason if v.gap else v.reason}", output=v.reason)
         elif not v.passed:
-            tc.add_failure_info(message=f"{v.status.value}: {_short(v.reason)}", output=_detail(res) or v.reason,
-                                failure_type=v.status.value)
+            tc.add_failure_info(
+                message=f"{v.status.value}: {_short(v.reason)}",
+                output=_detail(res) or v.reason,
+                failure_type=v.status.value,
+            )
         cases.append(tc)
     for n, prob in enumerate((*run.problems, *run.stale_golden), 1):
         tc = TestCase(f"run-level failure {n}", classname="rocke-parity")

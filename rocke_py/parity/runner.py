@@ -21,6 +21,7 @@ hard ``_exit``) or hangs, the parent knows which engine and which run it was.
 The runner knows nothing about configs or statuses: it takes :class:`WorkItem` s and returns
 :class:`JobResult` s in the same order. Classification lives in :mod:`compare`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -131,8 +132,13 @@ def _die_with_parent(parent_pid: int) -> None:
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(int(signal.SIGKILL)),
-                       ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+            libc.prctl(
+                ctypes.c_int(_PR_SET_PDEATHSIG),
+                ctypes.c_ulong(int(signal.SIGKILL)),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+            )
         except (OSError, AttributeError):
             pass
     if os.getppid() != parent_pid:  # the parent died before the request took effect
@@ -212,6 +218,7 @@ class EngineInfo:
 
 # ----------------------------------------------------------------------------- worker side
 
+
 def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
@@ -254,6 +261,7 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
 
 # ----------------------------------------------------------------------------- parent side
 
+
 class _Worker:
     def __init__(self, ctx, spec: EngineSpec, tmpdir: Path, n: int) -> None:
         self.fault_path = tmpdir / f"worker-{n}.fault"
@@ -262,8 +270,11 @@ class _Worker:
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         self.conn: Connection = parent_conn
         self.proc = ctx.Process(
-            target=_worker_main, name=f"rocke-parity-worker-{n}",
-            args=(child_conn, self.phase, self.seq, spec, str(self.fault_path), os.getpid()), daemon=True)
+            target=_worker_main,
+            name=f"rocke-parity-worker-{n}",
+            args=(child_conn, self.phase, self.seq, spec, str(self.fault_path), os.getpid()),
+            daemon=True,
+        )
         self.proc.start()
         child_conn.close()
         self.ready = False
@@ -368,7 +379,9 @@ class Pool:
 
     def _handle_hello(self, w: _Worker, msg: tuple) -> None:
         if msg[0] == "init-error":
-            raise EngineLoadError(f"the engines could not be loaded ({self.spec.py_emit}, {self.spec.c_emit}):\n{msg[1]}")
+            raise EngineLoadError(
+                f"the engines could not be loaded ({self.spec.py_emit}, {self.spec.c_emit}):\n{msg[1]}"
+            )
         if msg[0] != "ready":
             raise EngineLoadError(f"worker sent {msg[0]!r} before it was ready")
         info = EngineInfo(tuple(msg[1]), tuple(msg[2]))
@@ -410,8 +423,9 @@ class Pool:
             return None
 
     # -- running
-    def run(self, items: Sequence[WorkItem[K]],
-            on_result: Callable[[JobResult[K]], None] | None = None) -> list[JobResult[K]]:
+    def run(
+        self, items: Sequence[WorkItem[K]], on_result: Callable[[JobResult[K]], None] | None = None
+    ) -> list[JobResult[K]]:
         results: list[JobResult[K] | None] = [None] * len(items)
         try:
             self._run(items, on_result, results)
@@ -422,8 +436,12 @@ class Pool:
             raise
         return [r for r in results if r is not None]
 
-    def _run(self, items: Sequence[WorkItem[K]], on_result: Callable[[JobResult[K]], None] | None,
-             results: list[JobResult[K] | None]) -> None:
+    def _run(
+        self,
+        items: Sequence[WorkItem[K]],
+        on_result: Callable[[JobResult[K]], None] | None,
+        results: list[JobResult[K] | None],
+    ) -> None:
         pending: deque[int] = deque(range(len(items)))
         done = 0
         startup_deaths = 0
@@ -494,8 +512,12 @@ class Pool:
                             finish(i, JobResult(items[i], death=Death("crash", "?", 0, w.proc.exitcode, str(err))))
                         continue
                     if job is not None:
-                        finish(job, JobResult(items[job], death=Death(
-                            "crash", where[0], where[1], w.proc.exitcode, w.fault_dump())))
+                        finish(
+                            job,
+                            JobResult(
+                                items[job], death=Death("crash", where[0], where[1], w.proc.exitcode, w.fault_dump())
+                            ),
+                        )
                     replace(w)
                     continue
                 if not w.ready:

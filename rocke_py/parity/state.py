@@ -5,6 +5,7 @@ no entry in the repository's ``.gitignore``. Writes go to a per-write unique tem
 the destination directory, then ``os.replace`` — safe with concurrent runs (pytest-xdist, two
 terminals): a reader sees the old file or the new one, never half of one.
 """
+
 from __future__ import annotations
 
 import os
