@@ -6,33 +6,7 @@
 
 #include <stddef.h>
 #include <stdarg.h>
-
-/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
-typedef struct rk_arena_block rk_arena_block;
-typedef struct rk_arena {
-    rk_arena_block *head;
-    int failed; /* set once an allocation failed */
-} rk_arena;
-
-void rk_arena_init(rk_arena *arena);
-void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
-char *rk_strndup(rk_arena *arena, const char *s, size_t n);
-void rk_arena_free(rk_arena *arena);
-
-/* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
-typedef struct rk_buf {
-    char *data;  /* NUL-terminated while ok */
-    size_t len;
-    size_t cap;
-    int failed;  /* set once a grow failed; later appends are no-ops */
-} rk_buf;
-
-void rk_buf_init(rk_buf *b);
-void rk_buf_puts(rk_buf *b, const char *s);
-void rk_buf_putn(rk_buf *b, const char *s, size_t n);
-void rk_buf_printf(rk_buf *b, const char *fmt, ...);
-char *rk_buf_take(rk_buf *b);   /* hands the heap string to the caller; b is reset */
-void rk_buf_free(rk_buf *b);
+#include "support.h"
 
 /* ---- errors ---- */
 #define RK_MESSAGE_MAX 512

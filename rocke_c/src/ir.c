@@ -501,14 +501,13 @@ static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
 static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
                                   int n_operands, const char *hint, const char *type, rk_attrs attrs);
 
-/* One entry of the constant cache: the chains of a bucket hold the constants of every open
- * region, newest first, so the first match is the innermost one (Python's reversed(caches)). */
+/* A cached constant: Python's caches are one dict per open region, searched innermost
+ * first; here one map holds every (type, value) key ever cached, and a key's constant is
+ * live while the region that made it is open (a lookup only hits when the outer regions
+ * had no such constant, so a key is live in at most one region). */
 struct rk_b_const {
-    const char *ity;
-    const rk_attr *value;
-    rk_ir_value *result;
-    unsigned long hash;
-    rk_b_const *next;         /* in its bucket */
+    rk_map_key k;             /* rk_b_const_key's text */
+    rk_ir_value *result;      /* NULL once its region is popped */
     rk_b_const *frame_next;   /* in its region's list */
 };
 
@@ -550,6 +549,7 @@ static void rk_b_open(rk_builder *b, rk_ir_region *region)
 void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs *attrs)
 {
     memset(b, 0, sizeof *b);
+    rk_map_init(&b->consts);
     b->arena = arena;
     b->kernel = rk_alloc(arena, sizeof *b->kernel);
     if (!b->kernel || !name || rk_attrs_copy(arena, &b->kernel->attrs, attrs)) {
@@ -583,15 +583,6 @@ void rk_b_push_region(rk_builder *b, rk_ir_region *region)
     rk_b_open(b, region);
 }
 
-static void rk_b_unlink(rk_builder *b, const rk_b_const *entry)
-{
-    rk_b_const **at = &b->buckets[entry->hash % RK_B_BUCKETS];
-    while (*at && *at != entry)
-        at = &(*at)->next;
-    if (*at)
-        *at = entry->next;
-}
-
 void rk_b_pop_region(rk_builder *b)
 {
     rk_b_const *entry;
@@ -603,40 +594,57 @@ void rk_b_pop_region(rk_builder *b)
     }
     b->n_regions--;
     for (entry = b->frames[b->n_regions]; entry; entry = entry->frame_next)
-        rk_b_unlink(b, entry);
+        entry->result = NULL;
 }
 
-/* A hash that agrees with Python's ==: numbers that compare equal hash alike. */
-static unsigned long rk_b_hash(const char *ity, const rk_attr *value)
+/* "i" and the decimal digits of v into out (at least 22 bytes). */
+static void rk_b_key_int(char *out, long long v)
 {
-    unsigned long h = 2166136261u;
-    unsigned long long bits = 0;
-    const char *p;
-    for (p = ity; *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    if (value->kind == RK_ATTR_STR) {
-        for (p = value->s; *p; p++)
-            h = (h ^ (unsigned char)*p) * 16777619u;
-        return h;
-    }
-    if (value->kind != RK_ATTR_FLOAT)
-        bits = (unsigned long long)value->i;
+    char tmp[24];
+    size_t n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    *out++ = 'i';
+    if (v < 0)
+        *out++ = '-';
+    while (n)
+        *out++ = tmp[--n];
+    *out = '\0';
+}
+
+/* The cache key of (ity, value), a text that two values share iff Python's == holds: a
+ * number that equals an integer is keyed by that integer (True, 1 and 1.0 alike), another
+ * float by its exact hex digits, a string (after another separator) by itself. In small when it fits, else in the arena; NULL on a
+ * failed allocation, and for a NaN (never equal to anything, so never cached). */
+static const char *rk_b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
+                                  size_t cap)
+{
+    char number[64];
+    const char *tail = number;
+    size_t n_ity = strlen(ity), n_tail;
+    char *key;
+    if (value->kind == RK_ATTR_STR)
+        tail = value->s;
+    else if (value->kind != RK_ATTR_FLOAT)
+        rk_b_key_int(number, value->i);
+    else if (value->f != value->f)
+        return NULL;
     else if (value->f >= -9223372036854775808.0 && value->f < 9223372036854775808.0
              && (double)(long long)value->f == value->f)
-        bits = (unsigned long long)(long long)value->f;
+        rk_b_key_int(number, (long long)value->f);
     else
-        memcpy(&bits, &value->f, sizeof bits < sizeof value->f ? sizeof bits : sizeof value->f);
-    return (h ^ (unsigned long)(bits ^ (bits >> 32))) * 16777619u;
-}
-
-static rk_ir_value *rk_b_cached(const rk_builder *b, const char *ity, const rk_attr *value,
-                                unsigned long hash)
-{
-    const rk_b_const *e;
-    for (e = b->buckets[hash % RK_B_BUCKETS]; e; e = e->next)
-        if (e->hash == hash && strcmp(e->ity, ity) == 0 && rk_attr_py_eq(e->value, value))
-            return e->result;
-    return NULL;
+        snprintf(number, sizeof number, "f%a", value->f);
+    n_tail = strlen(tail);
+    key = n_ity + n_tail + 3 <= cap ? small : rk_alloc(arena, n_ity + n_tail + 3);
+    if (!key)
+        return NULL;
+    memcpy(key, ity, n_ity);
+    key[n_ity] = value->kind == RK_ATTR_STR ? '\x1e' : '\x1f';
+    memcpy(key + n_ity + 1, tail, n_tail + 1);
+    return key;
 }
 
 /* A copy of a scalar value (a string is copied too). */
@@ -654,32 +662,44 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     rk_ir_value *result;
     rk_attr *copy;
     rk_b_const *entry;
-    unsigned long hash;
+    const char *key;
+    char small[128];
+    unsigned int hash = 0;
     if (b->failed)
         return NULL;
     if (!ity || !value || value->kind == RK_ATTR_LIST || value->kind == RK_ATTR_MAP) {
         rk_ir_fail(b, "constant of a NULL type or an unhashable value");
         return NULL;
     }
-    hash = rk_b_hash(ity, value);
-    result = rk_b_cached(b, ity, value, hash);
-    if (result)
-        return result;
+    key = rk_b_const_key(b->arena, ity, value, small, sizeof small);
+    if (!key && b->arena->failed) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    if (key) {
+        hash = rk_hash(key);
+        entry = rk_map_get(&b->consts, key, hash);
+        if (entry && entry->result)
+            return entry->result;
+    }
     copy = rk_attr_copy(b->arena, value);
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
     rk_attrs_set(b->arena, &attrs, "value", copy);
     result = rk_b_op_owned(b, "arith.constant", NULL, 0, "c", ity, attrs);
-    entry = result ? rk_alloc(b->arena, sizeof *entry) : NULL;
+    if (!result) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    if (!key)
+        return result;
+    if (key == small)
+        key = rk_strndup(b->arena, small, strlen(small));
+    entry = key ? rk_map_put(&b->consts, b->arena, key, hash, sizeof *entry, NULL) : NULL;
     if (!entry) {
         rk_ir_fail(b, "out of memory");
         return NULL;
     }
-    entry->ity = result->type;
-    entry->value = copy;
     entry->result = result;
-    entry->hash = hash;
-    entry->next = b->buckets[hash % RK_B_BUCKETS];
-    b->buckets[hash % RK_B_BUCKETS] = entry;
     entry->frame_next = b->frames[b->n_regions - 1];
     b->frames[b->n_regions - 1] = entry;
     return result;

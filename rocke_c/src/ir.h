@@ -98,9 +98,7 @@ typedef struct rk_ir_carried {
     const rk_ir_value *init;
 } rk_ir_carried;
 
-typedef struct rk_b_const rk_b_const;   /* a constant-cache entry (ir.c) */
-
-#define RK_B_BUCKETS 256
+typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 
 typedef struct rk_builder {
     rk_arena *arena;
@@ -109,7 +107,7 @@ typedef struct rk_builder {
     rk_ir_region **regions;     /* the open regions, innermost last */
     rk_b_const **frames;        /* per open region: its constants, newest first */
     int n_regions, cap_regions;
-    rk_b_const *buckets[RK_B_BUCKETS]; /* every cached constant of the open regions */
+    rk_map consts;              /* (type, value) key -> its constant, live while its region is open */
     long long op_limit;         /* the hard size limit: the op past it fails (0: unlimited;
                                  * the kernel builder sets its bound, docs/kernels.md §9) */
     long long num_ops;

@@ -340,24 +340,18 @@ typedef struct rk_ll_block {
     rk_ll_base *bases;      /* (this block, alloc) -> base pointer temp */
 } rk_ll_block;
 
-/* One IR name's bindings: names[key] (the LLVM operand text) and ints[key]. */
-/* A binding of an IR name: names[key] (the LLVM operand text) or ints[key] (a value). */
+/* A binding of an IR name in the direct array: names[key] (the LLVM operand text). */
 typedef struct rk_ll_name {
     const char *key;        /* NULL: an empty slot */
-    const char *text;       /* names: NULL until bound */
+    const char *text;       /* NULL until bound */
 } rk_ll_name;
 
+/* An entry of the maps names (the rest of names: text) and ints (value). */
 typedef struct rk_ll_entry {
-    rk_ll_name name;
-    unsigned int hash;      /* of name.key */
+    rk_map_key k;
+    const char *text;       /* names only */
     long long value;        /* ints only */
 } rk_ll_entry;
-
-/* An open-addressing table of entries (names' overflow, and ints). */
-typedef struct rk_ll_table {
-    rk_ll_entry *slots;
-    size_t cap, n;
-} rk_ll_table;
 
 static const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
                                                 "align", "dereferenceable", "addr_space", NULL};
@@ -385,8 +379,8 @@ typedef struct rk_lowerer {
     unsigned char needed[RK_LL_N_DECLS];
     rk_ll_name *direct;     /* Python's names: by a name's trailing number (rk_ll_slot) */
     size_t cap_direct;
-    rk_ll_table names;      /* the rest of names */
-    rk_ll_table ints;       /* Python's ints */
+    rk_map names;           /* the rest of names (rk_ll_entry) */
+    rk_map ints;            /* Python's ints (rk_ll_entry) */
     rk_ll_plan plan;
     const char *pool;
     const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
@@ -930,63 +924,17 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
 
 /* ---- the lowerer: plumbing ---- */
 
-static unsigned int rk_ll_hash(const char *s)
-{
-    unsigned int h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-/* The slot of key (an empty one when absent); NULL only when the table could not grow. */
-static rk_ll_entry *rk_ll_hash_slot(rk_lowerer *lw, rk_ll_table *t, const char *key, int insert)
-{
-    size_t i;
-    unsigned int h;
-    if (insert && (t->n + 1) * 2 > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256, j;
-        rk_ll_entry *bigger = rk_alloc(lw->arena, cap * sizeof *bigger);
-        if (!bigger) {
-            lw->oom = 1;
-            return NULL;
-        }
-        for (j = 0; j < t->cap; j++) {
-            const rk_ll_entry *e = &t->slots[j];
-            if (e->name.key) {
-                for (i = e->hash & (cap - 1); bigger[i].name.key; i = (i + 1) & (cap - 1))
-                    ;
-                bigger[i] = *e;
-            }
-        }
-        t->slots = bigger;
-        t->cap = cap;
-    }
-    if (!t->cap)
-        return NULL;
-    /* An operand's name is usually the very string its definition was bound with (the
-     * builder copies values by struct), so a pointer match settles most probes. */
-    h = rk_ll_hash(key);
-    for (i = h & (t->cap - 1); t->slots[i].name.key; i = (i + 1) & (t->cap - 1))
-        if (t->slots[i].name.key == key || (t->slots[i].hash == h && strcmp(t->slots[i].name.key, key) == 0))
-            return &t->slots[i];
-    if (insert) {
-        t->slots[i].name.key = key;
-        t->slots[i].hash = h;
-        t->n++;
-    }
-    return insert ? &t->slots[i] : NULL;
-}
-
 /* The slot of key in names/ints: an array indexed by the number a builder name ends with
- * (`%<hint><counter>`: unique, dense, and used near its definition), else the hash table
- * (params, ivs, carried names, or a number whose array slot another name holds). A name is
- * in the array iff its slot was free when it was first bound, and slots are never freed, so
- * both ways agree. NULL: absent (or the table could not grow). */
-static rk_ll_name *rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
+ * (`%<hint><counter>`: unique, dense, and used near its definition), else the map (params,
+ * ivs, carried names, or a number whose array slot another name holds). A name is in the
+ * array iff its slot was free when it was first bound, and slots are never freed, so both
+ * ways agree. The result is where key's text goes; NULL: absent (or the map could not grow). */
+static const char **rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
 {
     const char *p = key + strlen(key);
     size_t number = 0, scale = 1;
     int digits = 0;
+    rk_ll_entry *e;
     while (p > key && p[-1] >= '0' && p[-1] <= '9' && digits < 9) {
         p--;
         number += (size_t)(*p - '0') * scale;
@@ -994,30 +942,31 @@ static rk_ll_name *rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
         digits++;
     }
     if (digits && number < lw->cap_direct) {
-        rk_ll_name *e = &lw->direct[number];
-        if (e->key == key || (e->key && strcmp(e->key, key) == 0))
-            return e;
-        if (!e->key) {
+        rk_ll_name *d = &lw->direct[number];
+        if (d->key == key || (d->key && strcmp(d->key, key) == 0))
+            return &d->text;
+        if (!d->key) {
             if (insert)
-                e->key = key;
-            return insert ? e : NULL;
+                d->key = key;
+            return insert ? &d->text : NULL;
         }
     }
-    {
-        rk_ll_entry *e = rk_ll_hash_slot(lw, &lw->names, key, insert);
-        return e ? &e->name : NULL;
-    }
+    if (!insert)
+        e = rk_map_get(&lw->names, key, rk_hash(key));
+    else if (!(e = rk_map_put(&lw->names, lw->arena, key, rk_hash(key), sizeof *e, NULL)))
+        lw->oom = 1;
+    return e ? &e->text : NULL;
 }
 
 /* names[key] = text */
 static void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    rk_ll_name *e = rk_ll_slot(lw, key, 1);
+    const char **e = rk_ll_slot(lw, key, 1);
     if (!e || !text) {
         lw->oom = 1;
         return;
     }
-    e->text = text;
+    *e = text;
 }
 
 static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
@@ -1080,10 +1029,10 @@ static void rk_ll_put(rk_lowerer *lw, rk_buf *o, const char *s)
 /* val(v) appended to o. */
 static int rk_ll_put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    const rk_ll_name *e = rk_ll_slot(lw, v->name, 0);
-    if (!e || !e->text)
+    const char *const *e = rk_ll_slot(lw, v->name, 0);
+    if (!e || !*e)
         return rk_ll_fail(lw, "%s is used before it is defined", v->name);
-    rk_ll_puts(o, e->text);
+    rk_ll_puts(o, *e);
     return 0;
 }
 
@@ -1192,12 +1141,12 @@ static const char *rk_ll_define(rk_lowerer *lw, const rk_ir_value *v)
 /* val(v) as a string (NULL after the failure). */
 static const char *rk_ll_val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_name *e = rk_ll_slot(lw, v->name, 0);
-    if (!e || !e->text) {
+    const char *const *e = rk_ll_slot(lw, v->name, 0);
+    if (!e || !*e) {
         rk_ll_fail(lw, "%s is used before it is defined", v->name);
         return NULL;
     }
-    return e->text;
+    return *e;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
@@ -1605,8 +1554,10 @@ static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
         rk_ll_entry *e;
         rk_ll_itoa(value->i, digits);
         rk_ll_bind(lw, r->name, rk_ll_concat(lw, digits, "", NULL));
-        if ((e = rk_ll_hash_slot(lw, &lw->ints, r->name, 1)))
+        if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
             e->value = value->i;
+        else
+            lw->oom = 1;
     } else
         return rk_ll_fail(lw, "arith.constant of type %s", r->type);
     return 0;
@@ -2562,7 +2513,7 @@ static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
 
 static int rk_ll_const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
 {
-    const rk_ll_entry *e = rk_ll_hash_slot(lw, &lw->ints, v->name, 0);
+    const rk_ll_entry *e = rk_map_get(&lw->ints, v->name, rk_hash(v->name));
     if (!e)
         return rk_ll_fail(lw, "an unrolled scf.for needs constant bounds");
     *value = e->value;
@@ -2809,6 +2760,8 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     size_t saved = out->len;
     int status, i;
     memset(&lw, 0, sizeof lw);
+    rk_map_init(&lw.names);
+    rk_map_init(&lw.ints);
     lw.err = err;
     lw.arena = arena;
     err->code = NULL;

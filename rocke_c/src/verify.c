@@ -631,8 +631,7 @@ static const char *rk_verify_run(const rk_verify_rule *rule, const rk_ir_op *op,
  * while the frame that defined it is open (a frame's names are hidden when it is dropped). */
 typedef struct rk_verify_name rk_verify_name;
 struct rk_verify_name {
-    const char *name;
-    size_t hash;              /* rk_verify_hash(name): probes compare it before the bytes */
+    rk_map_key k;             /* the name */
     const char *type;
     int visible;
     rk_verify_name *frame_next;
@@ -640,41 +639,10 @@ struct rk_verify_name {
 
 typedef struct rk_verify_scope {
     rk_arena *arena;
-    rk_verify_name **table;   /* open addressing, a power of two */
-    size_t size, count;
+    rk_map names;             /* name -> rk_verify_name, every name ever defined */
     rk_verify_name **frames;  /* per open frame: its names, newest first */
     int n_frames, cap_frames;
 } rk_verify_scope;
-
-static size_t rk_verify_hash(const char *s)
-{
-    size_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h ^ (h >> 15);   /* the table masks the low bits: fold the high ones in */
-}
-
-static rk_verify_name **rk_verify_slot(rk_verify_name **table, size_t size, const char *name, size_t hash)
-{
-    size_t i = hash & (size - 1);
-    while (table[i] && (table[i]->hash != hash || strcmp(table[i]->name, name) != 0))
-        i = (i + 1) & (size - 1);
-    return &table[i];
-}
-
-static int rk_verify_rehash(rk_verify_scope *scope)
-{
-    size_t size = scope->size ? scope->size * 2 : 256, i;
-    rk_verify_name **table = rk_alloc(scope->arena, size * sizeof *table);
-    if (!table)
-        return -1;
-    for (i = 0; i < scope->size; i++)
-        if (scope->table[i])
-            *rk_verify_slot(table, size, scope->table[i]->name, scope->table[i]->hash) = scope->table[i];
-    scope->table = table;
-    scope->size = size;
-    return 0;
-}
 
 static int rk_verify_push_frame(rk_verify_scope *scope)
 {
@@ -702,35 +670,26 @@ static void rk_verify_pop_frame(rk_verify_scope *scope)
 
 static const char *rk_verify_define(rk_verify_scope *scope, const char *name, const char *type)
 {
-    rk_verify_name **slot, *entry;
-    size_t hash = rk_verify_hash(name);
-    if (2 * (scope->count + 1) > scope->size && rk_verify_rehash(scope))
+    rk_verify_name *entry;
+    int added;
+    /* the first failure ends verification, so a name added to the map here stays unread */
+    entry = rk_map_put(&scope->names, scope->arena, name, rk_hash(name), sizeof *entry, &added);
+    if (!entry)
         return "out of memory";
-    slot = rk_verify_slot(scope->table, scope->size, name, hash);
-    if (*slot)
+    if (!added)
         return rk_verify_msg(scope->arena, "%s is defined twice", name);
     if (!rk_verify_valid_type(scope->arena, type))
         return rk_verify_msg(scope->arena, "%s has an invalid type %s", name, type);
-    entry = rk_alloc(scope->arena, sizeof *entry);
-    if (!entry)
-        return "out of memory";
-    entry->name = name;
-    entry->hash = hash;
     entry->type = type;
     entry->visible = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
     scope->frames[scope->n_frames - 1] = entry;
-    *slot = entry;
-    scope->count++;
     return NULL;
 }
 
 static const char *rk_verify_lookup(const rk_verify_scope *scope, const char *name)
 {
-    rk_verify_name *entry;
-    if (!scope->size)
-        return NULL;
-    entry = *rk_verify_slot(scope->table, scope->size, name, rk_verify_hash(name));
+    const rk_verify_name *entry = rk_map_get(&scope->names, name, rk_hash(name));
     return entry && entry->visible ? entry->type : NULL;
 }
 
@@ -888,6 +847,7 @@ const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     int i;
     memset(&scope, 0, sizeof scope);
     scope.arena = arena;
+    rk_map_init(&scope.names);
     if (rk_verify_push_frame(&scope))
         return "out of memory";
     for (i = 0; i < kernel->n_params; i++) {

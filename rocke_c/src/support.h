@@ -1,0 +1,69 @@
+/* support.h: the support layer every stage of the C engine uses (C only: Python has these
+ * built in): the arena, the growable string buffer, a string-keyed hash map. Each section
+ * names the file that holds it. */
+#ifndef ROCKE_SUPPORT_H
+#define ROCKE_SUPPORT_H
+
+#include <stddef.h>
+#include <stdarg.h>
+
+/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
+typedef struct rk_arena_block rk_arena_block;
+typedef struct rk_arena {
+    rk_arena_block *head;
+    int failed; /* set once an allocation failed */
+} rk_arena;
+
+void rk_arena_init(rk_arena *arena);
+void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
+char *rk_strndup(rk_arena *arena, const char *s, size_t n);
+void rk_arena_free(rk_arena *arena);
+
+/* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
+typedef struct rk_buf {
+    char *data;  /* NUL-terminated while ok */
+    size_t len;
+    size_t cap;
+    int failed;  /* set once a grow failed; later appends are no-ops */
+} rk_buf;
+
+void rk_buf_init(rk_buf *b);
+void rk_buf_puts(rk_buf *b, const char *s);
+void rk_buf_putn(rk_buf *b, const char *s, size_t n);
+void rk_buf_printf(rk_buf *b, const char *fmt, ...);
+char *rk_buf_take(rk_buf *b);   /* hands the heap string to the caller; b is reset */
+void rk_buf_free(rk_buf *b);
+
+/* ---- string-keyed hash map (hashmap.c): open addressing in the arena ----
+ * An entry is any struct whose first member is an rk_map_key, allocated in the arena by
+ * rk_map_put and never moved (callers keep pointers to entries). Keys are compared by
+ * address first (callers usually look a name up by the very string they bound), then by
+ * hash and bytes. Entries are never removed (a caller that hides one keeps a flag in it). */
+typedef struct rk_map_key {
+    const char *key;
+    unsigned int hash;          /* rk_hash(key) */
+} rk_map_key;
+
+typedef struct rk_map {
+    rk_map_key **slots;         /* NULL: empty; in the arena */
+    size_t cap, n;              /* cap: 0 or a power of two, at least twice n */
+} rk_map;
+
+/* FNV-1a, 32 bits (inline: every lookup hashes its key). */
+static inline unsigned int rk_hash(const char *s)
+{
+    unsigned int h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+void rk_map_init(rk_map *m);
+/* The entry of key, or NULL when absent. */
+void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
+/* The entry of key, added when absent (entry_size bytes, zeroed, key and hash set), *added
+ * saying which (added may be NULL); NULL only when the arena failed. */
+void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
+                 int *added);
+
+#endif

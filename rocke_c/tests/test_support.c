@@ -1,0 +1,86 @@
+/* test_support.c: the support layer every stage uses (support.h): the hash map. */
+#include <string.h>
+#include <stdio.h>
+#include "../src/internal.h"
+#include "check.h"
+
+typedef struct test_entry {
+    rk_map_key k;
+    int value;
+} test_entry;
+
+static void test_map_put_get(void)
+{
+    rk_arena arena;
+    rk_map m;
+    test_entry *e;
+    int added = -1;
+    char key[16];
+    rk_arena_init(&arena);
+    rk_map_init(&m);
+    CHECK(rk_map_get(&m, "a", rk_hash("a")) == NULL); /* an empty map has no slots */
+    e = rk_map_put(&m, &arena, "a", rk_hash("a"), sizeof *e, &added);
+    CHECK(e && added == 1 && e->value == 0 && strcmp(e->k.key, "a") == 0);
+    e->value = 7;
+    /* the same bytes at another address find the same entry */
+    strcpy(key, "a");
+    CHECK(rk_map_get(&m, key, rk_hash(key)) == e);
+    CHECK(rk_map_put(&m, &arena, key, rk_hash(key), sizeof *e, &added) == e && added == 0);
+    CHECK(e->value == 7 && m.n == 1);
+    CHECK(rk_map_get(&m, "b", rk_hash("b")) == NULL);
+    CHECK(rk_map_put(&m, &arena, "b", rk_hash("b"), sizeof *e, NULL) != e);
+    CHECK(m.n == 2);
+    rk_arena_free(&arena);
+}
+
+/* Growth keeps every entry where it was (callers hold pointers to entries). */
+static void test_map_growth(void)
+{
+    rk_arena arena;
+    rk_map m;
+    static test_entry *entries[5000];
+    static char keys[5000][8];
+    int i, ok = 1;
+    rk_arena_init(&arena);
+    rk_map_init(&m);
+    for (i = 0; i < 5000; i++) {
+        sprintf(keys[i], "%%v%d", i);
+        entries[i] = rk_map_put(&m, &arena, keys[i], rk_hash(keys[i]), sizeof(test_entry), NULL);
+        if (!entries[i])
+            ok = 0;
+        else
+            entries[i]->value = i;
+    }
+    CHECK(ok && m.n == 5000);
+    CHECK(m.cap >= 2 * m.n && (m.cap & (m.cap - 1)) == 0);
+    for (i = 0; i < 5000; i++)
+        if (rk_map_get(&m, keys[i], rk_hash(keys[i])) != entries[i] || entries[i]->value != i)
+            ok = 0;
+    CHECK(ok);
+    rk_arena_free(&arena);
+}
+
+/* Keys with the same hash are told apart by their bytes. */
+static void test_map_collisions(void)
+{
+    rk_arena arena;
+    rk_map m;
+    test_entry *x, *y;
+    rk_arena_init(&arena);
+    rk_map_init(&m);
+    x = rk_map_put(&m, &arena, "x", 42u, sizeof *x, NULL);
+    y = rk_map_put(&m, &arena, "y", 42u, sizeof *y, NULL);
+    CHECK(x && y && x != y);
+    CHECK(rk_map_get(&m, "x", 42u) == x && rk_map_get(&m, "y", 42u) == y);
+    CHECK(rk_map_get(&m, "z", 42u) == NULL);
+    CHECK(rk_hash("") == 2166136261u && rk_hash("a") != rk_hash("b"));
+    rk_arena_free(&arena);
+}
+
+int main(void)
+{
+    test_map_put_get();
+    test_map_growth();
+    test_map_collisions();
+    return check_failures != 0;
+}
