@@ -467,63 +467,6 @@ static size_t rk_ll_itoa(long long v, char *out)
     return i;
 }
 
-/* Room for n more bytes in o at once, so the module is not copied by a chain of doublings
- * (rk_buf's own growth, done here in one step: o's data is realloc'd heap like buf.c's). */
-static void rk_ll_reserve(int *oom, rk_buf *o, size_t n)
-{
-    char *data;
-    if (o->failed || o->len + n + 1 <= o->cap)
-        return;
-    if (!(data = realloc(o->data, o->len + n + 1))) {
-        *oom = 1;
-        return;
-    }
-    if (!o->data)
-        data[0] = '\0';
-    o->data = data;
-    o->cap = o->len + n + 1;
-}
-
-/* At least `room` bytes free in o, growing by doubling (amortised, like rk_buf). */
-static void rk_ll_room(int *oom, rk_buf *o, size_t room)
-{
-    if (o->cap - o->len <= room && !o->failed)
-        rk_ll_reserve(oom, o, o->cap > room ? o->cap : room * 2);
-}
-
-/* rk_buf_putn with the common case (room left) inline: the lines are built from many short
- * pieces. The buffer stays NUL-terminated. */
-static void rk_ll_putn(rk_buf *o, const char *s, size_t n)
-{
-    if (!o->failed && o->len + n < o->cap) {
-        char *d = o->data + o->len;
-        if (n <= 16) {
-            size_t i;
-            for (i = 0; i < n; i++)
-                d[i] = s[i];
-        } else
-            memcpy(d, s, n);
-        o->len += n;
-        o->data[o->len] = '\0';
-    } else
-        rk_buf_putn(o, s, n);
-}
-
-/* rk_buf_puts, copying while there is room (no strlen pass over the short pieces). */
-static void rk_ll_puts(rk_buf *o, const char *s)
-{
-    if (!o->failed && o->data) {
-        char *d = o->data + o->len, *end = o->data + o->cap - 1;
-        while (*s && d < end)
-            *d++ = *s++;
-        *d = '\0';
-        o->len = (size_t)(d - o->data);
-        if (!*s)
-            return;
-    }
-    rk_buf_puts(o, s);
-}
-
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
 static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
@@ -649,28 +592,28 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
             return rk_ll_crash(lw, NULL);
         if (!(row = rk_ll_scalar_row(lw, elem, n)))
             return -1;
-        rk_ll_putn(o, "<", 1);
-        rk_ll_putn(o, digits, rk_ll_itoa(len, digits));
-        rk_ll_putn(o, " x ", 3);
-        rk_ll_puts(o, row->llvm);
-        rk_ll_putn(o, ">", 1);
+        rk_buf_putn(o, "<", 1);
+        rk_buf_putn(o, digits, rk_ll_itoa(len, digits));
+        rk_buf_putn(o, " x ", 3);
+        rk_buf_puts(o, row->llvm);
+        rk_buf_putn(o, ">", 1);
         return 0;
     }
     if (RK_LL_IS_PTR(t)) {
-        rk_ll_puts(o, "ptr addrspace(1)");
+        rk_buf_puts(o, "ptr addrspace(1)");
         return 0;
     }
     if (RK_LL_EQ(t, "rsrc")) {
-        rk_ll_puts(o, "ptr addrspace(8)");
+        rk_buf_puts(o, "ptr addrspace(8)");
         return 0;
     }
     if (RK_LL_IS_SMEM(t)) {
-        rk_ll_puts(o, "ptr addrspace(3)");
+        rk_buf_puts(o, "ptr addrspace(3)");
         return 0;
     }
     if (!(row = rk_ll_scalar_row(lw, t, strlen(t))))
         return -1;
-    rk_ll_puts(o, row->llvm);
+    rk_buf_puts(o, row->llvm);
     return 0;
 }
 
@@ -1023,7 +966,7 @@ static void rk_ll_put(rk_lowerer *lw, rk_buf *o, const char *s)
         lw->oom = 1;
         return;
     }
-    rk_ll_puts(o, s);
+    rk_buf_puts(o, s);
 }
 
 /* val(v) appended to o. */
@@ -1032,7 +975,7 @@ static int rk_ll_put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
     const char *const *e = rk_ll_slot(lw, v->name, 0);
     if (!e || !*e)
         return rk_ll_fail(lw, "%s is used before it is defined", v->name);
-    rk_ll_puts(o, *e);
+    rk_buf_puts(o, *e);
     return 0;
 }
 
@@ -1051,20 +994,21 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
         return -1;
     }
     o = &block->lines;
-    rk_ll_room(&lw->oom, o, 1024);   /* most lines then take the pieces' fast paths */
-    rk_ll_putn(o, "  ", 2);
+    if (rk_buf_room(o, 1024))        /* most lines then take the pieces' fast paths */
+        lw->oom = 1;
+    rk_buf_putn(o, "  ", 2);
     for (; *p; p++) {
         const rk_ir_value *v;
         if (*p != '$')
             continue;
-        rk_ll_putn(o, run, (size_t)(p - run));
+        rk_buf_putn(o, run, (size_t)(p - run));
         p++;
         switch (*p) {
         case 's':
             rk_ll_put(lw, o, va_arg(ap, const char *));
             break;
         case 'd':
-            rk_ll_putn(o, digits, rk_ll_itoa(va_arg(ap, long long), digits));
+            rk_buf_putn(o, digits, rk_ll_itoa(va_arg(ap, long long), digits));
             break;
         case 'T':
             if (rk_ll_put_type(lw, o, va_arg(ap, const char *)))
@@ -1078,18 +1022,18 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
             v = va_arg(ap, const rk_ir_value *);
             if (rk_ll_put_type(lw, o, v->type))
                 return -1;
-            rk_ll_putn(o, " ", 1);
+            rk_buf_putn(o, " ", 1);
             if (rk_ll_put_val(lw, o, v))
                 return -1;
             break;
         default:
-            rk_ll_putn(o, "$", 1);
+            rk_buf_putn(o, "$", 1);
             break;
         }
         run = p + 1;
     }
-    rk_ll_putn(o, run, (size_t)(p - run));
-    rk_ll_putn(o, "\n", 1);
+    rk_buf_putn(o, run, (size_t)(p - run));
+    rk_buf_putn(o, "\n", 1);
     return 0;
 }
 
@@ -1302,47 +1246,48 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
             goto done;
         lw->block->terminated = 1;
     }
-    rk_ll_reserve(&lw->oom, out, rk_ll_module_size(lw, &attributes, &signature));
-    rk_ll_puts(out, "target datalayout = \"");
-    rk_ll_puts(out, lw->flavor->datalayout);
-    rk_ll_puts(out, "\"\ntarget triple = \"" TRIPLE "\"\n\n");
+    if (rk_buf_reserve(out, rk_ll_module_size(lw, &attributes, &signature)))
+        lw->oom = 1;
+    rk_buf_puts(out, "target datalayout = \"");
+    rk_buf_puts(out, lw->flavor->datalayout);
+    rk_buf_puts(out, "\"\ntarget triple = \"" TRIPLE "\"\n\n");
     if (lw->plan.size > 0) {
-        rk_ll_puts(out, lw->pool);
-        rk_ll_puts(out, " = internal unnamed_addr addrspace(3) global [");
-        rk_ll_putn(out, digits, rk_ll_itoa(lw->plan.size, digits));
-        rk_ll_puts(out, " x i8] poison, align 16\n\n");
+        rk_buf_puts(out, lw->pool);
+        rk_buf_puts(out, " = internal unnamed_addr addrspace(3) global [");
+        rk_buf_putn(out, digits, rk_ll_itoa(lw->plan.size, digits));
+        rk_buf_puts(out, " x i8] poison, align 16\n\n");
     }
     for (i = 0; i < RK_LL_N_DECLS; i++)
         if (lw->needed[i]) {
-            rk_ll_puts(out, rk_ll_decl_text(&rk_ll_decls[i], lw->flavor));
-            rk_ll_putn(out, "\n", 1);
+            rk_buf_puts(out, rk_ll_decl_text(&rk_ll_decls[i], lw->flavor));
+            rk_buf_putn(out, "\n", 1);
             printed++;
         }
     if (printed > 0)
-        rk_ll_putn(out, "\n", 1);
-    rk_ll_puts(out, "define amdgpu_kernel void @");
-    rk_ll_puts(out, lw->quote);
-    rk_ll_puts(out, lw->kernel->name);
-    rk_ll_puts(out, lw->quote);
-    rk_ll_putn(out, "(", 1);
+        rk_buf_putn(out, "\n", 1);
+    rk_buf_puts(out, "define amdgpu_kernel void @");
+    rk_buf_puts(out, lw->quote);
+    rk_buf_puts(out, lw->kernel->name);
+    rk_buf_puts(out, lw->quote);
+    rk_buf_putn(out, "(", 1);
     if (signature.len)
-        rk_ll_putn(out, signature.data, signature.len);
-    rk_ll_puts(out, ") #0 {\n");
+        rk_buf_putn(out, signature.data, signature.len);
+    rk_buf_puts(out, ") #0 {\n");
     for (i = 0; i < lw->n_blocks; i++) {
         rk_ll_block *block = lw->blocks[i];
         rk_ll_put(lw, out, block->label);
-        rk_ll_puts(out, ":\n");
+        rk_buf_puts(out, ":\n");
         if (block->lines.failed)
             lw->oom = 1;
         else if (block->lines.len)
-            rk_ll_putn(out, block->lines.data, block->lines.len);
+            rk_buf_putn(out, block->lines.data, block->lines.len);
     }
-    rk_ll_puts(out, "}\n\n");
+    rk_buf_puts(out, "}\n\n");
     if (attributes.len)
-        rk_ll_putn(out, attributes.data, attributes.len);
-    rk_ll_putn(out, "\n", 1);
+        rk_buf_putn(out, attributes.data, attributes.len);
+    rk_buf_putn(out, "\n", 1);
     if (lw->markers)
-        rk_ll_puts(out, "\n!1 = !{}\n");
+        rk_buf_puts(out, "\n!1 = !{}\n");
     status = 0;
 done:
     if (attributes.failed || signature.failed)
@@ -1374,44 +1319,44 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
             if (!rk_ll_in(p->attrs.items[j].key, rk_ll_param_attrs))
                 return rk_ll_fail(lw, "unknown param attr %s on %s", p->attrs.items[j].key, p->value.name);
         if (i > 0)
-            rk_ll_putn(o, ", ", 2);
+            rk_buf_putn(o, ", ", 2);
         if (RK_LL_IS_PTR(t)) {
             const rk_attr *space = rk_attrs_get(&p->attrs, "addr_space"), *a;
             if (rk_attr_is_str(space, "constant"))
-                rk_ll_puts(o, "ptr addrspace(4)");
+                rk_buf_puts(o, "ptr addrspace(4)");
             else if (space && !rk_attr_is_str(space, "global"))
                 return rk_ll_fail(lw, "unknown addr_space on %s", p->value.name);
             else
-                rk_ll_puts(o, "ptr addrspace(1)");
+                rk_buf_puts(o, "ptr addrspace(1)");
             a = rk_attrs_get(&p->attrs, "noalias");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " noalias");
+                rk_buf_puts(o, " noalias");
             a = rk_attrs_get(&p->attrs, "readonly");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " readonly");
+                rk_buf_puts(o, " readonly");
             a = rk_attrs_get(&p->attrs, "writeonly");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " writeonly");
+                rk_buf_puts(o, " writeonly");
             a = rk_attrs_get(&p->attrs, "nocapture");
             if (!(a && a->kind == RK_ATTR_BOOL && !a->i)) {
-                rk_ll_putn(o, " ", 1);
-                rk_ll_puts(o, lw->flavor->nocapture);
+                rk_buf_putn(o, " ", 1);
+                rk_buf_puts(o, lw->flavor->nocapture);
             }
             a = rk_attrs_get(&p->attrs, "nonnull");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " nonnull");
+                rk_buf_puts(o, " nonnull");
             if (rk_attrs_get(&p->attrs, "align")) {
                 if (rk_ll_int_attr_of(lw, &p->attrs, "align", p->value.name, &n))
                     return -1;
-                rk_ll_puts(o, " align ");
-                rk_ll_putn(o, digits, rk_ll_itoa(n, digits));
+                rk_buf_puts(o, " align ");
+                rk_buf_putn(o, digits, rk_ll_itoa(n, digits));
             }
             if (rk_attrs_get(&p->attrs, "dereferenceable")) {
                 if (rk_ll_int_attr_of(lw, &p->attrs, "dereferenceable", p->value.name, &n))
                     return -1;
-                rk_ll_puts(o, " dereferenceable(");
-                rk_ll_putn(o, digits, rk_ll_itoa(n, digits));
-                rk_ll_putn(o, ")", 1);
+                rk_buf_puts(o, " dereferenceable(");
+                rk_buf_putn(o, digits, rk_ll_itoa(n, digits));
+                rk_buf_putn(o, ")", 1);
             }
         } else if (strcmp(t, "i32") == 0 || strcmp(t, "i64") == 0) {
             if (p->attrs.n)
@@ -1420,7 +1365,7 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
                 return -1;
         } else
             return rk_ll_fail(lw, "a kernel param of type %s: %s", t, p->value.name);
-        rk_ll_putn(o, " ", 1);
+        rk_buf_putn(o, " ", 1);
         rk_ll_put(lw, o, rk_ll_define(lw, &p->value));
     }
     return 0;
@@ -1440,9 +1385,9 @@ static int rk_ll_pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
         hi = value->items[1]->i;
     } else
         return rk_ll_fail(lw, "kernel attr %s must be an integer or a pair", key);
-    rk_ll_putn(o, digits, rk_ll_itoa(lo, digits));
-    rk_ll_putn(o, ",", 1);
-    rk_ll_putn(o, digits, rk_ll_itoa(hi, digits));
+    rk_buf_putn(o, digits, rk_ll_itoa(lo, digits));
+    rk_buf_putn(o, ",", 1);
+    rk_buf_putn(o, digits, rk_ll_itoa(hi, digits));
     return 0;
 }
 
@@ -1459,29 +1404,29 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
     if (rk_attrs_get(attrs, "max_workgroup_size")
         && rk_ll_int_attr_of(lw, attrs, "max_workgroup_size", "the kernel", &max_wg))
         return -1;
-    rk_ll_puts(o, "attributes #0 = { \"uniform-work-group-size\"=\"true\" \"amdgpu-flat-work-group-size\"=\"64,");
-    rk_ll_putn(o, digits, rk_ll_itoa(max_wg, digits));
-    rk_ll_putn(o, "\"", 1);
+    rk_buf_puts(o, "attributes #0 = { \"uniform-work-group-size\"=\"true\" \"amdgpu-flat-work-group-size\"=\"64,");
+    rk_buf_putn(o, digits, rk_ll_itoa(max_wg, digits));
+    rk_buf_putn(o, "\"", 1);
     if ((strategy = rk_attrs_get(attrs, "scheduler_strategy"))) {
         if (strategy->kind != RK_ATTR_STR || !rk_ll_in(strategy->s, rk_ll_sched_strategies))
             return rk_ll_fail(lw, "unknown scheduler_strategy");
-        rk_ll_puts(o, " \"amdgpu-sched-strategy\"=\"");
-        rk_ll_puts(o, strategy->s);
-        rk_ll_putn(o, "\"", 1);
+        rk_buf_puts(o, " \"amdgpu-sched-strategy\"=\"");
+        rk_buf_puts(o, strategy->s);
+        rk_buf_putn(o, "\"", 1);
     }
     if (rk_attrs_get(attrs, "waves_per_eu")) {
-        rk_ll_puts(o, " \"amdgpu-waves-per-eu\"=\"");
+        rk_buf_puts(o, " \"amdgpu-waves-per-eu\"=\"");
         if (rk_ll_pair_attr(lw, "waves_per_eu", o))
             return -1;
-        rk_ll_putn(o, "\"", 1);
+        rk_buf_putn(o, "\"", 1);
     }
     if (rk_attrs_get(attrs, "agpr_alloc")) {
-        rk_ll_puts(o, " \"amdgpu-agpr-alloc\"=\"");
+        rk_buf_puts(o, " \"amdgpu-agpr-alloc\"=\"");
         if (rk_ll_pair_attr(lw, "agpr_alloc", o))
             return -1;
-        rk_ll_putn(o, "\"", 1);
+        rk_buf_putn(o, "\"", 1);
     }
-    rk_ll_puts(o, " norecurse nounwind }");
+    rk_buf_puts(o, " norecurse nounwind }");
     return 0;
 }
 
@@ -2070,20 +2015,20 @@ static void rk_ll_mask_text(rk_buf *o, const long long *indices, long long n)
 {
     char digits[24];
     long long i;
-    rk_ll_putn(o, "<", 1);
-    rk_ll_putn(o, digits, rk_ll_itoa(n, digits));
-    rk_ll_puts(o, " x i32> <");
+    rk_buf_putn(o, "<", 1);
+    rk_buf_putn(o, digits, rk_ll_itoa(n, digits));
+    rk_buf_puts(o, " x i32> <");
     for (i = 0; i < n; i++) {
         if (i > 0)
-            rk_ll_putn(o, ", ", 2);
+            rk_buf_putn(o, ", ", 2);
         if (indices[i] < 0)
-            rk_ll_puts(o, "i32 poison");
+            rk_buf_puts(o, "i32 poison");
         else {
-            rk_ll_puts(o, "i32 ");
-            rk_ll_putn(o, digits, rk_ll_itoa(indices[i], digits));
+            rk_buf_puts(o, "i32 ");
+            rk_buf_putn(o, digits, rk_ll_itoa(indices[i], digits));
         }
     }
-    rk_ll_putn(o, ">", 1);
+    rk_buf_putn(o, ">", 1);
 }
 
 /* mask_text as an arena string. */
@@ -2211,70 +2156,70 @@ static void rk_ll_py_str(rk_buf *o, const rk_attr *a, int repr)
     char digits[24];
     int i;
     if (!a) {
-        rk_ll_puts(o, "None");
+        rk_buf_puts(o, "None");
         return;
     }
     switch (a->kind) {
     case RK_ATTR_BOOL:
-        rk_ll_puts(o, a->i ? "True" : "False");
+        rk_buf_puts(o, a->i ? "True" : "False");
         return;
     case RK_ATTR_INT:
-        rk_ll_putn(o, digits, rk_ll_itoa(a->i, digits));
+        rk_buf_putn(o, digits, rk_ll_itoa(a->i, digits));
         return;
     case RK_ATTR_FLOAT:
         rk_print_ir_format_float(o, a->f);
         return;
     case RK_ATTR_STR:
         if (!repr) {
-            rk_ll_puts(o, a->s);
+            rk_buf_puts(o, a->s);
             return;
         }
         {
             char quote = strchr(a->s, '\'') && !strchr(a->s, '"') ? '"' : '\'';
             const char *p;
-            rk_ll_putn(o, &quote, 1);
+            rk_buf_putn(o, &quote, 1);
             for (p = a->s; *p; p++) {
                 unsigned char c = (unsigned char)*p;
                 if (c == '\\' || c == (unsigned char)quote) {
-                    rk_ll_putn(o, "\\", 1);
-                    rk_ll_putn(o, p, 1);
+                    rk_buf_putn(o, "\\", 1);
+                    rk_buf_putn(o, p, 1);
                 } else if (c == '\n')
-                    rk_ll_puts(o, "\\n");
+                    rk_buf_puts(o, "\\n");
                 else if (c == '\r')
-                    rk_ll_puts(o, "\\r");
+                    rk_buf_puts(o, "\\r");
                 else if (c == '\t')
-                    rk_ll_puts(o, "\\t");
+                    rk_buf_puts(o, "\\t");
                 else if (c < 0x20 || c == 0x7f)
                     rk_buf_printf(o, "\\x%02x", c);
                 else
-                    rk_ll_putn(o, p, 1);
+                    rk_buf_putn(o, p, 1);
             }
-            rk_ll_putn(o, &quote, 1);
+            rk_buf_putn(o, &quote, 1);
         }
         return;
     case RK_ATTR_LIST:
-        rk_ll_putn(o, "[", 1);
+        rk_buf_putn(o, "[", 1);
         for (i = 0; i < a->n; i++) {
             if (i > 0)
-                rk_ll_putn(o, ", ", 2);
+                rk_buf_putn(o, ", ", 2);
             rk_ll_py_str(o, a->items[i], 1);
         }
-        rk_ll_putn(o, "]", 1);
+        rk_buf_putn(o, "]", 1);
         return;
     case RK_ATTR_MAP:
-        rk_ll_putn(o, "{", 1);
+        rk_buf_putn(o, "{", 1);
         for (i = 0; i < a->map.n; i++) {
             rk_attr key;
             if (i > 0)
-                rk_ll_putn(o, ", ", 2);
+                rk_buf_putn(o, ", ", 2);
             memset(&key, 0, sizeof key);
             key.kind = RK_ATTR_STR;
             key.s = a->map.items[i].key;
             rk_ll_py_str(o, &key, 1);
-            rk_ll_puts(o, ": ");
+            rk_buf_puts(o, ": ");
             rk_ll_py_str(o, a->map.items[i].value, 1);
         }
-        rk_ll_putn(o, "}", 1);
+        rk_buf_putn(o, "}", 1);
         return;
     }
 }
@@ -2809,7 +2754,7 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
             out->len = saved;
             out->data[saved] = '\0';
         }
-        rk_ll_puts(out, lw.message ? lw.message : err->message);
+        rk_buf_puts(out, lw.message ? lw.message : err->message);
     }
     if (out->failed) {
         rk_fail_internal(err, "out of memory (lower)");

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdarg.h>
+#include <string.h>
 
 /* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
 typedef struct rk_arena_block rk_arena_block;
@@ -28,11 +29,48 @@ typedef struct rk_buf {
 } rk_buf;
 
 void rk_buf_init(rk_buf *b);
-void rk_buf_puts(rk_buf *b, const char *s);
-void rk_buf_putn(rk_buf *b, const char *s, size_t n);
+/* Room for n more bytes in one allocation of exactly that much (when the final size is known,
+ * so a long text is not copied by a chain of doublings); -1 (and failed) when it failed. */
+int rk_buf_reserve(rk_buf *b, size_t n);
+/* At least room bytes free, growing by doubling; -1 (and failed) when it failed. */
+int rk_buf_room(rk_buf *b, size_t room);
+void rk_buf_putn_grow(rk_buf *b, const char *s, size_t n); /* rk_buf_putn's slow path */
 void rk_buf_printf(rk_buf *b, const char *fmt, ...);
 char *rk_buf_take(rk_buf *b);   /* hands the heap string to the caller; b is reset */
 void rk_buf_free(rk_buf *b);
+
+/* Append n bytes of s, with the common case (room left) inline: texts are built from many
+ * short pieces. The buffer stays NUL-terminated. */
+static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
+{
+    if (!b->failed && b->len + n < b->cap) {
+        char *d = b->data + b->len;
+        if (n <= 16) {
+            size_t i;
+            for (i = 0; i < n; i++)
+                d[i] = s[i];
+        } else
+            memcpy(d, s, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+    } else
+        rk_buf_putn_grow(b, s, n);
+}
+
+/* Append s, copying while there is room (no strlen pass over the short pieces). */
+static inline void rk_buf_puts(rk_buf *b, const char *s)
+{
+    if (!b->failed && b->data) {
+        char *d = b->data + b->len, *end = b->data + b->cap - 1;
+        while (*s && d < end)
+            *d++ = *s++;
+        *d = '\0';
+        b->len = (size_t)(d - b->data);
+        if (!*s)
+            return;
+    }
+    rk_buf_putn_grow(b, s, strlen(s));
+}
 
 /* ---- string-keyed hash map (hashmap.c): open addressing in the arena ----
  * An entry is any struct whose first member is an rk_map_key, allocated in the arena by

@@ -1,4 +1,5 @@
-/* test_support.c: the support layer every stage uses (support.h): the hash map. */
+/* test_support.c: the support layer every stage uses (support.h): the hash map, the
+ * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c). */
 #include <string.h>
 #include <stdio.h>
 #include "../src/internal.h"
@@ -77,10 +78,51 @@ static void test_map_collisions(void)
     rk_arena_free(&arena);
 }
 
+/* One exact allocation, then appends that fit take no other. */
+static void test_buf_reserve(void)
+{
+    rk_buf b;
+    char *before;
+    int i;
+    rk_buf_init(&b);
+    CHECK(rk_buf_reserve(&b, 100) == 0);
+    CHECK(b.cap == 101 && b.len == 0 && b.data && b.data[0] == '\0');
+    before = b.data;
+    for (i = 0; i < 10; i++)
+        rk_buf_putn(&b, "0123456789", 10);
+    CHECK(b.data == before && b.len == 100 && b.data[100] == '\0');
+    CHECK(strncmp(b.data + 90, "0123456789", 10) == 0);
+    CHECK(rk_buf_reserve(&b, 0) == 0 && b.cap == 101);
+    rk_buf_puts(&b, "x"); /* past the reserve: the slow path grows */
+    CHECK(b.len == 101 && b.cap > 102 && strcmp(b.data + 100, "x") == 0);
+    rk_buf_free(&b);
+}
+
+static void test_buf_room_and_puts(void)
+{
+    rk_buf b;
+    rk_buf_init(&b);
+    CHECK(rk_buf_room(&b, 10) == 0 && b.cap - b.len > 10);
+    rk_buf_puts(&b, "");
+    CHECK(b.len == 0 && b.data[0] == '\0');
+    rk_buf_putn(&b, "abc", 3);
+    rk_buf_puts(&b, "a string longer than the sixteen bytes of the inline copy");
+    CHECK(strcmp(b.data, "abca string longer than the sixteen bytes of the inline copy") == 0);
+    CHECK(b.len == strlen(b.data));
+    CHECK(rk_buf_room(&b, 5000) == 0 && b.cap - b.len > 5000);
+    b.failed = 1; /* a failed buffer takes no more */
+    rk_buf_puts(&b, "more");
+    CHECK(rk_buf_room(&b, 1) == -1 && rk_buf_reserve(&b, 1) == -1);
+    CHECK(b.len == strlen("abca string longer than the sixteen bytes of the inline copy"));
+    rk_buf_free(&b);
+}
+
 int main(void)
 {
     test_map_put_get();
     test_map_growth();
     test_map_collisions();
+    test_buf_reserve();
+    test_buf_room_and_puts();
     return check_failures != 0;
 }
