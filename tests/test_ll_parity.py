@@ -42,7 +42,7 @@ SAN_ENV = {
 }
 # The C sources a driver needs: the IR core and the lowering (not the spec layer or builders).
 C_SOURCES = ("arena.c", "buf.c", "error.c", "hashmap.c", "ir.c", "print_ir.c", "verify.c", "mma_atoms.c",
-             "arch.c", "problem.c", "lower_ll.c")
+             "arch.c", "problem.c", "lower_ll.c", "typename.c")
 BATCH = 100
 N_RANDOM = 600
 

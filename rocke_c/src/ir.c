@@ -89,17 +89,6 @@ char *rk_ir_printf(rk_arena *arena, const char *fmt, ...)
     return out;
 }
 
-/* Python's t[start:end] for 0 <= start, end (clamped to the string). */
-static const char *rk_ir_slice(rk_arena *arena, const char *t, size_t start, size_t end)
-{
-    size_t len = strlen(t);
-    if (end > len)
-        end = len;
-    if (start > end)
-        start = end;
-    return rk_strndup(arena, t + start, end - start);
-}
-
 /* ---- attr values (AttrValue) ---- */
 
 static rk_attr *rk_attr_new(rk_arena *arena, rk_attr_kind kind)
@@ -329,115 +318,50 @@ char *rk_ir_smem(rk_arena *arena, const char *elem, long long rows, long long co
     return elem ? rk_ir_printf(arena, "smem<%s, [%lldx%lld]>", elem, rows, cols) : NULL;
 }
 
-static int rk_ir_starts(const char *t, const char *prefix)
-{
-    return strncmp(t, prefix, strlen(prefix)) == 0;
-}
-
-int rk_ir_is_vec(const char *t) { return rk_ir_starts(t, "vec<"); }
-
-/* The element span of a vec, t[4:t.rindex("x")]; -1 when t has no 'x' (Python raises). */
-static int rk_ir_vec_elem_span(const char *t, size_t *start, size_t *len)
-{
-    const char *x = strrchr(t, 'x');
-    if (!x)
-        return -1;
-    *start = 4;
-    *len = (size_t)(x - t) > 4 ? (size_t)(x - t) - 4 : 0;
-    return 0;
-}
+int rk_ir_is_vec(const char *t) { return RK_TYPE_IS_VEC(t); }
 
 const char *rk_ir_vec_elem(rk_arena *arena, const char *t)
 {
-    size_t start, len;
+    const char *elem;
+    size_t len;
     if (!rk_ir_is_vec(t))
         return t;
-    if (rk_ir_vec_elem_span(t, &start, &len))
+    if (rk_type_vec_elem(t, &elem, &len))
         return NULL;
-    return rk_strndup(arena, t + start, len);
+    return rk_strndup(arena, elem, len);
 }
 
-/* Python's int() of s[0:n] for an optional sign and decimal digits, single underscores
- * between digits allowed; RK_IR_BAD_LEN where int() raises (or past 18 digits). */
-static long long rk_ir_py_int(const char *s, size_t n)
-{
-    size_t i = 0;
-    int digits = 0, negative = 0, after_digit = 0;
-    long long v = 0;
-    if (i < n && (s[i] == '+' || s[i] == '-'))
-        negative = s[i++] == '-';
-    for (; i < n; i++) {
-        if (s[i] == '_' && after_digit && i + 1 < n) {
-            after_digit = 0;
-            continue;
-        }
-        if (s[i] < '0' || s[i] > '9' || ++digits > 18)
-            return RK_IR_BAD_LEN;
-        v = v * 10 + (s[i] - '0');
-        after_digit = 1;
-    }
-    if (!digits || !after_digit)
-        return RK_IR_BAD_LEN;
-    return negative ? -v : v;
-}
+long long rk_ir_vec_len(const char *t) { return rk_type_vec_len(t); }
 
-long long rk_ir_vec_len(const char *t)
-{
-    const char *x;
-    size_t len = strlen(t), from, to;
-    if (!rk_ir_is_vec(t))
-        return 1;
-    x = strrchr(t, 'x');
-    if (!x)
-        return RK_IR_BAD_LEN;
-    from = (size_t)(x - t) + 1; /* t[t.rindex("x") + 1:-1] */
-    to = len - 1;
-    return rk_ir_py_int(t + from, from < to ? to - from : 0);
-}
-
-int rk_ir_is_ptr(const char *t) { return rk_ir_starts(t, "ptr<"); }
+int rk_ir_is_ptr(const char *t) { return RK_TYPE_IS_PTR(t); }
 
 /* t[start:t.index(",")], or NULL when t has no ',' (Python raises). */
 static const char *rk_ir_elem_before_comma(rk_arena *arena, const char *t, size_t start)
 {
-    const char *comma = strchr(t, ',');
-    if (!comma)
+    const char *elem;
+    size_t len;
+    if (rk_type_elem_before_comma(t, start, &elem, &len))
         return NULL;
-    return rk_ir_slice(arena, t, start, (size_t)(comma - t));
+    return rk_strndup(arena, elem, len);
 }
 
 const char *rk_ir_ptr_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 4); }
 
-int rk_ir_is_smem(const char *t) { return rk_ir_starts(t, "smem<"); }
+int rk_ir_is_smem(const char *t) { return RK_TYPE_IS_SMEM(t); }
 
 const char *rk_ir_smem_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 5); }
 
-int rk_ir_smem_shape(const char *t, long long *rows, long long *cols)
-{
-    const char *open = strchr(t, '['), *close = strchr(t, ']'), *x;
-    size_t from, to;
-    if (!open || !close)
-        return -1;
-    from = (size_t)(open - t) + 1;
-    to = (size_t)(close - t);
-    if (from > to)
-        from = to;
-    x = memchr(t + from, 'x', to - from);
-    if (!x || memchr(x + 1, 'x', to - (size_t)(x + 1 - t)))
-        return -1; /* split("x") must give exactly two parts */
-    *rows = rk_ir_py_int(t + from, (size_t)(x - (t + from)));
-    *cols = rk_ir_py_int(x + 1, to - (size_t)(x + 1 - t));
-    return *rows == RK_IR_BAD_LEN || *cols == RK_IR_BAD_LEN ? -1 : 0;
-}
+int rk_ir_smem_shape(const char *t, long long *rows, long long *cols) { return rk_type_smem_shape(t, rows, cols); }
 
 /* SCALAR_BITS[vec_elem(t)], 0 when vec_elem(t) is not a scalar (Python raises KeyError). */
 static long long rk_ir_elem_bits(const char *t)
 {
-    size_t start = 0, len = strlen(t);
+    const char *elem;
+    size_t len;
     int i;
-    if (rk_ir_is_vec(t) && rk_ir_vec_elem_span(t, &start, &len))
+    if (rk_type_vec_elem(t, &elem, &len))
         return 0;
-    i = rk_ir_scalar_index(t + start, len);
+    i = rk_ir_scalar_index(elem, len);
     return i < 0 ? 0 : rk_ir_scalar_bit_counts[i];
 }
 

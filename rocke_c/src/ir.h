@@ -147,7 +147,7 @@ char *rk_ir_printf(rk_arena *arena, const char *fmt, ...);
 /* types (docs/ir.md §1). Constructors give arena strings (NULL on failure); the accessors
  * mirror Python's slicing. Where Python raises on a malformed name (no 'x' in a vec, no ','
  * in an smem), the C accessor gives NULL or RK_IR_BAD_LEN. */
-#define RK_IR_BAD_LEN (-9223372036854775807LL - 1)
+#define RK_IR_BAD_LEN RK_TYPE_BAD_INT   /* the parser is typename.c (support.h) */
 char *rk_ir_vec(rk_arena *arena, const char *elem, long long n);
 char *rk_ir_vec_or_scalar(rk_arena *arena, const char *elem, long long n);
 char *rk_ir_ptr(rk_arena *arena, const char *elem);

@@ -484,10 +484,6 @@ static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, co
     return s;
 }
 
-/* is_vec / is_ptr / is_smem (t.startswith(...)) without a call */
-#define RK_LL_IS_VEC(t) ((t)[0] == 'v' && (t)[1] == 'e' && (t)[2] == 'c' && (t)[3] == '<')
-#define RK_LL_IS_PTR(t) ((t)[0] == 'p' && (t)[1] == 't' && (t)[2] == 'r' && (t)[3] == '<')
-#define RK_LL_IS_SMEM(t) ((t)[0] == 's' && (t)[1] == 'm' && (t)[2] == 'e' && (t)[3] == 'm' && (t)[4] == '<')
 /* a == b for a literal b, with the first byte compared inline */
 #define RK_LL_EQ(a, b) ((a)[0] == (b)[0] && strcmp((a), (b)) == 0)
 
@@ -535,39 +531,6 @@ static const rk_ll_scalar *rk_ll_scalar_row(rk_lowerer *lw, const char *t, size_
     return NULL;
 }
 
-/* vec_elem(t) as a span of t: t[4:t.rindex("x")] for a vec, all of t otherwise; -1 where
- * Python raises (a vec without an 'x'). */
-static int rk_ll_vec_elem(const char *t, const char **elem, size_t *n)
-{
-    const char *x;
-    if (!RK_LL_IS_VEC(t)) {
-        *elem = t;
-        *n = strlen(t);
-        return 0;
-    }
-    x = strrchr(t, 'x');
-    if (!x)
-        return -1;
-    *elem = t + 4;
-    *n = x - t > 4 ? (size_t)(x - t) - 4 : 0;
-    return 0;
-}
-
-/* t[start:t.index(",")] (ptr_elem, smem_elem) as a span; -1 without a ','. */
-static int rk_ll_elem_before_comma(const char *t, size_t start, const char **elem, size_t *n)
-{
-    const char *comma = strchr(t, ',');
-    size_t end, len = strlen(t);
-    if (!comma)
-        return -1;
-    end = (size_t)(comma - t);
-    if (start > len)
-        start = len;
-    *elem = t + start;
-    *n = end > start ? end - start : 0;
-    return 0;
-}
-
 /* vec_len(t), or -1 (a crash) where Python's int() raises. */
 static int rk_ll_vec_len(rk_lowerer *lw, const char *t, long long *n)
 {
@@ -583,12 +546,12 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
     const rk_ll_scalar *row;
     const char *elem;
     size_t n;
-    if (RK_LL_IS_VEC(t)) {
+    if (RK_TYPE_IS_VEC(t)) {
         long long len;
         char digits[24];
         if (rk_ll_vec_len(lw, t, &len))
             return -1;
-        if (rk_ll_vec_elem(t, &elem, &n))
+        if (rk_type_vec_elem(t, &elem, &n))
             return rk_ll_crash(lw, NULL);
         if (!(row = rk_ll_scalar_row(lw, elem, n)))
             return -1;
@@ -599,7 +562,7 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
         rk_buf_putn(o, ">", 1);
         return 0;
     }
-    if (RK_LL_IS_PTR(t)) {
+    if (RK_TYPE_IS_PTR(t)) {
         rk_buf_puts(o, "ptr addrspace(1)");
         return 0;
     }
@@ -607,7 +570,7 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
         rk_buf_puts(o, "ptr addrspace(8)");
         return 0;
     }
-    if (RK_LL_IS_SMEM(t)) {
+    if (RK_TYPE_IS_SMEM(t)) {
         rk_buf_puts(o, "ptr addrspace(3)");
         return 0;
     }
@@ -652,7 +615,7 @@ static int rk_ll_type_bytes(rk_lowerer *lw, const char *t, long long *bytes)
     const char *elem;
     size_t n;
     long long len;
-    if (rk_ll_vec_elem(t, &elem, &n))
+    if (rk_type_vec_elem(t, &elem, &n))
         return rk_ll_crash(lw, NULL);
     if (!(row = rk_ll_scalar_row(lw, elem, n)) || rk_ll_vec_len(lw, t, &len))
         return -1;
@@ -744,7 +707,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
         use_at = loop_end < 0 ? here : loop_end;
         for (j = 0; j < op->n_operands; j++) {
             const rk_ir_value *v = &op->operands[j];
-            if (RK_LL_IS_SMEM(v->type)) {
+            if (RK_TYPE_IS_SMEM(v->type)) {
                 rk_ll_alloc *a = rk_ll_find_alloc(plan, v->name);
                 if (!a)
                     return rk_ll_fail(lw, "%s is an LDS value that no tile.smem_alloc defines", v->name);
@@ -762,7 +725,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
             if (op->n_results < 1)
                 return rk_ll_crash(lw, op);
             t = op->results[0].type;
-            if (rk_ir_smem_shape(t, &rows, &cols) || rk_ll_elem_before_comma(t, 5, &elem, &n))
+            if (rk_ir_smem_shape(t, &rows, &cols) || rk_type_elem_before_comma(t, 5, &elem, &n))
                 return rk_ll_crash(lw, op);
             if (!(row = rk_ll_scalar_row(lw, elem, n)))
                 return -1;
@@ -1169,7 +1132,7 @@ static const char *rk_ll_lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_
     if (!(base = rk_ll_lds_base(lw, a)))
         return NULL;
     gep = rk_ll_temp(lw, hint);
-    if (rk_ll_elem_before_comma(a->type, 5, &elem, &n)) {
+    if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
         rk_ll_crash(lw, NULL);
         return NULL;
     }
@@ -1320,7 +1283,7 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
                 return rk_ll_fail(lw, "unknown param attr %s on %s", p->attrs.items[j].key, p->value.name);
         if (i > 0)
             rk_buf_putn(o, ", ", 2);
-        if (RK_LL_IS_PTR(t)) {
+        if (RK_TYPE_IS_PTR(t)) {
             const rk_attr *space = rk_attrs_get(&p->attrs, "addr_space"), *a;
             if (rk_attr_is_str(space, "constant"))
                 rk_buf_puts(o, "ptr addrspace(4)");
@@ -1744,7 +1707,7 @@ static int rk_ll_lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
     idx = &op->operands[1];
     v = &op->operands[2];
     gep = rk_ll_temp(lw, "gep");
-    if (rk_ll_elem_before_comma(p->type, 4, &elem, &n))
+    if (rk_type_elem_before_comma(p->type, 4, &elem, &n))
         return rk_ll_crash(lw, op);
     if (!(elem_type = rk_ll_type_n(lw, elem, n)))
         return -1;
@@ -1778,7 +1741,7 @@ static int rk_ll_lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (!(gep = rk_ll_lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
-    if (lw->backend->lds_v8_volatile && RK_LL_IS_VEC(res->type)) {
+    if (lw->backend->lds_v8_volatile && RK_TYPE_IS_VEC(res->type)) {
         if (rk_ll_vec_len(lw, res->type, &n))
             return -1;
         if (n == 8)
@@ -1848,7 +1811,7 @@ static int rk_ll_lower_ds_read_tr16_b128(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     s = &op->operands[0];
     res = &op->results[0];
-    if (rk_ll_elem_before_comma(s->type, 5, &elem, &n))
+    if (rk_type_elem_before_comma(s->type, 5, &elem, &n))
         return rk_ll_crash(lw, op);
     key = n == 3 && memcmp(elem, "f16", 3) == 0 ? "ds.load.tr16.b128.v8f16" : "ds.load.tr16.b128.v8bf16";
     if (rk_ll_need(lw, key))
@@ -2056,7 +2019,7 @@ typedef struct rk_ll_vector {
 static int rk_ll_as_vector(rk_lowerer *lw, const rk_ir_value *v, rk_ll_vector *out)
 {
     const char *name, *t;
-    if (RK_LL_IS_VEC(v->type)) {
+    if (RK_TYPE_IS_VEC(v->type)) {
         if (!(out->type = rk_ll_type(lw, v->type)) || !(out->value = rk_ll_val(lw, v)))
             return -1;
         return rk_ll_vec_len(lw, v->type, &out->len);
@@ -2105,7 +2068,7 @@ static int rk_ll_lower_concat(rk_lowerer *lw, const rk_ir_op *op)
     if (rk_ll_shape(lw, op, 2, 1))
         return -1;
     res = &op->results[0];
-    if (rk_ll_vec_elem(res->type, &span, &n))
+    if (rk_type_vec_elem(res->type, &span, &n))
         return rk_ll_crash(lw, op);
     if (!(elem = rk_ll_type_n(lw, span, n)))
         return -1;
@@ -2348,7 +2311,7 @@ static int rk_ll_for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
         if (!rk_attr_is_str(type, op->operands[3 + i].type))
             return rk_ll_fail(lw, "scf.for iter_arg %d type", i);
         t = type->s;
-        if (!(RK_LL_IS_VEC(t) || rk_ir_is_scalar(t)))
+        if (!(RK_TYPE_IS_VEC(t) || rk_ir_is_scalar(t)))
             return rk_ll_fail(lw, "scf.for carries a value of type %s", t);
         out->carried[i].name = name->s;
         out->carried[i].type = t;

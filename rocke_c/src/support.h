@@ -104,4 +104,25 @@ void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
 void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
                  int *added);
 
+/* ---- IR type names (typename.c): spans of a name, Python's slicing ----
+ * vec<ELEMxN>, ptr<ELEM,global>, smem<ELEM, [RxC]>, scalars. Where Python raises on a
+ * malformed name the parser gives -1 or RK_TYPE_BAD_INT. */
+#define RK_TYPE_BAD_INT (-9223372036854775807LL - 1)
+/* t.startswith("vec<" / "ptr<" / "smem<") without a call */
+#define RK_TYPE_IS_VEC(t) ((t)[0] == 'v' && (t)[1] == 'e' && (t)[2] == 'c' && (t)[3] == '<')
+#define RK_TYPE_IS_PTR(t) ((t)[0] == 'p' && (t)[1] == 't' && (t)[2] == 'r' && (t)[3] == '<')
+#define RK_TYPE_IS_SMEM(t) ((t)[0] == 's' && (t)[1] == 'm' && (t)[2] == 'e' && (t)[3] == 'm' && (t)[4] == '<')
+
+/* Python's int() of s[0:n]: an optional sign and decimal digits, single underscores between
+ * digits allowed; RK_TYPE_BAD_INT where int() raises (or past 18 digits). */
+long long rk_type_py_int(const char *s, size_t n);
+/* vec_elem(t): t[4:t.rindex("x")] for a vec, all of t otherwise; -1 for a vec without 'x'. */
+int rk_type_vec_elem(const char *t, const char **elem, size_t *n);
+/* vec_len(t): int(t[t.rindex("x") + 1:-1]) for a vec, 1 otherwise. */
+long long rk_type_vec_len(const char *t);
+/* t[start:t.index(",")] (ptr_elem: start 4, smem_elem: start 5); -1 without a ','. */
+int rk_type_elem_before_comma(const char *t, size_t start, const char **elem, size_t *n);
+/* smem_shape(t): the two ints of "[RxC]"; -1 where Python raises. */
+int rk_type_smem_shape(const char *t, long long *rows, long long *cols);
+
 #endif

@@ -1,5 +1,6 @@
 /* test_support.c: the support layer every stage uses (support.h): the hash map, the
- * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c). */
+ * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c), the
+ * type-name parser. */
 #include <string.h>
 #include <stdio.h>
 #include "../src/internal.h"
@@ -117,6 +118,38 @@ static void test_buf_room_and_puts(void)
     rk_buf_free(&b);
 }
 
+static int span_is(const char *elem, size_t n, const char *want)
+{
+    return n == strlen(want) && strncmp(elem, want, n) == 0;
+}
+
+static void test_type_names(void)
+{
+    const char *elem = NULL;
+    size_t n = 0;
+    long long rows = 0, cols = 0;
+    CHECK(RK_TYPE_IS_VEC("vec<f16x8>") && !RK_TYPE_IS_VEC("f16") && !RK_TYPE_IS_VEC("ve"));
+    CHECK(RK_TYPE_IS_PTR("ptr<f32,global>") && RK_TYPE_IS_SMEM("smem<f16, [64x32]>"));
+    CHECK(rk_type_vec_elem("vec<f16x8>", &elem, &n) == 0 && span_is(elem, n, "f16"));
+    CHECK(rk_type_vec_elem("i32", &elem, &n) == 0 && span_is(elem, n, "i32"));
+    CHECK(rk_type_vec_elem("vec<f16>", &elem, &n) == -1);           /* no 'x': Python raises */
+    CHECK(rk_type_vec_elem("vec<x4>", &elem, &n) == 0 && n == 0);  /* t[4:4] */
+    CHECK(rk_type_vec_len("vec<f16x8>") == 8 && rk_type_vec_len("f32") == 1);
+    CHECK(rk_type_vec_len("vec<f16x1_6>") == 16);                   /* int("1_6") */
+    CHECK(rk_type_vec_len("vec<f16>") == RK_TYPE_BAD_INT && rk_type_vec_len("vec<f16x>") == RK_TYPE_BAD_INT);
+    CHECK(rk_type_elem_before_comma("ptr<f32,global>", 4, &elem, &n) == 0 && span_is(elem, n, "f32"));
+    CHECK(rk_type_elem_before_comma("smem<f16, [64x32]>", 5, &elem, &n) == 0 && span_is(elem, n, "f16"));
+    CHECK(rk_type_elem_before_comma("ptr<f32>", 4, &elem, &n) == -1);
+    CHECK(rk_type_elem_before_comma("a,", 5, &elem, &n) == 0 && n == 0); /* start past the comma */
+    CHECK(rk_type_smem_shape("smem<f16, [64x32]>", &rows, &cols) == 0 && rows == 64 && cols == 32);
+    CHECK(rk_type_smem_shape("smem<f16, [64x32x2]>", &rows, &cols) == -1);
+    CHECK(rk_type_smem_shape("smem<f16, 64x32>", &rows, &cols) == -1);
+    CHECK(rk_type_py_int("-12", 3) == -12 && rk_type_py_int("+7", 2) == 7);
+    CHECK(rk_type_py_int("1__2", 4) == RK_TYPE_BAD_INT && rk_type_py_int("_1", 2) == RK_TYPE_BAD_INT);
+    CHECK(rk_type_py_int("1_", 2) == RK_TYPE_BAD_INT && rk_type_py_int("", 0) == RK_TYPE_BAD_INT);
+    CHECK(rk_type_py_int("1234567890123456789", 19) == RK_TYPE_BAD_INT); /* past 18 digits */
+}
+
 int main(void)
 {
     test_map_put_get();
@@ -124,5 +157,6 @@ int main(void)
     test_map_collisions();
     test_buf_reserve();
     test_buf_room_and_puts();
+    test_type_names();
     return check_failures != 0;
 }
