@@ -294,6 +294,80 @@ int rk_attr_py_eq(const rk_attr *a, const rk_attr *b)
     return 1;
 }
 
+/* Python's str() of an attr value (repr: its repr(), as inside a list or dict), None for a
+ * missing one; the one emulation of str() (the verifier's and the lowering's messages). */
+void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
+{
+    int i;
+    if (!a) {
+        rk_buf_puts(o, "None");
+        return;
+    }
+    switch (a->kind) {
+    case RK_ATTR_BOOL:
+        rk_buf_puts(o, a->i ? "True" : "False");
+        return;
+    case RK_ATTR_INT:
+        rk_buf_put_int(o, a->i);
+        return;
+    case RK_ATTR_FLOAT:
+        rk_print_ir_format_float(o, a->f);
+        return;
+    case RK_ATTR_STR:
+        if (!repr) {
+            rk_buf_puts(o, a->s);
+            return;
+        }
+        {
+            char quote = strchr(a->s, '\'') && !strchr(a->s, '"') ? '"' : '\'';
+            const char *p;
+            rk_buf_putn(o, &quote, 1);
+            for (p = a->s; *p; p++) {
+                unsigned char c = (unsigned char)*p;
+                if (c == '\\' || c == (unsigned char)quote) {
+                    rk_buf_putn(o, "\\", 1);
+                    rk_buf_putn(o, p, 1);
+                } else if (c == '\n')
+                    rk_buf_puts(o, "\\n");
+                else if (c == '\r')
+                    rk_buf_puts(o, "\\r");
+                else if (c == '\t')
+                    rk_buf_puts(o, "\\t");
+                else if (c < 0x20 || c == 0x7f)
+                    rk_buf_printf(o, "\\x%02x", c);
+                else
+                    rk_buf_putn(o, p, 1);
+            }
+            rk_buf_putn(o, &quote, 1);
+        }
+        return;
+    case RK_ATTR_LIST:
+        rk_buf_putn(o, "[", 1);
+        for (i = 0; i < a->n; i++) {
+            if (i > 0)
+                rk_buf_putn(o, ", ", 2);
+            rk_attr_py_str(o, a->items[i], 1);
+        }
+        rk_buf_putn(o, "]", 1);
+        return;
+    case RK_ATTR_MAP:
+        rk_buf_putn(o, "{", 1);
+        for (i = 0; i < a->map.n; i++) {
+            rk_attr key;
+            if (i > 0)
+                rk_buf_putn(o, ", ", 2);
+            memset(&key, 0, sizeof key);
+            key.kind = RK_ATTR_STR;
+            key.s = a->map.items[i].key;
+            rk_attr_py_str(o, &key, 1);
+            rk_buf_puts(o, ": ");
+            rk_attr_py_str(o, a->map.items[i].value, 1);
+        }
+        rk_buf_putn(o, "}", 1);
+        return;
+    }
+}
+
 /* ---- types (docs/ir.md §1) ---- */
 
 char *rk_ir_vec(rk_arena *arena, const char *elem, long long n)
@@ -521,24 +595,6 @@ void rk_b_pop_region(rk_builder *b)
         entry->result = NULL;
 }
 
-/* "i" and the decimal digits of v into out (at least 22 bytes). */
-static void rk_b_key_int(char *out, long long v)
-{
-    char tmp[24];
-    size_t n = 0;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[n++] = (char)('0' + (int)(u % 10));
-        u /= 10;
-    } while (u);
-    *out++ = 'i';
-    if (v < 0)
-        *out++ = '-';
-    while (n)
-        *out++ = tmp[--n];
-    *out = '\0';
-}
-
 /* The cache key of (ity, value), a text that two values share iff Python's == holds: a
  * number that equals an integer is keyed by that integer (True, 1 and 1.0 alike), another
  * float by its exact hex digits, a string (after another separator) by itself. In small when it fits, else in the arena; NULL on a
@@ -546,19 +602,19 @@ static void rk_b_key_int(char *out, long long v)
 static const char *rk_b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
                                   size_t cap)
 {
-    char number[64];
+    char number[64] = "i";
     const char *tail = number;
     size_t n_ity = strlen(ity), n_tail;
     char *key;
     if (value->kind == RK_ATTR_STR)
         tail = value->s;
     else if (value->kind != RK_ATTR_FLOAT)
-        rk_b_key_int(number, value->i);
+        rk_fmt_int(value->i, number + 1);
     else if (value->f != value->f)
         return NULL;
     else if (value->f >= -9223372036854775808.0 && value->f < 9223372036854775808.0
              && (double)(long long)value->f == value->f)
-        rk_b_key_int(number, (long long)value->f);
+        rk_fmt_int((long long)value->f, number + 1);
     else
         snprintf(number, sizeof number, "f%a", value->f);
     n_tail = strlen(tail);

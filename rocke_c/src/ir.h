@@ -141,6 +141,8 @@ int rk_attr_py_eq(const rk_attr *a, const rk_attr *b);
 int rk_attr_py_eq_int(const rk_attr *a, long long v);
 int rk_attr_py_cmp_int(const rk_attr *a, long long v);
 int rk_attr_is_str(const rk_attr *a, const char *s);
+/* Python's str(a) appended to o (repr = 1: repr(a)); "None" for a NULL a. */
+void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr);
 /* A printf into the arena (NULL when the arena failed). */
 char *rk_ir_printf(rk_arena *arena, const char *fmt, ...);
 

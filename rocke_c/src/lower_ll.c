@@ -448,25 +448,6 @@ static int rk_ll_in(const char *s, const char *const *list)
     return 0;
 }
 
-/* Python's str(int) into out (at least 21 bytes); the length. */
-static size_t rk_ll_itoa(long long v, char *out)
-{
-    char tmp[24];
-    size_t n = 0, i;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[n++] = (char)('0' + (int)(u % 10));
-        u /= 10;
-    } while (u);
-    i = 0;
-    if (v < 0)
-        out[i++] = '-';
-    while (n)
-        out[i++] = tmp[--n];
-    out[i] = '\0';
-    return i;
-}
-
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
 static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
@@ -548,7 +529,6 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
     size_t n;
     if (RK_TYPE_IS_VEC(t)) {
         long long len;
-        char digits[24];
         if (rk_ll_vec_len(lw, t, &len))
             return -1;
         if (rk_type_vec_elem(t, &elem, &n))
@@ -556,7 +536,7 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
         if (!(row = rk_ll_scalar_row(lw, elem, n)))
             return -1;
         rk_buf_putn(o, "<", 1);
-        rk_buf_putn(o, digits, rk_ll_itoa(len, digits));
+        rk_buf_put_int(o, len);
         rk_buf_putn(o, " x ", 3);
         rk_buf_puts(o, row->llvm);
         rk_buf_putn(o, ">", 1);
@@ -878,9 +858,9 @@ static void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text)
 static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
 {
     size_t n = strlen(hint), d;
-    char digits[24], *s;
+    char digits[RK_INT_DIGITS], *s;
     lw->temp_counter++;
-    d = rk_ll_itoa(lw->temp_counter, digits);
+    d = rk_fmt_int(lw->temp_counter, digits);
     if (!(s = rk_alloc(lw->arena, n + d + 3))) {
         lw->oom = 1;
         return NULL;
@@ -895,7 +875,7 @@ static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
 static rk_ll_block *rk_ll_new_block(rk_lowerer *lw, const char *kind)
 {
     rk_ll_block *block = rk_alloc(lw->arena, sizeof *block);
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (!block) {
         lw->oom = 1;
         return NULL;
@@ -915,7 +895,7 @@ static rk_ll_block *rk_ll_new_block(rk_lowerer *lw, const char *kind)
     rk_buf_init(&block->lines);
     if (kind) {
         lw->block_counter++;
-        rk_ll_itoa(lw->block_counter, digits);
+        rk_fmt_int(lw->block_counter, digits);
         block->label = rk_ll_concat(lw, kind, ".", digits);
     } else
         block->label = "entry";
@@ -951,7 +931,6 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
 {
     rk_buf *o;
     const char *p = fmt, *run = fmt;
-    char digits[24];
     if (!block) {
         lw->oom = 1;
         return -1;
@@ -971,7 +950,7 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
             rk_ll_put(lw, o, va_arg(ap, const char *));
             break;
         case 'd':
-            rk_buf_putn(o, digits, rk_ll_itoa(va_arg(ap, long long), digits));
+            rk_buf_put_int(o, va_arg(ap, long long));
             break;
         case 'T':
             if (rk_ll_put_type(lw, o, va_arg(ap, const char *)))
@@ -1184,7 +1163,6 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
 {
     rk_buf attributes, signature;
     int i, printed = 0, status = -1;
-    char digits[24];
     rk_buf_init(&attributes);
     rk_buf_init(&signature);
     lw->cap_direct = (size_t)rk_ll_count_ops(lw->kernel->entry) + 64;
@@ -1217,7 +1195,7 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
     if (lw->plan.size > 0) {
         rk_buf_puts(out, lw->pool);
         rk_buf_puts(out, " = internal unnamed_addr addrspace(3) global [");
-        rk_buf_putn(out, digits, rk_ll_itoa(lw->plan.size, digits));
+        rk_buf_put_int(out, lw->plan.size);
         rk_buf_puts(out, " x i8] poison, align 16\n\n");
     }
     for (i = 0; i < RK_LL_N_DECLS; i++)
@@ -1276,7 +1254,6 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
     for (i = 0; i < lw->kernel->n_params; i++) {
         const rk_ir_param *p = lw->kernel->params[i];
         const char *t = p->value.type;
-        char digits[24];
         long long n = 0;
         for (j = 0; j < p->attrs.n; j++)
             if (!rk_ll_in(p->attrs.items[j].key, rk_ll_param_attrs))
@@ -1312,13 +1289,13 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
                 if (rk_ll_int_attr_of(lw, &p->attrs, "align", p->value.name, &n))
                     return -1;
                 rk_buf_puts(o, " align ");
-                rk_buf_putn(o, digits, rk_ll_itoa(n, digits));
+                rk_buf_put_int(o, n);
             }
             if (rk_attrs_get(&p->attrs, "dereferenceable")) {
                 if (rk_ll_int_attr_of(lw, &p->attrs, "dereferenceable", p->value.name, &n))
                     return -1;
                 rk_buf_puts(o, " dereferenceable(");
-                rk_buf_putn(o, digits, rk_ll_itoa(n, digits));
+                rk_buf_put_int(o, n);
                 rk_buf_putn(o, ")", 1);
             }
         } else if (strcmp(t, "i32") == 0 || strcmp(t, "i64") == 0) {
@@ -1338,7 +1315,6 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
 static int rk_ll_pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
 {
     const rk_attr *value = rk_attrs_get(&lw->kernel->attrs, key);
-    char digits[24];
     long long lo = 0, hi = 0;
     if (rk_ll_is_int(value))
         lo = hi = value->i;
@@ -1348,9 +1324,9 @@ static int rk_ll_pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
         hi = value->items[1]->i;
     } else
         return rk_ll_fail(lw, "kernel attr %s must be an integer or a pair", key);
-    rk_buf_putn(o, digits, rk_ll_itoa(lo, digits));
+    rk_buf_put_int(o, lo);
     rk_buf_putn(o, ",", 1);
-    rk_buf_putn(o, digits, rk_ll_itoa(hi, digits));
+    rk_buf_put_int(o, hi);
     return 0;
 }
 
@@ -1359,7 +1335,6 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
     const rk_attrs *attrs = &lw->kernel->attrs;
     const rk_attr *strategy;
     long long max_wg = 256;
-    char digits[24];
     int i;
     for (i = 0; i < attrs->n; i++)
         if (!rk_ll_in(attrs->items[i].key, rk_ll_kernel_attrs))
@@ -1368,7 +1343,7 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
         && rk_ll_int_attr_of(lw, attrs, "max_workgroup_size", "the kernel", &max_wg))
         return -1;
     rk_buf_puts(o, "attributes #0 = { \"uniform-work-group-size\"=\"true\" \"amdgpu-flat-work-group-size\"=\"64,");
-    rk_buf_putn(o, digits, rk_ll_itoa(max_wg, digits));
+    rk_buf_put_int(o, max_wg);
     rk_buf_putn(o, "\"", 1);
     if ((strategy = rk_attrs_get(attrs, "scheduler_strategy"))) {
         if (strategy->kind != RK_ATTR_STR || !rk_ll_in(strategy->s, rk_ll_sched_strategies))
@@ -1441,7 +1416,7 @@ static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *r;
     const rk_attr *value = rk_attrs_get(&op->attrs, "value");
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (rk_ll_shape(lw, op, -1, 1))
         return -1;
     r = &op->results[0];
@@ -1460,7 +1435,7 @@ static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
         rk_ll_bind(lw, r->name, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
         rk_ll_entry *e;
-        rk_ll_itoa(value->i, digits);
+        rk_fmt_int(value->i, digits);
         rk_ll_bind(lw, r->name, rk_ll_concat(lw, digits, "", NULL));
         if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
             e->value = value->i;
@@ -1976,10 +1951,9 @@ static int rk_ll_lower_from_elements(rk_lowerer *lw, const rk_ir_op *op)
 /* A shufflevector mask into o; -1 is a poison lane. */
 static void rk_ll_mask_text(rk_buf *o, const long long *indices, long long n)
 {
-    char digits[24];
     long long i;
     rk_buf_putn(o, "<", 1);
-    rk_buf_putn(o, digits, rk_ll_itoa(n, digits));
+    rk_buf_put_int(o, n);
     rk_buf_puts(o, " x i32> <");
     for (i = 0; i < n; i++) {
         if (i > 0)
@@ -1988,7 +1962,7 @@ static void rk_ll_mask_text(rk_buf *o, const long long *indices, long long n)
             rk_buf_puts(o, "i32 poison");
         else {
             rk_buf_puts(o, "i32 ");
-            rk_buf_putn(o, digits, rk_ll_itoa(indices[i], digits));
+            rk_buf_put_int(o, indices[i]);
         }
     }
     rk_buf_putn(o, ">", 1);
@@ -2041,7 +2015,7 @@ static int rk_ll_widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const ch
 {
     long long *indices = rk_alloc(lw->arena, (size_t)(to > 0 ? to : 1) * sizeof *indices), i;
     const char *name, *mask;
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (!indices) {
         lw->oom = 1;
         return -1;
@@ -2052,7 +2026,7 @@ static int rk_ll_widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const ch
     mask = rk_ll_mask(lw, indices, to);
     if (rk_ll_emit(lw, "$s = shufflevector $s $s, $s poison, $s", name, vec->type, vec->value, vec->type, mask))
         return -1;
-    rk_ll_itoa(to, digits);
+    rk_fmt_int(to, digits);
     vec->type = rk_ll_concat(lw, "<", digits, rk_ll_concat(lw, " x ", elem, ">"));
     vec->value = name;
     return 0;
@@ -2112,81 +2086,6 @@ static const char *rk_ll_mma_operand(rk_lowerer *lw, const rk_ll_mma_row *row, c
     return rk_ll_concat(lw, row->ab_type, " ", name);
 }
 
-/* Python's str() of an attr value (None for a missing one); op_id is a str in every verified
- * kernel, the other kinds are spelled the way Python spells them. */
-static void rk_ll_py_str(rk_buf *o, const rk_attr *a, int repr)
-{
-    char digits[24];
-    int i;
-    if (!a) {
-        rk_buf_puts(o, "None");
-        return;
-    }
-    switch (a->kind) {
-    case RK_ATTR_BOOL:
-        rk_buf_puts(o, a->i ? "True" : "False");
-        return;
-    case RK_ATTR_INT:
-        rk_buf_putn(o, digits, rk_ll_itoa(a->i, digits));
-        return;
-    case RK_ATTR_FLOAT:
-        rk_print_ir_format_float(o, a->f);
-        return;
-    case RK_ATTR_STR:
-        if (!repr) {
-            rk_buf_puts(o, a->s);
-            return;
-        }
-        {
-            char quote = strchr(a->s, '\'') && !strchr(a->s, '"') ? '"' : '\'';
-            const char *p;
-            rk_buf_putn(o, &quote, 1);
-            for (p = a->s; *p; p++) {
-                unsigned char c = (unsigned char)*p;
-                if (c == '\\' || c == (unsigned char)quote) {
-                    rk_buf_putn(o, "\\", 1);
-                    rk_buf_putn(o, p, 1);
-                } else if (c == '\n')
-                    rk_buf_puts(o, "\\n");
-                else if (c == '\r')
-                    rk_buf_puts(o, "\\r");
-                else if (c == '\t')
-                    rk_buf_puts(o, "\\t");
-                else if (c < 0x20 || c == 0x7f)
-                    rk_buf_printf(o, "\\x%02x", c);
-                else
-                    rk_buf_putn(o, p, 1);
-            }
-            rk_buf_putn(o, &quote, 1);
-        }
-        return;
-    case RK_ATTR_LIST:
-        rk_buf_putn(o, "[", 1);
-        for (i = 0; i < a->n; i++) {
-            if (i > 0)
-                rk_buf_putn(o, ", ", 2);
-            rk_ll_py_str(o, a->items[i], 1);
-        }
-        rk_buf_putn(o, "]", 1);
-        return;
-    case RK_ATTR_MAP:
-        rk_buf_putn(o, "{", 1);
-        for (i = 0; i < a->map.n; i++) {
-            rk_attr key;
-            if (i > 0)
-                rk_buf_putn(o, ", ", 2);
-            memset(&key, 0, sizeof key);
-            key.kind = RK_ATTR_STR;
-            key.s = a->map.items[i].key;
-            rk_ll_py_str(o, &key, 1);
-            rk_buf_puts(o, ": ");
-            rk_ll_py_str(o, a->map.items[i].value, 1);
-        }
-        rk_buf_putn(o, "}", 1);
-        return;
-    }
-}
-
 static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *op_id, *family, *a_text, *b_text, *c_text, *value, *types[3], *r;
@@ -2194,7 +2093,7 @@ static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
     const rk_ir_value *a, *b, *c;
     int i, known;
     lw->scratch.len = 0;
-    rk_ll_py_str(&lw->scratch, rk_attrs_get(&op->attrs, "op_id"), 0);
+    rk_attr_py_str(&lw->scratch, rk_attrs_get(&op->attrs, "op_id"), 0);
     op_id = lw->scratch.failed ? NULL : rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "",
                                                    lw->scratch.len);
     if (!op_id) {
@@ -2445,7 +2344,7 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
     const char **values, **nexts, *outer_suffix, *cnst;
     const rk_ir_region *body;
     int n, j, n_ops, trailing_sync;
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (rk_ll_for_parts(lw, op, &parts))
         return -1;
     if (rk_ll_const_operand(lw, &op->operands[0], &lb) || rk_ll_const_operand(lw, &op->operands[1], &ub)
@@ -2477,7 +2376,7 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
         return rk_ll_fail(lw, "an unrolled scf.for of %llu iterations (the limit is %llu)", count, MAX_UNROLL);
     for (i = 0; i < count; i++) {
         const char **swap;
-        rk_ll_itoa((long long)i, digits);
+        rk_fmt_int((long long)i, digits);
         lw->suffix = rk_ll_concat(lw, outer_suffix, ".unroll", digits);
         if (!lw->suffix) {
             lw->suffix = outer_suffix;

@@ -104,6 +104,12 @@ void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
 void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
                  int *added);
 
+/* ---- number formatting (numfmt.c) ---- */
+#define RK_INT_DIGITS 24            /* str() of any long long, with its sign and NUL */
+/* Python's str(v) into out; its length. */
+size_t rk_fmt_int(long long v, char out[RK_INT_DIGITS]);
+void rk_buf_put_int(rk_buf *b, long long v);
+
 /* ---- IR type names (typename.c): spans of a name, Python's slicing ----
  * vec<ELEMxN>, ptr<ELEM,global>, smem<ELEM, [RxC]>, scalars. Where Python raises on a
  * malformed name the parser gives -1 or RK_TYPE_BAD_INT. */

@@ -38,31 +38,18 @@ static int rk_verify_attr_in(const rk_attr *a, const long long *values)
     return 0;
 }
 
-/* Python's str() of an attr value (a list or map, never str()'d by a kernel we build,
- * gives a placeholder). */
+/* Python's str() of an attr value (rk_attr_py_str) as an arena string; NULL on failure. */
 static const char *rk_verify_py_str(rk_arena *arena, const rk_attr *a)
 {
     rk_buf b;
     const char *out;
-    switch (a->kind) {
-    case RK_ATTR_BOOL:
-        return a->i ? "True" : "False";
-    case RK_ATTR_INT:
-        return rk_ir_printf(arena, "%lld", a->i);
-    case RK_ATTR_FLOAT:
-        rk_buf_init(&b);
-        rk_print_ir_format_float(&b, a->f);
-        out = b.failed ? NULL : rk_ir_printf(arena, "%s", b.data);
-        rk_buf_free(&b);
-        return out;
-    case RK_ATTR_STR:
+    if (a && a->kind == RK_ATTR_STR)
         return a->s;
-    case RK_ATTR_LIST:
-        return "<list>";
-    case RK_ATTR_MAP:
-        return "<map>";
-    }
-    return "";
+    rk_buf_init(&b);
+    rk_attr_py_str(&b, a, 0);
+    out = b.failed || !b.data ? NULL : rk_strndup(arena, b.data, b.len);
+    rk_buf_free(&b);
+    return out;
 }
 
 /* The message, or "out of memory" when the arena could not hold it (arena->failed is set,

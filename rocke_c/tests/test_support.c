@@ -1,6 +1,6 @@
 /* test_support.c: the support layer every stage uses (support.h): the hash map, the
  * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c), the
- * type-name parser. */
+ * type-name parser, number formatting. */
 #include <string.h>
 #include <stdio.h>
 #include "../src/internal.h"
@@ -150,6 +150,21 @@ static void test_type_names(void)
     CHECK(rk_type_py_int("1234567890123456789", 19) == RK_TYPE_BAD_INT); /* past 18 digits */
 }
 
+static void test_fmt_int(void)
+{
+    char d[RK_INT_DIGITS];
+    rk_buf b;
+    CHECK(rk_fmt_int(0, d) == 1 && strcmp(d, "0") == 0);
+    CHECK(rk_fmt_int(-42, d) == 3 && strcmp(d, "-42") == 0);
+    CHECK(rk_fmt_int(9223372036854775807LL, d) == 19 && strcmp(d, "9223372036854775807") == 0);
+    CHECK(rk_fmt_int(-9223372036854775807LL - 1, d) == 20 && strcmp(d, "-9223372036854775808") == 0);
+    rk_buf_init(&b);
+    rk_buf_put_int(&b, 12);
+    rk_buf_put_int(&b, -3);
+    CHECK(!b.failed && strcmp(b.data, "12-3") == 0);
+    rk_buf_free(&b);
+}
+
 int main(void)
 {
     test_map_put_get();
@@ -158,5 +173,6 @@ int main(void)
     test_buf_reserve();
     test_buf_room_and_puts();
     test_type_names();
+    test_fmt_int();
     return check_failures != 0;
 }
