@@ -439,15 +439,6 @@ static int rk_ll_shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int m
     return 0;
 }
 
-static int rk_ll_in(const char *s, const char *const *list)
-{
-    int i;
-    for (i = 0; list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
 static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
@@ -1256,7 +1247,7 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
         const char *t = p->value.type;
         long long n = 0;
         for (j = 0; j < p->attrs.n; j++)
-            if (!rk_ll_in(p->attrs.items[j].key, rk_ll_param_attrs))
+            if (!rk_str_in(p->attrs.items[j].key, rk_ll_param_attrs))
                 return rk_ll_fail(lw, "unknown param attr %s on %s", p->attrs.items[j].key, p->value.name);
         if (i > 0)
             rk_buf_putn(o, ", ", 2);
@@ -1337,7 +1328,7 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
     long long max_wg = 256;
     int i;
     for (i = 0; i < attrs->n; i++)
-        if (!rk_ll_in(attrs->items[i].key, rk_ll_kernel_attrs))
+        if (!rk_str_in(attrs->items[i].key, rk_ll_kernel_attrs))
             return rk_ll_fail(lw, "unknown kernel attr %s", attrs->items[i].key);
     if (rk_attrs_get(attrs, "max_workgroup_size")
         && rk_ll_int_attr_of(lw, attrs, "max_workgroup_size", "the kernel", &max_wg))
@@ -1346,7 +1337,7 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
     rk_buf_put_int(o, max_wg);
     rk_buf_putn(o, "\"", 1);
     if ((strategy = rk_attrs_get(attrs, "scheduler_strategy"))) {
-        if (strategy->kind != RK_ATTR_STR || !rk_ll_in(strategy->s, rk_ll_sched_strategies))
+        if (strategy->kind != RK_ATTR_STR || !rk_str_in(strategy->s, rk_ll_sched_strategies))
             return rk_ll_fail(lw, "unknown scheduler_strategy");
         rk_buf_puts(o, " \"amdgpu-sched-strategy\"=\"");
         rk_buf_puts(o, strategy->s);
@@ -1522,7 +1513,7 @@ static int rk_ll_lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
 static int rk_ll_lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *pred = rk_attrs_get(&op->attrs, "pred");
-    if (!pred || pred->kind != RK_ATTR_STR || !rk_ll_in(pred->s, rk_ll_cmp_preds))
+    if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_ll_cmp_preds))
         return rk_ll_fail(lw, "arith.cmp with an unknown pred");
     if (rk_ll_shape(lw, op, 2, 1))
         return -1;

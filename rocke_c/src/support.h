@@ -104,6 +104,10 @@ void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
 void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
                  int *added);
 
+/* ---- list membership (strlist.c) over NULL-terminated lists ---- */
+int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */
+void rk_str_join(rk_buf *out, const char *sep, const char *const *list); /* sep.join(list) */
+
 /* ---- number formatting (numfmt.c) ---- */
 #define RK_INT_DIGITS 24            /* str() of any long long, with its sign and NUL */
 /* Python's str(v) into out; its length. */

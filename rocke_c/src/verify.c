@@ -19,15 +19,6 @@ static const char *const rk_verify_preds[] = {"eq", "ne", "slt", "sle", "sgt", "
 
 static int rk_verify_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
-static int rk_verify_in(const char *s, const char *const *list)
-{
-    int i;
-    for (i = 0; s && list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* `attr in (v0, v1, ...)` for ints, with Python's ==; the list ends with -1. */
 static int rk_verify_attr_in(const rk_attr *a, const long long *values)
 {
@@ -137,7 +128,7 @@ static const char *rk_verify_check_constant(const rk_ir_op *op, rk_arena *arena)
     if (bad)
         return bad;
     t = op->results[0].type;
-    if (!rk_attr_is_str(rk_verify_attr(op, "ity"), t) || !rk_verify_in(t, types))
+    if (!rk_attr_is_str(rk_verify_attr(op, "ity"), t) || !rk_str_in(t, types))
         return rk_verify_msg(arena, "arith.constant of type %s", t);
     want_float = strcmp(t, "f32") == 0;
     return rk_verify_need((rk_verify_attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
@@ -162,7 +153,7 @@ static const char *rk_verify_same_type_binary(const rk_ir_op *op, rk_arena *aren
     if (bad)
         return bad;
     a = &op->operands[0], b = &op->operands[1], r = &op->results[0];
-    if (rk_verify_eq(a->type, b->type) && rk_verify_eq(b->type, r->type) && rk_verify_in(a->type, types))
+    if (rk_verify_eq(a->type, b->type) && rk_verify_eq(b->type, r->type) && rk_str_in(a->type, types))
         return NULL;
     return rk_verify_msg(arena, "%s on %s, %s -> %s", op->name, a->type, b->type, r->type);
 }
@@ -178,7 +169,7 @@ static const char *rk_verify_check_cmp(const rk_ir_op *op, rk_arena *arena)
     pred = rk_verify_attr(op, "pred");
     return rk_verify_need(rk_verify_eq(op->operands[0].type, "i32") && rk_verify_eq(op->operands[1].type, "i32")
                           && rk_verify_eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
-                          && rk_verify_in(pred->s, rk_verify_preds),
+                          && rk_str_in(pred->s, rk_verify_preds),
                           "arith.cmp needs two i32 operands, a known pred and an i1 result");
 }
 
@@ -317,7 +308,7 @@ static const char *rk_verify_check_atomic_fadd(const rk_ir_op *op, rk_arena *are
     v = op->operands;
     ok = rk_ir_is_ptr(v[0].type) && rk_verify_eq(v[1].type, "i32")
          && rk_verify_eq(rk_ir_vec_elem(arena, v[2].type), rk_ir_ptr_elem(arena, v[0].type))
-         && rk_verify_in(v[2].type, values);
+         && rk_str_in(v[2].type, values);
     return rk_verify_need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
 }
 

@@ -1,6 +1,6 @@
 /* test_support.c: the support layer every stage uses (support.h): the hash map, the
  * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c), the
- * type-name parser, number formatting. */
+ * type-name parser, number formatting, list membership. */
 #include <string.h>
 #include <stdio.h>
 #include "../src/internal.h"
@@ -165,6 +165,20 @@ static void test_fmt_int(void)
     rk_buf_free(&b);
 }
 
+static void test_str_lists(void)
+{
+    static const char *const modes[] = {"spec", "ir", "ll", NULL};
+    static const char *const none[] = {NULL};
+    rk_buf b;
+    CHECK(rk_str_in("ir", modes) && rk_str_in("ll", modes) && !rk_str_in("i", modes));
+    CHECK(!rk_str_in("", modes) && !rk_str_in(NULL, modes) && !rk_str_in("ir", none));
+    rk_buf_init(&b);
+    rk_str_join(&b, ", ", modes);
+    rk_str_join(&b, "|", none);
+    CHECK(!b.failed && strcmp(b.data, "spec, ir, ll") == 0);
+    rk_buf_free(&b);
+}
+
 int main(void)
 {
     test_map_put_get();
@@ -174,5 +188,6 @@ int main(void)
     test_buf_room_and_puts();
     test_type_names();
     test_fmt_int();
+    test_str_lists();
     return check_failures != 0;
 }
