@@ -147,11 +147,6 @@ long long rk_problem_out_depth(const rk_problem *p);
 long long rk_problem_in_depth(const rk_problem *p);
 int rk_problem_is_pointwise(const rk_problem *p);
 void rk_problem_short(const rk_problem *p, char out[RK_SHORT_MAX]);
-/* Python's // and % (floor) and the ceil/roundup built on them, for any sign of a (b != 0). */
-long long rk_floordiv(long long a, long long b);
-long long rk_floormod(long long a, long long b);
-long long rk_ceildiv(long long a, long long b);
-long long rk_roundup(long long a, long long b);
 long long rk_problem_out_size(long long size, long long pad, long long dil, long long filt,
                               long long stride);
 int rk_problem_build_problem(const rk_fields *fields, rk_problem *out, rk_error *err);

@@ -1,5 +1,6 @@
 /* support.h: the support layer every stage of the C engine uses (C only: Python has these
- * built in): the arena, the growable string buffer, a string-keyed hash map. Each section
+ * built in): the arena, the growable string buffer, a string-keyed hash map, list
+ * membership, Python's integer division, number formatting, IR type names. Each section
  * names the file that holds it. */
 #ifndef ROCKE_SUPPORT_H
 #define ROCKE_SUPPORT_H
@@ -107,6 +108,13 @@ void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash,
 /* ---- list membership (strlist.c) over NULL-terminated lists ---- */
 int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */
 void rk_str_join(rk_buf *out, const char *sep, const char *const *list); /* sep.join(list) */
+
+/* ---- integer helpers (intmath.c) ---- */
+/* Python's // and % (floor) and the ceil/roundup built on them, for any sign of a (b != 0). */
+long long rk_floordiv(long long a, long long b);
+long long rk_floormod(long long a, long long b);
+long long rk_ceildiv(long long a, long long b);
+long long rk_roundup(long long a, long long b);
 
 /* ---- number formatting (numfmt.c) ---- */
 #define RK_INT_DIGITS 24            /* str() of any long long, with its sign and NUL */

@@ -1,6 +1,6 @@
 /* test_support.c: the support layer every stage uses (support.h): the hash map, the
  * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c), the
- * type-name parser, number formatting, list membership. */
+ * type-name parser, number formatting, list membership, Python's integer division. */
 #include <string.h>
 #include <stdio.h>
 #include "../src/internal.h"
@@ -179,6 +179,16 @@ static void test_str_lists(void)
     rk_buf_free(&b);
 }
 
+static void test_int_math(void)
+{
+    CHECK(rk_floordiv(7, 2) == 3 && rk_floordiv(-7, 2) == -4 && rk_floordiv(7, -2) == -4);
+    CHECK(rk_floordiv(-7, -2) == 3 && rk_floordiv(-8, 2) == -4 && rk_floordiv(0, 5) == 0);
+    CHECK(rk_floormod(7, 3) == 1 && rk_floormod(-7, 3) == 2 && rk_floormod(7, -3) == -2);
+    CHECK(rk_floormod(-6, 3) == 0);
+    CHECK(rk_ceildiv(7, 2) == 4 && rk_ceildiv(-7, 2) == -3 && rk_ceildiv(8, 2) == 4);
+    CHECK(rk_roundup(7, 4) == 8 && rk_roundup(8, 4) == 8 && rk_roundup(-7, 4) == -4);
+}
+
 int main(void)
 {
     test_map_put_get();
@@ -189,5 +199,6 @@ int main(void)
     test_type_names();
     test_fmt_int();
     test_str_lists();
+    test_int_math();
     return check_failures != 0;
 }
