@@ -60,15 +60,6 @@ static int rk_buf_grow(rk_buf *b, size_t extra)
     return 0;
 }
 
-int rk_buf_room(rk_buf *b, size_t room)
-{
-    if (b->failed)
-        return -1;
-    if (b->cap - b->len > room)
-        return 0;
-    return rk_buf_reserve(b, b->cap > room ? b->cap : room * 2);
-}
-
 void rk_buf_putn_grow(rk_buf *b, const char *s, size_t n)
 {
     if (rk_buf_grow(b, n) != 0)

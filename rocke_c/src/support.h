@@ -33,8 +33,6 @@ void rk_buf_init(rk_buf *b);
 /* Room for n more bytes in one allocation of exactly that much (when the final size is known,
  * so a long text is not copied by a chain of doublings); -1 (and failed) when it failed. */
 int rk_buf_reserve(rk_buf *b, size_t n);
-/* At least room bytes free, growing by doubling; -1 (and failed) when it failed. */
-int rk_buf_room(rk_buf *b, size_t room);
 void rk_buf_putn_grow(rk_buf *b, const char *s, size_t n); /* rk_buf_putn's slow path */
 void rk_buf_printf(rk_buf *b, const char *fmt, ...);
 char *rk_buf_take(rk_buf *b);   /* hands the heap string to the caller; b is reset */
@@ -56,6 +54,17 @@ static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
         b->data[b->len] = '\0';
     } else
         rk_buf_putn_grow(b, s, n);
+}
+
+/* At least room bytes free, growing by doubling; -1 (and failed) when it failed. Inline:
+ * the lowering asks before every line. */
+static inline int rk_buf_room(rk_buf *b, size_t room)
+{
+    if (b->failed)
+        return -1;
+    if (b->cap - b->len > room)
+        return 0;
+    return rk_buf_reserve(b, b->cap > room ? b->cap : room * 2);
 }
 
 /* Append s, copying while there is room (no strlen pass over the short pieces). */
