@@ -40,9 +40,9 @@ SAN_ENV = {
     "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86",
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=87",
 }
-# The C sources a driver needs: the IR core and the lowering (not the spec layer or builders).
-C_SOURCES = ("arena.c", "buf.c", "error.c", "ir.c", "print_ir.c", "verify.c", "mma_atoms.c", "arch.c",
-             "problem.c", "lower_ll.c")
+# The C sources a driver needs: the support layer, the IR core and the lowering.
+C_SOURCES = ("arena.c", "buf.c", "error.c", "hashmap.c", "intmath.c", "numfmt.c", "typename.c", "strlist.c", "ir.c",
+             "print_ir.c", "verify.c", "mma_atoms.c", "arch.c", "lower_ll.c")
 BATCH = 100
 N_RANDOM = 600
 

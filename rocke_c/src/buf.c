@@ -1,5 +1,7 @@
-/* buf.c: a growable string buffer with amortised doubling, so printing a kernel is linear
- * in its size. A failed grow marks the buffer; the caller checks `failed` once at the end. */
+/* buf.c: the growable string buffer (support.h) with amortised doubling, so printing a
+ * kernel is linear in its size, and an exact reserve for a text whose size is known. A failed
+ * grow marks the buffer; the caller checks `failed` once at the end. The short appends are
+ * inline in support.h; their slow path is here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,26 @@ void rk_buf_init(rk_buf *b)
     b->failed = 0;
 }
 
-static int rk_buf_reserve(rk_buf *b, size_t extra)
+int rk_buf_reserve(rk_buf *b, size_t n)
+{
+    char *data;
+    if (b->failed)
+        return -1;
+    if (b->len + n + 1 <= b->cap)
+        return 0;
+    if (b->len + n + 1 < b->len || !(data = realloc(b->data, b->len + n + 1))) {
+        b->failed = 1;
+        return -1;
+    }
+    if (!b->data)
+        data[0] = '\0';
+    b->data = data;
+    b->cap = b->len + n + 1;
+    return 0;
+}
+
+/* Room for extra more bytes, doubling (amortised). */
+static int rk_buf_grow(rk_buf *b, size_t extra)
 {
     size_t need, cap;
     char *data;
@@ -39,18 +60,13 @@ static int rk_buf_reserve(rk_buf *b, size_t extra)
     return 0;
 }
 
-void rk_buf_putn(rk_buf *b, const char *s, size_t n)
+void rk_buf_putn_grow(rk_buf *b, const char *s, size_t n)
 {
-    if (rk_buf_reserve(b, n) != 0)
+    if (rk_buf_grow(b, n) != 0)
         return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
-}
-
-void rk_buf_puts(rk_buf *b, const char *s)
-{
-    rk_buf_putn(b, s, strlen(s));
 }
 
 void rk_buf_printf(rk_buf *b, const char *fmt, ...)
@@ -69,7 +85,7 @@ void rk_buf_printf(rk_buf *b, const char *fmt, ...)
         rk_buf_putn(b, small, (size_t)n);
         return;
     }
-    if (rk_buf_reserve(b, (size_t)n) != 0)
+    if (rk_buf_grow(b, (size_t)n) != 0)
         return;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

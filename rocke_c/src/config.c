@@ -24,10 +24,15 @@ typedef struct rk_parse_state {
     rk_config *config;
     rk_arena *arena;
     int table;           /* enum rk_table of the last header; -1 before any */
-    int *slots;          /* open-addressing hash of entry indices (-1 = empty), so
-                            duplicate detection stays linear in the number of keys */
-    size_t n_slots;      /* a power of two, at least twice n_entries */
+    rk_map keys;         /* "<table><key>" -> rk_key_entry, so duplicate
+                            detection stays linear in the number of keys */
 } rk_parse_state;
+
+/* C only (Python keys a dict by (table, key)): an entry of rk_parse_state.keys. */
+typedef struct rk_key_entry {
+    rk_map_key k;
+    int index;           /* in config->entries */
+} rk_key_entry;
 
 /* One line of the text, without its '\n' (and without a final '\r'). */
 typedef struct rk_line {
@@ -332,31 +337,7 @@ static int rk_parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk
     return 0;
 }
 
-/* C only (Python keys a dict by (table, key)): FNV-1a of the table and the key. */
-static size_t rk_key_hash(int table, const char *key)
-{
-    unsigned long h = 2166136261UL;
-    h = ((h ^ (unsigned long)table) * 16777619UL) & 0xFFFFFFFFUL;
-    for (; *key; key++)
-        h = ((h ^ (unsigned char)*key) * 16777619UL) & 0xFFFFFFFFUL;
-    return (size_t)h;
-}
-
-/* The slot holding (table, key), or the empty slot where it would go. */
-static size_t rk_key_slot(const rk_parse_state *st, int table, const char *key)
-{
-    size_t mask = st->n_slots - 1, s = rk_key_hash(table, key) & mask;
-    for (;;) {
-        int idx = st->slots[s];
-        if (idx < 0)
-            return s;
-        if (st->config->entries[idx].table == table && strcmp(st->config->entries[idx].key, key) == 0)
-            return s;
-        s = (s + 1) & mask;
-    }
-}
-
-/* Room for one more entry in the entry array and the hash (both doubled in the arena). */
+/* Room for one more entry in the entry array (doubled in the arena). */
 static int rk_reserve_entry(rk_parse_state *st, rk_error *err)
 {
     rk_config *cfg = st->config;
@@ -370,19 +351,6 @@ static int rk_reserve_entry(rk_parse_state *st, rk_error *err)
         cfg->entries = grown;
         cfg->cap_entries = cap;
     }
-    if ((size_t)(cfg->n_entries + 1) * 2 > st->n_slots) {
-        size_t n = st->n_slots ? st->n_slots * 2 : 128, s;
-        int k;
-        int *slots = rk_alloc(st->arena, n * sizeof *slots);
-        if (!slots)
-            return rk_fail_internal(err, "out of memory");
-        for (s = 0; s < n; s++)
-            slots[s] = -1;
-        st->slots = slots;
-        st->n_slots = n;
-        for (k = 0; k < cfg->n_entries; k++)
-            slots[rk_key_slot(st, cfg->entries[k].table, cfg->entries[k].key)] = k;
-    }
     return 0;
 }
 
@@ -390,22 +358,32 @@ static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_p
                         rk_error *err)
 {
     rk_config *cfg = st->config;
-    size_t slot;
+    rk_key_entry *slot;
     rk_entry *e;
+    char *table_key;
+    size_t n = strlen(key);
+    int added;
     if (st->table < 0)
         return rk_fail(err, "E_UNKNOWN_KEY", "line %d: key '%s' is outside any table", lineno, key);
     if (rk_reserve_entry(st, err) != 0)
         return -1;
-    slot = rk_key_slot(st, st->table, key);
-    if (st->slots[slot] >= 0)
+    table_key = rk_alloc(st->arena, n + 2);
+    if (!table_key)
+        return rk_fail_internal(err, "out of memory");
+    table_key[0] = (char)('0' + st->table);
+    memcpy(table_key + 1, key, n + 1);
+    slot = rk_map_put(&st->keys, st->arena, table_key, rk_hash(table_key), sizeof *slot, &added);
+    if (!slot)
+        return rk_fail_internal(err, "out of memory");
+    if (!added)
         return rk_fail(err, "E_DUPLICATE_KEY", "line %d: key '%s' in [%s] is set twice (first on line %d)",
-                       lineno, key, rk_table_names[st->table], cfg->entries[st->slots[slot]].line);
+                       lineno, key, rk_table_names[st->table], cfg->entries[slot->index].line);
     e = &cfg->entries[cfg->n_entries];
     e->table = st->table;
     e->key = key;
     e->line = lineno;
     e->value = *value;
-    st->slots[slot] = cfg->n_entries++;
+    slot->index = cfg->n_entries++;
     return 0;
 }
 
@@ -463,8 +441,7 @@ int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *ou
     st.config = out;
     st.arena = arena;
     st.table = -1;
-    st.slots = NULL;
-    st.n_slots = 0;
+    rk_map_init(&st.keys);
     if (len == 0)
         text = empty;
     line.lineno = 0;

@@ -19,17 +19,6 @@ const char *rocke_implemented_modes(void) { return "spec,ir,ll"; }
 
 const char *rocke_version(void) { return "0.1.0"; }
 
-static int rk_emit_in(const char *word, const char *const *list)
-{
-    int i;
-    if (!word)
-        return 0;
-    for (i = 0; list[i]; i++)
-        if (strcmp(word, list[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* A mode or flavor is echoed only when it is 1-16 bytes of [a-z0-9] (contract §2). */
 static int rk_emit_echo(const char *word)
 {
@@ -47,12 +36,12 @@ static int rk_emit_echo(const char *word)
 
 static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, rk_error *err)
 {
-    if (!rk_emit_in(mode, rk_modes)) {
+    if (!rk_str_in(mode, rk_modes)) {
         if (rk_emit_echo(mode))
             return rk_fail(err, "E_MODE", "unknown mode '%s' (expected spec, ir or ll)", mode);
         return rk_fail(err, "E_MODE", "unknown mode (expected spec, ir or ll)");
     }
-    if (!rk_emit_in(flavor, rk_flavors)) {
+    if (!rk_str_in(flavor, rk_flavors)) {
         if (rk_emit_echo(flavor))
             return rk_fail(err, "E_FLAVOR", "unknown flavor '%s' (expected llvm20, llvm22 or llvm23)", flavor);
         return rk_fail(err, "E_FLAVOR", "unknown flavor (expected llvm20, llvm22 or llvm23)");

@@ -6,33 +6,7 @@
 
 #include <stddef.h>
 #include <stdarg.h>
-
-/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
-typedef struct rk_arena_block rk_arena_block;
-typedef struct rk_arena {
-    rk_arena_block *head;
-    int failed; /* set once an allocation failed */
-} rk_arena;
-
-void rk_arena_init(rk_arena *arena);
-void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
-char *rk_strndup(rk_arena *arena, const char *s, size_t n);
-void rk_arena_free(rk_arena *arena);
-
-/* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
-typedef struct rk_buf {
-    char *data;  /* NUL-terminated while ok */
-    size_t len;
-    size_t cap;
-    int failed;  /* set once a grow failed; later appends are no-ops */
-} rk_buf;
-
-void rk_buf_init(rk_buf *b);
-void rk_buf_puts(rk_buf *b, const char *s);
-void rk_buf_putn(rk_buf *b, const char *s, size_t n);
-void rk_buf_printf(rk_buf *b, const char *fmt, ...);
-char *rk_buf_take(rk_buf *b);   /* hands the heap string to the caller; b is reset */
-void rk_buf_free(rk_buf *b);
+#include "support.h"
 
 /* ---- errors ---- */
 #define RK_MESSAGE_MAX 512
@@ -173,11 +147,6 @@ long long rk_problem_out_depth(const rk_problem *p);
 long long rk_problem_in_depth(const rk_problem *p);
 int rk_problem_is_pointwise(const rk_problem *p);
 void rk_problem_short(const rk_problem *p, char out[RK_SHORT_MAX]);
-/* Python's // and % (floor) and the ceil/roundup built on them, for any sign of a (b != 0). */
-long long rk_floordiv(long long a, long long b);
-long long rk_floormod(long long a, long long b);
-long long rk_ceildiv(long long a, long long b);
-long long rk_roundup(long long a, long long b);
 long long rk_problem_out_size(long long size, long long pad, long long dil, long long filt,
                               long long stride);
 int rk_problem_build_problem(const rk_fields *fields, rk_problem *out, rk_error *err);

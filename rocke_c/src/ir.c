@@ -89,17 +89,6 @@ char *rk_ir_printf(rk_arena *arena, const char *fmt, ...)
     return out;
 }
 
-/* Python's t[start:end] for 0 <= start, end (clamped to the string). */
-static const char *rk_ir_slice(rk_arena *arena, const char *t, size_t start, size_t end)
-{
-    size_t len = strlen(t);
-    if (end > len)
-        end = len;
-    if (start > end)
-        start = end;
-    return rk_strndup(arena, t + start, end - start);
-}
-
 /* ---- attr values (AttrValue) ---- */
 
 static rk_attr *rk_attr_new(rk_arena *arena, rk_attr_kind kind)
@@ -305,6 +294,80 @@ int rk_attr_py_eq(const rk_attr *a, const rk_attr *b)
     return 1;
 }
 
+/* Python's str() of an attr value (repr: its repr(), as inside a list or dict), None for a
+ * missing one; the one emulation of str() (the verifier's and the lowering's messages). */
+void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
+{
+    int i;
+    if (!a) {
+        rk_buf_puts(o, "None");
+        return;
+    }
+    switch (a->kind) {
+    case RK_ATTR_BOOL:
+        rk_buf_puts(o, a->i ? "True" : "False");
+        return;
+    case RK_ATTR_INT:
+        rk_buf_put_int(o, a->i);
+        return;
+    case RK_ATTR_FLOAT:
+        rk_print_ir_format_float(o, a->f);
+        return;
+    case RK_ATTR_STR:
+        if (!repr) {
+            rk_buf_puts(o, a->s);
+            return;
+        }
+        {
+            char quote = strchr(a->s, '\'') && !strchr(a->s, '"') ? '"' : '\'';
+            const char *p;
+            rk_buf_putn(o, &quote, 1);
+            for (p = a->s; *p; p++) {
+                unsigned char c = (unsigned char)*p;
+                if (c == '\\' || c == (unsigned char)quote) {
+                    rk_buf_putn(o, "\\", 1);
+                    rk_buf_putn(o, p, 1);
+                } else if (c == '\n')
+                    rk_buf_puts(o, "\\n");
+                else if (c == '\r')
+                    rk_buf_puts(o, "\\r");
+                else if (c == '\t')
+                    rk_buf_puts(o, "\\t");
+                else if (c < 0x20 || c == 0x7f)
+                    rk_buf_printf(o, "\\x%02x", c);
+                else
+                    rk_buf_putn(o, p, 1);
+            }
+            rk_buf_putn(o, &quote, 1);
+        }
+        return;
+    case RK_ATTR_LIST:
+        rk_buf_putn(o, "[", 1);
+        for (i = 0; i < a->n; i++) {
+            if (i > 0)
+                rk_buf_putn(o, ", ", 2);
+            rk_attr_py_str(o, a->items[i], 1);
+        }
+        rk_buf_putn(o, "]", 1);
+        return;
+    case RK_ATTR_MAP:
+        rk_buf_putn(o, "{", 1);
+        for (i = 0; i < a->map.n; i++) {
+            rk_attr key;
+            if (i > 0)
+                rk_buf_putn(o, ", ", 2);
+            memset(&key, 0, sizeof key);
+            key.kind = RK_ATTR_STR;
+            key.s = a->map.items[i].key;
+            rk_attr_py_str(o, &key, 1);
+            rk_buf_puts(o, ": ");
+            rk_attr_py_str(o, a->map.items[i].value, 1);
+        }
+        rk_buf_putn(o, "}", 1);
+        return;
+    }
+}
+
 /* ---- types (docs/ir.md §1) ---- */
 
 char *rk_ir_vec(rk_arena *arena, const char *elem, long long n)
@@ -329,115 +392,50 @@ char *rk_ir_smem(rk_arena *arena, const char *elem, long long rows, long long co
     return elem ? rk_ir_printf(arena, "smem<%s, [%lldx%lld]>", elem, rows, cols) : NULL;
 }
 
-static int rk_ir_starts(const char *t, const char *prefix)
-{
-    return strncmp(t, prefix, strlen(prefix)) == 0;
-}
-
-int rk_ir_is_vec(const char *t) { return rk_ir_starts(t, "vec<"); }
-
-/* The element span of a vec, t[4:t.rindex("x")]; -1 when t has no 'x' (Python raises). */
-static int rk_ir_vec_elem_span(const char *t, size_t *start, size_t *len)
-{
-    const char *x = strrchr(t, 'x');
-    if (!x)
-        return -1;
-    *start = 4;
-    *len = (size_t)(x - t) > 4 ? (size_t)(x - t) - 4 : 0;
-    return 0;
-}
+int rk_ir_is_vec(const char *t) { return RK_TYPE_IS_VEC(t); }
 
 const char *rk_ir_vec_elem(rk_arena *arena, const char *t)
 {
-    size_t start, len;
+    const char *elem;
+    size_t len;
     if (!rk_ir_is_vec(t))
         return t;
-    if (rk_ir_vec_elem_span(t, &start, &len))
+    if (rk_type_vec_elem(t, &elem, &len))
         return NULL;
-    return rk_strndup(arena, t + start, len);
+    return rk_strndup(arena, elem, len);
 }
 
-/* Python's int() of s[0:n] for an optional sign and decimal digits, single underscores
- * between digits allowed; RK_IR_BAD_LEN where int() raises (or past 18 digits). */
-static long long rk_ir_py_int(const char *s, size_t n)
-{
-    size_t i = 0;
-    int digits = 0, negative = 0, after_digit = 0;
-    long long v = 0;
-    if (i < n && (s[i] == '+' || s[i] == '-'))
-        negative = s[i++] == '-';
-    for (; i < n; i++) {
-        if (s[i] == '_' && after_digit && i + 1 < n) {
-            after_digit = 0;
-            continue;
-        }
-        if (s[i] < '0' || s[i] > '9' || ++digits > 18)
-            return RK_IR_BAD_LEN;
-        v = v * 10 + (s[i] - '0');
-        after_digit = 1;
-    }
-    if (!digits || !after_digit)
-        return RK_IR_BAD_LEN;
-    return negative ? -v : v;
-}
+long long rk_ir_vec_len(const char *t) { return rk_type_vec_len(t); }
 
-long long rk_ir_vec_len(const char *t)
-{
-    const char *x;
-    size_t len = strlen(t), from, to;
-    if (!rk_ir_is_vec(t))
-        return 1;
-    x = strrchr(t, 'x');
-    if (!x)
-        return RK_IR_BAD_LEN;
-    from = (size_t)(x - t) + 1; /* t[t.rindex("x") + 1:-1] */
-    to = len - 1;
-    return rk_ir_py_int(t + from, from < to ? to - from : 0);
-}
-
-int rk_ir_is_ptr(const char *t) { return rk_ir_starts(t, "ptr<"); }
+int rk_ir_is_ptr(const char *t) { return RK_TYPE_IS_PTR(t); }
 
 /* t[start:t.index(",")], or NULL when t has no ',' (Python raises). */
 static const char *rk_ir_elem_before_comma(rk_arena *arena, const char *t, size_t start)
 {
-    const char *comma = strchr(t, ',');
-    if (!comma)
+    const char *elem;
+    size_t len;
+    if (rk_type_elem_before_comma(t, start, &elem, &len))
         return NULL;
-    return rk_ir_slice(arena, t, start, (size_t)(comma - t));
+    return rk_strndup(arena, elem, len);
 }
 
 const char *rk_ir_ptr_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 4); }
 
-int rk_ir_is_smem(const char *t) { return rk_ir_starts(t, "smem<"); }
+int rk_ir_is_smem(const char *t) { return RK_TYPE_IS_SMEM(t); }
 
 const char *rk_ir_smem_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 5); }
 
-int rk_ir_smem_shape(const char *t, long long *rows, long long *cols)
-{
-    const char *open = strchr(t, '['), *close = strchr(t, ']'), *x;
-    size_t from, to;
-    if (!open || !close)
-        return -1;
-    from = (size_t)(open - t) + 1;
-    to = (size_t)(close - t);
-    if (from > to)
-        from = to;
-    x = memchr(t + from, 'x', to - from);
-    if (!x || memchr(x + 1, 'x', to - (size_t)(x + 1 - t)))
-        return -1; /* split("x") must give exactly two parts */
-    *rows = rk_ir_py_int(t + from, (size_t)(x - (t + from)));
-    *cols = rk_ir_py_int(x + 1, to - (size_t)(x + 1 - t));
-    return *rows == RK_IR_BAD_LEN || *cols == RK_IR_BAD_LEN ? -1 : 0;
-}
+int rk_ir_smem_shape(const char *t, long long *rows, long long *cols) { return rk_type_smem_shape(t, rows, cols); }
 
 /* SCALAR_BITS[vec_elem(t)], 0 when vec_elem(t) is not a scalar (Python raises KeyError). */
 static long long rk_ir_elem_bits(const char *t)
 {
-    size_t start = 0, len = strlen(t);
+    const char *elem;
+    size_t len;
     int i;
-    if (rk_ir_is_vec(t) && rk_ir_vec_elem_span(t, &start, &len))
+    if (rk_type_vec_elem(t, &elem, &len))
         return 0;
-    i = rk_ir_scalar_index(t + start, len);
+    i = rk_ir_scalar_index(elem, len);
     return i < 0 ? 0 : rk_ir_scalar_bit_counts[i];
 }
 
@@ -501,14 +499,13 @@ static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
 static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
                                   int n_operands, const char *hint, const char *type, rk_attrs attrs);
 
-/* One entry of the constant cache: the chains of a bucket hold the constants of every open
- * region, newest first, so the first match is the innermost one (Python's reversed(caches)). */
+/* A cached constant: Python's caches are one dict per open region, searched innermost
+ * first; here one map holds every (type, value) key ever cached, and a key's constant is
+ * live while the region that made it is open (a lookup only hits when the outer regions
+ * had no such constant, so a key is live in at most one region). */
 struct rk_b_const {
-    const char *ity;
-    const rk_attr *value;
-    rk_ir_value *result;
-    unsigned long hash;
-    rk_b_const *next;         /* in its bucket */
+    rk_map_key k;             /* rk_b_const_key's text */
+    rk_ir_value *result;      /* NULL once its region is popped */
     rk_b_const *frame_next;   /* in its region's list */
 };
 
@@ -550,6 +547,7 @@ static void rk_b_open(rk_builder *b, rk_ir_region *region)
 void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs *attrs)
 {
     memset(b, 0, sizeof *b);
+    rk_map_init(&b->consts);
     b->arena = arena;
     b->kernel = rk_alloc(arena, sizeof *b->kernel);
     if (!b->kernel || !name || rk_attrs_copy(arena, &b->kernel->attrs, attrs)) {
@@ -583,15 +581,6 @@ void rk_b_push_region(rk_builder *b, rk_ir_region *region)
     rk_b_open(b, region);
 }
 
-static void rk_b_unlink(rk_builder *b, const rk_b_const *entry)
-{
-    rk_b_const **at = &b->buckets[entry->hash % RK_B_BUCKETS];
-    while (*at && *at != entry)
-        at = &(*at)->next;
-    if (*at)
-        *at = entry->next;
-}
-
 void rk_b_pop_region(rk_builder *b)
 {
     rk_b_const *entry;
@@ -603,40 +592,39 @@ void rk_b_pop_region(rk_builder *b)
     }
     b->n_regions--;
     for (entry = b->frames[b->n_regions]; entry; entry = entry->frame_next)
-        rk_b_unlink(b, entry);
+        entry->result = NULL;
 }
 
-/* A hash that agrees with Python's ==: numbers that compare equal hash alike. */
-static unsigned long rk_b_hash(const char *ity, const rk_attr *value)
+/* The cache key of (ity, value), a text that two values share iff Python's == holds: a
+ * number that equals an integer is keyed by that integer (True, 1 and 1.0 alike), another
+ * float by its exact hex digits, a string (after another separator) by itself. In small when it fits, else in the arena; NULL on a
+ * failed allocation, and for a NaN (never equal to anything, so never cached). */
+static const char *rk_b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
+                                  size_t cap)
 {
-    unsigned long h = 2166136261u;
-    unsigned long long bits = 0;
-    const char *p;
-    for (p = ity; *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    if (value->kind == RK_ATTR_STR) {
-        for (p = value->s; *p; p++)
-            h = (h ^ (unsigned char)*p) * 16777619u;
-        return h;
-    }
-    if (value->kind != RK_ATTR_FLOAT)
-        bits = (unsigned long long)value->i;
+    char number[64] = "i";
+    const char *tail = number;
+    size_t n_ity = strlen(ity), n_tail;
+    char *key;
+    if (value->kind == RK_ATTR_STR)
+        tail = value->s;
+    else if (value->kind != RK_ATTR_FLOAT)
+        rk_fmt_int(value->i, number + 1);
+    else if (value->f != value->f)
+        return NULL;
     else if (value->f >= -9223372036854775808.0 && value->f < 9223372036854775808.0
              && (double)(long long)value->f == value->f)
-        bits = (unsigned long long)(long long)value->f;
+        rk_fmt_int((long long)value->f, number + 1);
     else
-        memcpy(&bits, &value->f, sizeof bits < sizeof value->f ? sizeof bits : sizeof value->f);
-    return (h ^ (unsigned long)(bits ^ (bits >> 32))) * 16777619u;
-}
-
-static rk_ir_value *rk_b_cached(const rk_builder *b, const char *ity, const rk_attr *value,
-                                unsigned long hash)
-{
-    const rk_b_const *e;
-    for (e = b->buckets[hash % RK_B_BUCKETS]; e; e = e->next)
-        if (e->hash == hash && strcmp(e->ity, ity) == 0 && rk_attr_py_eq(e->value, value))
-            return e->result;
-    return NULL;
+        snprintf(number, sizeof number, "f%a", value->f);
+    n_tail = strlen(tail);
+    key = n_ity + n_tail + 3 <= cap ? small : rk_alloc(arena, n_ity + n_tail + 3);
+    if (!key)
+        return NULL;
+    memcpy(key, ity, n_ity);
+    key[n_ity] = value->kind == RK_ATTR_STR ? '\x1e' : '\x1f';
+    memcpy(key + n_ity + 1, tail, n_tail + 1);
+    return key;
 }
 
 /* A copy of a scalar value (a string is copied too). */
@@ -654,32 +642,44 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     rk_ir_value *result;
     rk_attr *copy;
     rk_b_const *entry;
-    unsigned long hash;
+    const char *key;
+    char small[128];
+    unsigned int hash = 0;
     if (b->failed)
         return NULL;
     if (!ity || !value || value->kind == RK_ATTR_LIST || value->kind == RK_ATTR_MAP) {
         rk_ir_fail(b, "constant of a NULL type or an unhashable value");
         return NULL;
     }
-    hash = rk_b_hash(ity, value);
-    result = rk_b_cached(b, ity, value, hash);
-    if (result)
-        return result;
+    key = rk_b_const_key(b->arena, ity, value, small, sizeof small);
+    if (!key && b->arena->failed) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    if (key) {
+        hash = rk_hash(key);
+        entry = rk_map_get(&b->consts, key, hash);
+        if (entry && entry->result)
+            return entry->result;
+    }
     copy = rk_attr_copy(b->arena, value);
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
     rk_attrs_set(b->arena, &attrs, "value", copy);
     result = rk_b_op_owned(b, "arith.constant", NULL, 0, "c", ity, attrs);
-    entry = result ? rk_alloc(b->arena, sizeof *entry) : NULL;
+    if (!result) {
+        rk_ir_fail(b, "out of memory");
+        return NULL;
+    }
+    if (!key)
+        return result;
+    if (key == small)
+        key = rk_strndup(b->arena, small, strlen(small));
+    entry = key ? rk_map_put(&b->consts, b->arena, key, hash, sizeof *entry, NULL) : NULL;
     if (!entry) {
         rk_ir_fail(b, "out of memory");
         return NULL;
     }
-    entry->ity = result->type;
-    entry->value = copy;
     entry->result = result;
-    entry->hash = hash;
-    entry->next = b->buckets[hash % RK_B_BUCKETS];
-    b->buckets[hash % RK_B_BUCKETS] = entry;
     entry->frame_next = b->frames[b->n_regions - 1];
     b->frames[b->n_regions - 1] = entry;
     return result;

@@ -98,9 +98,7 @@ typedef struct rk_ir_carried {
     const rk_ir_value *init;
 } rk_ir_carried;
 
-typedef struct rk_b_const rk_b_const;   /* a constant-cache entry (ir.c) */
-
-#define RK_B_BUCKETS 256
+typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 
 typedef struct rk_builder {
     rk_arena *arena;
@@ -109,7 +107,7 @@ typedef struct rk_builder {
     rk_ir_region **regions;     /* the open regions, innermost last */
     rk_b_const **frames;        /* per open region: its constants, newest first */
     int n_regions, cap_regions;
-    rk_b_const *buckets[RK_B_BUCKETS]; /* every cached constant of the open regions */
+    rk_map consts;              /* (type, value) key -> its constant, live while its region is open */
     long long op_limit;         /* the hard size limit: the op past it fails (0: unlimited;
                                  * the kernel builder sets its bound, docs/kernels.md §9) */
     long long num_ops;
@@ -143,13 +141,15 @@ int rk_attr_py_eq(const rk_attr *a, const rk_attr *b);
 int rk_attr_py_eq_int(const rk_attr *a, long long v);
 int rk_attr_py_cmp_int(const rk_attr *a, long long v);
 int rk_attr_is_str(const rk_attr *a, const char *s);
+/* Python's str(a) appended to o (repr = 1: repr(a)); "None" for a NULL a. */
+void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr);
 /* A printf into the arena (NULL when the arena failed). */
 char *rk_ir_printf(rk_arena *arena, const char *fmt, ...);
 
 /* types (docs/ir.md §1). Constructors give arena strings (NULL on failure); the accessors
  * mirror Python's slicing. Where Python raises on a malformed name (no 'x' in a vec, no ','
  * in an smem), the C accessor gives NULL or RK_IR_BAD_LEN. */
-#define RK_IR_BAD_LEN (-9223372036854775807LL - 1)
+#define RK_IR_BAD_LEN RK_TYPE_BAD_INT   /* the parser is typename.c (support.h) */
 char *rk_ir_vec(rk_arena *arena, const char *elem, long long n);
 char *rk_ir_vec_or_scalar(rk_arena *arena, const char *elem, long long n);
 char *rk_ir_ptr(rk_arena *arena, const char *elem);

@@ -340,24 +340,18 @@ typedef struct rk_ll_block {
     rk_ll_base *bases;      /* (this block, alloc) -> base pointer temp */
 } rk_ll_block;
 
-/* One IR name's bindings: names[key] (the LLVM operand text) and ints[key]. */
-/* A binding of an IR name: names[key] (the LLVM operand text) or ints[key] (a value). */
+/* A binding of an IR name in the direct array: names[key] (the LLVM operand text). */
 typedef struct rk_ll_name {
     const char *key;        /* NULL: an empty slot */
-    const char *text;       /* names: NULL until bound */
+    const char *text;       /* NULL until bound */
 } rk_ll_name;
 
+/* An entry of the maps names (the rest of names: text) and ints (value). */
 typedef struct rk_ll_entry {
-    rk_ll_name name;
-    unsigned int hash;      /* of name.key */
+    rk_map_key k;
+    const char *text;       /* names only */
     long long value;        /* ints only */
 } rk_ll_entry;
-
-/* An open-addressing table of entries (names' overflow, and ints). */
-typedef struct rk_ll_table {
-    rk_ll_entry *slots;
-    size_t cap, n;
-} rk_ll_table;
 
 static const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
                                                 "align", "dereferenceable", "addr_space", NULL};
@@ -385,8 +379,8 @@ typedef struct rk_lowerer {
     unsigned char needed[RK_LL_N_DECLS];
     rk_ll_name *direct;     /* Python's names: by a name's trailing number (rk_ll_slot) */
     size_t cap_direct;
-    rk_ll_table names;      /* the rest of names */
-    rk_ll_table ints;       /* Python's ints */
+    rk_map names;           /* the rest of names (rk_ll_entry) */
+    rk_map ints;            /* Python's ints (rk_ll_entry) */
     rk_ll_plan plan;
     const char *pool;
     const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
@@ -445,91 +439,6 @@ static int rk_ll_shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int m
     return 0;
 }
 
-static int rk_ll_in(const char *s, const char *const *list)
-{
-    int i;
-    for (i = 0; list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* Python's str(int) into out (at least 21 bytes); the length. */
-static size_t rk_ll_itoa(long long v, char *out)
-{
-    char tmp[24];
-    size_t n = 0, i;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[n++] = (char)('0' + (int)(u % 10));
-        u /= 10;
-    } while (u);
-    i = 0;
-    if (v < 0)
-        out[i++] = '-';
-    while (n)
-        out[i++] = tmp[--n];
-    out[i] = '\0';
-    return i;
-}
-
-/* Room for n more bytes in o at once, so the module is not copied by a chain of doublings
- * (rk_buf's own growth, done here in one step: o's data is realloc'd heap like buf.c's). */
-static void rk_ll_reserve(int *oom, rk_buf *o, size_t n)
-{
-    char *data;
-    if (o->failed || o->len + n + 1 <= o->cap)
-        return;
-    if (!(data = realloc(o->data, o->len + n + 1))) {
-        *oom = 1;
-        return;
-    }
-    if (!o->data)
-        data[0] = '\0';
-    o->data = data;
-    o->cap = o->len + n + 1;
-}
-
-/* At least `room` bytes free in o, growing by doubling (amortised, like rk_buf). */
-static void rk_ll_room(int *oom, rk_buf *o, size_t room)
-{
-    if (o->cap - o->len <= room && !o->failed)
-        rk_ll_reserve(oom, o, o->cap > room ? o->cap : room * 2);
-}
-
-/* rk_buf_putn with the common case (room left) inline: the lines are built from many short
- * pieces. The buffer stays NUL-terminated. */
-static void rk_ll_putn(rk_buf *o, const char *s, size_t n)
-{
-    if (!o->failed && o->len + n < o->cap) {
-        char *d = o->data + o->len;
-        if (n <= 16) {
-            size_t i;
-            for (i = 0; i < n; i++)
-                d[i] = s[i];
-        } else
-            memcpy(d, s, n);
-        o->len += n;
-        o->data[o->len] = '\0';
-    } else
-        rk_buf_putn(o, s, n);
-}
-
-/* rk_buf_puts, copying while there is room (no strlen pass over the short pieces). */
-static void rk_ll_puts(rk_buf *o, const char *s)
-{
-    if (!o->failed && o->data) {
-        char *d = o->data + o->len, *end = o->data + o->cap - 1;
-        while (*s && d < end)
-            *d++ = *s++;
-        *d = '\0';
-        o->len = (size_t)(d - o->data);
-        if (!*s)
-            return;
-    }
-    rk_buf_puts(o, s);
-}
-
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
 static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
@@ -547,10 +456,6 @@ static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, co
     return s;
 }
 
-/* is_vec / is_ptr / is_smem (t.startswith(...)) without a call */
-#define RK_LL_IS_VEC(t) ((t)[0] == 'v' && (t)[1] == 'e' && (t)[2] == 'c' && (t)[3] == '<')
-#define RK_LL_IS_PTR(t) ((t)[0] == 'p' && (t)[1] == 't' && (t)[2] == 'r' && (t)[3] == '<')
-#define RK_LL_IS_SMEM(t) ((t)[0] == 's' && (t)[1] == 'm' && (t)[2] == 'e' && (t)[3] == 'm' && (t)[4] == '<')
 /* a == b for a literal b, with the first byte compared inline */
 #define RK_LL_EQ(a, b) ((a)[0] == (b)[0] && strcmp((a), (b)) == 0)
 
@@ -598,39 +503,6 @@ static const rk_ll_scalar *rk_ll_scalar_row(rk_lowerer *lw, const char *t, size_
     return NULL;
 }
 
-/* vec_elem(t) as a span of t: t[4:t.rindex("x")] for a vec, all of t otherwise; -1 where
- * Python raises (a vec without an 'x'). */
-static int rk_ll_vec_elem(const char *t, const char **elem, size_t *n)
-{
-    const char *x;
-    if (!RK_LL_IS_VEC(t)) {
-        *elem = t;
-        *n = strlen(t);
-        return 0;
-    }
-    x = strrchr(t, 'x');
-    if (!x)
-        return -1;
-    *elem = t + 4;
-    *n = x - t > 4 ? (size_t)(x - t) - 4 : 0;
-    return 0;
-}
-
-/* t[start:t.index(",")] (ptr_elem, smem_elem) as a span; -1 without a ','. */
-static int rk_ll_elem_before_comma(const char *t, size_t start, const char **elem, size_t *n)
-{
-    const char *comma = strchr(t, ',');
-    size_t end, len = strlen(t);
-    if (!comma)
-        return -1;
-    end = (size_t)(comma - t);
-    if (start > len)
-        start = len;
-    *elem = t + start;
-    *n = end > start ? end - start : 0;
-    return 0;
-}
-
 /* vec_len(t), or -1 (a crash) where Python's int() raises. */
 static int rk_ll_vec_len(rk_lowerer *lw, const char *t, long long *n)
 {
@@ -646,37 +518,36 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
     const rk_ll_scalar *row;
     const char *elem;
     size_t n;
-    if (RK_LL_IS_VEC(t)) {
+    if (RK_TYPE_IS_VEC(t)) {
         long long len;
-        char digits[24];
         if (rk_ll_vec_len(lw, t, &len))
             return -1;
-        if (rk_ll_vec_elem(t, &elem, &n))
+        if (rk_type_vec_elem(t, &elem, &n))
             return rk_ll_crash(lw, NULL);
         if (!(row = rk_ll_scalar_row(lw, elem, n)))
             return -1;
-        rk_ll_putn(o, "<", 1);
-        rk_ll_putn(o, digits, rk_ll_itoa(len, digits));
-        rk_ll_putn(o, " x ", 3);
-        rk_ll_puts(o, row->llvm);
-        rk_ll_putn(o, ">", 1);
+        rk_buf_putn(o, "<", 1);
+        rk_buf_put_int(o, len);
+        rk_buf_putn(o, " x ", 3);
+        rk_buf_puts(o, row->llvm);
+        rk_buf_putn(o, ">", 1);
         return 0;
     }
-    if (RK_LL_IS_PTR(t)) {
-        rk_ll_puts(o, "ptr addrspace(1)");
+    if (RK_TYPE_IS_PTR(t)) {
+        rk_buf_puts(o, "ptr addrspace(1)");
         return 0;
     }
     if (RK_LL_EQ(t, "rsrc")) {
-        rk_ll_puts(o, "ptr addrspace(8)");
+        rk_buf_puts(o, "ptr addrspace(8)");
         return 0;
     }
-    if (RK_LL_IS_SMEM(t)) {
-        rk_ll_puts(o, "ptr addrspace(3)");
+    if (RK_TYPE_IS_SMEM(t)) {
+        rk_buf_puts(o, "ptr addrspace(3)");
         return 0;
     }
     if (!(row = rk_ll_scalar_row(lw, t, strlen(t))))
         return -1;
-    rk_ll_puts(o, row->llvm);
+    rk_buf_puts(o, row->llvm);
     return 0;
 }
 
@@ -715,7 +586,7 @@ static int rk_ll_type_bytes(rk_lowerer *lw, const char *t, long long *bytes)
     const char *elem;
     size_t n;
     long long len;
-    if (rk_ll_vec_elem(t, &elem, &n))
+    if (rk_type_vec_elem(t, &elem, &n))
         return rk_ll_crash(lw, NULL);
     if (!(row = rk_ll_scalar_row(lw, elem, n)) || rk_ll_vec_len(lw, t, &len))
         return -1;
@@ -807,7 +678,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
         use_at = loop_end < 0 ? here : loop_end;
         for (j = 0; j < op->n_operands; j++) {
             const rk_ir_value *v = &op->operands[j];
-            if (RK_LL_IS_SMEM(v->type)) {
+            if (RK_TYPE_IS_SMEM(v->type)) {
                 rk_ll_alloc *a = rk_ll_find_alloc(plan, v->name);
                 if (!a)
                     return rk_ll_fail(lw, "%s is an LDS value that no tile.smem_alloc defines", v->name);
@@ -825,7 +696,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
             if (op->n_results < 1)
                 return rk_ll_crash(lw, op);
             t = op->results[0].type;
-            if (rk_ir_smem_shape(t, &rows, &cols) || rk_ll_elem_before_comma(t, 5, &elem, &n))
+            if (rk_ir_smem_shape(t, &rows, &cols) || rk_type_elem_before_comma(t, 5, &elem, &n))
                 return rk_ll_crash(lw, op);
             if (!(row = rk_ll_scalar_row(lw, elem, n)))
                 return -1;
@@ -930,63 +801,17 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
 
 /* ---- the lowerer: plumbing ---- */
 
-static unsigned int rk_ll_hash(const char *s)
-{
-    unsigned int h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-/* The slot of key (an empty one when absent); NULL only when the table could not grow. */
-static rk_ll_entry *rk_ll_hash_slot(rk_lowerer *lw, rk_ll_table *t, const char *key, int insert)
-{
-    size_t i;
-    unsigned int h;
-    if (insert && (t->n + 1) * 2 > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256, j;
-        rk_ll_entry *bigger = rk_alloc(lw->arena, cap * sizeof *bigger);
-        if (!bigger) {
-            lw->oom = 1;
-            return NULL;
-        }
-        for (j = 0; j < t->cap; j++) {
-            const rk_ll_entry *e = &t->slots[j];
-            if (e->name.key) {
-                for (i = e->hash & (cap - 1); bigger[i].name.key; i = (i + 1) & (cap - 1))
-                    ;
-                bigger[i] = *e;
-            }
-        }
-        t->slots = bigger;
-        t->cap = cap;
-    }
-    if (!t->cap)
-        return NULL;
-    /* An operand's name is usually the very string its definition was bound with (the
-     * builder copies values by struct), so a pointer match settles most probes. */
-    h = rk_ll_hash(key);
-    for (i = h & (t->cap - 1); t->slots[i].name.key; i = (i + 1) & (t->cap - 1))
-        if (t->slots[i].name.key == key || (t->slots[i].hash == h && strcmp(t->slots[i].name.key, key) == 0))
-            return &t->slots[i];
-    if (insert) {
-        t->slots[i].name.key = key;
-        t->slots[i].hash = h;
-        t->n++;
-    }
-    return insert ? &t->slots[i] : NULL;
-}
-
 /* The slot of key in names/ints: an array indexed by the number a builder name ends with
- * (`%<hint><counter>`: unique, dense, and used near its definition), else the hash table
- * (params, ivs, carried names, or a number whose array slot another name holds). A name is
- * in the array iff its slot was free when it was first bound, and slots are never freed, so
- * both ways agree. NULL: absent (or the table could not grow). */
-static rk_ll_name *rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
+ * (`%<hint><counter>`: unique, dense, and used near its definition), else the map (params,
+ * ivs, carried names, or a number whose array slot another name holds). A name is in the
+ * array iff its slot was free when it was first bound, and slots are never freed, so both
+ * ways agree. The result is where key's text goes; NULL: absent (or the map could not grow). */
+static const char **rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
 {
     const char *p = key + strlen(key);
     size_t number = 0, scale = 1;
     int digits = 0;
+    rk_ll_entry *e;
     while (p > key && p[-1] >= '0' && p[-1] <= '9' && digits < 9) {
         p--;
         number += (size_t)(*p - '0') * scale;
@@ -994,38 +819,39 @@ static rk_ll_name *rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
         digits++;
     }
     if (digits && number < lw->cap_direct) {
-        rk_ll_name *e = &lw->direct[number];
-        if (e->key == key || (e->key && strcmp(e->key, key) == 0))
-            return e;
-        if (!e->key) {
+        rk_ll_name *d = &lw->direct[number];
+        if (d->key == key || (d->key && strcmp(d->key, key) == 0))
+            return &d->text;
+        if (!d->key) {
             if (insert)
-                e->key = key;
-            return insert ? e : NULL;
+                d->key = key;
+            return insert ? &d->text : NULL;
         }
     }
-    {
-        rk_ll_entry *e = rk_ll_hash_slot(lw, &lw->names, key, insert);
-        return e ? &e->name : NULL;
-    }
+    if (!insert)
+        e = rk_map_get(&lw->names, key, rk_hash(key));
+    else if (!(e = rk_map_put(&lw->names, lw->arena, key, rk_hash(key), sizeof *e, NULL)))
+        lw->oom = 1;
+    return e ? &e->text : NULL;
 }
 
 /* names[key] = text */
 static void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    rk_ll_name *e = rk_ll_slot(lw, key, 1);
+    const char **e = rk_ll_slot(lw, key, 1);
     if (!e || !text) {
         lw->oom = 1;
         return;
     }
-    e->text = text;
+    *e = text;
 }
 
 static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
 {
     size_t n = strlen(hint), d;
-    char digits[24], *s;
+    char digits[RK_INT_DIGITS], *s;
     lw->temp_counter++;
-    d = rk_ll_itoa(lw->temp_counter, digits);
+    d = rk_fmt_int(lw->temp_counter, digits);
     if (!(s = rk_alloc(lw->arena, n + d + 3))) {
         lw->oom = 1;
         return NULL;
@@ -1040,7 +866,7 @@ static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
 static rk_ll_block *rk_ll_new_block(rk_lowerer *lw, const char *kind)
 {
     rk_ll_block *block = rk_alloc(lw->arena, sizeof *block);
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (!block) {
         lw->oom = 1;
         return NULL;
@@ -1060,7 +886,7 @@ static rk_ll_block *rk_ll_new_block(rk_lowerer *lw, const char *kind)
     rk_buf_init(&block->lines);
     if (kind) {
         lw->block_counter++;
-        rk_ll_itoa(lw->block_counter, digits);
+        rk_fmt_int(lw->block_counter, digits);
         block->label = rk_ll_concat(lw, kind, ".", digits);
     } else
         block->label = "entry";
@@ -1074,16 +900,16 @@ static void rk_ll_put(rk_lowerer *lw, rk_buf *o, const char *s)
         lw->oom = 1;
         return;
     }
-    rk_ll_puts(o, s);
+    rk_buf_puts(o, s);
 }
 
 /* val(v) appended to o. */
 static int rk_ll_put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    const rk_ll_name *e = rk_ll_slot(lw, v->name, 0);
-    if (!e || !e->text)
+    const char *const *e = rk_ll_slot(lw, v->name, 0);
+    if (!e || !*e)
         return rk_ll_fail(lw, "%s is used before it is defined", v->name);
-    rk_ll_puts(o, e->text);
+    rk_buf_puts(o, *e);
     return 0;
 }
 
@@ -1096,26 +922,26 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
 {
     rk_buf *o;
     const char *p = fmt, *run = fmt;
-    char digits[24];
     if (!block) {
         lw->oom = 1;
         return -1;
     }
     o = &block->lines;
-    rk_ll_room(&lw->oom, o, 1024);   /* most lines then take the pieces' fast paths */
-    rk_ll_putn(o, "  ", 2);
+    if (rk_buf_room(o, 1024))        /* most lines then take the pieces' fast paths */
+        lw->oom = 1;
+    rk_buf_putn(o, "  ", 2);
     for (; *p; p++) {
         const rk_ir_value *v;
         if (*p != '$')
             continue;
-        rk_ll_putn(o, run, (size_t)(p - run));
+        rk_buf_putn(o, run, (size_t)(p - run));
         p++;
         switch (*p) {
         case 's':
             rk_ll_put(lw, o, va_arg(ap, const char *));
             break;
         case 'd':
-            rk_ll_putn(o, digits, rk_ll_itoa(va_arg(ap, long long), digits));
+            rk_buf_put_int(o, va_arg(ap, long long));
             break;
         case 'T':
             if (rk_ll_put_type(lw, o, va_arg(ap, const char *)))
@@ -1129,18 +955,18 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
             v = va_arg(ap, const rk_ir_value *);
             if (rk_ll_put_type(lw, o, v->type))
                 return -1;
-            rk_ll_putn(o, " ", 1);
+            rk_buf_putn(o, " ", 1);
             if (rk_ll_put_val(lw, o, v))
                 return -1;
             break;
         default:
-            rk_ll_putn(o, "$", 1);
+            rk_buf_putn(o, "$", 1);
             break;
         }
         run = p + 1;
     }
-    rk_ll_putn(o, run, (size_t)(p - run));
-    rk_ll_putn(o, "\n", 1);
+    rk_buf_putn(o, run, (size_t)(p - run));
+    rk_buf_putn(o, "\n", 1);
     return 0;
 }
 
@@ -1192,12 +1018,12 @@ static const char *rk_ll_define(rk_lowerer *lw, const rk_ir_value *v)
 /* val(v) as a string (NULL after the failure). */
 static const char *rk_ll_val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_name *e = rk_ll_slot(lw, v->name, 0);
-    if (!e || !e->text) {
+    const char *const *e = rk_ll_slot(lw, v->name, 0);
+    if (!e || !*e) {
         rk_ll_fail(lw, "%s is used before it is defined", v->name);
         return NULL;
     }
-    return e->text;
+    return *e;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
@@ -1276,7 +1102,7 @@ static const char *rk_ll_lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_
     if (!(base = rk_ll_lds_base(lw, a)))
         return NULL;
     gep = rk_ll_temp(lw, hint);
-    if (rk_ll_elem_before_comma(a->type, 5, &elem, &n)) {
+    if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
         rk_ll_crash(lw, NULL);
         return NULL;
     }
@@ -1328,7 +1154,6 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
 {
     rk_buf attributes, signature;
     int i, printed = 0, status = -1;
-    char digits[24];
     rk_buf_init(&attributes);
     rk_buf_init(&signature);
     lw->cap_direct = (size_t)rk_ll_count_ops(lw->kernel->entry) + 64;
@@ -1353,47 +1178,48 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
             goto done;
         lw->block->terminated = 1;
     }
-    rk_ll_reserve(&lw->oom, out, rk_ll_module_size(lw, &attributes, &signature));
-    rk_ll_puts(out, "target datalayout = \"");
-    rk_ll_puts(out, lw->flavor->datalayout);
-    rk_ll_puts(out, "\"\ntarget triple = \"" TRIPLE "\"\n\n");
+    if (rk_buf_reserve(out, rk_ll_module_size(lw, &attributes, &signature)))
+        lw->oom = 1;
+    rk_buf_puts(out, "target datalayout = \"");
+    rk_buf_puts(out, lw->flavor->datalayout);
+    rk_buf_puts(out, "\"\ntarget triple = \"" TRIPLE "\"\n\n");
     if (lw->plan.size > 0) {
-        rk_ll_puts(out, lw->pool);
-        rk_ll_puts(out, " = internal unnamed_addr addrspace(3) global [");
-        rk_ll_putn(out, digits, rk_ll_itoa(lw->plan.size, digits));
-        rk_ll_puts(out, " x i8] poison, align 16\n\n");
+        rk_buf_puts(out, lw->pool);
+        rk_buf_puts(out, " = internal unnamed_addr addrspace(3) global [");
+        rk_buf_put_int(out, lw->plan.size);
+        rk_buf_puts(out, " x i8] poison, align 16\n\n");
     }
     for (i = 0; i < RK_LL_N_DECLS; i++)
         if (lw->needed[i]) {
-            rk_ll_puts(out, rk_ll_decl_text(&rk_ll_decls[i], lw->flavor));
-            rk_ll_putn(out, "\n", 1);
+            rk_buf_puts(out, rk_ll_decl_text(&rk_ll_decls[i], lw->flavor));
+            rk_buf_putn(out, "\n", 1);
             printed++;
         }
     if (printed > 0)
-        rk_ll_putn(out, "\n", 1);
-    rk_ll_puts(out, "define amdgpu_kernel void @");
-    rk_ll_puts(out, lw->quote);
-    rk_ll_puts(out, lw->kernel->name);
-    rk_ll_puts(out, lw->quote);
-    rk_ll_putn(out, "(", 1);
+        rk_buf_putn(out, "\n", 1);
+    rk_buf_puts(out, "define amdgpu_kernel void @");
+    rk_buf_puts(out, lw->quote);
+    rk_buf_puts(out, lw->kernel->name);
+    rk_buf_puts(out, lw->quote);
+    rk_buf_putn(out, "(", 1);
     if (signature.len)
-        rk_ll_putn(out, signature.data, signature.len);
-    rk_ll_puts(out, ") #0 {\n");
+        rk_buf_putn(out, signature.data, signature.len);
+    rk_buf_puts(out, ") #0 {\n");
     for (i = 0; i < lw->n_blocks; i++) {
         rk_ll_block *block = lw->blocks[i];
         rk_ll_put(lw, out, block->label);
-        rk_ll_puts(out, ":\n");
+        rk_buf_puts(out, ":\n");
         if (block->lines.failed)
             lw->oom = 1;
         else if (block->lines.len)
-            rk_ll_putn(out, block->lines.data, block->lines.len);
+            rk_buf_putn(out, block->lines.data, block->lines.len);
     }
-    rk_ll_puts(out, "}\n\n");
+    rk_buf_puts(out, "}\n\n");
     if (attributes.len)
-        rk_ll_putn(out, attributes.data, attributes.len);
-    rk_ll_putn(out, "\n", 1);
+        rk_buf_putn(out, attributes.data, attributes.len);
+    rk_buf_putn(out, "\n", 1);
     if (lw->markers)
-        rk_ll_puts(out, "\n!1 = !{}\n");
+        rk_buf_puts(out, "\n!1 = !{}\n");
     status = 0;
 done:
     if (attributes.failed || signature.failed)
@@ -1419,50 +1245,49 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
     for (i = 0; i < lw->kernel->n_params; i++) {
         const rk_ir_param *p = lw->kernel->params[i];
         const char *t = p->value.type;
-        char digits[24];
         long long n = 0;
         for (j = 0; j < p->attrs.n; j++)
-            if (!rk_ll_in(p->attrs.items[j].key, rk_ll_param_attrs))
+            if (!rk_str_in(p->attrs.items[j].key, rk_ll_param_attrs))
                 return rk_ll_fail(lw, "unknown param attr %s on %s", p->attrs.items[j].key, p->value.name);
         if (i > 0)
-            rk_ll_putn(o, ", ", 2);
-        if (RK_LL_IS_PTR(t)) {
+            rk_buf_putn(o, ", ", 2);
+        if (RK_TYPE_IS_PTR(t)) {
             const rk_attr *space = rk_attrs_get(&p->attrs, "addr_space"), *a;
             if (rk_attr_is_str(space, "constant"))
-                rk_ll_puts(o, "ptr addrspace(4)");
+                rk_buf_puts(o, "ptr addrspace(4)");
             else if (space && !rk_attr_is_str(space, "global"))
                 return rk_ll_fail(lw, "unknown addr_space on %s", p->value.name);
             else
-                rk_ll_puts(o, "ptr addrspace(1)");
+                rk_buf_puts(o, "ptr addrspace(1)");
             a = rk_attrs_get(&p->attrs, "noalias");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " noalias");
+                rk_buf_puts(o, " noalias");
             a = rk_attrs_get(&p->attrs, "readonly");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " readonly");
+                rk_buf_puts(o, " readonly");
             a = rk_attrs_get(&p->attrs, "writeonly");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " writeonly");
+                rk_buf_puts(o, " writeonly");
             a = rk_attrs_get(&p->attrs, "nocapture");
             if (!(a && a->kind == RK_ATTR_BOOL && !a->i)) {
-                rk_ll_putn(o, " ", 1);
-                rk_ll_puts(o, lw->flavor->nocapture);
+                rk_buf_putn(o, " ", 1);
+                rk_buf_puts(o, lw->flavor->nocapture);
             }
             a = rk_attrs_get(&p->attrs, "nonnull");
             if (a && a->kind == RK_ATTR_BOOL && a->i)
-                rk_ll_puts(o, " nonnull");
+                rk_buf_puts(o, " nonnull");
             if (rk_attrs_get(&p->attrs, "align")) {
                 if (rk_ll_int_attr_of(lw, &p->attrs, "align", p->value.name, &n))
                     return -1;
-                rk_ll_puts(o, " align ");
-                rk_ll_putn(o, digits, rk_ll_itoa(n, digits));
+                rk_buf_puts(o, " align ");
+                rk_buf_put_int(o, n);
             }
             if (rk_attrs_get(&p->attrs, "dereferenceable")) {
                 if (rk_ll_int_attr_of(lw, &p->attrs, "dereferenceable", p->value.name, &n))
                     return -1;
-                rk_ll_puts(o, " dereferenceable(");
-                rk_ll_putn(o, digits, rk_ll_itoa(n, digits));
-                rk_ll_putn(o, ")", 1);
+                rk_buf_puts(o, " dereferenceable(");
+                rk_buf_put_int(o, n);
+                rk_buf_putn(o, ")", 1);
             }
         } else if (strcmp(t, "i32") == 0 || strcmp(t, "i64") == 0) {
             if (p->attrs.n)
@@ -1471,7 +1296,7 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
                 return -1;
         } else
             return rk_ll_fail(lw, "a kernel param of type %s: %s", t, p->value.name);
-        rk_ll_putn(o, " ", 1);
+        rk_buf_putn(o, " ", 1);
         rk_ll_put(lw, o, rk_ll_define(lw, &p->value));
     }
     return 0;
@@ -1481,7 +1306,6 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
 static int rk_ll_pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
 {
     const rk_attr *value = rk_attrs_get(&lw->kernel->attrs, key);
-    char digits[24];
     long long lo = 0, hi = 0;
     if (rk_ll_is_int(value))
         lo = hi = value->i;
@@ -1491,9 +1315,9 @@ static int rk_ll_pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
         hi = value->items[1]->i;
     } else
         return rk_ll_fail(lw, "kernel attr %s must be an integer or a pair", key);
-    rk_ll_putn(o, digits, rk_ll_itoa(lo, digits));
-    rk_ll_putn(o, ",", 1);
-    rk_ll_putn(o, digits, rk_ll_itoa(hi, digits));
+    rk_buf_put_int(o, lo);
+    rk_buf_putn(o, ",", 1);
+    rk_buf_put_int(o, hi);
     return 0;
 }
 
@@ -1502,37 +1326,36 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
     const rk_attrs *attrs = &lw->kernel->attrs;
     const rk_attr *strategy;
     long long max_wg = 256;
-    char digits[24];
     int i;
     for (i = 0; i < attrs->n; i++)
-        if (!rk_ll_in(attrs->items[i].key, rk_ll_kernel_attrs))
+        if (!rk_str_in(attrs->items[i].key, rk_ll_kernel_attrs))
             return rk_ll_fail(lw, "unknown kernel attr %s", attrs->items[i].key);
     if (rk_attrs_get(attrs, "max_workgroup_size")
         && rk_ll_int_attr_of(lw, attrs, "max_workgroup_size", "the kernel", &max_wg))
         return -1;
-    rk_ll_puts(o, "attributes #0 = { \"uniform-work-group-size\"=\"true\" \"amdgpu-flat-work-group-size\"=\"64,");
-    rk_ll_putn(o, digits, rk_ll_itoa(max_wg, digits));
-    rk_ll_putn(o, "\"", 1);
+    rk_buf_puts(o, "attributes #0 = { \"uniform-work-group-size\"=\"true\" \"amdgpu-flat-work-group-size\"=\"64,");
+    rk_buf_put_int(o, max_wg);
+    rk_buf_putn(o, "\"", 1);
     if ((strategy = rk_attrs_get(attrs, "scheduler_strategy"))) {
-        if (strategy->kind != RK_ATTR_STR || !rk_ll_in(strategy->s, rk_ll_sched_strategies))
+        if (strategy->kind != RK_ATTR_STR || !rk_str_in(strategy->s, rk_ll_sched_strategies))
             return rk_ll_fail(lw, "unknown scheduler_strategy");
-        rk_ll_puts(o, " \"amdgpu-sched-strategy\"=\"");
-        rk_ll_puts(o, strategy->s);
-        rk_ll_putn(o, "\"", 1);
+        rk_buf_puts(o, " \"amdgpu-sched-strategy\"=\"");
+        rk_buf_puts(o, strategy->s);
+        rk_buf_putn(o, "\"", 1);
     }
     if (rk_attrs_get(attrs, "waves_per_eu")) {
-        rk_ll_puts(o, " \"amdgpu-waves-per-eu\"=\"");
+        rk_buf_puts(o, " \"amdgpu-waves-per-eu\"=\"");
         if (rk_ll_pair_attr(lw, "waves_per_eu", o))
             return -1;
-        rk_ll_putn(o, "\"", 1);
+        rk_buf_putn(o, "\"", 1);
     }
     if (rk_attrs_get(attrs, "agpr_alloc")) {
-        rk_ll_puts(o, " \"amdgpu-agpr-alloc\"=\"");
+        rk_buf_puts(o, " \"amdgpu-agpr-alloc\"=\"");
         if (rk_ll_pair_attr(lw, "agpr_alloc", o))
             return -1;
-        rk_ll_putn(o, "\"", 1);
+        rk_buf_putn(o, "\"", 1);
     }
-    rk_ll_puts(o, " norecurse nounwind }");
+    rk_buf_puts(o, " norecurse nounwind }");
     return 0;
 }
 
@@ -1584,7 +1407,7 @@ static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *r;
     const rk_attr *value = rk_attrs_get(&op->attrs, "value");
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (rk_ll_shape(lw, op, -1, 1))
         return -1;
     r = &op->results[0];
@@ -1603,10 +1426,12 @@ static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
         rk_ll_bind(lw, r->name, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
         rk_ll_entry *e;
-        rk_ll_itoa(value->i, digits);
+        rk_fmt_int(value->i, digits);
         rk_ll_bind(lw, r->name, rk_ll_concat(lw, digits, "", NULL));
-        if ((e = rk_ll_hash_slot(lw, &lw->ints, r->name, 1)))
+        if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
             e->value = value->i;
+        else
+            lw->oom = 1;
     } else
         return rk_ll_fail(lw, "arith.constant of type %s", r->type);
     return 0;
@@ -1688,7 +1513,7 @@ static int rk_ll_lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
 static int rk_ll_lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *pred = rk_attrs_get(&op->attrs, "pred");
-    if (!pred || pred->kind != RK_ATTR_STR || !rk_ll_in(pred->s, rk_ll_cmp_preds))
+    if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_ll_cmp_preds))
         return rk_ll_fail(lw, "arith.cmp with an unknown pred");
     if (rk_ll_shape(lw, op, 2, 1))
         return -1;
@@ -1848,7 +1673,7 @@ static int rk_ll_lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
     idx = &op->operands[1];
     v = &op->operands[2];
     gep = rk_ll_temp(lw, "gep");
-    if (rk_ll_elem_before_comma(p->type, 4, &elem, &n))
+    if (rk_type_elem_before_comma(p->type, 4, &elem, &n))
         return rk_ll_crash(lw, op);
     if (!(elem_type = rk_ll_type_n(lw, elem, n)))
         return -1;
@@ -1882,7 +1707,7 @@ static int rk_ll_lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (!(gep = rk_ll_lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
-    if (lw->backend->lds_v8_volatile && RK_LL_IS_VEC(res->type)) {
+    if (lw->backend->lds_v8_volatile && RK_TYPE_IS_VEC(res->type)) {
         if (rk_ll_vec_len(lw, res->type, &n))
             return -1;
         if (n == 8)
@@ -1952,7 +1777,7 @@ static int rk_ll_lower_ds_read_tr16_b128(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     s = &op->operands[0];
     res = &op->results[0];
-    if (rk_ll_elem_before_comma(s->type, 5, &elem, &n))
+    if (rk_type_elem_before_comma(s->type, 5, &elem, &n))
         return rk_ll_crash(lw, op);
     key = n == 3 && memcmp(elem, "f16", 3) == 0 ? "ds.load.tr16.b128.v8f16" : "ds.load.tr16.b128.v8bf16";
     if (rk_ll_need(lw, key))
@@ -2117,22 +1942,21 @@ static int rk_ll_lower_from_elements(rk_lowerer *lw, const rk_ir_op *op)
 /* A shufflevector mask into o; -1 is a poison lane. */
 static void rk_ll_mask_text(rk_buf *o, const long long *indices, long long n)
 {
-    char digits[24];
     long long i;
-    rk_ll_putn(o, "<", 1);
-    rk_ll_putn(o, digits, rk_ll_itoa(n, digits));
-    rk_ll_puts(o, " x i32> <");
+    rk_buf_putn(o, "<", 1);
+    rk_buf_put_int(o, n);
+    rk_buf_puts(o, " x i32> <");
     for (i = 0; i < n; i++) {
         if (i > 0)
-            rk_ll_putn(o, ", ", 2);
+            rk_buf_putn(o, ", ", 2);
         if (indices[i] < 0)
-            rk_ll_puts(o, "i32 poison");
+            rk_buf_puts(o, "i32 poison");
         else {
-            rk_ll_puts(o, "i32 ");
-            rk_ll_putn(o, digits, rk_ll_itoa(indices[i], digits));
+            rk_buf_puts(o, "i32 ");
+            rk_buf_put_int(o, indices[i]);
         }
     }
-    rk_ll_putn(o, ">", 1);
+    rk_buf_putn(o, ">", 1);
 }
 
 /* mask_text as an arena string. */
@@ -2160,7 +1984,7 @@ typedef struct rk_ll_vector {
 static int rk_ll_as_vector(rk_lowerer *lw, const rk_ir_value *v, rk_ll_vector *out)
 {
     const char *name, *t;
-    if (RK_LL_IS_VEC(v->type)) {
+    if (RK_TYPE_IS_VEC(v->type)) {
         if (!(out->type = rk_ll_type(lw, v->type)) || !(out->value = rk_ll_val(lw, v)))
             return -1;
         return rk_ll_vec_len(lw, v->type, &out->len);
@@ -2182,7 +2006,7 @@ static int rk_ll_widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const ch
 {
     long long *indices = rk_alloc(lw->arena, (size_t)(to > 0 ? to : 1) * sizeof *indices), i;
     const char *name, *mask;
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (!indices) {
         lw->oom = 1;
         return -1;
@@ -2193,7 +2017,7 @@ static int rk_ll_widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const ch
     mask = rk_ll_mask(lw, indices, to);
     if (rk_ll_emit(lw, "$s = shufflevector $s $s, $s poison, $s", name, vec->type, vec->value, vec->type, mask))
         return -1;
-    rk_ll_itoa(to, digits);
+    rk_fmt_int(to, digits);
     vec->type = rk_ll_concat(lw, "<", digits, rk_ll_concat(lw, " x ", elem, ">"));
     vec->value = name;
     return 0;
@@ -2209,7 +2033,7 @@ static int rk_ll_lower_concat(rk_lowerer *lw, const rk_ir_op *op)
     if (rk_ll_shape(lw, op, 2, 1))
         return -1;
     res = &op->results[0];
-    if (rk_ll_vec_elem(res->type, &span, &n))
+    if (rk_type_vec_elem(res->type, &span, &n))
         return rk_ll_crash(lw, op);
     if (!(elem = rk_ll_type_n(lw, span, n)))
         return -1;
@@ -2253,81 +2077,6 @@ static const char *rk_ll_mma_operand(rk_lowerer *lw, const rk_ll_mma_row *row, c
     return rk_ll_concat(lw, row->ab_type, " ", name);
 }
 
-/* Python's str() of an attr value (None for a missing one); op_id is a str in every verified
- * kernel, the other kinds are spelled the way Python spells them. */
-static void rk_ll_py_str(rk_buf *o, const rk_attr *a, int repr)
-{
-    char digits[24];
-    int i;
-    if (!a) {
-        rk_ll_puts(o, "None");
-        return;
-    }
-    switch (a->kind) {
-    case RK_ATTR_BOOL:
-        rk_ll_puts(o, a->i ? "True" : "False");
-        return;
-    case RK_ATTR_INT:
-        rk_ll_putn(o, digits, rk_ll_itoa(a->i, digits));
-        return;
-    case RK_ATTR_FLOAT:
-        rk_print_ir_format_float(o, a->f);
-        return;
-    case RK_ATTR_STR:
-        if (!repr) {
-            rk_ll_puts(o, a->s);
-            return;
-        }
-        {
-            char quote = strchr(a->s, '\'') && !strchr(a->s, '"') ? '"' : '\'';
-            const char *p;
-            rk_ll_putn(o, &quote, 1);
-            for (p = a->s; *p; p++) {
-                unsigned char c = (unsigned char)*p;
-                if (c == '\\' || c == (unsigned char)quote) {
-                    rk_ll_putn(o, "\\", 1);
-                    rk_ll_putn(o, p, 1);
-                } else if (c == '\n')
-                    rk_ll_puts(o, "\\n");
-                else if (c == '\r')
-                    rk_ll_puts(o, "\\r");
-                else if (c == '\t')
-                    rk_ll_puts(o, "\\t");
-                else if (c < 0x20 || c == 0x7f)
-                    rk_buf_printf(o, "\\x%02x", c);
-                else
-                    rk_ll_putn(o, p, 1);
-            }
-            rk_ll_putn(o, &quote, 1);
-        }
-        return;
-    case RK_ATTR_LIST:
-        rk_ll_putn(o, "[", 1);
-        for (i = 0; i < a->n; i++) {
-            if (i > 0)
-                rk_ll_putn(o, ", ", 2);
-            rk_ll_py_str(o, a->items[i], 1);
-        }
-        rk_ll_putn(o, "]", 1);
-        return;
-    case RK_ATTR_MAP:
-        rk_ll_putn(o, "{", 1);
-        for (i = 0; i < a->map.n; i++) {
-            rk_attr key;
-            if (i > 0)
-                rk_ll_putn(o, ", ", 2);
-            memset(&key, 0, sizeof key);
-            key.kind = RK_ATTR_STR;
-            key.s = a->map.items[i].key;
-            rk_ll_py_str(o, &key, 1);
-            rk_ll_puts(o, ": ");
-            rk_ll_py_str(o, a->map.items[i].value, 1);
-        }
-        rk_ll_putn(o, "}", 1);
-        return;
-    }
-}
-
 static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *op_id, *family, *a_text, *b_text, *c_text, *value, *types[3], *r;
@@ -2335,7 +2084,7 @@ static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
     const rk_ir_value *a, *b, *c;
     int i, known;
     lw->scratch.len = 0;
-    rk_ll_py_str(&lw->scratch, rk_attrs_get(&op->attrs, "op_id"), 0);
+    rk_attr_py_str(&lw->scratch, rk_attrs_get(&op->attrs, "op_id"), 0);
     op_id = lw->scratch.failed ? NULL : rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "",
                                                    lw->scratch.len);
     if (!op_id) {
@@ -2452,7 +2201,7 @@ static int rk_ll_for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
         if (!rk_attr_is_str(type, op->operands[3 + i].type))
             return rk_ll_fail(lw, "scf.for iter_arg %d type", i);
         t = type->s;
-        if (!(RK_LL_IS_VEC(t) || rk_ir_is_scalar(t)))
+        if (!(RK_TYPE_IS_VEC(t) || rk_ir_is_scalar(t)))
             return rk_ll_fail(lw, "scf.for carries a value of type %s", t);
         out->carried[i].name = name->s;
         out->carried[i].type = t;
@@ -2562,7 +2311,7 @@ static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
 
 static int rk_ll_const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
 {
-    const rk_ll_entry *e = rk_ll_hash_slot(lw, &lw->ints, v->name, 0);
+    const rk_ll_entry *e = rk_map_get(&lw->ints, v->name, rk_hash(v->name));
     if (!e)
         return rk_ll_fail(lw, "an unrolled scf.for needs constant bounds");
     *value = e->value;
@@ -2586,7 +2335,7 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
     const char **values, **nexts, *outer_suffix, *cnst;
     const rk_ir_region *body;
     int n, j, n_ops, trailing_sync;
-    char digits[24];
+    char digits[RK_INT_DIGITS];
     if (rk_ll_for_parts(lw, op, &parts))
         return -1;
     if (rk_ll_const_operand(lw, &op->operands[0], &lb) || rk_ll_const_operand(lw, &op->operands[1], &ub)
@@ -2618,7 +2367,7 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
         return rk_ll_fail(lw, "an unrolled scf.for of %llu iterations (the limit is %llu)", count, MAX_UNROLL);
     for (i = 0; i < count; i++) {
         const char **swap;
-        rk_ll_itoa((long long)i, digits);
+        rk_fmt_int((long long)i, digits);
         lw->suffix = rk_ll_concat(lw, outer_suffix, ".unroll", digits);
         if (!lw->suffix) {
             lw->suffix = outer_suffix;
@@ -2809,6 +2558,8 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     size_t saved = out->len;
     int status, i;
     memset(&lw, 0, sizeof lw);
+    rk_map_init(&lw.names);
+    rk_map_init(&lw.ints);
     lw.err = err;
     lw.arena = arena;
     err->code = NULL;
@@ -2856,7 +2607,7 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
             out->len = saved;
             out->data[saved] = '\0';
         }
-        rk_ll_puts(out, lw.message ? lw.message : err->message);
+        rk_buf_puts(out, lw.message ? lw.message : err->message);
     }
     if (out->failed) {
         rk_fail_internal(err, "out of memory (lower)");

@@ -70,30 +70,8 @@ void rk_problem_short(const rk_problem *p, char out[RK_SHORT_MAX])
         snprintf(out + n, RK_SHORT_MAX - n, "G%lld", p->groups);
 }
 
-/* ---- Python integer division ---- */
-
-/* C's / truncates toward zero; Python's // floors, which differs when the signs differ
- * and the division is inexact. */
-long long rk_floordiv(long long a, long long b)
-{
-    long long q = a / b;
-    if (a % b != 0 && ((a < 0) != (b < 0)))
-        q--;
-    return q;
-}
-
-/* Python's %: the remainder takes the sign of the divisor. */
-long long rk_floormod(long long a, long long b)
-{
-    long long r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0)))
-        r += b;
-    return r;
-}
-
-long long rk_ceildiv(long long a, long long b) { return -rk_floordiv(-a, b); }
-
-long long rk_roundup(long long a, long long b) { return rk_ceildiv(a, b) * b; }
+/* ---- Python integer division: floordiv, ceildiv, roundup (and Python's %) are in
+ * intmath.c (support.h), so that every stage uses them without linking this one ---- */
 
 long long rk_problem_out_size(long long size, long long pad, long long dil, long long filt,
                               long long stride)

@@ -20,27 +20,6 @@ typedef int (*rk_check)(const rk_ctx *c, rk_buf *msg);
 
 static int rk_streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
 
-/* Python: `value in (…)` over a NULL-terminated list. */
-static int rk_in(const char *value, const char *const *list)
-{
-    int i;
-    for (i = 0; list[i]; i++)
-        if (rk_streq(value, list[i]))
-            return 1;
-    return 0;
-}
-
-/* Python: ", ".join(list). */
-static void rk_join(rk_buf *msg, const char *const *list)
-{
-    int i;
-    for (i = 0; list[i]; i++) {
-        if (i)
-            rk_buf_puts(msg, ", ");
-        rk_buf_puts(msg, list[i]);
-    }
-}
-
 static int rk_edge_16_32(long long edge) { return edge == 16 || edge == 32; }
 
 /* ---- shared checks (one function per rule meaning; the family prefixes the code) ---- */
@@ -49,15 +28,15 @@ static int rk_validate_unknown_option(const rk_ctx *c, rk_buf *msg, const char *
 {
     static const char *const epilogues[] = {"default", "cshuffle", NULL};
     const rk_spec *s = c->spec;
-    if (!rk_in(s->pipeline, pipelines)) {
+    if (!rk_str_in(s->pipeline, pipelines)) {
         if (rk_spec_echo_word(s->pipeline))
             rk_buf_printf(msg, "pipeline '%s' is not one of ", s->pipeline);
         else
             rk_buf_puts(msg, "pipeline is not one of ");
-        rk_join(msg, pipelines);
+        rk_str_join(msg, ", ", pipelines);
         return 1;
     }
-    if (!rk_in(s->epilogue, epilogues)) {
+    if (!rk_str_in(s->epilogue, epilogues)) {
         if (rk_spec_echo_word(s->epilogue))
             rk_buf_printf(msg, "epilogue '%s' is not one of default, cshuffle", s->epilogue);
         else
@@ -164,7 +143,7 @@ static int rk_validate_split_k_dtype(const rk_ctx *c, rk_buf *msg, int atomic)
 {
     static const char *const ok[] = {"fp32", "bf16", "fp16", NULL};
     const rk_spec *s = c->spec;
-    if (atomic && !rk_in(s->dtype_d, ok)) {
+    if (atomic && !rk_str_in(s->dtype_d, ok)) {
         rk_buf_printf(msg, "split_k = %lld needs dtype_d fp32, bf16 or fp16, not %s", s->split_k,
                       s->dtype_d);
         return 1;

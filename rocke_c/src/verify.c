@@ -19,15 +19,6 @@ static const char *const rk_verify_preds[] = {"eq", "ne", "slt", "sle", "sgt", "
 
 static int rk_verify_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
-static int rk_verify_in(const char *s, const char *const *list)
-{
-    int i;
-    for (i = 0; s && list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* `attr in (v0, v1, ...)` for ints, with Python's ==; the list ends with -1. */
 static int rk_verify_attr_in(const rk_attr *a, const long long *values)
 {
@@ -38,31 +29,18 @@ static int rk_verify_attr_in(const rk_attr *a, const long long *values)
     return 0;
 }
 
-/* Python's str() of an attr value (a list or map, never str()'d by a kernel we build,
- * gives a placeholder). */
+/* Python's str() of an attr value (rk_attr_py_str) as an arena string; NULL on failure. */
 static const char *rk_verify_py_str(rk_arena *arena, const rk_attr *a)
 {
     rk_buf b;
     const char *out;
-    switch (a->kind) {
-    case RK_ATTR_BOOL:
-        return a->i ? "True" : "False";
-    case RK_ATTR_INT:
-        return rk_ir_printf(arena, "%lld", a->i);
-    case RK_ATTR_FLOAT:
-        rk_buf_init(&b);
-        rk_print_ir_format_float(&b, a->f);
-        out = b.failed ? NULL : rk_ir_printf(arena, "%s", b.data);
-        rk_buf_free(&b);
-        return out;
-    case RK_ATTR_STR:
+    if (a && a->kind == RK_ATTR_STR)
         return a->s;
-    case RK_ATTR_LIST:
-        return "<list>";
-    case RK_ATTR_MAP:
-        return "<map>";
-    }
-    return "";
+    rk_buf_init(&b);
+    rk_attr_py_str(&b, a, 0);
+    out = b.failed || !b.data ? NULL : rk_strndup(arena, b.data, b.len);
+    rk_buf_free(&b);
+    return out;
 }
 
 /* The message, or "out of memory" when the arena could not hold it (arena->failed is set,
@@ -150,7 +128,7 @@ static const char *rk_verify_check_constant(const rk_ir_op *op, rk_arena *arena)
     if (bad)
         return bad;
     t = op->results[0].type;
-    if (!rk_attr_is_str(rk_verify_attr(op, "ity"), t) || !rk_verify_in(t, types))
+    if (!rk_attr_is_str(rk_verify_attr(op, "ity"), t) || !rk_str_in(t, types))
         return rk_verify_msg(arena, "arith.constant of type %s", t);
     want_float = strcmp(t, "f32") == 0;
     return rk_verify_need((rk_verify_attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
@@ -175,7 +153,7 @@ static const char *rk_verify_same_type_binary(const rk_ir_op *op, rk_arena *aren
     if (bad)
         return bad;
     a = &op->operands[0], b = &op->operands[1], r = &op->results[0];
-    if (rk_verify_eq(a->type, b->type) && rk_verify_eq(b->type, r->type) && rk_verify_in(a->type, types))
+    if (rk_verify_eq(a->type, b->type) && rk_verify_eq(b->type, r->type) && rk_str_in(a->type, types))
         return NULL;
     return rk_verify_msg(arena, "%s on %s, %s -> %s", op->name, a->type, b->type, r->type);
 }
@@ -191,7 +169,7 @@ static const char *rk_verify_check_cmp(const rk_ir_op *op, rk_arena *arena)
     pred = rk_verify_attr(op, "pred");
     return rk_verify_need(rk_verify_eq(op->operands[0].type, "i32") && rk_verify_eq(op->operands[1].type, "i32")
                           && rk_verify_eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
-                          && rk_verify_in(pred->s, rk_verify_preds),
+                          && rk_str_in(pred->s, rk_verify_preds),
                           "arith.cmp needs two i32 operands, a known pred and an i1 result");
 }
 
@@ -330,7 +308,7 @@ static const char *rk_verify_check_atomic_fadd(const rk_ir_op *op, rk_arena *are
     v = op->operands;
     ok = rk_ir_is_ptr(v[0].type) && rk_verify_eq(v[1].type, "i32")
          && rk_verify_eq(rk_ir_vec_elem(arena, v[2].type), rk_ir_ptr_elem(arena, v[0].type))
-         && rk_verify_in(v[2].type, values);
+         && rk_str_in(v[2].type, values);
     return rk_verify_need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
 }
 
@@ -631,8 +609,7 @@ static const char *rk_verify_run(const rk_verify_rule *rule, const rk_ir_op *op,
  * while the frame that defined it is open (a frame's names are hidden when it is dropped). */
 typedef struct rk_verify_name rk_verify_name;
 struct rk_verify_name {
-    const char *name;
-    size_t hash;              /* rk_verify_hash(name): probes compare it before the bytes */
+    rk_map_key k;             /* the name */
     const char *type;
     int visible;
     rk_verify_name *frame_next;
@@ -640,41 +617,10 @@ struct rk_verify_name {
 
 typedef struct rk_verify_scope {
     rk_arena *arena;
-    rk_verify_name **table;   /* open addressing, a power of two */
-    size_t size, count;
+    rk_map names;             /* name -> rk_verify_name, every name ever defined */
     rk_verify_name **frames;  /* per open frame: its names, newest first */
     int n_frames, cap_frames;
 } rk_verify_scope;
-
-static size_t rk_verify_hash(const char *s)
-{
-    size_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h ^ (h >> 15);   /* the table masks the low bits: fold the high ones in */
-}
-
-static rk_verify_name **rk_verify_slot(rk_verify_name **table, size_t size, const char *name, size_t hash)
-{
-    size_t i = hash & (size - 1);
-    while (table[i] && (table[i]->hash != hash || strcmp(table[i]->name, name) != 0))
-        i = (i + 1) & (size - 1);
-    return &table[i];
-}
-
-static int rk_verify_rehash(rk_verify_scope *scope)
-{
-    size_t size = scope->size ? scope->size * 2 : 256, i;
-    rk_verify_name **table = rk_alloc(scope->arena, size * sizeof *table);
-    if (!table)
-        return -1;
-    for (i = 0; i < scope->size; i++)
-        if (scope->table[i])
-            *rk_verify_slot(table, size, scope->table[i]->name, scope->table[i]->hash) = scope->table[i];
-    scope->table = table;
-    scope->size = size;
-    return 0;
-}
 
 static int rk_verify_push_frame(rk_verify_scope *scope)
 {
@@ -702,35 +648,26 @@ static void rk_verify_pop_frame(rk_verify_scope *scope)
 
 static const char *rk_verify_define(rk_verify_scope *scope, const char *name, const char *type)
 {
-    rk_verify_name **slot, *entry;
-    size_t hash = rk_verify_hash(name);
-    if (2 * (scope->count + 1) > scope->size && rk_verify_rehash(scope))
+    rk_verify_name *entry;
+    int added;
+    /* the first failure ends verification, so a name added to the map here stays unread */
+    entry = rk_map_put(&scope->names, scope->arena, name, rk_hash(name), sizeof *entry, &added);
+    if (!entry)
         return "out of memory";
-    slot = rk_verify_slot(scope->table, scope->size, name, hash);
-    if (*slot)
+    if (!added)
         return rk_verify_msg(scope->arena, "%s is defined twice", name);
     if (!rk_verify_valid_type(scope->arena, type))
         return rk_verify_msg(scope->arena, "%s has an invalid type %s", name, type);
-    entry = rk_alloc(scope->arena, sizeof *entry);
-    if (!entry)
-        return "out of memory";
-    entry->name = name;
-    entry->hash = hash;
     entry->type = type;
     entry->visible = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
     scope->frames[scope->n_frames - 1] = entry;
-    *slot = entry;
-    scope->count++;
     return NULL;
 }
 
 static const char *rk_verify_lookup(const rk_verify_scope *scope, const char *name)
 {
-    rk_verify_name *entry;
-    if (!scope->size)
-        return NULL;
-    entry = *rk_verify_slot(scope->table, scope->size, name, rk_verify_hash(name));
+    const rk_verify_name *entry = rk_map_get(&scope->names, name, rk_hash(name));
     return entry && entry->visible ? entry->type : NULL;
 }
 
@@ -888,6 +825,7 @@ const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     int i;
     memset(&scope, 0, sizeof scope);
     scope.arena = arena;
+    rk_map_init(&scope.names);
     if (rk_verify_push_frame(&scope))
         return "out of memory";
     for (i = 0; i < kernel->n_params; i++) {

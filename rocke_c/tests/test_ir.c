@@ -2,6 +2,7 @@
  * constant cache, sticky errors), printer, verifier and MMA atom table. The byte-for-byte
  * comparison with the Python engine is tests/test_ir_core_parity.py; these are the C-side
  * unit checks, all memory from one arena per test (valgrind: no leaks). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ir.h"
@@ -127,6 +128,55 @@ static void test_counter_and_cache(void)
     i1 = rk_b_const_i1(&b, 5);
     CHECK(t1 == i1 && streq(t1->type, "i1"));
     CHECK(rk_b_ret(&b) == b.kernel && !b.failed && b.counter == 10);
+    rk_arena_free(&a);
+}
+
+/* The constant cache's keys: a NaN is never equal (never cached), a string never equals a
+ * number, a non-integral float only itself; and Python's str() of attr values. */
+static void test_cache_keys_and_py_str(void)
+{
+    rk_arena a;
+    rk_builder b;
+    rk_attr v, w;
+    rk_attr *list;
+    rk_buf o;
+    rk_ir_value *n1, *n2, *h1, *h2, *s1, *s2;
+    rk_arena_init(&a);
+    rk_b_init(&b, &a, "k", NULL);
+    memset(&v, 0, sizeof v);
+    memset(&w, 0, sizeof w);
+    v.kind = RK_ATTR_FLOAT;
+    v.f = NAN;
+    n1 = rk_b_constant(&b, "f32", &v);
+    n2 = rk_b_constant(&b, "f32", &v);
+    CHECK(n1 && n2 && n1 != n2);
+    v.f = 0.5;
+    h1 = rk_b_constant(&b, "f32", &v);
+    v.f = 0.25;
+    h2 = rk_b_constant(&b, "f32", &v);
+    v.f = 0.5;
+    CHECK(h1 != h2 && rk_b_constant(&b, "f32", &v) == h1);
+    w.kind = RK_ATTR_STR;
+    w.s = "1";
+    s1 = rk_b_constant(&b, "i32", &w);
+    v.kind = RK_ATTR_INT;
+    v.i = 1;
+    s2 = rk_b_constant(&b, "i32", &v);
+    CHECK(s1 && s2 && s1 != s2 && rk_b_constant(&b, "i32", &w) == s1);
+    CHECK(!b.failed);
+    list = rk_attr_list(&a);
+    rk_attr_list_append(&a, list, rk_attr_int(&a, -3));
+    rk_attr_list_append(&a, list, rk_attr_str(&a, "it's"));
+    rk_attr_list_append(&a, list, rk_attr_bool(&a, 1));
+    rk_attr_list_append(&a, list, rk_attr_float(&a, 2.0));
+    rk_buf_init(&o);
+    rk_attr_py_str(&o, list, 0);
+    rk_buf_puts(&o, " ");
+    rk_attr_py_str(&o, NULL, 0);
+    rk_buf_puts(&o, " ");
+    rk_attr_py_str(&o, rk_attr_str(&a, "a'b"), 0);
+    CHECK(!o.failed && streq(o.data, "[-3, \"it's\", True, 2.0] None a'b"));
+    rk_buf_free(&o);
     rk_arena_free(&a);
 }
 
@@ -446,6 +496,7 @@ int main(void)
     test_types();
     test_attrs();
     test_counter_and_cache();
+    test_cache_keys_and_py_str();
     test_sticky_errors();
     test_op_limit();
     test_printer();

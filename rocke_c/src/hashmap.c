@@ -1,0 +1,68 @@
+/* hashmap.c: the one hash map of the C engine (support.h): string keys, open addressing
+ * with linear probing over a table of entry pointers, doubled when half full. */
+#include <string.h>
+#include "support.h"
+
+#define RK_MAP_MIN_CAP 256
+
+void rk_map_init(rk_map *m)
+{
+    m->slots = NULL;
+    m->cap = 0;
+    m->n = 0;
+}
+
+/* The slot of key: its entry's, or the empty one where it would go (cap > 0). */
+static rk_map_key **rk_map_slot(rk_map_key **slots, size_t cap, const char *key, unsigned int hash)
+{
+    size_t mask = cap - 1, i = hash & mask;
+    for (;;) {
+        rk_map_key *e = slots[i];
+        if (!e || e->key == key || (e->hash == hash && strcmp(e->key, key) == 0))
+            return &slots[i];
+        i = (i + 1) & mask;
+    }
+}
+
+void *rk_map_get(const rk_map *m, const char *key, unsigned int hash)
+{
+    return m->cap ? *rk_map_slot(m->slots, m->cap, key, hash) : NULL;
+}
+
+static int rk_map_grow(rk_map *m, rk_arena *arena)
+{
+    size_t cap = m->cap ? m->cap * 2 : RK_MAP_MIN_CAP, i;
+    rk_map_key **slots;
+    if (cap > (size_t)-1 / sizeof *slots)
+        return -1;
+    slots = rk_alloc(arena, cap * sizeof *slots);
+    if (!slots)
+        return -1;
+    for (i = 0; i < m->cap; i++)
+        if (m->slots[i])
+            *rk_map_slot(slots, cap, m->slots[i]->key, m->slots[i]->hash) = m->slots[i];
+    m->slots = slots;
+    m->cap = cap;
+    return 0;
+}
+
+void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
+                 int *added)
+{
+    rk_map_key **slot;
+    if ((m->n + 1) * 2 > m->cap && rk_map_grow(m, arena) != 0)
+        return NULL;
+    slot = rk_map_slot(m->slots, m->cap, key, hash);
+    if (added)
+        *added = !*slot;
+    if (!*slot) {
+        rk_map_key *e = rk_alloc(arena, entry_size < sizeof *e ? sizeof *e : entry_size);
+        if (!e)
+            return NULL;
+        e->key = key;
+        e->hash = hash;
+        *slot = e;
+        m->n++;
+    }
+    return *slot;
+}

@@ -1,0 +1,155 @@
+/* support.h: the support layer every stage of the C engine uses (C only: Python has these
+ * built in): the arena, the growable string buffer, a string-keyed hash map, list
+ * membership, Python's integer division, number formatting, IR type names. Each section
+ * names the file that holds it. */
+#ifndef ROCKE_SUPPORT_H
+#define ROCKE_SUPPORT_H
+
+#include <stddef.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
+typedef struct rk_arena_block rk_arena_block;
+typedef struct rk_arena {
+    rk_arena_block *head;
+    int failed; /* set once an allocation failed */
+} rk_arena;
+
+void rk_arena_init(rk_arena *arena);
+void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
+char *rk_strndup(rk_arena *arena, const char *s, size_t n);
+void rk_arena_free(rk_arena *arena);
+
+/* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
+typedef struct rk_buf {
+    char *data;  /* NUL-terminated while ok */
+    size_t len;
+    size_t cap;
+    int failed;  /* set once a grow failed; later appends are no-ops */
+} rk_buf;
+
+void rk_buf_init(rk_buf *b);
+/* Room for n more bytes in one allocation of exactly that much (when the final size is known,
+ * so a long text is not copied by a chain of doublings); -1 (and failed) when it failed. */
+int rk_buf_reserve(rk_buf *b, size_t n);
+void rk_buf_putn_grow(rk_buf *b, const char *s, size_t n); /* rk_buf_putn's slow path */
+void rk_buf_printf(rk_buf *b, const char *fmt, ...);
+char *rk_buf_take(rk_buf *b);   /* hands the heap string to the caller; b is reset */
+void rk_buf_free(rk_buf *b);
+
+/* Append n bytes of s, with the common case (room left) inline: texts are built from many
+ * short pieces. The buffer stays NUL-terminated. */
+static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
+{
+    if (!b->failed && b->len + n < b->cap) {
+        char *d = b->data + b->len;
+        if (n <= 16) {
+            size_t i;
+            for (i = 0; i < n; i++)
+                d[i] = s[i];
+        } else
+            memcpy(d, s, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+    } else
+        rk_buf_putn_grow(b, s, n);
+}
+
+/* At least room bytes free, growing by doubling; -1 (and failed) when it failed. Inline:
+ * the lowering asks before every line. */
+static inline int rk_buf_room(rk_buf *b, size_t room)
+{
+    if (b->failed)
+        return -1;
+    if (b->cap - b->len > room)
+        return 0;
+    return rk_buf_reserve(b, b->cap > room ? b->cap : room * 2);
+}
+
+/* Append s, copying while there is room (no strlen pass over the short pieces). */
+static inline void rk_buf_puts(rk_buf *b, const char *s)
+{
+    if (!b->failed && b->data) {
+        char *d = b->data + b->len, *end = b->data + b->cap - 1;
+        while (*s && d < end)
+            *d++ = *s++;
+        *d = '\0';
+        b->len = (size_t)(d - b->data);
+        if (!*s)
+            return;
+    }
+    rk_buf_putn_grow(b, s, strlen(s));
+}
+
+/* ---- string-keyed hash map (hashmap.c): open addressing in the arena ----
+ * An entry is any struct whose first member is an rk_map_key, allocated in the arena by
+ * rk_map_put and never moved (callers keep pointers to entries). Keys are compared by
+ * address first (callers usually look a name up by the very string they bound), then by
+ * hash and bytes. Entries are never removed (a caller that hides one keeps a flag in it). */
+typedef struct rk_map_key {
+    const char *key;
+    unsigned int hash;          /* rk_hash(key) */
+} rk_map_key;
+
+typedef struct rk_map {
+    rk_map_key **slots;         /* NULL: empty; in the arena */
+    size_t cap, n;              /* cap: 0 or a power of two, at least twice n */
+} rk_map;
+
+/* FNV-1a, 32 bits (inline: every lookup hashes its key). */
+static inline unsigned int rk_hash(const char *s)
+{
+    unsigned int h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+void rk_map_init(rk_map *m);
+/* The entry of key, or NULL when absent. */
+void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
+/* The entry of key, added when absent (entry_size bytes, zeroed, key and hash set), *added
+ * saying which (added may be NULL); NULL only when the arena failed. */
+void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
+                 int *added);
+
+/* ---- list membership (strlist.c) over NULL-terminated lists ---- */
+int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */
+void rk_str_join(rk_buf *out, const char *sep, const char *const *list); /* sep.join(list) */
+
+/* ---- integer helpers (intmath.c) ---- */
+/* Python's // and % (floor) and the ceil/roundup built on them, for any sign of a (b != 0). */
+long long rk_floordiv(long long a, long long b);
+long long rk_floormod(long long a, long long b);
+long long rk_ceildiv(long long a, long long b);
+long long rk_roundup(long long a, long long b);
+
+/* ---- number formatting (numfmt.c) ---- */
+#define RK_INT_DIGITS 24            /* str() of any long long, with its sign and NUL */
+/* Python's str(v) into out; its length. */
+size_t rk_fmt_int(long long v, char out[RK_INT_DIGITS]);
+void rk_buf_put_int(rk_buf *b, long long v);
+
+/* ---- IR type names (typename.c): spans of a name, Python's slicing ----
+ * vec<ELEMxN>, ptr<ELEM,global>, smem<ELEM, [RxC]>, scalars. Where Python raises on a
+ * malformed name the parser gives -1 or RK_TYPE_BAD_INT. */
+#define RK_TYPE_BAD_INT (-9223372036854775807LL - 1)
+/* t.startswith("vec<" / "ptr<" / "smem<") without a call */
+#define RK_TYPE_IS_VEC(t) ((t)[0] == 'v' && (t)[1] == 'e' && (t)[2] == 'c' && (t)[3] == '<')
+#define RK_TYPE_IS_PTR(t) ((t)[0] == 'p' && (t)[1] == 't' && (t)[2] == 'r' && (t)[3] == '<')
+#define RK_TYPE_IS_SMEM(t) ((t)[0] == 's' && (t)[1] == 'm' && (t)[2] == 'e' && (t)[3] == 'm' && (t)[4] == '<')
+
+/* Python's int() of s[0:n]: an optional sign and decimal digits, single underscores between
+ * digits allowed; RK_TYPE_BAD_INT where int() raises (or past 18 digits). */
+long long rk_type_py_int(const char *s, size_t n);
+/* vec_elem(t): t[4:t.rindex("x")] for a vec, all of t otherwise; -1 for a vec without 'x'. */
+int rk_type_vec_elem(const char *t, const char **elem, size_t *n);
+/* vec_len(t): int(t[t.rindex("x") + 1:-1]) for a vec, 1 otherwise. */
+long long rk_type_vec_len(const char *t);
+/* t[start:t.index(",")] (ptr_elem: start 4, smem_elem: start 5); -1 without a ','. */
+int rk_type_elem_before_comma(const char *t, size_t start, const char **elem, size_t *n);
+/* smem_shape(t): the two ints of "[RxC]"; -1 where Python raises. */
+int rk_type_smem_shape(const char *t, long long *rows, long long *cols);
+
+#endif
