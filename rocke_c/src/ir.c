@@ -597,8 +597,9 @@ void rk_b_pop_region(rk_builder *b)
 
 /* The cache key of (ity, value), a text that two values share iff Python's == holds: a
  * number that equals an integer is keyed by that integer (True, 1 and 1.0 alike), another
- * float by its exact hex digits, a string (after another separator) by itself. In small when it fits, else in the arena; NULL on a
- * failed allocation, and for a NaN (never equal to anything, so never cached). */
+ * float by its exact hex digits, a string (after another separator) by itself. In small when
+ * it fits, else in the arena; NULL on a failed allocation, and for a NaN (never equal to
+ * anything, so never cached). */
 static const char *rk_b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
                                   size_t cap)
 {

@@ -136,8 +136,10 @@ typedef struct rk_mma_known_row {
 } rk_mma_known_row;
 
 static const rk_mma_known_row rk_mma_known_atoms[] = {
-    {"mfma", "f16", 32, 32, 8}, {"mfma", "f16", 16, 16, 16}, {"mfma", "f16", 32, 32, 16}, {"mfma", "f16", 16, 16, 32},
-    {"mfma", "bf16", 32, 32, 8}, {"mfma", "bf16", 16, 16, 16}, {"mfma", "bf16", 32, 32, 16}, {"mfma", "bf16", 16, 16, 32},
+    {"mfma", "f16", 32, 32, 8}, {"mfma", "f16", 16, 16, 16},
+    {"mfma", "f16", 32, 32, 16}, {"mfma", "f16", 16, 16, 32},
+    {"mfma", "bf16", 32, 32, 8}, {"mfma", "bf16", 16, 16, 16},
+    {"mfma", "bf16", 32, 32, 16}, {"mfma", "bf16", 16, 16, 32},
     {"mfma", "f32", 16, 16, 4}, {"mfma", "f32", 32, 32, 2},
     {"wmma_gfx11", "f16", 16, 16, 16}, {"wmma_gfx11", "bf16", 16, 16, 16},
     {"wmma_gfx12", "f16", 16, 16, 16}, {"wmma_gfx12", "bf16", 16, 16, 16},

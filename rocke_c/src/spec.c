@@ -37,9 +37,9 @@ const char *rk_spec_normalise_dtype(const char *name)
     return rk_streq(name, "f16") ? "fp16" : name;
 }
 
-/* Echo a user string (a dtype, a pipeline, an epilogue) only when it is 1-16 ASCII letters, digits or '_' (no control bytes or
- * long values in a message). Python counts characters, but an echoed value is ASCII, so
- * counting bytes gives the same verdict. */
+/* Echo a user string (a dtype, a pipeline, an epilogue) only when it is 1-16 ASCII letters,
+ * digits or '_' (no control bytes or long values in a message). Python counts characters, but
+ * an echoed value is ASCII, so counting bytes gives the same verdict. */
 int rk_spec_echo_word(const char *value)
 {
     size_t i, n = strlen(value);

@@ -178,7 +178,8 @@ static const parse_good_case parse_good_cases[] = {
       {RK_TABLE_PARITY, "_", 4, RK_VALUE_INT, 3, NULL, 0},
       {RK_TABLE_PARITY, "0", 5, RK_VALUE_INT, 4, NULL, 0}}},
     {"name-64-chars", S("[parity]\nkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk = 1\n"), 1,
-     {{RK_TABLE_PARITY, "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", 2, RK_VALUE_INT, 1, NULL, 0}}},
+     {{RK_TABLE_PARITY, "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+                        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", 2, RK_VALUE_INT, 1, NULL, 0}}},
     {"same-key-other-table", S("[parity]\nN = 1\n[problem]\nN = 2\n"), 2,
      {{RK_TABLE_PARITY, "N", 2, RK_VALUE_INT, 1, NULL, 0},
       {RK_TABLE_PROBLEM, "N", 4, RK_VALUE_INT, 2, NULL, 0}}},
@@ -815,7 +816,10 @@ static void test_every_key_rejects_every_wrong_type(void)
                                : key->type == T_TRI ? "true, false or \"auto\"" : "a string";
         int k;
         for (k = 0; k < 3; k++) {
-            int accepted = key->type == T_INT ? k == 0 : key->type == T_BOOL ? k == 1 : key->type == T_TRI ? k > 0 : k == 2;
+            int accepted = key->type == T_INT    ? k == 0
+                           : key->type == T_BOOL ? k == 1
+                           : key->type == T_TRI  ? k > 0
+                                                 : k == 2;
             char want[256];
             rk_buf text;
             rk_fields fields;
@@ -934,9 +938,11 @@ static void test_schema_every_table_and_type(void)
     rk_error err;
     /* the last line is unknown: everything before it was accepted */
     CHECK(check_schema_text(text, sizeof text - 1, &f, &err) == -1);
-    CHECK(strcmp(err.code, "E_UNKNOWN_KEY") == 0 && strcmp(err.message, "line 32: unknown key 'name_x' in [spec]") == 0);
+    CHECK(strcmp(err.code, "E_UNKNOWN_KEY") == 0 &&
+          strcmp(err.message, "line 32: unknown key 'name_x' in [spec]") == 0);
     CHECK(check_schema_text(text, sizeof text - 1 - strlen("name_x = 1\n"), &f, &err) == 0);
-    CHECK(strcmp(f.f[RK_KEY_NAME].value.s, "my/kernel_1") == 0 && strcmp(f.f[RK_KEY_PIPELINE].value.s, "anything goes") == 0);
+    CHECK(strcmp(f.f[RK_KEY_NAME].value.s, "my/kernel_1") == 0 &&
+          strcmp(f.f[RK_KEY_PIPELINE].value.s, "anything goes") == 0);
     CHECK(f.f[RK_KEY_TILE_M].value.i == 128 && f.f[RK_KEY_ASYNC_DMA].value.i == 1 && f.f[RK_KEY_BIAS].value.i == -5);
     CHECK(f.f[RK_KEY_SPLIT_K].value.i == -1 && f.f[RK_KEY_GROUPS].value.i == -3 && f.f[RK_KEY_PD].set);
 }

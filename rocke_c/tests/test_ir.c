@@ -461,7 +461,8 @@ static void test_atoms(void)
     atom = rk_mma_atom_for(rk_target_for("gfx942"), "fp16", 16, 16, 16);
     CHECK(streq(atom.op_id, "mfma_f32_16x16x16_f16"));
     atom = rk_mma_atom_for(rk_target_for("gfx1151"), "bf16", 16, 16, 16);
-    CHECK(streq(atom.op_id, "wmma_f32_16x16x16_bf16") && streq(rk_mma_atom_kind(rk_target_for("gfx1151")), "wmma_gfx11"));
+    CHECK(streq(atom.op_id, "wmma_f32_16x16x16_bf16") &&
+          streq(rk_mma_atom_kind(rk_target_for("gfx1151")), "wmma_gfx11"));
     atom = rk_mma_atom_for(rk_target_for("gfx1201"), "fp16", 16, 16, 16);
     CHECK(streq(atom.op_id, "wmma_gfx12_f32_16x16x16_f16"));
     atom = rk_mma_atom_for(rk_target_for("gfx1250"), "fp32", 16, 16, 4);

@@ -251,7 +251,8 @@ static void fixed_rejections(void)
     set_str(&f, RK_KEY_ARCH, "gfx942");
     set_int(&f, RK_KEY_TILE_M, 256), set_int(&f, RK_KEY_TILE_N, 256), set_int(&f, RK_KEY_WARP_M, 4);
     set_int(&f, RK_KEY_WARP_N, 4), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
-    expect_reject("lds budget", &f, "WGRAD_LDS_BUDGET", "the LDS budget of 73728 bytes exceeds the 65536 bytes of gfx942");
+    expect_reject("lds budget", &f, "WGRAD_LDS_BUDGET",
+                  "the LDS budget of 73728 bytes exceeds the 65536 bytes of gfx942");
 
     base_fields(&f, RK_FAMILY_DGRAD);
     set_int(&f, RK_KEY_SH, 100), set_int(&f, RK_KEY_SW, 100), set_int(&f, RK_KEY_Y, 100);
@@ -263,7 +264,8 @@ static void fixed_rejections(void)
     base_fields(&f, RK_FAMILY_WGRAD);
     set_int(&f, RK_KEY_SPLIT_K, 0), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_str(&f, RK_KEY_PIPELINE, "basic");
     expect_reject("runtime loop", &f, "WGRAD_SPLIT_K_RUNTIME_LOOP",
-                  "split_k = 0 (runtime) cannot be combined with pipeline basic, which needs a compile-time trip count");
+                  "split_k = 0 (runtime) cannot be combined with pipeline basic, which needs a compile-time trip "
+                  "count");
 
     /* A user string is echoed only when it is 1-16 of [A-Za-z0-9_]. */
     memset(long_pipeline, 'p', sizeof long_pipeline - 1);
@@ -307,7 +309,8 @@ static void fixed_rejections(void)
     base_fields(&f, RK_FAMILY_WGRAD);
     set_int(&f, RK_KEY_LDS_LAYOUT_XOR, 4);
     expect_reject("lds xor", &f, "WGRAD_LDS_XOR_UNSUPPORTED",
-                  "lds_layout_xor = 4 is not supported (the builders have no XOR-swizzled LDS tile; only 0, no swizzle)");
+                  "lds_layout_xor = 4 is not supported (the builders have no XOR-swizzled LDS tile; only 0, no "
+                  "swizzle)");
     base_fields(&f, RK_FAMILY_DGRAD);
     set_int(&f, RK_KEY_NUM_LOAD_WAVES, 8);
     expect_reject("num_load_waves unused", &f, "DGRAD_FIELD_UNUSED",
@@ -315,14 +318,16 @@ static void fixed_rejections(void)
     base_fields(&f, RK_FAMILY_DGRAD);
     set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 4), set_int(&f, RK_KEY_LDS_K_PAD, 16);
     expect_reject("lds_k_pad unused", &f, "DGRAD_FIELD_UNUSED",
-                  "lds_k_pad = 16 has no effect with an explicit LDS layout (lds_layout_pad = 4, lds_layout_xor = 0 beats it)");
+                  "lds_k_pad = 16 has no effect with an explicit LDS layout (lds_layout_pad = 4, lds_layout_xor = "
+                  "0 beats it)");
     base_fields(&f, RK_FAMILY_WGRAD);
     set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 16);
     expect_reject("wgrad kouter layout", &f, "WGRAD_KOUTER_EXPLICIT_LAYOUT",
                   "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
     base_fields(&f, RK_FAMILY_FWD);
     set_int(&f, RK_KEY_CHIPLET_WGM, 16);
-    expect_reject("chiplet field unused", &f, "FWD_FIELD_UNUSED", "chiplet_wgm = 16 has no effect without chiplet_swizzle");
+    expect_reject("chiplet field unused", &f, "FWD_FIELD_UNUSED",
+                  "chiplet_wgm = 16 has no effect without chiplet_swizzle");
     base_fields(&f, RK_FAMILY_FWD);
     set_str(&f, RK_KEY_ARCH, "gfx942"), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
     set_bool(&f, RK_KEY_ASYNC_DMA, 1), set_int(&f, RK_KEY_TILE_K, 64);
