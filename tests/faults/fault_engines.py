@@ -102,27 +102,32 @@ def hang_c(config, mode, flavor):
 
 
 # -- identical message changes in both engines (every rejection reworded alike)
-def reword_py(config, mode, flavor):
-    out = _real("py", config, mode, flavor)
+def _reword(side, config, mode, flavor):
+    out = _real(side, config, mode, flavor)
     return Rejected(out.code, out.message + " (reworded)") if isinstance(out, Rejected) else out
+
+
+def reword_py(config, mode, flavor):
+    return _reword("py", config, mode, flavor)
 
 
 def reword_c(config, mode, flavor):
-    out = _real("c", config, mode, flavor)
-    return Rejected(out.code, out.message + " (reworded)") if isinstance(out, Rejected) else out
+    return _reword("c", config, mode, flavor)
 
 
 # -- a negative config that now emits, alike in both engines
-def negative_emits_py(config, mode, flavor):
+def _negative_emits(side, config, mode, flavor):
     if REJECT_TARGET in config:
         return Emitted(f"rocke.fake v1 {mode} {flavor}\n")
-    return _real("py", config, mode, flavor)
+    return _real(side, config, mode, flavor)
+
+
+def negative_emits_py(config, mode, flavor):
+    return _negative_emits("py", config, mode, flavor)
 
 
 def negative_emits_c(config, mode, flavor):
-    if REJECT_TARGET in config:
-        return Emitted(f"rocke.fake v1 {mode} {flavor}\n")
-    return _real("c", config, mode, flavor)
+    return _negative_emits("c", config, mode, flavor)
 
 
 # -- a config that validates but fails to build (EngineFailure after validation) in one engine
@@ -137,16 +142,18 @@ def build_failure_c(config, mode, flavor):
 
 
 # -- one config, different verdicts per mode (both engines reject it in ll only, alike)
-def verdict_split_py(config, mode, flavor):
+def _verdict_split(side, config, mode, flavor):
     if EMIT_TARGET in config and mode == "ll":
         return Rejected("E_INJECTED", "line 1: rejected in mode ll only")
-    return _real("py", config, mode, flavor)
+    return _real(side, config, mode, flavor)
+
+
+def verdict_split_py(config, mode, flavor):
+    return _verdict_split("py", config, mode, flavor)
 
 
 def verdict_split_c(config, mode, flavor):
-    if EMIT_TARGET in config and mode == "ll":
-        return Rejected("E_INJECTED", "line 1: rejected in mode ll only")
-    return _real("c", config, mode, flavor)
+    return _verdict_split("c", config, mode, flavor)
 
 
 # -- one engine rejects a config the other emits
@@ -161,18 +168,19 @@ def py_only_reject_c(config, mode, flavor):
 
 
 # -- both engines change one output identically (golden drift)
-def both_drift_py(config, mode, flavor):
-    out = _real("py", config, mode, flavor)
+def _both_drift(side, config, mode, flavor):
+    out = _real(side, config, mode, flavor)
     if EMIT_TARGET in config and mode == "ir" and isinstance(out, Emitted):
         return Emitted(out.text + "; drift\n")
     return out
+
+
+def both_drift_py(config, mode, flavor):
+    return _both_drift("py", config, mode, flavor)
 
 
 def both_drift_c(config, mode, flavor):
-    out = _real("c", config, mode, flavor)
-    if EMIT_TARGET in config and mode == "ir" and isinstance(out, Emitted):
-        return Emitted(out.text + "; drift\n")
-    return out
+    return _both_drift("c", config, mode, flavor)
 
 
 # -- an engine that returns something that is neither Emitted nor Rejected

@@ -33,7 +33,6 @@ import os
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 _RESULT = Path(__file__).resolve().parents[2] / "rocke_py" / "engine" / "result.py"
@@ -41,27 +40,12 @@ _RESULT = Path(__file__).resolve().parents[2] / "rocke_py" / "engine" / "result.
 
 def _contract_types():
     """The contract's own classes, loaded by path (never via the engine package's __init__)."""
-    try:
-        spec = importlib.util.spec_from_file_location("_standin_result", _RESULT)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault("_standin_result", mod)  # dataclasses look their module up
-        spec.loader.exec_module(mod)
-        return mod.Emitted, mod.Rejected, mod.EngineFailure
-    except Exception:  # noqa: BLE001 - fall back to look-alikes (the harness matches by name)
-        @dataclass(frozen=True)
-        class Emitted:
-            text: str
-
-        @dataclass(frozen=True)
-        class Rejected:
-            code: str
-            message: str
-
-        class EngineFailure(Exception):
-            pass
-
-        return Emitted, Rejected, EngineFailure
+    spec = importlib.util.spec_from_file_location("_standin_result", _RESULT)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("_standin_result", mod)  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod.Emitted, mod.Rejected, mod.EngineFailure
 
 
 Emitted, Rejected, EngineFailure = _contract_types()
