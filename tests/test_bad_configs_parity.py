@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -163,24 +162,11 @@ def test_limit_boundary_is_exact() -> None:
 
 # ---- the C engine under AddressSanitizer + UBSan, as a subprocess ----
 
-@pytest.fixture(scope="module")
-def asan_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if sanitized_driver.compiler() is None:
-        pytest.skip("gcc is not available")
-    out = tmp_path_factory.mktemp("asan_driver")
-    try:
-        return sanitized_driver.build_driver(out)
-    except sanitized_driver.DriverBuildError as exc:
-        text = str(exc).lower()
-        if "cannot find" in text and ("asan" in text or "ubsan" in text):   # no sanitizer runtime
-            pytest.skip(f"the sanitizer runtime is not available here: {str(exc)[-300:]}")
-        raise
-
-
-def test_sanitized_driver_on_corpus_and_large_files(asan_driver: Path, large_files: dict[str, Path]) -> None:
+def test_sanitized_driver_on_corpus_and_large_files(sanitized_emit_driver: Path,
+                                                     large_files: dict[str, Path]) -> None:
     files = CASE_FILES + [large_files[name] for name in LARGE]
     for mode in modes():
-        run = sanitized_driver.run_driver(asan_driver, files, mode, "llvm22")
+        run = sanitized_driver.run_driver(sanitized_emit_driver, files, mode, "llvm22")
         assert run.returncode == 0 and not run.stderr, run.stderr.decode("utf-8", "replace")[-4000:]
         assert len(run.records) == len(files)
         for path, c in zip(files, run.records):
@@ -188,12 +174,8 @@ def test_sanitized_driver_on_corpus_and_large_files(asan_driver: Path, large_fil
             assert c == py, f"{path.name}:\n py: {py[0]} {py[1]} {py[2][:300]!r}\n  c: {c[0]} {c[1]} {c[2][:300]!r}"
 
 
-def test_fuzz_smoke(asan_driver: Path, tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests" / "tools"))
-    try:
-        import fuzz_parser
-    finally:
-        sys.path.remove(str(ROOT / "tests" / "tools"))
-    stats = fuzz_parser.run_fuzz(200, 20261202, asan_driver, tmp_path)
+def test_fuzz_smoke(sanitized_emit_driver: Path, tmp_path: Path) -> None:
+    import fuzz_parser
+    stats = fuzz_parser.run_fuzz(200, 20261202, sanitized_emit_driver, tmp_path)
     assert stats.cases == 200
     assert stats.ok(), "\n".join(why for _, why in (stats.divergent + stats.sanitizer)[:5])

@@ -5,29 +5,18 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
+import cbuild
 import sanitized_driver
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER_LIMIT = 64 << 20  # DRIVER_MAX_BYTES in driver_io.h
-CC = shutil.which("cc") or shutil.which("gcc")
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
-
-
-@pytest.fixture(scope="module")
-def emit_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("emit_driver") / "emit_driver"
-    sources = sorted(str(p) for p in (ROOT / "rocke_c" / "src").glob("*.c"))
-    subprocess.run([CC, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1",
-                    "-I", str(ROOT / "rocke_c" / "include"), *sources,
-                    str(ROOT / "rocke_c" / "tests" / "emit_driver.c"), "-o", str(out)], check=True)
-    return out
+pytestmark = pytest.mark.skipif(cbuild.compiler() is None, reason="no C compiler")
 
 
 def capped() -> None:

@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import difflib
-import sys
 import tomllib
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity.cli import main  # noqa: E402
-from rocke_py.parity.newconfig import set_value  # noqa: E402
+from rocke_py.parity.cli import main
+from rocke_py.parity.newconfig import set_value
 
 
 def run(root: Path, *args: str, modes: str = "implemented_modes", c_modes: str | None = None) -> int:

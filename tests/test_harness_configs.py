@@ -1,16 +1,14 @@
 """Discovery of parity configs and the run-level failures it reports."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity.cli import main  # noqa: E402
-from rocke_py.parity.configs import (Expectation, RootNotFound, discover, find_root,  # noqa: E402
+from rocke_py.parity.cli import main
+from rocke_py.parity.configs import (Expectation, RootNotFound, discover, find_root,
                                      resolve_id)
 
 

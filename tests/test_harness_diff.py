@@ -1,14 +1,12 @@
 """rocke-parity diff / parity-diff: first divergence, context, stage, canonical renumbering, caps."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity.canon import bounded_unified_diff, canonicalise, first_divergence, renumbering_only  # noqa: E402
-from rocke_py.parity.cli import diff_main, main  # noqa: E402
+from rocke_py.parity.canon import bounded_unified_diff, canonicalise, first_divergence, renumbering_only
+from rocke_py.parity.cli import diff_main, main
 
 
 def diff(tmp_path: Path, *args: str, modes: str = "all_modes") -> int:

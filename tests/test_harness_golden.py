@@ -6,11 +6,10 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity import golden  # noqa: E402
-from rocke_py.parity.cli import main  # noqa: E402
+from rocke_py.parity import golden
+from rocke_py.parity.cli import main
 
 
 def cli(tmp_path: Path, *args: str, modes: str = "implemented_modes") -> int:

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity import configs  # noqa: E402
-from rocke_py.parity.cli import main  # noqa: E402
-from rocke_py.parity.gate import Selection, run_gate  # noqa: E402
+from rocke_py.parity import configs
+from rocke_py.parity.cli import main
+from rocke_py.parity.gate import Selection, run_gate
 
 LIMIT = 1048576
 DATA_LIMIT = 16 * 1024 * 1024  # golden.json, known_gaps.toml, the local state files

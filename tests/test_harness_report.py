@@ -4,17 +4,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity.cli import main  # noqa: E402
-from rocke_py.parity.report import make_progress  # noqa: E402
+from rocke_py.parity.cli import main
+from rocke_py.parity.report import make_progress
 
 
 @pytest.fixture

@@ -14,14 +14,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 

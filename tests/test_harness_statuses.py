@@ -1,16 +1,13 @@
 """One gate run over a synthetic tree whose stand-in engines produce every status; one test per status."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity.compare import PASSING, Status, passes  # noqa: E402
-from rocke_py.parity.gate import GateRun, Verdict, run_gate  # noqa: E402
+from rocke_py.parity.compare import PASSING, Status, passes
+from rocke_py.parity.gate import GateRun, Verdict, run_gate
 
 TIMEOUT = 1.5
 REJ = {"py": "reject:E_X:bad value", "c": "reject:E_X:bad value"}

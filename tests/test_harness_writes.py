@@ -11,16 +11,14 @@ import errno
 import io
 import json
 import os
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity.cli import main  # noqa: E402
+from rocke_py.parity.cli import main
 
 
 @pytest.fixture

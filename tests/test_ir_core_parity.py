@@ -12,47 +12,24 @@ import difflib
 import os
 import random
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Optional
 
 import pytest
 
+import ir_script
+from cbuild import SAN_ENV, parse_outputs
+from rocke_py.engine import verify
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "tools"))
-
-import ir_script  # noqa: E402
-
-from rocke_py.engine import verify  # noqa: E402
 
 SCRIPTS = sorted((ROOT / "tests" / "data" / "ir_scripts").glob("*.irs"))
-CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-g",
-          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
-SAN_ENV = {
-    "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86",
-    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=87",
-}
 N_RANDOM = 400
 BATCH = 100
 
 
-# ---- the two engines ----
-
-@pytest.fixture(scope="session")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = shutil.which("gcc")
-    if cc is None:
-        pytest.skip("gcc not found")
-    out = tmp_path_factory.mktemp("ir_driver") / "ir_driver"
-    src = ROOT / "rocke_c" / "src"
-    cmd = [cc, *CFLAGS, f"-I{ROOT / 'rocke_c' / 'include'}", f"-I{src}", *sorted(str(p) for p in src.glob("*.c")),
-           str(ROOT / "rocke_c" / "tests" / "ir_driver.c"), "-o", str(out)]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
-    return out
-
+# ---- the two engines (the C one: the ir_driver fixture, tests/conftest.py) ----
 
 def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
     """The C outputs of the scripts, in order; a sanitizer report fails the run."""
@@ -62,12 +39,7 @@ def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
         proc = subprocess.run([str(driver), *map(str, chunk)], capture_output=True, timeout=300,
                               env={**os.environ, **SAN_ENV})
         assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")
-        data, pos = proc.stdout, 0
-        while pos < len(data):
-            nl = data.index(b"\n", pos)
-            n = int(data[pos:nl])
-            outputs.append(data[nl + 1:nl + 1 + n])
-            pos = nl + 1 + n + 1
+        outputs.extend(parse_outputs(proc.stdout))
     assert len(outputs) == len(paths)
     return outputs
 
@@ -88,8 +60,8 @@ def same(py: bytes, c: bytes, what: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def c_corpus(driver: Path) -> dict[str, bytes]:
-    return dict(zip((p.stem for p in SCRIPTS), run_c(driver, SCRIPTS)))
+def c_corpus(ir_driver: Path) -> dict[str, bytes]:
+    return dict(zip((p.stem for p in SCRIPTS), run_c(ir_driver, SCRIPTS)))
 
 
 @pytest.fixture(scope="session")
@@ -592,13 +564,13 @@ def random_script(seed: int) -> str:
     return text
 
 
-def test_random_scripts(driver: Path, tmp_path: Path) -> None:
+def test_random_scripts(ir_driver: Path, tmp_path: Path) -> None:
     paths = []
     for seed in range(N_RANDOM):
         path = tmp_path / f"random_{seed:04d}.irs"
         path.write_text(random_script(seed), encoding="utf-8")
         paths.append(path)
-    outputs = run_c(driver, paths)
+    outputs = run_c(ir_driver, paths)
     verdicts = set()
     for path, c in zip(paths, outputs):
         py = run_py(path.read_text(encoding="utf-8"))

@@ -9,32 +9,23 @@ failure; the sanitizer must stay silent. Then a small fixed-seed fuzz smoke over
 shipped configs (tests/tools/compare_ir.py --fuzz runs thousands)."""
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "tools"))
+import compare_ir
 
-import compare_ir  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CONFIGS = sorted(ROOT.glob("parity_configs/*/*.toml"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in CONFIGS]
 
 
 @pytest.fixture(scope="session")
-def driver(tmp_path_factory) -> Path:
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not found")
-    return compare_ir.build_driver(tmp_path_factory.mktemp("ir_parity"), sanitize=True)
-
-
-@pytest.fixture(scope="session")
-def c_ir(driver) -> dict[str, compare_ir.Record]:
+def c_ir(sanitized_build_driver: Path) -> dict[str, compare_ir.Record]:
     """The C records of every shipped config (one driver run)."""
-    return {str(path): record for path, record in zip(CONFIGS, compare_ir.c_records(driver, CONFIGS, "ir"))}
+    return {str(path): record
+            for path, record in zip(CONFIGS, compare_ir.c_records(sanitized_build_driver, CONFIGS, "ir"))}
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=IDS)
@@ -48,8 +39,8 @@ def test_ir_identical(c_ir, path: Path) -> None:
         assert py[2].startswith(b"rocke.ir v1\nkernel @")
 
 
-def test_fuzz_smoke(driver, tmp_path) -> None:
-    files = compare_ir.fuzz_files(driver, 40, seed=20240601, out_dir=tmp_path)
+def test_fuzz_smoke(sanitized_build_driver: Path, tmp_path: Path) -> None:
+    files = compare_ir.fuzz_files(sanitized_build_driver, 40, seed=20240601, out_dir=tmp_path)
     assert len(files) == 40
-    same, differ, counts, _, _ = compare_ir.compare(driver, files, "ir", verbose=5)
+    same, differ, counts, _, _ = compare_ir.compare(sanitized_build_driver, files, "ir", verbose=5)
     assert differ == 0 and same == len(files), counts

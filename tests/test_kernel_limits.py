@@ -14,7 +14,6 @@ from typing import Callable
 import pytest
 
 from engines import both, config_text
-from rocke_emit_build import build_rocke_emit, compiler
 from rocke_py import engine as py_engine
 from rocke_py.engine import build as py_build
 from rocke_py.engine.arch import target_for
@@ -27,9 +26,7 @@ from rocke_py.engine.schema import check_schema
 from rocke_py.engine.spec import build_spec, deduce
 
 py_emit = importlib.import_module("rocke_py.engine.emit")   # the module (the package exports the function)
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "tools"))
-import spec_vectors  # noqa: E402
+import spec_vectors
 
 C_PEAK_LIMIT = 64 * 1024 * 1024          # README.md, "Performance": the C engine under 64 MiB for the largest config
 PY_PEAK_LIMIT = 1024 * 1024 * 1024
@@ -194,13 +191,6 @@ def largest(make: Template, hi: int) -> int:
         else:
             hi = mid
     return lo
-
-
-@pytest.fixture(scope="module")
-def rocke_emit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if compiler() is None:
-        pytest.skip("no C compiler")
-    return build_rocke_emit(tmp_path_factory.mktemp("rocke_emit"), opt="-O2")
 
 
 # A small parent for the measured process: a child forked from this (large) test process

@@ -16,55 +16,23 @@ import difflib
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import ll_script
+from cbuild import SAN_ENV, parse_outputs
+from ir_script import ScriptError
+from rocke_py.engine import lower_ll
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "tools"))
-
-import ll_script  # noqa: E402
-from ir_script import ScriptError  # noqa: E402
-
-from rocke_py.engine import lower_ll  # noqa: E402
 
 LL_SCRIPTS = sorted((ROOT / "tests" / "data" / "ll_scripts").glob("*.irs"))
 IR_SCRIPTS = sorted((ROOT / "tests" / "data" / "ir_scripts").glob("*.irs"))
 SCRIPTS = LL_SCRIPTS + IR_SCRIPTS
-CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-g",
-          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
-SAN_ENV = {
-    "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86",
-    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=87",
-}
-# The C sources a driver needs: the IR core and the lowering (not the spec layer or builders).
-C_SOURCES = ("arena.c", "buf.c", "error.c", "ir.c", "print_ir.c", "verify.c", "mma_atoms.c", "arch.c",
-             "problem.c", "lower_ll.c")
 BATCH = 100
 N_RANDOM = 600
-
-
-def build(tmp_path_factory: pytest.TempPathFactory, name: str, extra: tuple[str, ...] = ()) -> Path:
-    cc = shutil.which("gcc")
-    if cc is None:
-        pytest.skip("gcc not found")
-    out = tmp_path_factory.mktemp(name) / name
-    src = ROOT / "rocke_c" / "src"
-    cmd = [cc, *CFLAGS, *extra, f"-I{ROOT / 'rocke_c' / 'include'}", *(str(src / s) for s in C_SOURCES),
-           str(ROOT / "rocke_c" / "tests" / f"{name}.c"), "-o", str(out)]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    if built.returncode != 0 and "cannot find" in built.stderr and "san" in built.stderr:
-        pytest.skip("the sanitizer runtime is not available: " + built.stderr[-300:])
-    assert built.returncode == 0, built.stderr
-    return out
-
-
-@pytest.fixture(scope="session")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory, "lower_driver")
 
 
 def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
@@ -75,12 +43,7 @@ def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
         proc = subprocess.run([str(driver), *map(str, chunk)], capture_output=True, timeout=600,
                               env={**os.environ, **SAN_ENV})
         assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")[-4000:]
-        data, pos = proc.stdout, 0
-        while pos < len(data):
-            nl = data.index(b"\n", pos)
-            n = int(data[pos:nl])
-            outputs.append(data[nl + 1:nl + 1 + n])
-            pos = nl + 1 + n + 1
+        outputs.extend(parse_outputs(proc.stdout))
     assert len(outputs) == len(paths)
     return outputs
 
@@ -101,8 +64,8 @@ def same(py: bytes, c: bytes, what: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def c_corpus(driver: Path) -> dict[str, bytes]:
-    return dict(zip(map(str, SCRIPTS), run_c(driver, SCRIPTS)))
+def c_corpus(lower_driver: Path) -> dict[str, bytes]:
+    return dict(zip(map(str, SCRIPTS), run_c(lower_driver, SCRIPTS)))
 
 
 @pytest.fixture(scope="session")
@@ -240,22 +203,21 @@ def ir_core_generator():
     return module.random_script
 
 
-def test_random_scripts(driver: Path, tmp_path: Path) -> None:
+def test_random_scripts(lower_driver: Path, tmp_path: Path) -> None:
     random_script = ir_core_generator()
     paths = []
     for seed in range(N_RANDOM):
         p = tmp_path / f"r{seed}.irs"
         p.write_text(random_script(20261203 + seed))
         paths.append(p)
-    for path, c in zip(paths, run_c(driver, paths)):
+    for path, c in zip(paths, run_c(lower_driver, paths)):
         same(run_py(path.read_text()), c, f"random script {path.name}:\n{path.read_text()[:2000]}")
 
 
 # ---- allocation failure ----
 
-def test_lowering_under_allocation_failure(tmp_path_factory: pytest.TempPathFactory) -> None:
-    oom = build(tmp_path_factory, "lower_oom", ("-Wl,--wrap=malloc", "-Wl,--wrap=realloc"))
-    proc = subprocess.run([str(oom), *map(str, LL_SCRIPTS)], capture_output=True, timeout=600,
+def test_lowering_under_allocation_failure(lower_oom: Path) -> None:
+    proc = subprocess.run([str(lower_oom), *map(str, LL_SCRIPTS)], capture_output=True, timeout=600,
                           env={**os.environ, **SAN_ENV})
     assert proc.returncode == 0 and not proc.stderr, (proc.stdout + proc.stderr).decode(errors="replace")[-4000:]
     runs = sum(int(m) for m in re.findall(rb": (\d+) failing runs ok", proc.stdout))

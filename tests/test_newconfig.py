@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import threading
 import tomllib
 from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parent / "standins"))
-import standin_tree as pt  # noqa: E402
+import standin_tree as pt
 
-from rocke_py.parity import newconfig  # noqa: E402
-from rocke_py.parity.cli import main  # noqa: E402
-from rocke_py.parity.configs import CONFIG_DIR  # noqa: E402
+from rocke_py.parity import newconfig
+from rocke_py.parity.cli import main
+from rocke_py.parity.configs import CONFIG_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 ISA = 'isa = "v_mfma_f32_32x32x16_f16 ds_read_b64_tr_b16"'

@@ -9,14 +9,9 @@ import pytest
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
 from engines import config_text
-from rocke_emit_build import build_rocke_emit, compiler
+from cbuild import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
-
-
-@pytest.fixture(scope="module")
-def rocke_emit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_rocke_emit(tmp_path_factory.mktemp("rocke_emit"))
 
 
 def run(exe: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
