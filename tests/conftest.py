@@ -33,11 +33,6 @@ for _dir in (TESTS / "tools", TESTS / "standins"):
 
 import cbuild  # noqa: E402
 
-#: The sources lower_driver and lower_oom link: the IR core and the lowering (not the spec
-#: layer or the builders).
-LOWER_SOURCES = ("arena.c", "buf.c", "error.c", "ir.c", "print_ir.c", "verify.c", "mma_atoms.c", "arch.c",
-                 "problem.c", "lower_ll.c")
-
 
 def build_or_skip(tmp_path_factory: pytest.TempPathFactory, main: str, **kw) -> Path:
     """cbuild.build into a fresh directory of this session; a skip without a compiler or a
@@ -83,12 +78,11 @@ def ir_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def lower_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_or_skip(tmp_path_factory, "rocke_c/tests/lower_driver.c", sanitize=True,
-                         sources=[cbuild.SRC / s for s in LOWER_SOURCES])
+    """Linked against the engine as a library: it takes the IR core and the lowering only."""
+    return build_or_skip(tmp_path_factory, "rocke_c/tests/lower_driver.c", sanitize=True, as_library=True)
 
 
 @pytest.fixture(scope="session")
 def lower_oom(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_or_skip(tmp_path_factory, "rocke_c/tests/lower_oom.c", sanitize=True,
-                         sources=[cbuild.SRC / s for s in LOWER_SOURCES],
+    return build_or_skip(tmp_path_factory, "rocke_c/tests/lower_oom.c", sanitize=True, as_library=True,
                          extra=("-Wl,--wrap=malloc", "-Wl,--wrap=realloc"))

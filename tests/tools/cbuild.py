@@ -60,24 +60,43 @@ def engine_sources() -> list[Path]:
     return sorted(SRC.glob("*.c"))
 
 
+def _run(cmd: list[str]) -> None:
+    run = subprocess.run(cmd, capture_output=True)
+    if run.returncode != 0:
+        raise BuildError(run.stderr.decode("utf-8", "replace")[-4000:])
+
+
 def build(main: str | Path, out_dir: Path, *, sanitize: bool = False, opt: str = "-O1",
-          sources: Optional[Iterable[Path]] = None, extra: Iterable[str] = (),
-          name: Optional[str] = None) -> Path:
+          as_library: bool = False, extra: Iterable[str] = (), name: Optional[str] = None) -> Path:
     """Compiles `main` (a path relative to the repository, or absolute) with the engine's
-    sources (every rocke_c/src/*.c unless `sources`) into out_dir/<name or main's stem>.
-    Sanitized builds are -O1 -g. FileNotFoundError without a compiler, BuildError when the
-    program does not compile."""
+    sources (every rocke_c/src/*.c) into out_dir/<name or main's stem>. Sanitized builds are
+    -O1 -g. as_library: the sources become a static library the program links against (as
+    CMake links the C tests against rocke_c_static), so the program gets only the objects it
+    needs: no list of sources to keep by hand. FileNotFoundError without a compiler,
+    BuildError when the program does not compile."""
     cc = compiler(sanitize)
     if cc is None:
         raise FileNotFoundError("no C compiler (gcc)" if sanitize else "no C compiler (cc or gcc)")
     main = ROOT / main
-    out = Path(out_dir) / (name or main.stem)
+    out_dir = Path(out_dir)
+    out = out_dir / (name or main.stem)
     flags = CFLAGS + (["-O1", "-g", *SAN_FLAGS] if sanitize else [opt])
-    srcs = engine_sources() if sources is None else list(sources)
-    cmd = [cc, *flags, *extra, f"-I{INCLUDE}", f"-I{SRC}", *map(str, srcs), str(main), "-o", str(out)]
-    run = subprocess.run(cmd, capture_output=True)
-    if run.returncode != 0:
-        raise BuildError(run.stderr.decode("utf-8", "replace")[-4000:])
+    includes = [f"-I{INCLUDE}", f"-I{SRC}"]
+    srcs = [str(p) for p in engine_sources()]
+    if not as_library:
+        _run([cc, *flags, *extra, *includes, *srcs, str(main), "-o", str(out)])
+        return out
+    ar = shutil.which("ar")
+    if ar is None:
+        raise FileNotFoundError("no ar for the static library")
+    objects = []
+    for src in srcs:
+        obj = out_dir / (Path(src).stem + ".o")
+        _run([cc, *flags, *includes, "-c", src, "-o", str(obj)])
+        objects.append(str(obj))
+    lib = out_dir / "librocke_c.a"
+    _run([ar, "rcs", str(lib), *objects])
+    _run([cc, *flags, *extra, *includes, str(main), str(lib), "-o", str(out)])
     return out
 
 
