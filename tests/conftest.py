@@ -1,12 +1,15 @@
 """What every test shares: the import path, and one fixture per way a test runs the C engine.
 
-The ways of running the C engine, each with one home:
+The ways of running the C engine, each with one home (the layout: tests/engines/, one engine's
+semantics; tests/harness/, the parity harness; tests/parity/, both engines compared;
+tests/repository/, checks over the whole repository; tests/support/ the helpers, layout.REPO
+the repository root):
 
-  in process      rocke_py.cbridge (the cffi module); tests/engines.py's both() runs it beside
+  in process      rocke_py.cbridge (the cffi module); tests/support/two_engines.py's both() runs it beside
                   the Python engine and asserts they agree
   rocke_emit      rocke-emit (rocke_c/cli/rocke-emit.c), the engine as a program
   emit_driver     rocke_c/tests/emit_driver.c, length-prefixed records for many files
-  sanitized_emit_driver   the same under AddressSanitizer + UBSan (tests/sanitized_driver.py)
+  sanitized_emit_driver   the same under AddressSanitizer + UBSan (tests/support/sanitized_driver.py)
   sanitized_build_driver  rocke_c/tests/build_driver.c (mode ir/ll), sanitized (tests/tools/compare_ir.py)
   ir_driver       rocke_c/tests/ir_driver.c, builder scripts through the IR core, sanitized
   lower_driver    rocke_c/tests/lower_driver.c, builder scripts lowered to LLVM IR, sanitized;
@@ -23,13 +26,10 @@ from pathlib import Path
 
 import pytest
 
-#: The repository root.
-REPO = Path(__file__).resolve().parent.parent
-TESTS = REPO / "tests"
-
-for _dir in (TESTS / "tools", TESTS / "standins"):
-    if str(_dir) not in sys.path:
-        sys.path.insert(0, str(_dir))
+_TESTS = Path(__file__).resolve().parent
+for _dir in ("support", "tools", "standins"):
+    if str(_TESTS / _dir) not in sys.path:
+        sys.path.insert(0, str(_TESTS / _dir))
 
 import cbuild  # noqa: E402
 

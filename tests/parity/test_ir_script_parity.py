@@ -22,9 +22,9 @@ import ir_script
 from cbuild import SAN_ENV, parse_outputs
 from rocke_py.engine import verify
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 
-SCRIPTS = sorted((ROOT / "tests" / "data" / "ir_scripts").glob("*.irs"))
+SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 N_RANDOM = 400
 BATCH = 100
 

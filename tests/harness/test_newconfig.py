@@ -16,7 +16,7 @@ from rocke_py.parity import newconfig
 from rocke_py.parity.cli import main
 from rocke_py.parity.configs import CONFIG_DIR
 
-REPO = Path(__file__).resolve().parents[1]
+from layout import REPO
 ISA = 'isa = "v_mfma_f32_32x32x16_f16 ds_read_b64_tr_b16"'
 
 

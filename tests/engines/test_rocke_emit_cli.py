@@ -8,7 +8,7 @@ import pytest
 
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
-from engines import config_text
+from two_engines import config_text
 from cbuild import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")

@@ -15,9 +15,9 @@ import pytest
 
 import compare_ir
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 
-CONFIGS = sorted(ROOT.glob("parity_configs/*/*.toml"))
+CONFIGS = sorted(REPO.glob("parity_configs/*/*.toml"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in CONFIGS]
 
 

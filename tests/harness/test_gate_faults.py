@@ -26,8 +26,8 @@ import pytest
 from rocke_py.parity import golden
 from rocke_py.parity.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
-FAULT_ENGINES = Path(__file__).resolve().parent / "faults" / "fault_engines.py"
+from layout import REPO
+FAULT_ENGINES = REPO / "tests" / "faults" / "fault_engines.py"
 #: The small tree: (config id, marker comment appended to it or "").
 TREE = (("wgrad/00-baseline", "# fault: emit-target"), ("wgrad/100-unknown-pipeline", "# fault: reject-target"),
         ("fwd/00-baseline", ""), ("fwd/100-unknown-epilogue", ""), ("dgrad/00-baseline", ""),

@@ -2,7 +2,7 @@
 parse_config (§3) and check_schema (§4), and the entry checks of emit() (§2), each error
 asserted by code and exact message.
 
-The C twin is rocke_c/tests/test_config.c; tests/test_bad_configs_parity.py checks that the
+The C twin is rocke_c/tests/test_config.c; tests/parity/test_bad_configs_parity.py checks that the
 two engines agree on the bad-input corpus. Expected values here come from
 docs/engine-contract.md, never from running an engine."""
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines import config_text, rejection, spec_lines
+from two_engines import config_text, rejection, spec_lines
 
 REF_NAME_ASYNC = ("conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_default"
                   "_async_kouter_spk4")

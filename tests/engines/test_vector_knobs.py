@@ -6,12 +6,12 @@ cases that force a width: split-K, a stride, the default epilogue), each value e
 rejected, in every mode, or gives an IR of its own: two accepted values never build the same
 kernel. The accepted values are exactly the powers of two within the cap that divide the
 operand's stride-1 run. Then every other spec field: set to a value other than its default, it
-changes the kernel or is rejected. Both engines, which must agree (tests/engines.py)."""
+changes the kernel or is rejected. Both engines, which must agree (tests/support/two_engines.py)."""
 from __future__ import annotations
 
 import pytest
 
-from engines import both, config_text
+from two_engines import both, config_text
 from rocke_py.engine.result import Emitted, Rejected
 
 VALUES = (1, 2, 3, 4, 5, 6, 8, 16, 65536)

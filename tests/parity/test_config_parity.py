@@ -6,7 +6,6 @@ golden manifest — so a failure names its config and says which status the gate
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +17,12 @@ from rocke_py.parity.configs import discover
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, call_engine
 from rocke_py.parity.runner import JobResult
 
-ROOT = Path(__file__).resolve().parents[1]
-DISCOVERY = discover(ROOT)
+from layout import REPO
+DISCOVERY = discover(REPO)
 CONFIGS = {c.id: c for c in DISCOVERY.configs}
 MODES = tuple(m for m in py_engine.implemented_modes() if m in cbridge.implemented_modes())
-MANIFEST = golden.load(golden.golden_path(ROOT))
-GAPS = known_gaps.load(ROOT / "parity_configs" / "known_gaps.toml", set(CONFIGS))
+MANIFEST = golden.load(golden.golden_path(REPO))
+GAPS = known_gaps.load(REPO / "parity_configs" / "known_gaps.toml", set(CONFIGS))
 
 
 def jobs() -> list[tuple[str, str, str]]:

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from engines import both, config_text
+from two_engines import both, config_text
 from rocke_py.engine.result import Emitted, Rejected
 
 PW = {"N": 1, "Hi": 1, "Wi": 1, "C": 1, "K": 1, "Y": 1, "X": 1, "pH": 0, "pW": 0}

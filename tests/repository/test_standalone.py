@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from layout import REPO
 REF_DIR = "docs/reference"
 # The shared reference set; harness-prior-art has no copy here, so citing it always fails.
 NAMES = ("conv-semantics", "llvm-ir", "toolchain", "harness-prior-art")
@@ -35,7 +34,7 @@ OUTSIDE = (
 # (file, exact text): paths that look like the patterns above but stay inside the repository.
 ALLOWED = {
     # a symlink inside the temporary tree the test builds (root/shared/base.toml)
-    ("tests/test_harness_inputs.py", '"../../' 'shared/base.toml"'),
+    ("tests/harness/test_harness_inputs.py", '"../../' 'shared/base.toml"'),
 }
 
 _NAME = "|".join(re.escape(n) for n in NAMES)
@@ -53,14 +52,14 @@ BARE_REFERENCE = re.compile(r"\breference(?:'s)?:?\s+§\d")
 def repo_files() -> list[str]:
     try:
         out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=ROOT, capture_output=True, check=True).stdout
+                             cwd=REPO, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
-    return sorted({p for p in out.decode("utf-8").split("\0") if p and (ROOT / p).is_file()})
+    return sorted({p for p in out.decode("utf-8").split("\0") if p and (REPO / p).is_file()})
 
 
 def text_of(path: str) -> str:
-    return (ROOT / path).read_bytes().decode("utf-8", errors="replace")
+    return (REPO / path).read_bytes().decode("utf-8", errors="replace")
 
 
 def line_of(text: str, pos: int) -> int:
@@ -130,13 +129,13 @@ def cited_names(texts: dict[str, str]) -> list[str]:
 
 
 def test_every_cited_reference_exists(texts: dict[str, str]) -> None:
-    missing = [n for n in cited_names(texts) if n not in PENDING and not (ROOT / REF_DIR / (n + ".md")).is_file()]
+    missing = [n for n in cited_names(texts) if n not in PENDING and not (REPO / REF_DIR / (n + ".md")).is_file()]
     assert not missing, "cited but not in " + REF_DIR + ": " + ", ".join(missing)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "harness-prior-art"])
 def test_cited_sections_exist(texts: dict[str, str], name: str) -> None:
-    if not (ROOT / REF_DIR / (name + ".md")).is_file():
+    if not (REPO / REF_DIR / (name + ".md")).is_file():
         if name in PENDING:
             pytest.skip(f"{REF_DIR}/{name}.md is not in this tree yet")
         pytest.fail(f"{REF_DIR}/{name}.md is missing")

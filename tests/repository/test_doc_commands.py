@@ -26,7 +26,7 @@ copy as the working directory — so a command that writes (`new ... --expect`, 
 `rocke-parity` and `parity-diff` are this interpreter's installed package (`python -P -m
 rocke_py.parity`: -P, so that the copy's sources do not shadow the built extension);
 `rocke-emit` is the rocke_emit fixture's (tests/conftest.py, as
-tests/test_rocke_emit_cli.py uses). Every command of a document runs even after a failure,
+tests/engines/test_rocke_emit_cli.py uses). Every command of a document runs even after a failure,
 and the failure lists each one that did not exit as documented, with its output."""
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 DOCS = ("README.md", "docs/user-guide.md", "docs/adding-a-config.md")
 PROGRAMS = ("rocke-parity", "parity-diff", "rocke-emit")
 SHELL_FENCES = ("console", "sh", "shell", "bash")
@@ -133,19 +133,19 @@ def extract(doc: str, markdown: str) -> tuple[list[Command], list[Skipped]]:
 
 
 def doc_commands(doc: str) -> tuple[list[Command], list[Skipped]]:
-    return extract(doc, (ROOT / doc).read_text(encoding="utf-8"))
+    return extract(doc, (REPO / doc).read_text(encoding="utf-8"))
 
 
 # ---- running them ----
 
 def copy_repository(dest: Path) -> Path:
     """The tracked and untracked-but-not-ignored files of the working tree, copied into dest."""
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
+    if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout: no file list to copy")
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
     for rel in filter(None, listed):
-        src = ROOT / rel
+        src = REPO / rel
         if not src.is_file():   # deleted in the working tree, not yet in the index
             continue
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -186,7 +186,7 @@ def run_commands(commands: list[Command], root: Path, bin_dir: Path) -> list[str
 @pytest.mark.parametrize("doc", DOCS)
 def test_documented_commands_exit_as_documented(doc: str, bin_dir: Path, tmp_path: Path) -> None:
     commands, _ = doc_commands(doc)
-    assert commands, f"{doc}: no command found (is the convention of tests/test_doc_commands.py followed?)"
+    assert commands, f"{doc}: no command found (is the convention of tests/repository/test_doc_commands.py followed?)"
     failures = run_commands(commands, copy_repository(tmp_path / "repo"), bin_dir)
     assert not failures, f"{len(failures)} of {len(commands)} command(s) of {doc} did not exit as documented:\n" \
                          + "\n".join(failures)
@@ -245,8 +245,8 @@ def test_a_command_that_does_not_exit_as_documented_fails(bin_dir: Path, tmp_pat
     as exit 1, are both reported; a command that exits as documented is not."""
     cfg = tmp_path / "parity_configs" / "wgrad"
     cfg.mkdir(parents=True)
-    shutil.copy2(ROOT / "parity_configs" / "wgrad" / "00-baseline.toml", cfg / "00-baseline.toml")
-    shutil.copy2(ROOT / "parity_configs" / "wgrad" / "101-tile-divisibility.toml", cfg / "101-tile-divisibility.toml")
+    shutil.copy2(REPO / "parity_configs" / "wgrad" / "00-baseline.toml", cfg / "00-baseline.toml")
+    shutil.copy2(REPO / "parity_configs" / "wgrad" / "101-tile-divisibility.toml", cfg / "101-tile-divisibility.toml")
     doc = """\
 ```console
 $ rocke-parity emit parity_configs/wgrad/101-tile-divisibility.toml --engine py --mode spec

@@ -9,14 +9,13 @@ descriptors, MMAs, epilogue — must be identical, and the dropped parts must re
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from engines import both
+from two_engines import both
 from rocke_py.engine.result import Emitted
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 
 LDS_OPS = ("tile.smem_alloc", "tile.smem_store", "tile.smem_load", "tile.ds_read_tr16_b64",
            "tile.ds_read_tr16_b128", "vector.concat")
@@ -90,7 +89,7 @@ def flipped(text: str) -> str:
 
 @pytest.mark.parametrize("cid", CONFIGS)
 def test_flip_changes_only_the_lds_tile_and_fragment_feed(cid: str) -> None:
-    text = next((ROOT / "parity_configs").glob(f"{cid}.toml")).read_text()
+    text = next((REPO / "parity_configs").glob(f"{cid}.toml")).read_text()
     k_outer = kernel_ir(text)
     m_outer = kernel_ir(flipped(text))
     assert "tile.ds_read_tr16" in k_outer and "tile.ds_read_tr16" not in m_outer

@@ -10,7 +10,7 @@ from rocke_py.parity import known_gaps
 from rocke_py.parity.compare import Status
 from rocke_py.parity.gate import Selection, run_gate
 
-REPO = Path(__file__).resolve().parents[1]
+from layout import REPO
 IDS = {"wgrad/00-a", "wgrad/01-b"}
 
 

@@ -2,15 +2,14 @@
 arch, contains its isa list, and has a transpose read exactly when it is K-outer."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from rocke_py.check.isa import check_asm, check_config, has_instruction
 from rocke_py.parity.configs import discover
 
-ROOT = Path(__file__).resolve().parents[1]
-EMITTING = [c for c in discover(ROOT).configs if c.expect.emits]
+from layout import REPO
+EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 
 ASM = """\
 \tbuffer_load_dwordx4 v1, s[4:7], 0 offen nt lds

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from engines import BASE_PROBLEM, config_text
+from two_engines import BASE_PROBLEM, config_text
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 JOBS = (("spec", "llvm22"), ("ir", "llvm22"), ("ll", "llvm20"), ("ll", "llvm22"), ("ll", "llvm23"))
 ENGINES = (("py", py_engine.emit), ("c", cbridge.emit))
 SEED = 20260517
@@ -53,8 +53,8 @@ def check_one_verdict(data: bytes) -> None:
 
 # ---- the shipped configs and the bad-input corpus ----
 
-SHIPPED = sorted((ROOT / "parity_configs").glob("*/*.toml"))
-BAD = sorted(p for p in (ROOT / "tests" / "data" / "bad_configs").iterdir()
+SHIPPED = sorted((REPO / "parity_configs").glob("*/*.toml"))
+BAD = sorted(p for p in (REPO / "tests" / "data" / "bad_configs").iterdir()
              if p.is_file() and not p.name.startswith(".") and p.suffix in (".toml", ".bin"))
 
 

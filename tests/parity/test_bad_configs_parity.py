@@ -22,8 +22,8 @@ from rocke_py.engine.result import Emitted, Rejected
 
 import sanitized_driver
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "data" / "bad_configs"
+from layout import REPO
+CORPUS = REPO / "tests" / "data" / "bad_configs"
 EXPECTED = CORPUS / "expected.tsv"
 FLAVORS = ("llvm20", "llvm22", "llvm23")
 LIMIT = 1048576

@@ -4,16 +4,15 @@ make.buffer.rsrc declaration and calls (with llvm22's zext of the byte count), a
 pointer params' `nocapture` -> `captures(none)` on the define line."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from engines import both
+from two_engines import both
 from rocke_py.engine.result import Emitted
 from rocke_py.parity.configs import discover
 
-ROOT = Path(__file__).resolve().parents[1]
-EMITTING = [c for c in discover(ROOT).configs if c.expect.emits]
+from layout import REPO
+EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 
 
 def ll(data: bytes, flavor: str) -> list[str]:

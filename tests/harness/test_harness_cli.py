@@ -1,4 +1,4 @@
-"""The rocke-parity CLI: exit statuses, emit, list, new (check-llvm: tests/test_check_llvm.py)."""
+"""The rocke-parity CLI: exit statuses, emit, list, new (check-llvm: tests/engines/test_check_llvm.py)."""
 from __future__ import annotations
 
 import difflib

@@ -7,7 +7,6 @@ instructions each op must select on each arch."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,7 @@ from rocke_py.engine.verify import verify_kernel
 ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 HAVE_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
 needs_llvm = pytest.mark.skipif(not HAVE_LLVMLITE, reason="llvmlite is not installed")
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 
 
 def finish(b: Builder) -> Kernel:
@@ -708,7 +707,7 @@ def real_kernels() -> list[tuple[str, object, str]]:
     except ImportError:
         return []
     out = []
-    for cfg in discover(ROOT).configs:
+    for cfg in discover(REPO).configs:
         if not cfg.expect.emits:
             continue
         fields = check_schema(parse_config(cfg.data.decode("utf-8")))

@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from engines import both, config_text
+from two_engines import both, config_text
 from rocke_py import engine as py_engine
 from rocke_py.engine import build as py_build
 from rocke_py.engine.arch import target_for

@@ -25,7 +25,7 @@ from rocke_py.parity.gate import Selection, run_gate
 
 LIMIT = 1048576
 DATA_LIMIT = 16 * 1024 * 1024  # golden.json, known_gaps.toml, the local state files
-REPO = Path(__file__).resolve().parents[1]
+from layout import REPO
 AS_CAP = 1 << 30  # 1 GiB of address space: plenty for a stand-in gate, far from /dev/zero's "forever"
 
 

@@ -14,7 +14,7 @@ import pytest
 import cbuild
 import sanitized_driver
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 DRIVER_LIMIT = 64 << 20  # DRIVER_MAX_BYTES in driver_io.h
 pytestmark = pytest.mark.skipif(cbuild.compiler() is None, reason="no C compiler")
 
@@ -27,7 +27,7 @@ def drive(exe: Path, *files: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), "spec", "llvm22", *files], capture_output=True, timeout=60, preexec_fn=capped)
 
 
-CONFIG = (ROOT / "parity_configs" / "wgrad" / "00-baseline.toml").read_bytes()
+CONFIG = (REPO / "parity_configs" / "wgrad" / "00-baseline.toml").read_bytes()
 
 
 def test_dev_zero_is_refused_not_read_as_empty(emit_driver: Path) -> None:

@@ -26,10 +26,10 @@ from cbuild import SAN_ENV, parse_outputs
 from ir_script import ScriptError
 from rocke_py.engine import lower_ll
 
-ROOT = Path(__file__).resolve().parents[1]
+from layout import REPO
 
-LL_SCRIPTS = sorted((ROOT / "tests" / "data" / "ll_scripts").glob("*.irs"))
-IR_SCRIPTS = sorted((ROOT / "tests" / "data" / "ir_scripts").glob("*.irs"))
+LL_SCRIPTS = sorted((REPO / "tests" / "data" / "ll_scripts").glob("*.irs"))
+IR_SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 SCRIPTS = LL_SCRIPTS + IR_SCRIPTS
 BATCH = 100
 N_RANDOM = 600
@@ -128,7 +128,7 @@ def test_every_op_lowers(py_corpus: dict[str, bytes]) -> None:
 
 def test_every_mma_row_on_each_arch(py_corpus: dict[str, bytes]) -> None:
     for row in lower_ll.MMA_ROWS:
-        out = py_corpus[str(ROOT / "tests" / "data" / "ll_scripts" / f"mma_{row.op_id}.irs")]
+        out = py_corpus[str(REPO / "tests" / "data" / "ll_scripts" / f"mma_{row.op_id}.irs")]
         lowered = {head.split()[0] for head in modules(out)}
         assert lowered == set(row.archs), (row.op_id, lowered)
         assert f"@llvm.amdgcn.{row.intrinsic}(" in out.decode()
@@ -168,7 +168,7 @@ def test_every_refusal_is_reached(py_corpus: dict[str, bytes]) -> None:
     missing = [stem for stem in REFUSALS if not any(stem in e for e in errors)]
     assert not missing, missing
     # the stems cover every fail( call of lower_ll.py
-    source = (ROOT / "rocke_py" / "engine" / "lower_ll.py").read_text()
+    source = (REPO / "rocke_py" / "engine" / "lower_ll.py").read_text()
     assert source.count("raise fail(") <= len(REFUSALS) + 6, "a new refusal: add it to REFUSALS and the corpus"
     assert any(out.count(b"lower crash") for out in py_corpus.values())
 
@@ -192,10 +192,10 @@ def test_flavors_differ_only_where_documented(py_corpus: dict[str, bytes]) -> No
 # ---- random scripts (the IR core's generator) ----
 
 def ir_core_generator():
-    path = ROOT / "tests" / "test_ir_core_parity.py"
+    path = REPO / "tests" / "parity" / "test_ir_script_parity.py"
     spec = importlib.util.spec_from_file_location("_ir_core_parity_gen", path)
     if spec is None or spec.loader is None or not path.exists():
-        pytest.skip("tests/test_ir_core_parity.py is not available")
+        pytest.skip("tests/parity/test_ir_script_parity.py is not available")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if not hasattr(module, "random_script"):
