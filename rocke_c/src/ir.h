@@ -11,7 +11,7 @@
  *
  * Where Python raises on input the builders never produce (a type name that is not
  * canonical, e.g. "vec<f32>"; an smem op on a value whose type has no ','), the C side fails
- * the builder or reports an invalid type instead; tests/test_ir_core_parity.py keeps its
+ * the builder or reports an invalid type instead; tests/parity/test_ir_script_parity.py keeps its
  * scripts inside the domain where both engines are defined. */
 #ifndef ROCKE_IR_H
 #define ROCKE_IR_H

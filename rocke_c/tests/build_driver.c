@@ -1,6 +1,6 @@
 /* build_driver.c: runs rocke_emit on each file named on the command line, like emit_driver.c,
  * and can repeat each emission (for timing); tests/tools/compare_ir.py, compare_ll.py and
- * tests/test_ir_parity.py read its records (also usable under a sanitizer or valgrind):
+ * tests/parity/test_mode_ir_parity.py read its records (also usable under a sanitizer or valgrind):
  *
  *     build_driver [--repeat N] MODE FLAVOR FILE...
  *     -> per file "E <len>\n<text>\n" | "R <code> <len>\n<message>\n" | "X <code> <len>\n<message>\n"

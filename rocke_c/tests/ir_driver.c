@@ -1,6 +1,6 @@
 /* ir_driver.c: runs builder scripts through the C engine's kernel-IR builder, printer and
  * verifier: the twin of tests/tools/ir_script.py (which documents the script format and
- * runs the same scripts through the Python engine); tests/test_ir_core_parity.py compares
+ * runs the same scripts through the Python engine); tests/parity/test_ir_script_parity.py compares
  * the two byte for byte.
  *
  *     ir_driver SCRIPT...   -> for each script, "<len>\n<output>\n" on stdout

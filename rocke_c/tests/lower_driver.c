@@ -1,6 +1,6 @@
 /* lower_driver.c: runs builder scripts through the C engine's kernel-IR builder, then lowers
  * each kernel to LLVM IR (rocke_c/src/lower_ll.c) for every arch and flavor. The twin of
- * tests/tools/ll_script.py; tests/test_ll_parity.py compares the two byte for byte. The
+ * tests/tools/ll_script.py; tests/parity/test_ll_parity.py compares the two byte for byte. The
  * script interpreter is rocke_c/tests/ir_driver.c's, included whole (its main renamed).
  *
  *     lower_driver SCRIPT...            -> for each script, "<len>\n<output>\n" on stdout

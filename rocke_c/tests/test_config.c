@@ -2,7 +2,7 @@
  * check (§2 step 5, rk_config_check_encoding), the parser (§3, rk_config_parse) and the
  * schema (§4, rk_schema_check), every error by code and exact message, plus the entry
  * checks of rocke_emit (§2: mode, flavor, size limit, order). The twin of
- * tests/test_config_parser.py: the case tables carry the same ids and the same expected
+ * tests/engines/test_config_parser.py: the case tables carry the same ids and the same expected
  * messages, which come from the contract, never from running an engine.
  *
  *     test_config            exit 0 when every check passes (run by ctest) */

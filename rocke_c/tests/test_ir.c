@@ -1,6 +1,6 @@
 /* test_ir.c: the kernel IR core of the C engine: types, attrs, builder (one counter, the
  * constant cache, sticky errors), printer, verifier and MMA atom table. The byte-for-byte
- * comparison with the Python engine is tests/test_ir_core_parity.py; these are the C-side
+ * comparison with the Python engine is tests/parity/test_ir_script_parity.py; these are the C-side
  * unit checks, all memory from one arena per test (valgrind: no leaks). */
 #include <math.h>
 #include <stdlib.h>

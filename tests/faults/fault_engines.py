@@ -8,7 +8,7 @@ test tree marks with a comment line (comments are ignored by both engines):
     # fault: emit-target      an emitting config (wgrad/00-baseline in the tree)
     # fault: reject-target    a negative config (wgrad/100-unknown-pipeline in the tree)
 
-``FAULTS`` (in tests/test_gate_faults.py) names each fault, the job it should break and the
+``FAULTS`` (in tests/harness/test_gate_faults.py) names each fault, the job it should break and the
 status the gate must give it.
 """
 from __future__ import annotations

@@ -18,7 +18,6 @@ import argparse
 import importlib
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,51 +29,26 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+import cbuild  # noqa: E402  (this directory: the script's, or on the tests' path)
+from cbuild import SAN_ENV  # noqa: E402
 from rocke_py.engine.result import EngineFailure, Rejected  # noqa: E402
 
 emit_module = importlib.import_module("rocke_py.engine.emit")
 
 Record = tuple[str, Optional[str], bytes]
 
-CFLAGS = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror"]
-SAN_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-             "-fno-omit-frame-pointer"]
-SAN_ENV = {
-    "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86",
-    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=87",
-}
 BATCH = 200
 
 
 # ---- the C side ----
 
 def build_driver(out_dir: Path, sanitize: bool = False) -> Path:
-    """Compiles rocke_c/tests/build_driver.c with the engine into out_dir."""
-    cc = shutil.which("gcc")
-    if cc is None:
-        raise FileNotFoundError("gcc")
-    out = Path(out_dir) / ("build_driver_san" if sanitize else "build_driver")
-    sources = sorted(str(p) for p in (ROOT / "rocke_c" / "src").glob("*.c"))
-    flags = CFLAGS + (SAN_FLAGS if sanitize else ["-O2"])
-    cmd = [cc, *flags, f"-I{ROOT / 'rocke_c' / 'include'}", *sources,
-           str(ROOT / "rocke_c" / "tests" / "build_driver.c"), "-o", str(out)]
-    run = subprocess.run(cmd, capture_output=True)
-    if run.returncode != 0:
-        raise RuntimeError(run.stderr.decode("utf-8", "replace")[-4000:])
-    return out
+    """Compiles rocke_c/tests/build_driver.c with the engine into out_dir (-O2, or sanitized)."""
+    return cbuild.build("rocke_c/tests/build_driver.c", out_dir, sanitize=sanitize, opt="-O2",
+                        name="build_driver_san" if sanitize else "build_driver")
 
 
-def parse_records(data: bytes) -> list[Record]:
-    out: list[Record] = []
-    pos = 0
-    while pos < len(data):
-        nl = data.index(b"\n", pos)
-        head = data[pos:nl].split(b" ")
-        n = int(head[-1])
-        body = data[nl + 1:nl + 1 + n]
-        pos = nl + 1 + n + 1
-        out.append(("E", None, body) if head[0] == b"E" else (head[0].decode(), head[1].decode(), body))
-    return out
+parse_records = cbuild.parse_records
 
 
 def c_records(driver: Path, files: list[Path], mode: str = "ir", flavor: str = "llvm22") -> list[Record]:

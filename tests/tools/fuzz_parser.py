@@ -12,7 +12,7 @@ through the Python engine, and reports every case where the results differ (stat
 message or text bytes) or the sanitized driver says anything. Deterministic for a seed.
 
 --keep DIR writes the divergent/failing cases there. Exit status 1 on any finding.
-tests/test_bad_configs_parity.py runs a small fixed-seed smoke of this (run_fuzz)."""
+tests/parity/test_bad_configs_parity.py runs a small fixed-seed smoke of this (run_fuzz)."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from sanitized_driver import build_driver, python_record, run_batches  # noqa: E402
 

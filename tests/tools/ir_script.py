@@ -1,7 +1,7 @@
 """Builder scripts: one kernel-IR builder call per line, run by the Python engine's builder.
 
 The twin of rocke_c/tests/ir_driver.c, which runs the same scripts through the C builder;
-tests/test_ir_core_parity.py compares the two outputs byte for byte. Output of a script:
+tests/parity/test_ir_script_parity.py compares the two outputs byte for byte. Output of a script:
 
     [error: <builder failure message>\\n]   the first builder failure stops the script
     <print_ir(kernel)>                     the kernel built so far

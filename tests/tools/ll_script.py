@@ -2,11 +2,11 @@
 
 A script (the format of tests/tools/ir_script.py) is run through the Python builder, then
 its kernel is lowered (rocke_py/engine/lower_ll.py) for every arch and flavor;
-tests/test_ll_parity.py compares the output with the C driver's byte for byte. Output:
+tests/parity/test_ll_parity.py compares the output with the C driver's byte for byte. Output:
 
     script error: line N: <what>\\n      a malformed script
     error: <builder failure>\\n          the builder failed: nothing is lowered
-    verify: ok|fail\\n                   the verdict (its messages are tests/test_ir_core_parity.py's)
+    verify: ok|fail\\n                   the verdict (its messages are tests/parity/test_ir_script_parity.py's)
     for each arch and flavor: "== <arch> <flavor>\\n" then the module, or
     "lower error: <EngineFailure message>\\n", or "lower crash\\n" (any other exception:
     Python crashes on the malformed kernel).
