@@ -140,7 +140,7 @@ static void rk_emit_emit_text(const char *text, size_t len, const char *mode, co
     rk_fields fields;
     rk_checked *checked = rk_alloc(arena, sizeof *checked);
     rk_error err;
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, arena);
     if (!checked) {
         rk_fail_internal(&err, "out of memory (arena)");
         rk_emit_reject(o, &err);
@@ -227,15 +227,18 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
     if (!out)
         return ROCKE_ERROR;
     rk_emit_init_result(out);
-    memset(&err, 0, sizeof err);
+    rk_arena_init(&arena);
+    rk_error_init(&err, &arena);
     if (!config && config_len > 0)
         return rk_emit_fail_result(out, "E_INTERNAL", 1, "config is NULL but config_len is not 0");
     if (!config)
         config = ""; /* NULL with length 0 is the empty config */
     if (rk_emit_check_mode_flavor(mode, flavor, &err)
-        || rk_emit_check_size(config_len, &err) || rk_config_check_encoding(config, config_len, &err))
-        return rk_emit_error_result(out, &err);
-    rk_arena_init(&arena);
+        || rk_emit_check_size(config_len, &err) || rk_config_check_encoding(config, config_len, &err)) {
+        status = rk_emit_error_result(out, &err);
+        rk_arena_free(&arena);
+        return status;
+    }
     outcome.code = NULL;
     outcome.internal = 0;
     rk_buf_init(&outcome.out);

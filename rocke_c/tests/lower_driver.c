@@ -39,8 +39,8 @@ static void lower_one(const rk_ir_kernel *kernel, const char *arch, const char *
     rk_arena arena;
     rk_error err;
     rk_buf text;
-    memset(&err, 0, sizeof err);
     rk_arena_init(&arena);
+    rk_error_init(&err, &arena);
     rk_buf_init(&text);
     rk_buf_printf(out, "== %s %s\n", arch, flavor);
     if (rk_lower_kernel(kernel, arch, flavor, &arena, &text, &err) == 0)
@@ -181,6 +181,7 @@ static int time_script(const char *text, size_t len, long n)
         rk_arena per;
         rk_error err;
         rk_arena_init(&per);
+        rk_error_init(&err, &per);
         rk_buf_free(&out);
         if (rk_lower_kernel(s.b.kernel, "gfx950", "llvm22", &per, &out, &err))
             printf("lower error: %s\n", out.data);

@@ -56,7 +56,7 @@ static int lower_with(const rk_ir_kernel *kernel, long n, rk_buf *out, int *stat
     rk_error err;
     int reached;
     rk_arena_init(&arena);
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, &arena);
     countdown = n;
     *status = rk_lower_kernel(kernel, "gfx950", "llvm22", &arena, out, &err);
     reached = n > 0 && countdown == 0;

@@ -44,7 +44,7 @@ static void run_stages(const rk_fields *f, outcome *o)
     rk_spec built, spec;
     const rk_target *target = rk_target_for(f->f[RK_KEY_ARCH].value.s);
     rk_arena_init(&arena);
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, &arena);
     o->code = NULL;
     o->internal = 0;
     rk_buf_init(&o->out);
