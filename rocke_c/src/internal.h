@@ -253,11 +253,10 @@ void rk_spec_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
 int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *out);
 
 /* ---- validate (validate.c) ---- */
-/* The first failing rule's code (static), with its message appended to *message; NULL when
- * the spec passes. The message is a heap buffer because a rule may echo a long value
- * (pipeline, epilogue) that would not fit rk_error's fixed message. */
-const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t,
-                                 rk_arena *arena, rk_buf *message);
+/* Python's validate: 0 when the spec passes, else -1 with err the first failing rule's
+ * rejection (its code and message). */
+int rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                         rk_error *err);
 
 /* ---- limits (limits.c): the limits this project adds beyond the reference ---- */
 #define RK_INT32_MIN (-2147483647LL - 1)

@@ -93,7 +93,8 @@ int main(int argc, char **argv)
                 rk_buf_init(&out);
                 reached = lower_with(s.b.kernel, n, &out, &status, message);
                 if (!reached) {
-                    if (status != good_status || out.len != good.len || memcmp(out.data, good.data, out.len)) {
+                    if (status != good_status || out.len != good.len
+                        || (out.len && memcmp(out.data, good.data, out.len))) {
                         printf("%s: run %ld differs from the unfailed run\n", argv[i], n);
                         bad = 1;
                     }
