@@ -46,7 +46,7 @@ static long long rk_build_dgrad_num_records(rk_kc *kc)
     rk_sub_gemm *records;
     int n = 0;
     rk_error err;
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, kc->arena);
     if (rk_problem_dgrad_sub_gemms(kc->problem, s->tile_m, s->tile_n, s->tile_k, s->split_k, kc->arena,
                                    &records, &n, &err)) {
         rk_build_common_fail(kc, "the sub-GEMM records were checked in mode spec's order");

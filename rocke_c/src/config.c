@@ -122,16 +122,12 @@ int rk_config_check_encoding(const char *data, size_t len, rk_error *err)
 static int rk_syntax(rk_error *err, int lineno, const char *fmt, ...)
 {
     va_list ap;
-    int n;
-    err->code = "E_SYNTAX";
-    err->internal = 0;
-    n = snprintf(err->message, sizeof err->message, "line %d: ", lineno);
-    if (n < 0 || (size_t)n >= sizeof err->message)
-        return -1;
     va_start(ap, fmt);
-    vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+    rk_vfail(err, "E_SYNTAX", 0, fmt, ap);
     va_end(ap);
-    return -1;
+    if (err->internal)
+        return -1;
+    return rk_fail(err, "E_SYNTAX", "line %d: %s", lineno, err->message);
 }
 
 /* Index of the first control character (0x00-0x1F but tab, or 0x7F), or n when none.

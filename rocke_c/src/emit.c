@@ -66,109 +66,56 @@ static int rk_emit_check_output_size(const rk_buf *text, rk_error *err)
     return 0;
 }
 
-/* What emit_text produced: the text (code NULL) or a rejection, both in `out`. */
-typedef struct rk_outcome {
-    const char *code;   /* NULL: emitted */
-    int internal;       /* an engine failure (ROCKE_ERROR), not a rejection */
-    rk_buf out;         /* the text, or the rejection message */
-} rk_outcome;
-
-static void rk_emit_reject(rk_outcome *o, const rk_error *err)
-{
-    o->code = err->code;
-    o->internal = err->internal;
-    rk_buf_free(&o->out);
-    rk_buf_puts(&o->out, err->message);
-}
-
-/* The checked inputs of the build: what emit_text's spec stages leave for mode ir and ll. */
-typedef struct rk_checked {
-    rk_spec spec;
-    rk_problem problem;
-    const rk_target *target;
-} rk_checked;
-
-/* Stages after schema: problem, dgrad candidate cap, dtypes, spec, deduce, validate, print. */
-static int rk_emit_spec_stages(const rk_fields *fields, rk_arena *arena, rk_checked *c, rk_outcome *o,
-                               rk_error *err)
-{
-    const char *arch = fields->f[RK_KEY_ARCH].value.s;
-    rk_spec built;
-    c->target = rk_target_for(arch);
-    if (!c->target)
-        return rk_fail_internal(err, "no target data for the schema-checked arch");
-    if (rk_problem_build_problem(fields, &c->problem, err))
-        return -1;
-    if (fields->family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&c->problem, err))
-        return -1;
-    if (rk_spec_check_dtypes(fields, err))
-        return -1;
-    rk_spec_build_spec(fields->family, arch, fields, &built);
-    c->spec = rk_spec_deduce(&built, &c->problem, c->target);
-    o->code = rk_validate_validate(&c->spec, &c->problem, c->target, arena, &o->out);
-    if (o->code)
-        return 0;
-    return rk_print_spec_print_spec(&c->spec, &c->problem, c->target, arena, &o->out, err);
-}
-
-/* Modes ir and ll after the spec stages: the kernel, then its text (the spec text goes). */
-static int rk_emit_kernel_stages(const rk_checked *c, const char *mode, const char *flavor,
-                                 rk_arena *arena, rk_outcome *o, rk_error *err)
-{
-    rk_ir_kernel *kernel;
-    rk_buf_free(&o->out);
-    rk_buf_init(&o->out);
-    if (rk_build_build_kernel(&c->spec, &c->problem, c->target, arena, &kernel, err))
-        return -1;
-    if (strcmp(mode, "ir") == 0) {
-        if (rk_print_ir_print_ir(kernel, arena, &o->out, err))
-            return -1;
-    } else if (rk_lower_kernel(kernel, c->spec.arch, flavor, arena, &o->out, err)) {
-        /* an internal failure whose whole message is in o->out (err's copy may be cut) */
-        o->code = err->code;
-        o->internal = 1;
-        return 0;
-    }
-    return rk_emit_check_output_size(&o->out, err);
-}
-
 /* Every mode runs the spec stages first, so all modes give one verdict per config. */
-static void rk_emit_emit_text(const char *text, size_t len, const char *mode, const char *flavor,
-                              rk_arena *arena, rk_outcome *o)
+static int rk_emit_emit_text(const char *text, size_t len, const char *mode, const char *flavor,
+                             rk_arena *arena, rk_buf *out, rk_error *err)
 {
     rk_config config;
     rk_fields fields;
-    rk_checked *checked = rk_alloc(arena, sizeof *checked);
-    rk_error err;
-    memset(&err, 0, sizeof err);
-    if (!checked) {
-        rk_fail_internal(&err, "out of memory (arena)");
-        rk_emit_reject(o, &err);
-        return;
-    }
-    if (rk_config_parse(text, len, arena, &config, &err) || rk_schema_check(&config, &fields, &err)
-        || rk_emit_spec_stages(&fields, arena, checked, o, &err)) {
-        rk_emit_reject(o, &err);
-        return;
-    }
-    if (!o->code && !o->out.failed && strcmp(mode, "spec") != 0
-        && rk_emit_kernel_stages(checked, mode, flavor, arena, o, &err)) {
-        rk_emit_reject(o, &err);
-        return;
-    }
-    if (o->out.failed) { /* the buffer holding the text or the rule's message */
-        rk_fail_internal(&err, "out of memory (output buffer)");
-        rk_emit_reject(o, &err);
-    }
+    const char *arch;
+    const rk_target *target;
+    rk_problem problem;
+    rk_spec built, spec;
+    rk_ir_kernel *kernel;
+    if (rk_config_parse(text, len, arena, &config, err) || rk_schema_check(&config, &fields, err))
+        return -1;
+    arch = fields.f[RK_KEY_ARCH].value.s;
+    if (!(target = rk_target_for(arch)))
+        return rk_fail_internal(err, "no target data for the schema-checked arch");
+    if (rk_problem_build_problem(&fields, &problem, err))
+        return -1;
+    if ((fields.family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&problem, err))
+        || rk_spec_check_dtypes(&fields, err))
+        return -1;
+    rk_spec_build_spec(fields.family, arch, &fields, &built);
+    spec = rk_spec_deduce(&built, &problem, target);
+    if (rk_validate_validate(&spec, &problem, target, arena, err))
+        return -1;
+    if (rk_print_spec_print_spec(&spec, &problem, target, arena, out, err))
+        return -1;
+    if (strcmp(mode, "spec") == 0)
+        return 0;
+    rk_buf_free(out); /* the spec text goes */
+    if (rk_build_build_kernel(&spec, &problem, target, arena, &kernel, err))
+        return -1;
+    if (strcmp(mode, "ir") == 0 ? rk_print_ir_print_ir(kernel, arena, out, err)
+                                : rk_lower_kernel(kernel, arch, flavor, arena, out, err))
+        return -1;
+    return rk_emit_check_output_size(out, err);
 }
 
-static void rk_emit_init_result(rocke_result *out)
+static int rk_emit_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                        rk_arena *arena, rk_buf *out, rk_error *err)
 {
-    out->status = ROCKE_ERROR;
-    out->text = NULL;
-    out->text_len = 0;
-    out->code = NULL;
-    out->message = NULL;
+    if (!config && config_len > 0)
+        return rk_fail_internal(err, "config is NULL but config_len is not 0");
+    if (!config)
+        config = ""; /* NULL with length 0 is the empty config */
+    if (rk_emit_check_mode_flavor(mode, flavor, err))
+        return -1;
+    if (rk_emit_check_size(config_len, err) || rk_config_check_encoding(config, config_len, err))
+        return -1;
+    return rk_emit_emit_text(config, config_len, mode, flavor, arena, out, err);
 }
 
 static char *rk_emit_strdup(const char *s)
@@ -180,11 +127,28 @@ static char *rk_emit_strdup(const char *s)
     return copy;
 }
 
-/* Fills out from a rejection or internal failure; the message is copied to the heap. */
-static rocke_status rk_emit_fail_result(rocke_result *out, const char *code, int internal, const char *message)
+/* The one place the error or the text becomes the result (heap strings the caller frees);
+ * the text's heap buffer is handed over, not copied. */
+static rocke_status rk_emit_result(rocke_result *out, rk_buf *text, const rk_error *err)
 {
-    out->status = internal ? ROCKE_ERROR : ROCKE_REJECTED;
-    out->code = code;
+    const char *message = err->message;
+    out->status = err->internal ? ROCKE_ERROR : ROCKE_REJECTED;
+    out->code = err->code;
+    out->text = NULL;
+    out->text_len = 0;
+    out->message = NULL;
+    if (!err->code) {
+        size_t len = text->len;
+        out->text = text->failed ? NULL : rk_buf_take(text);
+        if (out->text) {
+            out->status = ROCKE_EMITTED;
+            out->text_len = len;
+            return ROCKE_EMITTED;
+        }
+        message = text->failed ? "out of memory (output buffer)" : "out of memory (result)";
+        out->status = ROCKE_ERROR;
+        out->code = "E_INTERNAL";
+    }
     out->message = rk_emit_strdup(message);
     if (!out->message) {
         out->status = ROCKE_ERROR;
@@ -193,64 +157,27 @@ static rocke_status rk_emit_fail_result(rocke_result *out, const char *code, int
     return out->status;
 }
 
-static rocke_status rk_emit_error_result(rocke_result *out, const rk_error *err)
-{
-    return rk_emit_fail_result(out, err->code, err->internal, err->message);
-}
-
-/* Hands the outcome's heap buffer to the result: no copy of the (possibly 1 MB) text. */
-static rocke_status rk_emit_outcome_result(rocke_result *out, rk_outcome *o)
-{
-    size_t len = o->out.len;
-    char *data = rk_buf_take(&o->out);
-    if (!data)
-        return rk_emit_fail_result(out, "E_INTERNAL", 1, "out of memory (result)");
-    if (o->code) {
-        out->status = o->internal ? ROCKE_ERROR : ROCKE_REJECTED;
-        out->code = o->code;
-        out->message = data;
-        return out->status;
-    }
-    out->status = ROCKE_EMITTED;
-    out->text = data;
-    out->text_len = len;
-    return ROCKE_EMITTED;
-}
-
 rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
                         rocke_result *out)
 {
-    rk_error err;
     rk_arena arena;
-    rk_outcome outcome;
+    rk_error err;
+    rk_buf text;
     rocke_status status;
     if (!out)
         return ROCKE_ERROR;
-    rk_emit_init_result(out);
-    memset(&err, 0, sizeof err);
-    if (!config && config_len > 0)
-        return rk_emit_fail_result(out, "E_INTERNAL", 1, "config is NULL but config_len is not 0");
-    if (!config)
-        config = ""; /* NULL with length 0 is the empty config */
-    if (rk_emit_check_mode_flavor(mode, flavor, &err)
-        || rk_emit_check_size(config_len, &err) || rk_config_check_encoding(config, config_len, &err))
-        return rk_emit_error_result(out, &err);
     rk_arena_init(&arena);
-    outcome.code = NULL;
-    outcome.internal = 0;
-    rk_buf_init(&outcome.out);
-    rk_emit_emit_text(config, config_len, mode, flavor, &arena, &outcome);
-    if (arena.failed && !outcome.internal) {
+    rk_error_init(&err, &arena);
+    rk_buf_init(&text);
+    rk_emit_emit(config, config_len, mode, flavor, &arena, &text, &err);
+    if (arena.failed && !err.internal) {
         /* A failed arena allocation surfaces as whatever error the stage reported; the
          * engine cannot trust that verdict, so it is an internal failure. */
-        outcome.code = "E_INTERNAL";
-        outcome.internal = 1;
-        rk_buf_free(&outcome.out);
-        rk_buf_puts(&outcome.out, "out of memory (arena)");
+        rk_fail_internal(&err, "out of memory (arena)");
     }
+    status = rk_emit_result(out, &text, &err);
+    rk_buf_free(&text);
     rk_arena_free(&arena);
-    status = rk_emit_outcome_result(out, &outcome);
-    rk_buf_free(&outcome.out);
     return status;
 }
 

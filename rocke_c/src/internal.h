@@ -9,16 +9,22 @@
 #include "support.h"
 
 /* ---- errors ---- */
-#define RK_MESSAGE_MAX 512
+/* The one error value (the twin of Python's Rejected and EngineFailure): a stage returns -1
+ * with it filled. The message is a literal or lives in the arena (any length). */
 typedef struct rk_error {
     const char *code;              /* static UPPER_SNAKE string; NULL = no error */
     int internal;                  /* 1: engine failure (ROCKE_ERROR), not a rejection */
-    char message[RK_MESSAGE_MAX];
+    const char *message;           /* a literal, or formatted in arena */
+    rk_arena *arena;               /* where rk_fail formats the message */
 } rk_error;
 
-/* Fills err (code + printf-style message) and returns -1, so `return rk_fail(...)` reads well. */
+/* No error yet; messages will be formatted in arena. */
+void rk_error_init(rk_error *err, rk_arena *arena);
+/* Fills err (code + printf-style message) and returns -1, so `return rk_fail(...)` reads well.
+ * An arena failure makes it the internal error "out of memory (arena)". */
 int rk_fail(rk_error *err, const char *code, const char *fmt, ...);
 int rk_fail_internal(rk_error *err, const char *fmt, ...);
+int rk_vfail(rk_error *err, const char *code, int internal, const char *fmt, va_list ap);
 
 /* ---- parse (config.c) ---- */
 enum rk_table { RK_TABLE_PARITY, RK_TABLE_TARGET, RK_TABLE_PROBLEM, RK_TABLE_SPEC, RK_TABLE_COUNT };
@@ -247,11 +253,10 @@ void rk_spec_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
 int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *out);
 
 /* ---- validate (validate.c) ---- */
-/* The first failing rule's code (static), with its message appended to *message; NULL when
- * the spec passes. The message is a heap buffer because a rule may echo a long value
- * (pipeline, epilogue) that would not fit rk_error's fixed message. */
-const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t,
-                                 rk_arena *arena, rk_buf *message);
+/* Python's validate: 0 when the spec passes, else -1 with err the first failing rule's
+ * rejection (its code and message). */
+int rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                         rk_error *err);
 
 /* ---- limits (limits.c): the limits this project adds beyond the reference ---- */
 #define RK_INT32_MIN (-2147483647LL - 1)

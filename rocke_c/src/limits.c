@@ -559,7 +559,7 @@ static int rk_limits_dgrad_offsets(const rk_spec *s, const rk_problem *p, rk_are
     int n, i;
     long long total = 0;
     rk_error err;
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, arena);
     if (rk_problem_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records, &n, &err))
         return 0;   /* a record outside int32 is E_RANGE's, reported by mode spec's print */
     for (i = 0; i < n; i++) {

@@ -6,11 +6,10 @@
 #include "ir.h"
 
 /* Python's lower_kernel(kernel, arch, flavor): appends the whole `.ll` module to out and
- * returns 0. A kernel the lowering refuses returns -1 with err an internal error, and the
- * whole message, Python's EngineFailure text ("lower: ..."), appended to out instead of a
- * module (err->message holds a copy cut at RK_MESSAGE_MAX bytes; names have no length
- * limit). Out of memory (the arena, a line buffer or out) is the internal error
- * "out of memory (lower)". Every temporary lives in arena or is freed before return. */
+ * returns 0. A kernel the lowering refuses returns -1 with err an internal error whose
+ * message is Python's EngineFailure text ("lower: ..."), and out as it was. Out of memory
+ * (the arena, a line buffer or out) is the internal error "out of memory (lower)". Every
+ * temporary lives in arena or is freed before return. */
 int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor,
                     rk_arena *arena, rk_buf *out, rk_error *err);
 

@@ -388,7 +388,7 @@ typedef struct rk_lowerer {
     int markers;            /* an atomic carries the !amdgpu.* markers (!1) */
     int oom;                /* an allocation or a buffer failed */
     rk_buf scratch;         /* for strings that outlive one line (freed by rk_ll_release) */
-    const char *message;    /* the first failure's whole message (arena) */
+    int failed;             /* lw->err holds the first failure */
     /* Speed only: the handler of an op name and the row of a declaration key, by the
      * string's address (the builder's op names and our keys are mostly literals). */
     struct { const char *name; int (*handler)(struct rk_lowerer *, const rk_ir_op *); } handlers[RK_LL_CACHE];
@@ -398,30 +398,20 @@ typedef struct rk_lowerer {
 
 /* ---- small helpers: failures, strings, numbers ---- */
 
-/* Python's `raise fail(message)`: "lower: " + message, an internal error. The whole message
- * is kept in the arena (lw->message: names have no length limit); err gets a copy that may
- * be cut at RK_MESSAGE_MAX. Only the first failure is kept. */
+/* Python's `raise fail(message)`: "lower: " + message, an internal error in lw->err (the
+ * message in the arena: names have no length limit). Only the first failure is kept. */
 static int rk_ll_fail(rk_lowerer *lw, const char *fmt, ...)
 {
     va_list ap;
-    int n;
-    char *message;
-    if (lw->message)
+    if (lw->failed)
         return -1;
+    lw->failed = 1;
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    rk_vfail(lw->err, "E_INTERNAL", 1, fmt, ap);
     va_end(ap);
-    message = n >= 0 ? rk_alloc(lw->arena, (size_t)n + 8) : NULL;
-    if (!message) {
-        lw->oom = 1;
-        return rk_fail_internal(lw->err, "out of memory (lower)");
-    }
-    memcpy(message, "lower: ", 7);
-    va_start(ap, fmt);
-    vsnprintf(message + 7, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    lw->message = message;
-    return rk_fail_internal(lw->err, "%s", message);
+    if (lw->arena->failed)
+        return -1;  /* rk_ll_lower's caller reports it as "out of memory (lower)" */
+    return rk_fail_internal(lw->err, "lower: %s", lw->err->message);
 }
 
 /* Where Python itself would crash (an IndexError or ValueError on a malformed kernel that the
@@ -2597,21 +2587,13 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     if (lw.oom || arena->failed || out->failed || lw.scratch.failed) {
         /* any verdict reached after a failed allocation cannot be trusted */
         rk_fail_internal(err, "out of memory (lower)");
-        lw.message = "out of memory (lower)";
         status = -1;
     }
-    if (status != 0) {
+    if (status != 0 && out->data && !out->failed) {
         /* the module is written straight into out once every op lowered; take back any
-         * part of it, then the message */
-        if (out->data && !out->failed) {
-            out->len = saved;
-            out->data[saved] = '\0';
-        }
-        rk_buf_puts(out, lw.message ? lw.message : err->message);
-    }
-    if (out->failed) {
-        rk_fail_internal(err, "out of memory (lower)");
-        status = -1;
+         * part of it (Python raises: no text) */
+        out->len = saved;
+        out->data[saved] = '\0';
     }
     rk_ll_release(&lw);
     return status;

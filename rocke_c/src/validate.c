@@ -4,7 +4,7 @@
  *
  * Twin of rocke_py/engine/validate.py: the same rules, in the same order, with the same
  * messages. Each check appends its message to the buffer and returns 1 when the rule fires,
- * 0 otherwise (Python: the message or None).
+ * 0 otherwise (Python: the message or None); validate returns the first as the error.
  * Python's helper b() has no twin: no message prints a boolean. */
 #include <string.h>
 #include "internal.h"
@@ -1014,20 +1014,21 @@ static const rk_rule rk_fwd_rules[] = {
 /* Python's RULES dict, indexed by enum rk_family. */
 static const rk_rule *const rk_rules[3] = {rk_fwd_rules, rk_wgrad_rules, rk_dgrad_rules};
 
-const char *rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                                 rk_buf *message)
+int rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena, rk_error *err)
 {
     rk_ctx ctx;
+    rk_buf message;
     const rk_rule *rules = rk_rules[s->family];
-    int layer, i;
+    int layer, i, status = 0;
     ctx.spec = s, ctx.problem = p, ctx.target = t, ctx.arena = arena;
-    for (layer = RK_SPEC; layer <= RK_BUILD; layer++) {
-        for (i = 0; rules[i].code; i++) {
-            if (rules[i].layer != layer)
-                continue;
-            if (rules[i].check(&ctx, message))
-                return rules[i].code;
+    rk_buf_init(&message);
+    for (layer = RK_SPEC; layer <= RK_BUILD && !status; layer++) {
+        for (i = 0; rules[i].code && !status; i++) {
+            if (rules[i].layer == layer && rules[i].check(&ctx, &message))
+                status = message.failed ? rk_fail_internal(err, "out of memory (validate)")
+                                        : rk_fail(err, rules[i].code, "%s", message.data ? message.data : "");
         }
     }
-    return NULL;
+    rk_buf_free(&message);
+    return status;
 }

@@ -1012,7 +1012,7 @@ static int run(const char *text, size_t len, rk_buf *out)
     } else {
         if (s.b.failed)
             rk_buf_printf(out, "error: %s\n", s.b.error);
-        memset(&err, 0, sizeof err);
+        rk_error_init(&err, &arena);
         if (rk_print_ir_print_ir(s.b.kernel, &arena, out, &err))
             rk_buf_printf(out, "print_ir failed: %s\n", err.message);
         verdict = rk_verify_verify_kernel(s.b.kernel, &arena);

@@ -56,7 +56,7 @@ static int lower_with(const rk_ir_kernel *kernel, long n, rk_buf *out, int *stat
     rk_error err;
     int reached;
     rk_arena_init(&arena);
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, &arena);
     countdown = n;
     *status = rk_lower_kernel(kernel, "gfx950", "llvm22", &arena, out, &err);
     reached = n > 0 && countdown == 0;
@@ -93,7 +93,8 @@ int main(int argc, char **argv)
                 rk_buf_init(&out);
                 reached = lower_with(s.b.kernel, n, &out, &status, message);
                 if (!reached) {
-                    if (status != good_status || out.len != good.len || memcmp(out.data, good.data, out.len)) {
+                    if (status != good_status || out.len != good.len
+                        || (out.len && memcmp(out.data, good.data, out.len))) {
                         printf("%s: run %ld differs from the unfailed run\n", argv[i], n);
                         bad = 1;
                     }

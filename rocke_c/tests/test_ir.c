@@ -16,7 +16,7 @@ static char *print(const rk_ir_kernel *k, rk_arena *arena)
     rk_buf out;
     rk_error err;
     rk_buf_init(&out);
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, arena);
     CHECK(rk_print_ir_print_ir(k, arena, &out, &err) == 0);
     return rk_buf_take(&out);
 }
@@ -188,6 +188,7 @@ static void test_sticky_errors(void)
     rk_ir_value *tid, *f;
     rk_ir_op *h;
     rk_arena_init(&a);
+    rk_error_init(&err, &a);
     rk_b_init(&b, &a, "k", NULL);
     tid = rk_b_thread_id(&b);
     f = rk_b_const_f32(&b, 1);
@@ -198,7 +199,6 @@ static void test_sticky_errors(void)
     CHECK(b.counter == 2);                                        /* nothing after the failure */
     CHECK(b.kernel->entry->n_ops == 2);
     CHECK(streq(b.error, "builder: arith.add of i32 and f32"));   /* the first failure sticks */
-    memset(&err, 0, sizeof err);
     CHECK(rk_b_check(&b, &err) == -1 && err.internal == 1 && streq(err.code, "E_INTERNAL"));
     CHECK(streq(err.message, "builder: arith.add of i32 and f32"));
 
@@ -224,6 +224,7 @@ static void test_op_limit(void)
     rk_error err;
     rk_ir_value *tid;
     rk_arena_init(&a);
+    rk_error_init(&err, &a);
     rk_b_init(&b, &a, "k", NULL);
     CHECK(b.op_limit == 0);                                       /* unlimited unless set */
     b.op_limit = 3;

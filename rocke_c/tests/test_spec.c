@@ -44,7 +44,7 @@ static void run_stages(const rk_fields *f, outcome *o)
     rk_spec built, spec;
     const rk_target *target = rk_target_for(f->f[RK_KEY_ARCH].value.s);
     rk_arena_init(&arena);
-    memset(&err, 0, sizeof err);
+    rk_error_init(&err, &arena);
     o->code = NULL;
     o->internal = 0;
     rk_buf_init(&o->out);
@@ -58,9 +58,8 @@ static void run_stages(const rk_fields *f, outcome *o)
         goto fail;
     rk_spec_build_spec(f->family, f->f[RK_KEY_ARCH].value.s, f, &built);
     spec = rk_spec_deduce(&built, &problem, target);
-    o->code = rk_validate_validate(&spec, &problem, target, &arena, &o->out);
-    if (o->code)
-        goto done;
+    if (rk_validate_validate(&spec, &problem, target, &arena, &err))
+        goto fail;
     if (rk_print_spec_print_spec(&spec, &problem, target, &arena, &o->out, &err) == 0)
         goto done;
 fail:
