@@ -5,6 +5,7 @@
 The style is checked, not reformatted: the rules are the mechanical ones (layout of lines); the
 rest of docs/c-style.md (names, one arena per call, named temporaries) is for review.
 """
+
 from __future__ import annotations
 
 import re

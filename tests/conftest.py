@@ -19,6 +19,7 @@ Each program fixture is session-scoped (built once per xdist worker, into that w
 tmp_path_factory) and compiled by tests/tools/cbuild.py with CMakeLists.txt's flags; it skips
 without a compiler, or for a sanitized build without the sanitizer runtime. (ctest runs
 rocke_c/tests/test_*.c, the C unit tests, from the CMake build.)"""
+
 from __future__ import annotations
 
 import sys
@@ -61,14 +62,12 @@ def emit_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sanitized_emit_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_or_skip(tmp_path_factory, "rocke_c/tests/emit_driver.c", sanitize=True,
-                         name="emit_driver_san")
+    return build_or_skip(tmp_path_factory, "rocke_c/tests/emit_driver.c", sanitize=True, name="emit_driver_san")
 
 
 @pytest.fixture(scope="session")
 def sanitized_build_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_or_skip(tmp_path_factory, "rocke_c/tests/build_driver.c", sanitize=True,
-                         name="build_driver_san")
+    return build_or_skip(tmp_path_factory, "rocke_c/tests/build_driver.c", sanitize=True, name="build_driver_san")
 
 
 @pytest.fixture(scope="session")
@@ -84,5 +83,10 @@ def lower_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def lower_oom(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_or_skip(tmp_path_factory, "rocke_c/tests/lower_oom.c", sanitize=True, as_library=True,
-                         extra=("-Wl,--wrap=malloc", "-Wl,--wrap=realloc"))
+    return build_or_skip(
+        tmp_path_factory,
+        "rocke_c/tests/lower_oom.c",
+        sanitize=True,
+        as_library=True,
+        extra=("-Wl,--wrap=malloc", "-Wl,--wrap=realloc"),
+    )

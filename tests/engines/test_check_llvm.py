@@ -1,14 +1,14 @@
 """check-llvm: every emitting config's ll (llvm22) compiles with LLVM 22 (llvmlite) for its
 arch, contains its isa list, and has a transpose read exactly when it is K-outer."""
+
 from __future__ import annotations
 
-
 import pytest
+from layout import REPO
 
 from rocke_py.check.isa import check_asm, check_config, has_instruction
 from rocke_py.parity.configs import discover
 
-from layout import REPO
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 
 ASM = """\

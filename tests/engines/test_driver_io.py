@@ -1,6 +1,7 @@
 """The C test drivers read their input files bounded (rocke_c/tests/driver_io.h): a loop that
 stops at the drivers' limit + 1 bytes, so /dev/zero is refused instead of read as an empty
 file (or forever), and a FIFO is read like a file instead of being refused for not seeking."""
+
 from __future__ import annotations
 
 import os
@@ -9,12 +10,11 @@ import subprocess
 import threading
 from pathlib import Path
 
-import pytest
-
 import cbuild
+import pytest
 import sanitized_driver
-
 from layout import REPO
+
 DRIVER_LIMIT = 64 << 20  # DRIVER_MAX_BYTES in driver_io.h
 pytestmark = pytest.mark.skipif(cbuild.compiler() is None, reason="no C compiler")
 
@@ -45,6 +45,7 @@ def test_fifo_is_read_like_a_file(emit_driver: Path, tmp_path: Path) -> None:
     def writer() -> None:
         with open(fifo, "wb") as f:
             f.write(CONFIG)
+
     t = threading.Thread(target=writer, daemon=True)
     t.start()
     got = drive(emit_driver, str(fifo), str(plain))
@@ -61,7 +62,8 @@ def test_ten_megabytes_is_within_the_driver_limit(emit_driver: Path, tmp_path: P
     assert got.returncode == 0, got.stderr
     n = big.stat().st_size
     assert sanitized_driver.parse_records(got.stdout) == [
-        ("R", "E_TOO_LARGE", f"config is {n} bytes; the limit is 1048576".encode())]
+        ("R", "E_TOO_LARGE", f"config is {n} bytes; the limit is 1048576".encode())
+    ]
 
 
 def test_missing_file_says_why(emit_driver: Path, tmp_path: Path) -> None:

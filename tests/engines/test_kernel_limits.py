@@ -2,6 +2,7 @@
 every fully unrolled K loop, no accepted config builds a kernel past MAX_KERNEL_OPS IR ops
 or MAX_OUTPUT_BYTES of text, the builders fail past their bound, and the largest accepted
 kernels build in bounded time and memory in both engines."""
+
 from __future__ import annotations
 
 import importlib
@@ -12,8 +13,9 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
+import spec_vectors
 from two_engines import both, config_text
+
 from rocke_py import engine as py_engine
 from rocke_py.engine import build as py_build
 from rocke_py.engine.arch import target_for
@@ -21,16 +23,15 @@ from rocke_py.engine.config import parse_config
 from rocke_py.engine.ir import Region
 from rocke_py.engine.limits import MAX_KERNEL_OPS, MAX_OUTPUT_BYTES, OpsBound, kernel_ops_bound
 from rocke_py.engine.problem import build_problem
-from rocke_py.engine.result import EngineFailure, Emitted, Rejected
+from rocke_py.engine.result import Emitted, EngineFailure, Rejected
 from rocke_py.engine.schema import check_schema
 from rocke_py.engine.spec import build_spec, deduce
 
-py_emit = importlib.import_module("rocke_py.engine.emit")   # the module (the package exports the function)
-import spec_vectors
+py_emit = importlib.import_module("rocke_py.engine.emit")  # the module (the package exports the function)
 
-C_PEAK_LIMIT = 64 * 1024 * 1024          # README.md, "Performance": the C engine under 64 MiB for the largest config
+C_PEAK_LIMIT = 64 * 1024 * 1024  # README.md, "Performance": the C engine under 64 MiB for the largest config
 PY_PEAK_LIMIT = 1024 * 1024 * 1024
-C_SECONDS, PY_SECONDS = 10.0, 120.0      # generous: the machine is shared
+C_SECONDS, PY_SECONDS = 10.0, 120.0  # generous: the machine is shared
 
 
 def stages(text: str):
@@ -49,13 +50,25 @@ def count_ops(region: Region) -> int:
 
 # ---- the unroll cap covers unroll_k (the reference capped only basic and async_dma) ----
 
+
 def unroll_config(family: str, steps: int, pipeline: str) -> str:
     """unroll_k over exactly `steps` K iterations (tile_k 128 for fwd, 64 for wgrad)."""
-    if family == "fwd":     # K_gemm = 128*steps: ceil(K_gemm/128) iterations
+    if family == "fwd":  # K_gemm = 128*steps: ceil(K_gemm/128) iterations
         problem = {"N": 1, "Hi": 1, "Wi": 1, "C": 128 * steps, "K": 64, "Y": 1, "X": 1, "pH": 0, "pW": 0}
-    else:                   # wg_K = N*Ho*Wo = 64*steps - 63: ceil(wg_K/64) iterations
-        problem = {"N": 1, "Hi": 1, "Wi": 64 * steps - 63, "C": 64, "K": 64, "Y": 1, "X": 1, "pH": 0,
-                   "pW": 0, "sH": 1, "sW": 1}
+    else:  # wg_K = N*Ho*Wo = 64*steps - 63: ceil(wg_K/64) iterations
+        problem = {
+            "N": 1,
+            "Hi": 1,
+            "Wi": 64 * steps - 63,
+            "C": 64,
+            "K": 64,
+            "Y": 1,
+            "X": 1,
+            "pH": 0,
+            "pW": 0,
+            "sH": 1,
+            "sW": 1,
+        }
     return config_text(family, problem=problem, unroll_k=True, pipeline=pipeline)
 
 
@@ -74,8 +87,10 @@ def test_unroll_k_is_capped_in_every_mode(family: str, pipeline: str) -> None:
 @pytest.mark.parametrize("n", [64, 256])
 def test_issue_unroll_k_configs_are_rejected_at_once(n: int) -> None:
     """The issue's wgrad unroll_k configs (47 MB and 563 MB of ll before the fix)."""
-    text = ("[target]\narch = \"gfx950\"\n[problem]\nN = %d\nHi = 56\nWi = 56\nC = 64\nK = 64\nY = 3\nX = 3\n"
-            "[spec]\nfamily = \"wgrad\"\nunroll_k = true\n" % n)
+    text = (
+        '[target]\narch = "gfx950"\n[problem]\nN = %d\nHi = 56\nWi = 56\nC = 64\nK = 64\nY = 3\nX = 3\n'
+        '[spec]\nfamily = "wgrad"\nunroll_k = true\n' % n
+    )
     for mode in ("spec", "ir", "ll"):
         start = time.monotonic()
         out = both(text, mode)
@@ -84,6 +99,7 @@ def test_issue_unroll_k_configs_are_rejected_at_once(n: int) -> None:
 
 
 # ---- the hard checks: a kernel past its bound is an engine failure, never a rejection ----
+
 
 def test_python_builder_fails_past_its_op_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """The builder's limit is the spec's bound: one op too many fails the build (C twin:
@@ -112,7 +128,7 @@ def fuzz_cases(count: int) -> list[str]:
     texts = []
     for arch, family, spec, problem in spec_vectors.cases(count, 11):
         if family == "dgrad" and ("vector_size_a" in spec or "vector_size_b" in spec):
-            continue    # dgrad's vector sizes are not validated yet (a rule in progress elsewhere)
+            continue  # dgrad's vector sizes are not validated yet (a rule in progress elsewhere)
         text = spec_vectors.config_text(arch, family, spec, problem)
         if isinstance(py_engine.emit(text, "spec", "llvm22"), Emitted):
             texts.append(text)
@@ -153,26 +169,68 @@ def wgrad_steps(steps: int, **problem: int) -> dict[str, int]:
 TEMPLATES: dict[str, tuple[Template, int]] = {
     "wgrad-basic-vec8": (lambda u: config_text("wgrad", problem=wgrad_steps(u), pipeline="basic"), 160),
     "wgrad-basic-vec1": (lambda u: config_text("wgrad", problem=wgrad_steps(u, C=63, K=63), pipeline="basic"), 160),
-    "wgrad-basic-3d-vec1": (lambda u: config_text("wgrad", problem={
-        "N": 1, "Hi": 3, "Wi": 64 * u + 2, "C": 63, "K": 63, "Y": 3, "X": 3, "pH": 0, "pW": 0,
-        "Di": 3, "Z": 3, "sD": 1, "pD": 0, "dD": 1}, pipeline="basic"), 160),
+    "wgrad-basic-3d-vec1": (
+        lambda u: config_text(
+            "wgrad",
+            problem={
+                "N": 1,
+                "Hi": 3,
+                "Wi": 64 * u + 2,
+                "C": 63,
+                "K": 63,
+                "Y": 3,
+                "X": 3,
+                "pH": 0,
+                "pW": 0,
+                "Di": 3,
+                "Z": 3,
+                "sD": 1,
+                "pD": 0,
+                "dD": 1,
+            },
+            pipeline="basic",
+        ),
+        160,
+    ),
     "wgrad-unroll-double": (lambda u: config_text("wgrad", problem=wgrad_steps(u), unroll_k=True), 160),
-    "wgrad-unroll-compv4": (lambda u: config_text("wgrad", problem=wgrad_steps(u), unroll_k=True,
-                                                  pipeline="compv4"), 160),
-    "wgrad-async-kouter": (lambda u: config_text("wgrad", problem=wgrad_steps(u), lds_k_outer=True,
-                                                 async_dma=True, dtype_d="fp32", split_k=2), 320),
+    "wgrad-unroll-compv4": (
+        lambda u: config_text("wgrad", problem=wgrad_steps(u), unroll_k=True, pipeline="compv4"),
+        160,
+    ),
+    "wgrad-async-kouter": (
+        lambda u: config_text(
+            "wgrad", problem=wgrad_steps(u), lds_k_outer=True, async_dma=True, dtype_d="fp32", split_k=2
+        ),
+        320,
+    ),
     "fwd-basic-vec1": (lambda u: config_text("fwd", problem={"C": 14 * u + 1}, pipeline="basic"), 160),
     "fwd-unroll-vec8": (lambda u: config_text("fwd", problem={"C": 8 * u}, unroll_k=True), 300),
     "fwd-async": (lambda u: config_text("fwd", problem={"C": 64 * u}, async_dma=True, tile_k=64), 160),
-    "fwd-tile": (lambda t: config_text("fwd", tile_m=16 * t, tile_n=16 * t, tile_k=32, **ONE_WAVE,
-                                       **ALL_EPILOGUE), 64),
-    "wgrad-tile-atomic-cshuffle": (lambda t: config_text("wgrad", tile_m=16 * t, tile_n=16 * t, tile_k=16,
-                                                         split_k=2, dtype_d="fp32", epilogue="cshuffle",
-                                                         **ONE_WAVE, **ALL_EPILOGUE), 64),
-    "dgrad-4096-sub-gemms": (lambda t: config_text("dgrad", problem=DGRAD_4096, tile_m=16 * t, tile_n=64,
-                                                   **ONE_WAVE, **ALL_EPILOGUE), 128),
-    "dgrad-split-k-cshuffle": (lambda t: config_text("dgrad", tile_m=16 * t, tile_n=16 * t, split_k=2,
-                                                     dtype_d="fp32", epilogue="cshuffle", **ONE_WAVE), 64),
+    "fwd-tile": (lambda t: config_text("fwd", tile_m=16 * t, tile_n=16 * t, tile_k=32, **ONE_WAVE, **ALL_EPILOGUE), 64),
+    "wgrad-tile-atomic-cshuffle": (
+        lambda t: config_text(
+            "wgrad",
+            tile_m=16 * t,
+            tile_n=16 * t,
+            tile_k=16,
+            split_k=2,
+            dtype_d="fp32",
+            epilogue="cshuffle",
+            **ONE_WAVE,
+            **ALL_EPILOGUE,
+        ),
+        64,
+    ),
+    "dgrad-4096-sub-gemms": (
+        lambda t: config_text("dgrad", problem=DGRAD_4096, tile_m=16 * t, tile_n=64, **ONE_WAVE, **ALL_EPILOGUE),
+        128,
+    ),
+    "dgrad-split-k-cshuffle": (
+        lambda t: config_text(
+            "dgrad", tile_m=16 * t, tile_n=16 * t, split_k=2, dtype_d="fp32", epilogue="cshuffle", **ONE_WAVE
+        ),
+        64,
+    ),
 }
 
 
@@ -195,9 +253,11 @@ def largest(make: Template, hi: int) -> int:
 
 # A small parent for the measured process: a child forked from this (large) test process
 # would count the parent's pages in its peak RSS until it execs.
-MEASURE = ("import resource, subprocess, sys, time; start = time.monotonic(); "
-           "status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-           "print(time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, status)")
+MEASURE = (
+    "import resource, subprocess, sys, time; start = time.monotonic(); "
+    "status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+    "print(time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, status)"
+)
 
 
 def measured(argv: list[str]) -> tuple[float, int, int]:
@@ -207,9 +267,11 @@ def measured(argv: list[str]) -> tuple[float, int, int]:
     return float(seconds), int(peak_kib) * 1024, int(status)
 
 
-PY_EMIT = ("import sys; from rocke_py import engine; "
-           "r = engine.emit(open(sys.argv[1], 'rb').read(), sys.argv[2], 'llvm22'); "
-           "sys.exit(0 if hasattr(r, 'text') else 1)")
+PY_EMIT = (
+    "import sys; from rocke_py import engine; "
+    "r = engine.emit(open(sys.argv[1], 'rb').read(), sys.argv[2], 'llvm22'); "
+    "sys.exit(0 if hasattr(r, 'text') else 1)"
+)
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))

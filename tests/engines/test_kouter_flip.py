@@ -6,23 +6,35 @@ stores, fragment reads and their joins) are dropped, then every pure op left wit
 (the lane arithmetic that only addressed them), then the names are renumbered in
 first-definition order with dropped values shown as `%lds`. What is left — global loads,
 descriptors, MMAs, epilogue — must be identical, and the dropped parts must really differ."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
+from layout import REPO
 from two_engines import both
+
 from rocke_py.engine.result import Emitted
 
-from layout import REPO
-
-LDS_OPS = ("tile.smem_alloc", "tile.smem_store", "tile.smem_load", "tile.ds_read_tr16_b64",
-           "tile.ds_read_tr16_b128", "vector.concat")
+LDS_OPS = (
+    "tile.smem_alloc",
+    "tile.smem_store",
+    "tile.smem_load",
+    "tile.ds_read_tr16_b64",
+    "tile.ds_read_tr16_b128",
+    "vector.concat",
+)
 PURE_PREFIXES = ("arith.", "vector.", "gpu.lane_id")
 LINE = re.compile(r"^(\s*)(?:(%[^=]+) = )?([a-z_]+\.[a-z_0-9]+) \((.*?)\)(.*)$")
-CONFIGS = ["wgrad/11-kouter-cshuffle", "wgrad/13-kouter-atom16x16x16", "wgrad/15-gfx1250-kouter-fp32",
-           "dgrad/11-kouter-cshuffle", "dgrad/12-kouter-atom16x16x16", "dgrad/13-gfx1250-kouter"]
+CONFIGS = [
+    "wgrad/11-kouter-cshuffle",
+    "wgrad/13-kouter-atom16x16x16",
+    "wgrad/15-gfx1250-kouter-fp32",
+    "dgrad/11-kouter-cshuffle",
+    "dgrad/12-kouter-atom16x16x16",
+    "dgrad/13-gfx1250-kouter",
+]
 
 
 def kernel_ir(text: str) -> str:
@@ -50,8 +62,11 @@ def reduce(ir: str) -> tuple[list[str], int]:
     dropped = {i for i, op in enumerate(ops) if op[1] in LDS_OPS}
     while True:
         used = {v for i, op in enumerate(ops) if i not in dropped for v in op[2]}
-        dead = {i for i, op in enumerate(ops) if i not in dropped and op[0]
-                and not any(r in used for r in op[0]) and op[1].startswith(PURE_PREFIXES)}
+        dead = {
+            i
+            for i, op in enumerate(ops)
+            if i not in dropped and op[0] and not any(r in used for r in op[0]) and op[1].startswith(PURE_PREFIXES)
+        }
         if not dead:
             break
         dropped |= dead

@@ -4,15 +4,17 @@ every op of docs/ir.md §4 on every arch, checked with a real LLVM (llvmlite 0.5
 Parse, verify and codegen run in a child process (rocke_py.check.llvm.compile_ll), so an
 LLVM abort fails one test and never kills an xdist worker. The asm checks name the
 instructions each op must select on each arch."""
+
 from __future__ import annotations
 
 import importlib.util
 
 import pytest
+from layout import REPO
 
 from rocke_py.check.llvm import compile_ll
 from rocke_py.engine.ir import Builder, Kernel, ptr, smem, vec
-from rocke_py.engine.lower_ll import (DECLS, FLAVORS, MMA_ROWS, decl_text, f32_literal, lower_kernel, plan_lds)
+from rocke_py.engine.lower_ll import DECLS, FLAVORS, MMA_ROWS, decl_text, f32_literal, lower_kernel, plan_lds
 from rocke_py.engine.mma_atoms import atom_types
 from rocke_py.engine.result import EngineFailure
 from rocke_py.engine.verify import verify_kernel
@@ -20,7 +22,6 @@ from rocke_py.engine.verify import verify_kernel
 ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 HAVE_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
 needs_llvm = pytest.mark.skipif(not HAVE_LLVMLITE, reason="llvmlite is not installed")
-from layout import REPO
 
 
 def finish(b: Builder) -> Kernel:
@@ -52,6 +53,7 @@ def mnemonics(asm: str) -> set[str]:
 
 # ---- the all-ops kernel: every non-MMA op of docs/ir.md §4, per arch ----
 
+
 def all_ops_kernel(arch: str) -> Kernel:
     b = Builder("all_ops_" + arch, {"max_workgroup_size": 256, "waves_per_eu": 2})
     pa = b.param("A", ptr("f16"), {"noalias": True, "readonly": True})
@@ -59,8 +61,14 @@ def all_ops_kernel(arch: str) -> Kernel:
     ph = b.param("H", ptr("f16"), {"noalias": True})
     pg = b.param("G", ptr("bf16"), {"noalias": True})
     nbytes = b.param("n", "i32")
-    c0, c1, c2, c4, c16, c64 = (b.const_i32(0), b.const_i32(1), b.const_i32(2), b.const_i32(4), b.const_i32(16),
-                                b.const_i32(64))
+    c0, c1, c2, c4, c16, c64 = (
+        b.const_i32(0),
+        b.const_i32(1),
+        b.const_i32(2),
+        b.const_i32(4),
+        b.const_i32(16),
+        b.const_i32(64),
+    )
     tid = b.thread_id()
     bx = b.block_id(0)
     by = b.block_id(1)
@@ -70,10 +78,10 @@ def all_ops_kernel(arch: str) -> Kernel:
     ra = b.make_buffer_rsrc(pa, nbytes)
     rd = b.make_buffer_rsrc(pd, nbytes)
     off16 = b.mul(tid, c16)
-    v8 = b.buffer_load(ra, off16, "f16", 8)          # 16 bytes
-    v4 = b.buffer_load(ra, off16, "f16", 4)          # 8 bytes
-    v2 = b.buffer_load(ra, off16, "f16", 2)          # 4 bytes
-    h1 = b.buffer_load(ra, off16, "f16", 1)          # 2 bytes
+    v8 = b.buffer_load(ra, off16, "f16", 8)  # 16 bytes
+    v4 = b.buffer_load(ra, off16, "f16", 4)  # 8 bytes
+    v2 = b.buffer_load(ra, off16, "f16", 2)  # 4 bytes
+    h1 = b.buffer_load(ra, off16, "f16", 1)  # 2 bytes
     f1 = b.buffer_load(rd, off16, "f32", 1)
     i1v = b.buffer_load(rd, off16, "i32", 1)
     # arith
@@ -114,8 +122,8 @@ def all_ops_kernel(arch: str) -> Kernel:
     e0 = b.extract(back8, 0)
     ins = b.insert(v4, back1, 3)
     pair = b.from_elements([e0, h1])
-    wide = b.concat(ins, v4)                          # 4 + 4
-    mixed = b.concat(v2, ins)                         # 2 + 4 (unequal widths)
+    wide = b.concat(ins, v4)  # 4 + 4
+    mixed = b.concat(v2, ins)  # 2 + 4 (unequal widths)
     b.smem_store(tile, row, c0, wide, 16)
     b.smem_store(tile, row, c16, b.concat(mixed, pair), 16)
     # a loop carrying a scalar and a vector; an if inside
@@ -168,25 +176,35 @@ def all_ops_kernel(arch: str) -> Kernel:
 
 # Instructions the all-ops kernel must contain, per arch.
 ALL_OPS_ISA = {
-    "gfx942": ("buffer_load_dwordx4 buffer_load_dwordx2 buffer_load_dword buffer_load_ushort buffer_store_dwordx4"
-               " buffer_store_dwordx2 buffer_store_dword buffer_store_short ds_write_b64 ds_read_b128"
-               " v_mbcnt_lo_u32_b32 v_mbcnt_hi_u32_b32 v_readfirstlane_b32 s_barrier s_setprio v_cvt_f16_f32"
-               " global_atomic_add_f32 global_atomic_pk_add_f16 global_atomic_pk_add_bf16 v_max_f32 v_min_f32"),
-    "gfx950": ("buffer_load_dwordx4 buffer_load_dwordx2 buffer_load_dword buffer_load_ushort buffer_store_dwordx4"
-               " buffer_store_dwordx2 buffer_store_dword buffer_store_short ds_write_b64 ds_read_b128"
-               " v_mbcnt_lo_u32_b32 v_mbcnt_hi_u32_b32 v_readfirstlane_b32 s_barrier s_setprio"
-               " global_atomic_add_f32 global_atomic_pk_add_f16 global_atomic_pk_add_bf16 ds_read_b64_tr_b16"),
-    "gfx1151": ("buffer_load_b128 buffer_load_b64 buffer_load_b32 buffer_load_u16 buffer_store_b128 buffer_store_b64"
-                " buffer_store_b32 buffer_store_b16 ds_store_b64 ds_load_b128 v_mbcnt_lo_u32_b32 v_readfirstlane_b32"
-                " s_barrier s_setprio global_atomic_add_f32 global_atomic_cmpswap_b32"),
-    "gfx1201": ("buffer_load_b128 buffer_load_b64 buffer_load_b32 buffer_load_u16 buffer_store_b128 buffer_store_b64"
-                " buffer_store_b32 buffer_store_b16 ds_store_b64 ds_load_b128 v_mbcnt_lo_u32_b32 v_readfirstlane_b32"
-                " s_barrier_signal s_barrier_wait s_setprio global_atomic_add_f32 global_atomic_pk_add_f16"
-                " global_atomic_pk_add_bf16"),
-    "gfx1250": ("buffer_load_b128 buffer_load_b64 buffer_load_b32 buffer_load_u16 buffer_store_b128 buffer_store_b64"
-                " buffer_store_b32 buffer_store_b16 ds_store_b64 ds_load_b128 v_mbcnt_lo_u32_b32 v_readfirstlane_b32"
-                " s_barrier_signal s_barrier_wait s_wait_loadcnt s_wait_dscnt s_setprio global_atomic_add_f32"
-                " global_atomic_pk_add_f16 global_atomic_pk_add_bf16 ds_load_tr16_b128"),
+    "gfx942": (
+        "buffer_load_dwordx4 buffer_load_dwordx2 buffer_load_dword buffer_load_ushort buffer_store_dwordx4"
+        " buffer_store_dwordx2 buffer_store_dword buffer_store_short ds_write_b64 ds_read_b128"
+        " v_mbcnt_lo_u32_b32 v_mbcnt_hi_u32_b32 v_readfirstlane_b32 s_barrier s_setprio v_cvt_f16_f32"
+        " global_atomic_add_f32 global_atomic_pk_add_f16 global_atomic_pk_add_bf16 v_max_f32 v_min_f32"
+    ),
+    "gfx950": (
+        "buffer_load_dwordx4 buffer_load_dwordx2 buffer_load_dword buffer_load_ushort buffer_store_dwordx4"
+        " buffer_store_dwordx2 buffer_store_dword buffer_store_short ds_write_b64 ds_read_b128"
+        " v_mbcnt_lo_u32_b32 v_mbcnt_hi_u32_b32 v_readfirstlane_b32 s_barrier s_setprio"
+        " global_atomic_add_f32 global_atomic_pk_add_f16 global_atomic_pk_add_bf16 ds_read_b64_tr_b16"
+    ),
+    "gfx1151": (
+        "buffer_load_b128 buffer_load_b64 buffer_load_b32 buffer_load_u16 buffer_store_b128 buffer_store_b64"
+        " buffer_store_b32 buffer_store_b16 ds_store_b64 ds_load_b128 v_mbcnt_lo_u32_b32 v_readfirstlane_b32"
+        " s_barrier s_setprio global_atomic_add_f32 global_atomic_cmpswap_b32"
+    ),
+    "gfx1201": (
+        "buffer_load_b128 buffer_load_b64 buffer_load_b32 buffer_load_u16 buffer_store_b128 buffer_store_b64"
+        " buffer_store_b32 buffer_store_b16 ds_store_b64 ds_load_b128 v_mbcnt_lo_u32_b32 v_readfirstlane_b32"
+        " s_barrier_signal s_barrier_wait s_setprio global_atomic_add_f32 global_atomic_pk_add_f16"
+        " global_atomic_pk_add_bf16"
+    ),
+    "gfx1250": (
+        "buffer_load_b128 buffer_load_b64 buffer_load_b32 buffer_load_u16 buffer_store_b128 buffer_store_b64"
+        " buffer_store_b32 buffer_store_b16 ds_store_b64 ds_load_b128 v_mbcnt_lo_u32_b32 v_readfirstlane_b32"
+        " s_barrier_signal s_barrier_wait s_wait_loadcnt s_wait_dscnt s_setprio global_atomic_add_f32"
+        " global_atomic_pk_add_f16 global_atomic_pk_add_bf16 ds_load_tr16_b128"
+    ),
 }
 ASYNC_ISA = {"gfx942": "buffer_load_dword", "gfx950": "buffer_load_dwordx4"}
 
@@ -202,13 +220,15 @@ def test_all_ops_compile(arch: str, flavor: str) -> None:
     missing = [name for name in ALL_OPS_ISA[arch].split() if not has(have, name)]
     assert not missing, missing
     if arch in ASYNC_ISA:
-        assert any(line.split()[:1] == [ASYNC_ISA[arch]] and line.rstrip().endswith(" lds")
-                   for line in asm.splitlines()), "no buffer load to LDS"
+        assert any(
+            line.split()[:1] == [ASYNC_ISA[arch]] and line.rstrip().endswith(" lds") for line in asm.splitlines()
+        ), "no buffer load to LDS"
     if arch not in ("gfx950", "gfx1250"):
         assert "_tr" not in " ".join(sorted(have))
 
 
 # ---- the MMA catalog: every op_id of docs/ir.md §4.5 on every arch ----
+
 
 def mma_kernel(arch: str, op_ids: list[str]) -> Kernel:
     b = Builder("mma_" + arch, {"max_workgroup_size": 256})
@@ -219,16 +239,19 @@ def mma_kernel(arch: str, op_ids: list[str]) -> Kernel:
     rd = b.make_buffer_rsrc(pd, nbytes)
     off = b.mul(tid, c16)
     row = b.div(tid, c16)
-    tiles = {"f16": b.smem_alloc(smem("f16", 64, 64)), "bf16": b.smem_alloc(smem("bf16", 64, 64)),
-             "f32": b.smem_alloc(smem("f32", 64, 64))}
+    tiles = {
+        "f16": b.smem_alloc(smem("f16", 64, 64)),
+        "bf16": b.smem_alloc(smem("bf16", 64, 64)),
+        "f32": b.smem_alloc(smem("f32", 64, 64)),
+    }
     for elem, tile in tiles.items():
         width = 4 if elem == "f32" else 8
         b.smem_store(tile, row, c0, b.buffer_load(rd, off, elem, width), 16)
     b.sync()
     for op_id in op_ids:
         a_t, b_t, c_t = atom_types(op_id)
-        elem = a_t[4:a_t.index("x")] if a_t.startswith("vec<") else a_t
-        n = int(a_t[a_t.rindex("x") + 1:-1]) if a_t.startswith("vec<") else 1
+        elem = a_t[4 : a_t.index("x")] if a_t.startswith("vec<") else a_t
+        n = int(a_t[a_t.rindex("x") + 1 : -1]) if a_t.startswith("vec<") else 1
         a = b.smem_load(tiles[elem], row, c0, n, 16 if n > 1 else 4)
         bb = b.smem_load(tiles[elem], row, c16, n, 16 if n > 1 else 4)
         acc = b.mma(op_id, a, bb, b.zeros(c_t))
@@ -268,14 +291,18 @@ def test_mma_table_covers_every_op_id() -> None:
     for elem in ("f16", "bf16"):
         for shape in ("32x32x8", "16x16x16", "32x32x16", "16x16x32"):
             documented.append("mfma_f32_" + shape + "_" + elem)
-        documented += ["wmma_f32_16x16x16_" + elem, "wmma_gfx12_f32_16x16x16_" + elem,
-                       "wmma_gfx1250_f32_16x16x32_" + elem]
+        documented += [
+            "wmma_f32_16x16x16_" + elem,
+            "wmma_gfx12_f32_16x16x16_" + elem,
+            "wmma_gfx1250_f32_16x16x32_" + elem,
+        ]
     documented += ["mfma_f32_16x16x4_f32", "mfma_f32_32x32x2_f32", "wmma_gfx1250_f32_16x16x4_f32"]
     assert sorted(row.op_id for row in MMA_ROWS) == sorted(documented)
     assert all(atom_types(op_id) is not None for op_id in documented)
 
 
 # ---- arch gating of the other arch-specific ops ----
+
 
 def one_op_kernel(arch: str, what: str) -> Kernel:
     b = Builder("one_" + what, {"max_workgroup_size": 256})
@@ -295,10 +322,12 @@ def one_op_kernel(arch: str, what: str) -> Kernel:
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_arch_specific_ops_are_gated(arch: str) -> None:
-    cases = (("tr64", ("gfx950",), "tile.ds_read_tr16_b64 is not available on " + arch + " (gfx950 only)"),
-             ("tr128", ("gfx1250",), "tile.ds_read_tr16_b128 is not available on " + arch + " (gfx1250 only)"),
-             ("async4", ("gfx942", "gfx950"), "tile.async_buffer_load_lds of 4 bytes is not available on " + arch),
-             ("async16", ("gfx950",), "tile.async_buffer_load_lds of 16 bytes is not available on " + arch))
+    cases = (
+        ("tr64", ("gfx950",), "tile.ds_read_tr16_b64 is not available on " + arch + " (gfx950 only)"),
+        ("tr128", ("gfx1250",), "tile.ds_read_tr16_b128 is not available on " + arch + " (gfx1250 only)"),
+        ("async4", ("gfx942", "gfx950"), "tile.async_buffer_load_lds of 4 bytes is not available on " + arch),
+        ("async16", ("gfx950",), "tile.async_buffer_load_lds of 16 bytes is not available on " + arch),
+    )
     for what, ok_archs, message in cases:
         kernel = one_op_kernel(arch, what)
         if arch in ok_archs:
@@ -310,6 +339,7 @@ def test_arch_specific_ops_are_gated(arch: str) -> None:
 
 
 # ---- module layout, flavors, determinism ----
+
 
 def test_module_layout() -> None:
     text = lower_kernel(all_ops_kernel("gfx950"), "gfx950", "llvm22")
@@ -323,7 +353,7 @@ def test_module_layout() -> None:
     assert not text.endswith("\n\n")
     assert 'attributes #0 = { "uniform-work-group-size"="true" "amdgpu-flat-work-group-size"="64,256" ' in text
     assert "target-cpu" not in text
-    body = lines[lines.index("entry:"):lines.index("}")]
+    body = lines[lines.index("entry:") : lines.index("}")]
     for line in body:
         assert line.endswith(":") or (line.startswith("  ") and line[2] != " "), line
         assert line == line.rstrip()
@@ -340,18 +370,23 @@ def test_declarations_follow_the_table_not_first_use() -> None:
     b.thread_id()
     text = lower_kernel(finish(b), "gfx942", "llvm22")
     declares = [line for line in text.split("\n") if line.startswith("declare ")]
-    assert declares == ["declare i32 @llvm.amdgcn.workitem.id.x()", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)",
-                        "declare void @llvm.amdgcn.s.barrier()"]
+    assert declares == [
+        "declare i32 @llvm.amdgcn.workitem.id.x()",
+        "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)",
+        "declare void @llvm.amdgcn.s.barrier()",
+    ]
     assert text.endswith('"amdgpu-flat-work-group-size"="64,256" norecurse nounwind }\n')
     assert "@smem_pool" not in text
 
 
 def test_empty_kernel() -> None:
     text = lower_kernel(finish(Builder("empty", {"max_workgroup_size": 64})), "gfx1201", "llvm23")
-    assert text == ('target datalayout = "' + FLAVORS[2].datalayout + '"\ntarget triple = "amdgcn-amd-amdhsa"\n\n'
-                    "define amdgpu_kernel void @empty() #0 {\nentry:\n  ret void\n}\n\n"
-                    'attributes #0 = { "uniform-work-group-size"="true" "amdgpu-flat-work-group-size"="64,64"'
-                    " norecurse nounwind }\n")
+    assert text == (
+        'target datalayout = "' + FLAVORS[2].datalayout + '"\ntarget triple = "amdgcn-amd-amdhsa"\n\n'
+        "define amdgpu_kernel void @empty() #0 {\nentry:\n  ret void\n}\n\n"
+        'attributes #0 = { "uniform-work-group-size"="true" "amdgpu-flat-work-group-size"="64,64"'
+        " norecurse nounwind }\n"
+    )
 
 
 def allowed_flavor_difference(old: str, new: str) -> bool:
@@ -405,6 +440,7 @@ def test_bad_arch_flavor_and_attrs() -> None:
 
 # ---- constants and small shapes ----
 
+
 def test_f32_literals() -> None:
     assert f32_literal(2.0) == "0x4000000000000000"
     assert f32_literal(1.4426950408889634) == "0x3FF7154760000000"
@@ -439,22 +475,24 @@ def test_loop_shape() -> None:
     (res,) = b.for_end(loop, [nxt])
     b.buffer_store(r, c0, res)
     text = lower_kernel(finish(b), "gfx942", "llvm22")
-    expected = ("  br label %for.header.1\n"
-                "for.header.1:\n"
-                "  %k0 = phi i32 [ 0, %entry ], [ %iv.next.for.header.1, %for.latch.3 ]\n"
-                "  %acc = phi float [ 0x0000000000000000, %entry ], [ %acc.next.for.header.1, %for.latch.3 ]\n"
-                "  %cmp.2 = icmp slt i32 %k0, %n\n"
-                "  br i1 %cmp.2, label %for.body.2, label %for.exit.4\n"
-                "for.body.2:\n"
-                "  %fadd7 = fadd float %acc, 0x3FF0000000000000\n"
-                "  br label %for.latch.3\n"
-                "for.latch.3:\n"
-                "  %iv.next.for.header.1 = add nsw i32 %k0, 1\n"
-                "  %acc.next.for.header.1 = bitcast float %fadd7 to float\n"
-                "  br label %for.header.1\n"
-                "for.exit.4:\n"
-                "  %for5 = bitcast float %acc to float\n"
-                "  %bsi32.3 = bitcast float %for5 to i32\n")
+    expected = (
+        "  br label %for.header.1\n"
+        "for.header.1:\n"
+        "  %k0 = phi i32 [ 0, %entry ], [ %iv.next.for.header.1, %for.latch.3 ]\n"
+        "  %acc = phi float [ 0x0000000000000000, %entry ], [ %acc.next.for.header.1, %for.latch.3 ]\n"
+        "  %cmp.2 = icmp slt i32 %k0, %n\n"
+        "  br i1 %cmp.2, label %for.body.2, label %for.exit.4\n"
+        "for.body.2:\n"
+        "  %fadd7 = fadd float %acc, 0x3FF0000000000000\n"
+        "  br label %for.latch.3\n"
+        "for.latch.3:\n"
+        "  %iv.next.for.header.1 = add nsw i32 %k0, 1\n"
+        "  %acc.next.for.header.1 = bitcast float %fadd7 to float\n"
+        "  br label %for.header.1\n"
+        "for.exit.4:\n"
+        "  %for5 = bitcast float %acc to float\n"
+        "  %bsi32.3 = bitcast float %for5 to i32\n"
+    )
     assert expected in text
 
 
@@ -468,10 +506,12 @@ def test_if_shape_and_nested_blocks() -> None:
     b.if_end(inner)
     b.if_end(outer)
     text = lower_kernel(finish(b), "gfx1151", "llvm22")
-    assert ("  br i1 %cmp3, label %if.then.1, label %if.end.4\nif.then.1:\n  %cmp4 = icmp ne i32 %tid2, 0\n"
-            "  br i1 %cmp4, label %if.then.2, label %if.end.3\nif.then.2:\n  call void @llvm.amdgcn.s.waitcnt(i32 7)\n"
-            "  call void @llvm.amdgcn.s.barrier()\n  br label %if.end.3\nif.end.3:\n  br label %if.end.4\n"
-            "if.end.4:\n  ret void\n}\n") in text
+    assert (
+        "  br i1 %cmp3, label %if.then.1, label %if.end.4\nif.then.1:\n  %cmp4 = icmp ne i32 %tid2, 0\n"
+        "  br i1 %cmp4, label %if.then.2, label %if.end.3\nif.then.2:\n  call void @llvm.amdgcn.s.waitcnt(i32 7)\n"
+        "  call void @llvm.amdgcn.s.barrier()\n  br label %if.end.3\nif.end.3:\n  br label %if.end.4\n"
+        "if.end.4:\n  ret void\n}\n"
+    ) in text
 
 
 @needs_llvm
@@ -519,23 +559,40 @@ def test_waits_per_arch() -> None:
         b.sync_lds_only()
         text = lower_kernel(finish(b), arch, "llvm22")
         return [line.strip() for line in text.split("\n") if line.startswith("  call")]
-    gfx9 = ["call void @llvm.amdgcn.s.waitcnt(i32 3952)", "call void @llvm.amdgcn.s.waitcnt(i32 3957)",
-            "call void @llvm.amdgcn.s.waitcnt(i32 53119)", "call void @llvm.amdgcn.s.waitcnt(i32 112)",
-            "call void @llvm.amdgcn.s.barrier()", "call void @llvm.amdgcn.s.waitcnt(i32 49279)",
-            "call void @llvm.amdgcn.s.barrier()"]
-    gfx11 = ["call void @llvm.amdgcn.s.waitcnt(i32 1015)", "call void @llvm.amdgcn.s.waitcnt(i32 6135)",
-             "call void @llvm.amdgcn.s.waitcnt(i32 65527)", "call void @llvm.amdgcn.s.waitcnt(i32 7)",
-             "call void @llvm.amdgcn.s.barrier()", "call void @llvm.amdgcn.s.waitcnt(i32 64519)",
-             "call void @llvm.amdgcn.s.barrier()"]
+
+    gfx9 = [
+        "call void @llvm.amdgcn.s.waitcnt(i32 3952)",
+        "call void @llvm.amdgcn.s.waitcnt(i32 3957)",
+        "call void @llvm.amdgcn.s.waitcnt(i32 53119)",
+        "call void @llvm.amdgcn.s.waitcnt(i32 112)",
+        "call void @llvm.amdgcn.s.barrier()",
+        "call void @llvm.amdgcn.s.waitcnt(i32 49279)",
+        "call void @llvm.amdgcn.s.barrier()",
+    ]
+    gfx11 = [
+        "call void @llvm.amdgcn.s.waitcnt(i32 1015)",
+        "call void @llvm.amdgcn.s.waitcnt(i32 6135)",
+        "call void @llvm.amdgcn.s.waitcnt(i32 65527)",
+        "call void @llvm.amdgcn.s.waitcnt(i32 7)",
+        "call void @llvm.amdgcn.s.barrier()",
+        "call void @llvm.amdgcn.s.waitcnt(i32 64519)",
+        "call void @llvm.amdgcn.s.barrier()",
+    ]
     assert waits("gfx942") == gfx9 and waits("gfx950") == gfx9
     assert waits("gfx1151") == gfx11 and waits("gfx1201") == gfx11
     assert waits("gfx1250") == [
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)", "call void @llvm.amdgcn.s.wait.storecnt(i16 0)",
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 5)", "call void @llvm.amdgcn.s.wait.storecnt(i16 5)",
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 63)", "call void @llvm.amdgcn.s.wait.storecnt(i16 63)",
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)", "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
-        "call void @llvm.amdgcn.s.barrier()", "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
-        "call void @llvm.amdgcn.s.barrier()"]
+        "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)",
+        "call void @llvm.amdgcn.s.wait.storecnt(i16 0)",
+        "call void @llvm.amdgcn.s.wait.loadcnt(i16 5)",
+        "call void @llvm.amdgcn.s.wait.storecnt(i16 5)",
+        "call void @llvm.amdgcn.s.wait.loadcnt(i16 63)",
+        "call void @llvm.amdgcn.s.wait.storecnt(i16 63)",
+        "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)",
+        "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
+        "call void @llvm.amdgcn.s.barrier()",
+        "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
+        "call void @llvm.amdgcn.s.barrier()",
+    ]
 
 
 @needs_llvm
@@ -550,7 +607,7 @@ def test_waits_compile_in_every_flavor(arch: str) -> None:
         compiled(lower_kernel(kernel, arch, flavor), arch)
     asm = compiled(lower_kernel(kernel, arch, "llvm22"), arch)
     have = mnemonics(asm)
-    if arch == "gfx1250":               # LLVM merges the split waits (s_wait_loadcnt_dscnt)
+    if arch == "gfx1250":  # LLVM merges the split waits (s_wait_loadcnt_dscnt)
         assert "s_wait_storecnt" in have and "s_wait_dscnt" in have
         assert any(name.startswith("s_wait_loadcnt") for name in have)
     else:
@@ -558,6 +615,7 @@ def test_waits_compile_in_every_flavor(arch: str) -> None:
 
 
 # ---- the LDS pool ----
+
 
 def pool_of(kernel: Kernel) -> dict[str, int]:
     return {a.name: a.offset for a in plan_lds(kernel).allocs}
@@ -598,27 +656,29 @@ def test_lds_use_in_a_loop_lives_to_the_end_of_the_outermost_loop() -> None:
     t1 = b.smem_alloc(smem("f32", 8, 8))
     outer = b.for_begin(c0, c4, c1, "i", [])
     inner = b.for_begin(c0, c4, c1, "j", [])
-    b.smem_store(t1, inner.iv, c0, b.const_f32(1), 4)      # t1's last use, deep in the loop
+    b.smem_store(t1, inner.iv, c0, b.const_f32(1), 4)  # t1's last use, deep in the loop
     b.for_end(inner, [])
-    t2 = b.smem_alloc(smem("f32", 8, 8))                    # defined later in the same loop
+    t2 = b.smem_alloc(smem("f32", 8, 8))  # defined later in the same loop
     b.smem_store(t2, outer.iv, c0, b.const_f32(2), 4)
     b.for_end(outer, [])
-    t3 = b.smem_alloc(smem("f32", 8, 8))                    # after the loop: reuses t1's bytes
+    t3 = b.smem_alloc(smem("f32", 8, 8))  # after the loop: reuses t1's bytes
     b.smem_store(t3, c0, c0, b.const_f32(3), 4)
     kernel = finish(b)
     assert pool_of(kernel) == {t1.name: 0, t2.name: 256, t3.name: 0}
     text = lower_kernel(kernel, "gfx950", "llvm22")
     assert "global [512 x i8] poison, align 16" in text
-    assert ("for.exit.6:\n  %smem_base.4 = getelementptr inbounds i8, ptr addrspace(3) @smem_pool.lds, i32 256\n"
-            "  %gep.5 = getelementptr inbounds [8 x [8 x float]], ptr addrspace(3) %smem_base.4, i32 0, i32 %i, i32 0\n"
-            in text)
+    assert (
+        "for.exit.6:\n  %smem_base.4 = getelementptr inbounds i8, ptr addrspace(3) @smem_pool.lds, i32 256\n"
+        "  %gep.5 = getelementptr inbounds [8 x [8 x float]], ptr addrspace(3) %smem_base.4, i32 0, i32 %i, i32 0\n"
+        in text
+    )
     assert "for.exit.8:\n  %gep.6 = getelementptr inbounds [8 x [8 x float]], ptr addrspace(3) @smem_pool.lds," in text
 
 
 def test_lds_alignment_rounding_and_unreferenced() -> None:
     b = Builder("lds", {})
     c0 = b.const_i32(0)
-    t1 = b.smem_alloc(smem("f16", 3, 3))                     # 18 bytes
+    t1 = b.smem_alloc(smem("f16", 3, 3))  # 18 bytes
     unused = b.smem_alloc(smem("f32", 64, 64))
     t2 = b.smem_alloc(smem("f16", 1, 8))
     x = b.smem_load(t1, c0, c0, 1, 2)
@@ -634,8 +694,10 @@ def test_lds_alignment_rounding_and_unreferenced() -> None:
     t1 = b.smem_alloc(smem("f16", 3, 3))
     t2 = b.smem_alloc(smem("f16", 1, 8))
     b.smem_store(t2, b.const_i32(0), b.const_i32(0), b.smem_load(t1, b.const_i32(0), b.const_i32(0), 8, 16), 16)
-    with pytest.raises(EngineFailure, match="^lower: tile.smem_store on %smem2 claims align 16 but the allocation"
-                                            " is at pool offset 20$"):
+    with pytest.raises(
+        EngineFailure,
+        match="^lower: tile.smem_store on %smem2 claims align 16 but the allocation is at pool offset 20$",
+    ):
         lower_kernel(finish(b), "gfx950", "llvm22")
 
 
@@ -651,19 +713,21 @@ def test_lds_over_capacity_is_an_engine_failure() -> None:
 
 # ---- the declaration table against LLVM 22's intrinsic signatures ----
 
+
 @needs_llvm
 def test_declarations_match_llvm() -> None:
     import llvmlite.binding as llvm
+
     for flavor in FLAVORS[1:]:
         for row in DECLS:
             text = decl_text(row, flavor)
             mod = llvm.parse_assembly(text + "\n")
             mod.verify()
             printed = [line for line in str(mod).split("\n") if line.startswith("declare ")][0]
-            name = text[text.index("@"):text.index("(", text.index("@"))]
-            ours = text[text.index("(", text.index("@")):]
-            theirs = printed[printed.index(name) + len(name):]
-            theirs = theirs[:theirs.rindex(")") + 1]
+            name = text[text.index("@") : text.index("(", text.index("@"))]
+            ours = text[text.index("(", text.index("@")) :]
+            theirs = printed[printed.index(name) + len(name) :]
+            theirs = theirs[: theirs.rindex(")") + 1]
             for noise in (" readonly", " writeonly", " readnone", " captures(none)", " noundef"):
                 theirs = theirs.replace(noise, "")
             assert ours == theirs, (row[0], ours, theirs)
@@ -671,15 +735,17 @@ def test_declarations_match_llvm() -> None:
 
 # ---- compile_ll itself ----
 
-TINY = ('target triple = "amdgcn-amd-amdhsa"\n\ndeclare void @llvm.amdgcn.s.waitcnt(i32 immarg)\n\n'
-        "define amdgpu_kernel void @k() {\nentry:\n  call void @llvm.amdgcn.s.waitcnt(i32 112)\n  ret void\n}\n")
+TINY = (
+    'target triple = "amdgcn-amd-amdhsa"\n\ndeclare void @llvm.amdgcn.s.waitcnt(i32 immarg)\n\n'
+    "define amdgpu_kernel void @k() {\nentry:\n  call void @llvm.amdgcn.s.waitcnt(i32 112)\n  ret void\n}\n"
+)
 
 
 @needs_llvm
 def test_compile_ll_reports_failures_without_dying() -> None:
     ok, asm = compile_ll(TINY, "gfx942")
     assert ok and "s_waitcnt" in asm
-    ok, err = compile_ll(TINY, "gfx1250")            # Cannot select: an abort in the child
+    ok, err = compile_ll(TINY, "gfx1250")  # Cannot select: an abort in the child
     assert not ok and err.startswith("codegen for gfx1250 failed (rc=")
     ok, err = compile_ll(TINY.replace("ret void", "ret i32 0"), "gfx942")
     assert not ok and err.startswith("invalid IR: ")
@@ -692,6 +758,7 @@ def test_compile_ll_reports_failures_without_dying() -> None:
 
 
 # ---- the real kernels, when the builders are there ----
+
 
 def real_kernels() -> list[tuple[str, object, str]]:
     try:
@@ -747,8 +814,10 @@ def test_real_kernel_lowers_and_compiles(index: int) -> None:
 
 def test_datalayouts() -> None:
     dl20, dl22, dl23 = (f.datalayout for f in FLAVORS)
-    assert dl20 == ("e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128"
-                    "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512"
-                    "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9")
+    assert dl20 == (
+        "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128"
+        "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512"
+        "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
+    )
     assert dl22 == dl20.replace("-p8:128:128-", "-p8:128:128:128:48-")
-    assert dl23 == "e-m:e-" + dl22[len("e-"):]
+    assert dl23 == "e-m:e-" + dl22[len("e-") :]

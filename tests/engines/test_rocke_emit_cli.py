@@ -1,15 +1,16 @@
 """rocke-emit, the C engine as a program: same bytes as the Python engine, exit 0/1/2."""
+
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
 import pytest
+from cbuild import compiler
+from two_engines import config_text
 
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
-from two_engines import config_text
-from cbuild import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
@@ -49,8 +50,11 @@ def test_rejection_exit_1(rocke_emit: Path, tmp_path: Path) -> None:
     assert got.stdout == b""
 
 
-@pytest.mark.parametrize("args", [[], ["a.toml", "b.toml"], ["--mode"], ["--bogus", "x.toml"]],
-                         ids=["no-config", "two-configs", "missing-value", "unknown-option"])
+@pytest.mark.parametrize(
+    "args",
+    [[], ["a.toml", "b.toml"], ["--mode"], ["--bogus", "x.toml"]],
+    ids=["no-config", "two-configs", "missing-value", "unknown-option"],
+)
 def test_usage_exit_2(rocke_emit: Path, args: list[str]) -> None:
     got = run(rocke_emit, *args)
     assert got.returncode == 2
@@ -80,6 +84,7 @@ def capped(megabytes: int):
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+
     return limit
 
 
@@ -89,7 +94,7 @@ def test_large_file_is_read_up_to_the_limit_plus_one(rocke_emit: Path, tmp_path:
     data = padded(size)
     cfg.write_bytes(data)
     got = run(rocke_emit, str(cfg), "--mode", "spec")
-    want = py_engine.emit(data[:LIMIT + 1], "spec", "llvm22")  # what the harness hands the engines
+    want = py_engine.emit(data[: LIMIT + 1], "spec", "llvm22")  # what the harness hands the engines
     if size <= LIMIT:
         assert got.returncode == 0 and got.stdout == want.text.encode()
     else:
@@ -98,8 +103,9 @@ def test_large_file_is_read_up_to_the_limit_plus_one(rocke_emit: Path, tmp_path:
 
 
 def test_dev_zero_is_rejected_without_reading_it_all(rocke_emit: Path) -> None:
-    got = subprocess.run([str(rocke_emit), "/dev/zero", "--mode", "spec"], capture_output=True, timeout=60,
-                         preexec_fn=capped(64))
+    got = subprocess.run(
+        [str(rocke_emit), "/dev/zero", "--mode", "spec"], capture_output=True, timeout=60, preexec_fn=capped(64)
+    )
     assert (got.returncode, got.stderr) == (1, TOO_LARGE)
 
 
@@ -117,6 +123,7 @@ def test_endless_fifo_is_read_bounded(rocke_emit: Path, tmp_path: Path) -> None:
                 f.write(data)
         except BrokenPipeError:  # the reader stopped at limit + 1 bytes: expected
             pass
+
     t = threading.Thread(target=writer, daemon=True)
     t.start()
     got = run(rocke_emit, str(fifo), "--mode", "spec")

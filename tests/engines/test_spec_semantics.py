@@ -1,21 +1,20 @@
 """Spec-layer semantics checked in both engines against numbers taken from the reference
 (docs/reference/conv-semantics.md), not from either engine's output."""
+
 from __future__ import annotations
 
 import pytest
-
 from two_engines import config_text, rejection, spec_lines
 
-REF_NAME_ASYNC = ("conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_default"
-                  "_async_kouter_spk4")
+REF_NAME_ASYNC = "conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_default_async_kouter_spk4"
 REF_NAME_PAD = "conv_igemm_wgrad_N8H56W56C64_K64Y3X3_t64x64x64_w2x2_a32x32x16_mem_cshuffle_pad8"
 
 
 def test_reference_name_async_kouter_spk4():
     s = spec_lines(config_text("wgrad", lds_k_outer=True, async_dma=True, split_k=4, dtype_d="fp32"))
     assert s["kernel_name"] == REF_NAME_ASYNC
-    assert s["gemm_k"] == "25088"          # wg_K = N*Ho*Wo
-    assert s["ks"] == str(25088 // 4)      # 98 async iterations of tile_k 64
+    assert s["gemm_k"] == "25088"  # wg_K = N*Ho*Wo
+    assert s["ks"] == str(25088 // 4)  # 98 async iterations of tile_k 64
     assert s["async_dwords_a"] == s["async_dwords_b"] == "4"
 
 
@@ -33,8 +32,7 @@ def test_resolved_split_k_names_concrete_degree():
 
 def test_auto_split_k_uses_arch_cu_count():
     # gfx942 has 304 CUs: floor(608/9) = 67.
-    s = spec_lines(config_text("wgrad", arch="gfx942", split_k=-1, epilogue="cshuffle",
-                               warp_tile_m=16, warp_tile_n=16))
+    s = spec_lines(config_text("wgrad", arch="gfx942", split_k=-1, epilogue="cshuffle", warp_tile_m=16, warp_tile_n=16))
     assert s["split_k"] == "67"
 
 
@@ -43,13 +41,20 @@ def test_dgrad_auto_split_k_is_one():
     assert s["split_k"] == "1" and "spk" not in s["kernel_name"]
 
 
-@pytest.mark.parametrize("arch,extra,expected", [
-    ("gfx950", {}, "true"),
-    ("gfx942", {"warp_tile_m": 16, "warp_tile_n": 16}, "false"),
-    ("gfx950", {"dtype_a": "fp32", "dtype_b": "fp32", "warp_tile_m": 16, "warp_tile_n": 16,
-                "warp_tile_k": 4}, "false"),
-    ("gfx1250", {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32}, "true"),
-], ids=["gfx950", "gfx942", "gfx950-fp32", "gfx1250"])
+@pytest.mark.parametrize(
+    "arch,extra,expected",
+    [
+        ("gfx950", {}, "true"),
+        ("gfx942", {"warp_tile_m": 16, "warp_tile_n": 16}, "false"),
+        (
+            "gfx950",
+            {"dtype_a": "fp32", "dtype_b": "fp32", "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 4},
+            "false",
+        ),
+        ("gfx1250", {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32}, "true"),
+    ],
+    ids=["gfx950", "gfx942", "gfx950-fp32", "gfx1250"],
+)
 def test_wgrad_k_outer_deduction(arch, extra, expected):
     s = spec_lines(config_text("wgrad", arch=arch, lds_k_outer="auto", **extra))
     assert s["lds_k_outer"] == expected and s["lds_k_outer_requested"] == "auto"
@@ -96,8 +101,7 @@ def test_fwd_async_without_dwords_is_a_build_rejection():
     assert r.code == "CONV_ASYNC_NO_DWORDS"
 
 
-@pytest.mark.parametrize("strides,records", [((1, 1), 1), ((2, 2), 4), ((3, 1), 3)],
-                         ids=["s1", "s2", "s3x1"])
+@pytest.mark.parametrize("strides,records", [((1, 1), 1), ((2, 2), 4), ((3, 1), 3)], ids=["s1", "s2", "s3x1"])
 def test_dgrad_tilde_sub_gemm_count(strides, records):
     s = spec_lines(config_text("dgrad", problem={"sH": strides[0], "sW": strides[1]}))
     assert s["num_sub_gemms"] == str(records)

@@ -7,11 +7,12 @@ rejected, in every mode, or gives an IR of its own: two accepted values never bu
 kernel. The accepted values are exactly the powers of two within the cap that divide the
 operand's stride-1 run. Then every other spec field: set to a value other than its default, it
 changes the kernel or is rejected. Both engines, which must agree (tests/support/two_engines.py)."""
+
 from __future__ import annotations
 
 import pytest
-
 from two_engines import both, config_text
+
 from rocke_py.engine.result import Emitted, Rejected
 
 VALUES = (1, 2, 3, 4, 5, 6, 8, 16, 65536)
@@ -19,38 +20,62 @@ VALUES = (1, 2, 3, 4, 5, 6, 8, 16, 65536)
 # (id, family, problem overrides, spec fields, {knob: the values that must be accepted}).
 # cpg = kpg = 64 (fp16): the natural width is 8 for every operand.
 BASES = [
-    ("fwd", "fwd", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8},
-                            "vector_size_c": {1}}),
+    ("fwd", "fwd", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
     ("fwd-cshuffle", "fwd", {}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4, 8}}),
-    ("fwd-cshuffle-fp32d", "fwd", {}, {"epilogue": "cshuffle", "dtype_d": "fp32"},
-     {"vector_size_c": {1, 2, 4}}),
+    ("fwd-cshuffle-fp32d", "fwd", {}, {"epilogue": "cshuffle", "dtype_d": "fp32"}, {"vector_size_c": {1, 2, 4}}),
     ("fwd-k12", "fwd", {"K": 12}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4}}),
-    ("wgrad", "wgrad", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8},
-                                "vector_size_c": {1}}),
+    ("wgrad", "wgrad", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
     ("wgrad-cshuffle", "wgrad", {}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4, 8}}),
-    ("wgrad-c48", "wgrad", {"C": 48, "K": 48}, {"epilogue": "cshuffle"},
-     {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}}),
-    ("wgrad-split-k", "wgrad", {}, {"split_k": 2, "epilogue": "cshuffle"},
-     {"vector_size_a": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}}),
-    ("dgrad", "dgrad", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8},
-                                "vector_size_c": {1}}),
+    (
+        "wgrad-c48",
+        "wgrad",
+        {"C": 48, "K": 48},
+        {"epilogue": "cshuffle"},
+        {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}},
+    ),
+    (
+        "wgrad-split-k",
+        "wgrad",
+        {},
+        {"split_k": 2, "epilogue": "cshuffle"},
+        {"vector_size_a": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}},
+    ),
+    ("dgrad", "dgrad", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
     ("dgrad-cshuffle", "dgrad", {}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4, 8}}),
-    ("dgrad-k48", "dgrad", {"C": 48, "K": 48}, {"epilogue": "cshuffle"},
-     {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}}),
+    (
+        "dgrad-k48",
+        "dgrad",
+        {"C": 48, "K": 48},
+        {"epilogue": "cshuffle"},
+        {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}},
+    ),
     ("dgrad-kouter", "dgrad", {}, {"lds_k_outer": True}, {"vector_size_b": {1, 2, 4, 8}}),
-    ("dgrad-split-k", "dgrad", {}, {"split_k": 2, "dtype_d": "fp32"},
-     {"vector_size_a": {1}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
-    ("dgrad-split-k-cshuffle", "dgrad", {}, {"split_k": 2, "epilogue": "cshuffle"},
-     {"vector_size_a": {1}, "vector_size_c": {1, 2, 4, 8}}),
-    ("dgrad-stride2", "dgrad", {"sH": 2, "sW": 2}, {}, {"vector_size_a": {1, 2, 4, 8},
-                                                         "vector_size_c": {1}}),
+    (
+        "dgrad-split-k",
+        "dgrad",
+        {},
+        {"split_k": 2, "dtype_d": "fp32"},
+        {"vector_size_a": {1}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}},
+    ),
+    (
+        "dgrad-split-k-cshuffle",
+        "dgrad",
+        {},
+        {"split_k": 2, "epilogue": "cshuffle"},
+        {"vector_size_a": {1}, "vector_size_c": {1, 2, 4, 8}},
+    ),
+    ("dgrad-stride2", "dgrad", {"sH": 2, "sW": 2}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_c": {1}}),
     # runs of 12: a power of two over the run's widest divisor (8 > 4) would only be capped
     ("fwd-c12", "fwd", {"C": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
     ("wgrad-c12", "wgrad", {"C": 12, "K": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
     ("dgrad-c12", "dgrad", {"C": 12, "K": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
-    ("dgrad-fp32", "dgrad", {}, {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32",
-                                 "warp_tile_k": 2},
-     {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
+    (
+        "dgrad-fp32",
+        "dgrad",
+        {},
+        {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_k": 2},
+        {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}},
+    ),
 ]
 
 CASES = [(base, knob) for base in BASES for knob in sorted(base[4])]
@@ -78,8 +103,11 @@ def test_each_accepted_vector_size_builds_its_own_kernel(base, knob) -> None:
 
 def zero_divisors(ir_text: str) -> list[str]:
     """The arith.div / arith.mod ops of the IR whose divisor is an i32 constant 0."""
-    zeros = {line.split(" : ")[0].strip() for line in ir_text.splitlines()
-             if "arith.constant" in line and "value = i:0 }" in line}
+    zeros = {
+        line.split(" : ")[0].strip()
+        for line in ir_text.splitlines()
+        if "arith.constant" in line and "value = i:0 }" in line
+    }
     ops = []
     for line in ir_text.splitlines():
         if " = arith.div (" in line or " = arith.mod (" in line:
@@ -99,33 +127,77 @@ def test_load_width_along_k_fits_the_tile(family: str, tile_k: int) -> None:
     assert isinstance(ir, Emitted), ir
     assert not zero_divisors(ir.text)
     loads = [line for line in ir.text.splitlines() if "tile.buffer_load" in line and 'elem = s:"f32"' in line]
-    assert any("n = i:2" in line for line in loads)       # A along k (and fwd's B)
+    assert any("n = i:2" in line for line in loads)  # A along k (and fwd's B)
     if family == "fwd":
-        assert all("n = i:4" not in line for line in loads)   # dgrad's B runs along mn: 4 is fine
+        assert all("n = i:4" not in line for line in loads)  # dgrad's B runs along mn: 4 is fine
 
 
 # One non-default value per spec field (conv-semantics §3.1, §11). Every one must change the IR of
 # the family's baseline or be rejected, in every mode.
 FIELD_VALUES = {
-    "name": "kx", "dtype_a": "bf16", "dtype_b": "bf16", "dtype_d": "fp32", "tile_m": 128, "tile_n": 128,
-    "tile_k": 32, "warp_m": 1, "warp_n": 1, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 8,
-    "wave_size": 32, "pipeline": "compv3", "epilogue": "cshuffle", "async_dma": True, "unroll_k": True,
-    "lds_k_pad": 4, "lds_layout_pad": 4, "lds_layout_xor": 4, "vector_size_a": 4, "vector_size_b": 4,
-    "vector_size_c": 4, "chiplet_swizzle": True, "chiplet_wgm": 4, "chiplet_num_xcds": 4,
-    "chiplet_chunk_size": 32, "waves_per_eu": 2, "bias": -2, "scale": 3, "relu": True, "clamp_min": -1,
-    "clamp_max": 6, "lds_k_outer": True, "split_k": 2, "two_stage": True, "force_deterministic": True,
-    "group_merge": 2, "num_load_waves": 8, "cshuffle_no_alias": True,
+    "name": "kx",
+    "dtype_a": "bf16",
+    "dtype_b": "bf16",
+    "dtype_d": "fp32",
+    "tile_m": 128,
+    "tile_n": 128,
+    "tile_k": 32,
+    "warp_m": 1,
+    "warp_n": 1,
+    "warp_tile_m": 16,
+    "warp_tile_n": 16,
+    "warp_tile_k": 8,
+    "wave_size": 32,
+    "pipeline": "compv3",
+    "epilogue": "cshuffle",
+    "async_dma": True,
+    "unroll_k": True,
+    "lds_k_pad": 4,
+    "lds_layout_pad": 4,
+    "lds_layout_xor": 4,
+    "vector_size_a": 4,
+    "vector_size_b": 4,
+    "vector_size_c": 4,
+    "chiplet_swizzle": True,
+    "chiplet_wgm": 4,
+    "chiplet_num_xcds": 4,
+    "chiplet_chunk_size": 32,
+    "waves_per_eu": 2,
+    "bias": -2,
+    "scale": 3,
+    "relu": True,
+    "clamp_min": -1,
+    "clamp_max": 6,
+    "lds_k_outer": True,
+    "split_k": 2,
+    "two_stage": True,
+    "force_deterministic": True,
+    "group_merge": 2,
+    "num_load_waves": 8,
+    "cshuffle_no_alias": True,
 }
-FAMILY_ONLY = {"lds_k_outer": ("wgrad", "dgrad"), "split_k": ("wgrad", "dgrad"), "two_stage": ("wgrad",),
-               "force_deterministic": ("wgrad",), "group_merge": ("wgrad",), "num_load_waves": ("dgrad",),
-               "cshuffle_no_alias": ("dgrad",)}
+FAMILY_ONLY = {
+    "lds_k_outer": ("wgrad", "dgrad"),
+    "split_k": ("wgrad", "dgrad"),
+    "two_stage": ("wgrad",),
+    "force_deterministic": ("wgrad",),
+    "group_merge": ("wgrad",),
+    "num_load_waves": ("dgrad",),
+    "cshuffle_no_alias": ("dgrad",),
+}
 # Baselines: each family's default, and the states that make other fields moot (K-outer, an
 # explicit layout, the swizzle on, cshuffle).
 FIELD_BASES = [
-    ("fwd", {}), ("wgrad", {}), ("dgrad", {}),
-    ("wgrad", {"lds_k_outer": True}), ("dgrad", {"lds_k_outer": True}),
-    ("fwd", {"lds_layout_pad": 16}), ("dgrad", {"lds_layout_pad": 16}),
-    ("wgrad", {"chiplet_swizzle": True}), ("fwd", {"epilogue": "cshuffle"}), ("dgrad", {"epilogue": "cshuffle"}),
+    ("fwd", {}),
+    ("wgrad", {}),
+    ("dgrad", {}),
+    ("wgrad", {"lds_k_outer": True}),
+    ("dgrad", {"lds_k_outer": True}),
+    ("fwd", {"lds_layout_pad": 16}),
+    ("dgrad", {"lds_layout_pad": 16}),
+    ("wgrad", {"chiplet_swizzle": True}),
+    ("fwd", {"epilogue": "cshuffle"}),
+    ("dgrad", {"epilogue": "cshuffle"}),
 ]
 # Fields whose reference meaning is conditional, so that on a baseline they change nothing.
 CONDITIONAL = {
@@ -136,17 +208,21 @@ CONDITIONAL = {
     "chiplet_num_xcds": lambda spec: spec.get("chiplet_swizzle", False),
     "chiplet_chunk_size": lambda spec: spec.get("chiplet_swizzle", False),
 }
-FIELD_CASES = [(family, base, key) for family, base in FIELD_BASES for key in FIELD_VALUES
-               if family in FAMILY_ONLY.get(key, (family,)) and key not in base
-               and not (key in CONDITIONAL and CONDITIONAL[key](base))]
+FIELD_CASES = [
+    (family, base, key)
+    for family, base in FIELD_BASES
+    for key in FIELD_VALUES
+    if family in FAMILY_ONLY.get(key, (family,))
+    and key not in base
+    and not (key in CONDITIONAL and CONDITIONAL[key](base))
+]
 
 
 def base_id(family: str, base: dict) -> str:
     return "-".join([family] + [f"{k}={v}" for k, v in base.items()])
 
 
-@pytest.mark.parametrize("family,base,key", FIELD_CASES,
-                         ids=[f"{base_id(f, b)}-{k}" for f, b, k in FIELD_CASES])
+@pytest.mark.parametrize("family,base,key", FIELD_CASES, ids=[f"{base_id(f, b)}-{k}" for f, b, k in FIELD_CASES])
 def test_each_field_changes_the_kernel_or_is_rejected(family: str, base: dict, key: str) -> None:
     start = both(config_text(family, **base), "ir")
     assert isinstance(start, Emitted), start
@@ -157,8 +233,8 @@ def test_each_field_changes_the_kernel_or_is_rejected(family: str, base: dict, k
         assert ir == verdict
         return
     assert isinstance(ir, Emitted), ir
-    if key == "name":                       # the name is all that name changes
+    if key == "name":  # the name is all that name changes
         assert ir.text != start.text
         return
-    body, start_body = ir.text.split("{", 1)[1], start.text.split("{", 1)[1]   # past the kernel name
+    body, start_body = ir.text.split("{", 1)[1], start.text.split("{", 1)[1]  # past the kernel name
     assert body != start_body, f"{key} = {FIELD_VALUES[key]} is accepted and builds the baseline's kernel"

@@ -11,6 +11,7 @@ test tree marks with a comment line (comments are ignored by both engines):
 ``FAULTS`` (in tests/harness/test_gate_faults.py) names each fault, the job it should break and the
 status the gate must give it.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -40,7 +41,7 @@ def without_ll() -> tuple[str, ...]:
 
 def _flip_one_byte(text: str) -> str:
     i = len(text) // 2
-    return text[:i] + ("X" if text[i] != "X" else "Y") + text[i + 1:]
+    return text[:i] + ("X" if text[i] != "X" else "Y") + text[i + 1 :]
 
 
 # -- one byte changed in one engine, for one flavor only

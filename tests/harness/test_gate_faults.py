@@ -12,6 +12,7 @@ a small copy of the shipped configs whose golden manifest the real engines recor
 
 ``docs/gate-honesty.md`` carries the same matrix; a test keeps the two in step.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,16 +23,21 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from layout import REPO
 
 from rocke_py.parity import golden
 from rocke_py.parity.cli import main
 
-from layout import REPO
 FAULT_ENGINES = REPO / "tests" / "faults" / "fault_engines.py"
 #: The small tree: (config id, marker comment appended to it or "").
-TREE = (("wgrad/00-baseline", "# fault: emit-target"), ("wgrad/100-unknown-pipeline", "# fault: reject-target"),
-        ("fwd/00-baseline", ""), ("fwd/100-unknown-epilogue", ""), ("dgrad/00-baseline", ""),
-        ("dgrad/100-unknown-pipeline-basic", ""))
+TREE = (
+    ("wgrad/00-baseline", "# fault: emit-target"),
+    ("wgrad/100-unknown-pipeline", "# fault: reject-target"),
+    ("fwd/00-baseline", ""),
+    ("fwd/100-unknown-epilogue", ""),
+    ("dgrad/00-baseline", ""),
+    ("dgrad/100-unknown-pipeline-basic", ""),
+)
 EMIT = "wgrad/00-baseline"
 NEG = "wgrad/100-unknown-pipeline"
 TIMEOUT = "4"
@@ -44,6 +50,7 @@ def engines(fault: str, py_modes: str = "implemented_modes", c_modes: str = "imp
 
 # ----------------------------------------------------------------------------- tree edits
 
+
 def _edit_golden(root: Path, fn: Callable[[dict], None]) -> None:
     path = root / "parity_configs" / "golden.json"
     doc = json.loads(path.read_text())
@@ -55,6 +62,7 @@ def golden_emit_edited(root: Path) -> None:
     def fn(doc):
         e = doc["entries"][EMIT]["ll.llvm22"]
         e["sha256"] = "0" * 64
+
     _edit_golden(root, fn)
 
 
@@ -63,6 +71,7 @@ def golden_reject_edited(root: Path) -> None:
         e = doc["entries"][NEG]["spec"]
         e["message"] = "an older wording"
         e["message_sha256"] = golden.message_sha256("an older wording")
+
     _edit_golden(root, fn)
 
 
@@ -79,21 +88,29 @@ def _gaps(root: Path, text: str) -> None:
 
 
 def gap_stale_differ(root: Path) -> None:
-    _gaps(root, f'[[gap]]\nconfig = "{EMIT}"\nmode = "ll"\nflavor = "llvm20"\nstatus = "DIFFER"\n'
-                f'reason = "an older divergence"\npy_sha256 = "{"1" * 64}"\nc_sha256 = "{"2" * 64}"\n')
+    _gaps(
+        root,
+        f'[[gap]]\nconfig = "{EMIT}"\nmode = "ll"\nflavor = "llvm20"\nstatus = "DIFFER"\n'
+        f'reason = "an older divergence"\npy_sha256 = "{"1" * 64}"\nc_sha256 = "{"2" * 64}"\n',
+    )
 
 
 def gap_other_signal(root: Path) -> None:
-    _gaps(root, f'[[gap]]\nconfig = "{EMIT}"\nmode = "ir"\nflavor = "-"\nstatus = "CRASH"\n'
-                'reason = "a known abort"\nengine = "c"\ncause = "SIGABRT"\n')
+    _gaps(
+        root,
+        f'[[gap]]\nconfig = "{EMIT}"\nmode = "ir"\nflavor = "-"\nstatus = "CRASH"\n'
+        'reason = "a known abort"\nengine = "c"\ncause = "SIGABRT"\n',
+    )
 
 
 def gap_without_evidence(root: Path) -> None:
-    _gaps(root, f'[[gap]]\nconfig = "{EMIT}"\nmode = "ll"\nflavor = "llvm20"\nstatus = "DIFFER"\n'
-                'reason = "status only"\n')
+    _gaps(
+        root, f'[[gap]]\nconfig = "{EMIT}"\nmode = "ll"\nflavor = "llvm20"\nstatus = "DIFFER"\nreason = "status only"\n'
+    )
 
 
 # ----------------------------------------------------------------------------- the matrix
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -109,47 +126,170 @@ class Fault:
 
 
 FAULTS = (
-    Fault("flip_llvm20", "one byte changed in one engine for one flavor only", "flip_llvm20", "DIFFER",
-          (EMIT, "ll", "llvm20"), "py matches golden; c differs"),
-    Fault("reject_code", "one config's rejection code changed in one engine", "reject_code", "REJECT_MISMATCH",
-          (NEG, "spec", "-"), "py matches golden; c differs"),
-    Fault("nondet", "a nondeterministic engine", "nondet", "NONDETERMINISTIC", (EMIT, "spec", "-"),
-          "the c engine gave a different result on the second run"),
+    Fault(
+        "flip_llvm20",
+        "one byte changed in one engine for one flavor only",
+        "flip_llvm20",
+        "DIFFER",
+        (EMIT, "ll", "llvm20"),
+        "py matches golden; c differs",
+    ),
+    Fault(
+        "reject_code",
+        "one config's rejection code changed in one engine",
+        "reject_code",
+        "REJECT_MISMATCH",
+        (NEG, "spec", "-"),
+        "py matches golden; c differs",
+    ),
+    Fault(
+        "nondet",
+        "a nondeterministic engine",
+        "nondet",
+        "NONDETERMINISTIC",
+        (EMIT, "spec", "-"),
+        "the c engine gave a different result on the second run",
+    ),
     Fault("segv", "an engine that dies (SIGSEGV) on one config", "segv", "CRASH", (EMIT, "ir", "-"), "SIGSEGV"),
     Fault("hang", "an engine that hangs on one config", "hang", "TIMEOUT", (EMIT, "spec", "-"), "still running"),
-    Fault("bad_return", "an engine that returns neither Emitted nor Rejected", "bad_return", "CRASH",
-          (EMIT, "spec", "-"), "BadReturn"),
-    Fault("drop_ll_c", "a dropped mode: the C engine stops advertising ll", "real", "RUN_LEVEL", None,
-          "golden.json pins mode ll, but the c engine does not advertise it", c_modes="without_ll"),
-    Fault("drop_ll_both", "a dropped mode: both engines stop advertising ll", "real", "RUN_LEVEL", None,
-          "golden.json pins mode ll, but the py and c engines do not advertise it",
-          py_modes="without_ll", c_modes="without_ll"),
-    Fault("reword", "identical message changes in both engines", "reword", "VERDICT_CHANGED", (NEG, "spec", "-"),
-          "(reworded)"),
-    Fault("negative_emits", "a negative config that now emits (alike in both engines)", "negative_emits",
-          "UNEXPECTED_EMIT", (NEG, "spec", "-"), "expected reject:WGRAD_UNKNOWN_OPTION"),
-    Fault("build_failure", "a config that validates and then fails to build", "build_failure", "BUILD_FAILURE",
-          (EMIT, "ir", "-"), "failed after validating the config"),
-    Fault("verdict_split", "one config, different verdicts per mode (rejected in ll only)", "verdict_split",
-          "VERDICT_SPLIT", (EMIT, "ll", "llvm20"), "every mode must give a config the same verdict"),
-    Fault("py_only_reject", "one engine rejects what the other emits", "py_only_reject", "PY_ONLY_REJECTED",
-          (EMIT, "spec", "-"), "c matches golden; py differs"),
-    Fault("both_drift", "both engines change one output identically", "both_drift", "GOLDEN_DRIFT",
-          (EMIT, "ir", "-"), "not the golden bytes"),
-    Fault("golden_emit_edited", "a golden emission entry edited", "real", "GOLDEN_DRIFT", (EMIT, "ll", "llvm22"),
-          "golden 000000000000", edit=golden_emit_edited),
-    Fault("golden_reject_edited", "a golden rejection entry edited (message)", "real", "VERDICT_CHANGED",
-          (NEG, "spec", "-"), "an older wording", edit=golden_reject_edited),
-    Fault("golden_entry_deleted", "a golden rejection entry deleted", "real", "GOLDEN_MISSING", (NEG, "ir", "-"),
-          "golden.json has no ir entry", edit=golden_entry_deleted),
-    Fault("golden_coverage_narrowed", "the pinned coverage narrowed by hand", "real", "RUN_LEVEL", None,
-          "both engines advertise mode ll, which golden.json does not pin", edit=golden_coverage_narrowed),
-    Fault("gap_stale_differ", "a known DIFFER gap hiding another divergence", "flip_llvm20", "DIFFER",
-          (EMIT, "ll", "llvm20"), "known gap no longer holds", edit=gap_stale_differ),
-    Fault("gap_other_signal", "a known CRASH gap hiding another signal", "segv", "CRASH", (EMIT, "ir", "-"),
-          "listed as CRASH engine=c cause=SIGABRT, now CRASH engine=c cause=SIGSEGV", edit=gap_other_signal),
-    Fault("gap_without_evidence", "a known gap that pins no evidence", "flip_llvm20", "RUN_LEVEL", None,
-          "pins no evidence", edit=gap_without_evidence),
+    Fault(
+        "bad_return",
+        "an engine that returns neither Emitted nor Rejected",
+        "bad_return",
+        "CRASH",
+        (EMIT, "spec", "-"),
+        "BadReturn",
+    ),
+    Fault(
+        "drop_ll_c",
+        "a dropped mode: the C engine stops advertising ll",
+        "real",
+        "RUN_LEVEL",
+        None,
+        "golden.json pins mode ll, but the c engine does not advertise it",
+        c_modes="without_ll",
+    ),
+    Fault(
+        "drop_ll_both",
+        "a dropped mode: both engines stop advertising ll",
+        "real",
+        "RUN_LEVEL",
+        None,
+        "golden.json pins mode ll, but the py and c engines do not advertise it",
+        py_modes="without_ll",
+        c_modes="without_ll",
+    ),
+    Fault(
+        "reword",
+        "identical message changes in both engines",
+        "reword",
+        "VERDICT_CHANGED",
+        (NEG, "spec", "-"),
+        "(reworded)",
+    ),
+    Fault(
+        "negative_emits",
+        "a negative config that now emits (alike in both engines)",
+        "negative_emits",
+        "UNEXPECTED_EMIT",
+        (NEG, "spec", "-"),
+        "expected reject:WGRAD_UNKNOWN_OPTION",
+    ),
+    Fault(
+        "build_failure",
+        "a config that validates and then fails to build",
+        "build_failure",
+        "BUILD_FAILURE",
+        (EMIT, "ir", "-"),
+        "failed after validating the config",
+    ),
+    Fault(
+        "verdict_split",
+        "one config, different verdicts per mode (rejected in ll only)",
+        "verdict_split",
+        "VERDICT_SPLIT",
+        (EMIT, "ll", "llvm20"),
+        "every mode must give a config the same verdict",
+    ),
+    Fault(
+        "py_only_reject",
+        "one engine rejects what the other emits",
+        "py_only_reject",
+        "PY_ONLY_REJECTED",
+        (EMIT, "spec", "-"),
+        "c matches golden; py differs",
+    ),
+    Fault(
+        "both_drift",
+        "both engines change one output identically",
+        "both_drift",
+        "GOLDEN_DRIFT",
+        (EMIT, "ir", "-"),
+        "not the golden bytes",
+    ),
+    Fault(
+        "golden_emit_edited",
+        "a golden emission entry edited",
+        "real",
+        "GOLDEN_DRIFT",
+        (EMIT, "ll", "llvm22"),
+        "golden 000000000000",
+        edit=golden_emit_edited,
+    ),
+    Fault(
+        "golden_reject_edited",
+        "a golden rejection entry edited (message)",
+        "real",
+        "VERDICT_CHANGED",
+        (NEG, "spec", "-"),
+        "an older wording",
+        edit=golden_reject_edited,
+    ),
+    Fault(
+        "golden_entry_deleted",
+        "a golden rejection entry deleted",
+        "real",
+        "GOLDEN_MISSING",
+        (NEG, "ir", "-"),
+        "golden.json has no ir entry",
+        edit=golden_entry_deleted,
+    ),
+    Fault(
+        "golden_coverage_narrowed",
+        "the pinned coverage narrowed by hand",
+        "real",
+        "RUN_LEVEL",
+        None,
+        "both engines advertise mode ll, which golden.json does not pin",
+        edit=golden_coverage_narrowed,
+    ),
+    Fault(
+        "gap_stale_differ",
+        "a known DIFFER gap hiding another divergence",
+        "flip_llvm20",
+        "DIFFER",
+        (EMIT, "ll", "llvm20"),
+        "known gap no longer holds",
+        edit=gap_stale_differ,
+    ),
+    Fault(
+        "gap_other_signal",
+        "a known CRASH gap hiding another signal",
+        "segv",
+        "CRASH",
+        (EMIT, "ir", "-"),
+        "listed as CRASH engine=c cause=SIGABRT, now CRASH engine=c cause=SIGSEGV",
+        edit=gap_other_signal,
+    ),
+    Fault(
+        "gap_without_evidence",
+        "a known gap that pins no evidence",
+        "flip_llvm20",
+        "RUN_LEVEL",
+        None,
+        "pins no evidence",
+        edit=gap_without_evidence,
+    ),
 )
 
 
@@ -173,8 +313,22 @@ def _copy(base: Path, dst: Path) -> Path:
 
 def run_json(root: Path, fault: Fault, capsys, *extra: str) -> tuple[int, dict, str]:
     report = root / "report.json"
-    code = main(["gate", "--root", str(root), "--engines", engines(fault.engines, fault.py_modes, fault.c_modes),
-                 "-j", "2", "--timeout", TIMEOUT, "--json", str(report), *extra])
+    code = main(
+        [
+            "gate",
+            "--root",
+            str(root),
+            "--engines",
+            engines(fault.engines, fault.py_modes, fault.c_modes),
+            "-j",
+            "2",
+            "--timeout",
+            TIMEOUT,
+            "--json",
+            str(report),
+            *extra,
+        ]
+    )
     out = capsys.readouterr().out
     return code, json.loads(report.read_text()), out
 
@@ -243,7 +397,9 @@ def test_a_partial_run_says_so_and_update_never_deletes_what_it_did_not_run(base
     assert "verdict changed" in out and "entries of other jobs untouched" in out
     after = golden.load(root / "parity_configs" / "golden.json")
     assert after.coverage == before.coverage
-    assert {(c, k) for c, o in after.entries.items() for k in o} == {(c, k) for c, o in before.entries.items() for k in o}
+    assert {(c, k) for c, o in after.entries.items() for k in o} == {
+        (c, k) for c, o in before.entries.items() for k in o
+    }
     assert after.get(NEG, "spec").message.endswith("(reworded)")
     assert after.get(NEG, "ir") == before.get(NEG, "ir")  # not run: untouched
 

@@ -1,4 +1,5 @@
 """The rocke-parity CLI: exit statuses, emit, list, new (check-llvm: tests/engines/test_check_llvm.py)."""
+
 from __future__ import annotations
 
 import difflib
@@ -16,8 +17,10 @@ def run(root: Path, *args: str, modes: str = "implemented_modes", c_modes: str |
 
 
 def green(tmp_path: Path) -> Path:
-    pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/100-n": {"expect": "reject:E_X",
-                                                               "standin": {"py": "reject:E_X", "c": "reject:E_X"}}})
+    pt.make_tree(
+        tmp_path,
+        {"wgrad/00-a": {}, "wgrad/100-n": {"expect": "reject:E_X", "standin": {"py": "reject:E_X", "c": "reject:E_X"}}},
+    )
     pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/00-a", "wgrad/100-n"]))
     return tmp_path
 
@@ -99,8 +102,26 @@ def test_new_refuses_without_an_expectation_and_proposes_one(tmp_path, capsys):
 def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     root = green(tmp_path)
     src = (root / "parity_configs/wgrad/00-a.toml").read_text()
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=32", "--set", "Hi=56",
-               "--set", "spec.lds_k_outer=auto", "--expect", "emit", "-j", "1") == 0
+    assert (
+        run(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/00-a",
+            "--set",
+            "tile_k=32",
+            "--set",
+            "Hi=56",
+            "--set",
+            "spec.lds_k_outer=auto",
+            "--expect",
+            "emit",
+            "-j",
+            "1",
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     path = root / "parity_configs/wgrad/01-a-tile-k-32-hi-56-lds-k-outer-auto.toml"
     assert f"wrote {path.relative_to(root).as_posix()}" in out
@@ -109,7 +130,13 @@ def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     assert "tile_k = 32  # the K tile\n" in text  # the line's comment is kept
     changed = [ln for ln in difflib.ndiff(src.splitlines(), text.splitlines()) if ln[:1] in "+-"]
     assert [ln.split("=")[0].strip() for ln in changed] == [  # only these lines moved; the rest is as it was
-        "- description", "+ description", "+ Hi", "- tile_k", "+ tile_k", "+ lds_k_outer"]
+        "- description",
+        "+ description",
+        "+ Hi",
+        "- tile_k",
+        "+ tile_k",
+        "+ lds_k_outer",
+    ]
     doc = tomllib.loads(text)
     assert doc["problem"] == {"N": 8, "C": 64, "Hi": 56}
     assert doc["spec"]["lds_k_outer"] == "auto" and doc["spec"]["tile_k"] == 32
@@ -117,16 +144,34 @@ def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     assert doc["parity"]["expect"] == "emit"
     assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "bad", "--expect", "emit") == 2
     assert "--set takes key=value" in capsys.readouterr().err
-    assert run(root, "new", "wgrad", "--from", "wgrad/100-n", "--set", "tile_k=7", "--slug", "neg-tile-k",
-               "--expect", "reject:E_X", "-j", "1") == 0
+    assert (
+        run(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/100-n",
+            "--set",
+            "tile_k=7",
+            "--slug",
+            "neg-tile-k",
+            "--expect",
+            "reject:E_X",
+            "-j",
+            "1",
+        )
+        == 0
+    )
     assert (root / "parity_configs/wgrad/101-neg-tile-k.toml").exists()
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=16", "--expect", "reject:E_X",
-               "-j", "1") == 1
+    assert (
+        run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=16", "--expect", "reject:E_X", "-j", "1")
+        == 1
+    )
     assert "nothing written: with --expect reject:E_X not every job passes" in capsys.readouterr().out
 
 
 def test_set_value_edits_one_line():
-    text = "[parity]\nexpect = \"emit\"\n\n[spec]\nfamily = \"wgrad\"  # fam\ntile_k = 64 # k\n"
+    text = '[parity]\nexpect = "emit"\n\n[spec]\nfamily = "wgrad"  # fam\ntile_k = 64 # k\n'
     assert set_value(text, "spec", "tile_k", "32") == text.replace("tile_k = 64 # k", "tile_k = 32 # k")
     assert set_value(text, "spec", "split_k", "4").endswith("tile_k = 64 # k\nsplit_k = 4\n")
     assert set_value(text, "target", "arch", '"gfx942"').endswith('\n[target]\narch = "gfx942"\n')

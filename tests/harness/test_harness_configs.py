@@ -1,15 +1,14 @@
 """Discovery of parity configs and the run-level failures it reports."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 import standin_tree as pt
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.configs import (Expectation, RootNotFound, discover, find_root,
-                                     resolve_id)
+from rocke_py.parity.configs import Expectation, RootNotFound, discover, find_root, resolve_id
 
 
 def problems(root: Path) -> list[str]:
@@ -56,17 +55,20 @@ def test_duplicate_numbers_within_a_family(tmp_path):
     assert len(msgs) == 1 and "number 16 is used 2 times" in msgs[0] and "16-mine.toml" in msgs[0]
 
 
-@pytest.mark.parametrize("content, needle", [
-    (b"[parity\nexpect = 1\n", "not valid TOML"),
-    (b"\xff\xfe[parity]\n", "not UTF-8"),
-    (b"[target]\narch = \"gfx950\"\n", "no [parity] table"),
-    (b"[parity]\ndescription = \"d\"\n", "has no expect"),
-    (b"[parity]\ndescription = \"d\"\nexpect = \"reject\"\n", "expect must be"),
-    (b"[parity]\ndescription = \"d\"\nexpect = \"reject:lower\"\n", "expect must be"),
-    (b"[parity]\ndescription = \"d\"\nexpect = \"maybe\"\n", "expect must be"),
-    (b"[parity]\nexpect = \"emit\"\n", "non-empty description"),
-    (b"[parity]\ndescription = \"d\"\nexpect = \"emit\"\nexpcet = \"emit\"\n", "unknown key(s) in [parity]: expcet"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"[parity\nexpect = 1\n", "not valid TOML"),
+        (b"\xff\xfe[parity]\n", "not UTF-8"),
+        (b'[target]\narch = "gfx950"\n', "no [parity] table"),
+        (b'[parity]\ndescription = "d"\n', "has no expect"),
+        (b'[parity]\ndescription = "d"\nexpect = "reject"\n', "expect must be"),
+        (b'[parity]\ndescription = "d"\nexpect = "reject:lower"\n', "expect must be"),
+        (b'[parity]\ndescription = "d"\nexpect = "maybe"\n', "expect must be"),
+        (b'[parity]\nexpect = "emit"\n', "non-empty description"),
+        (b'[parity]\ndescription = "d"\nexpect = "emit"\nexpcet = "emit"\n', "unknown key(s) in [parity]: expcet"),
+    ],
+)
 def test_unreadable_configs_are_run_level_failures(tmp_path, content, needle):
     pt.make_tree(tmp_path, {"wgrad/00-good": {}})
     (tmp_path / "parity_configs/wgrad/01-bad.toml").write_bytes(content)
@@ -91,8 +93,10 @@ def test_hidden_files_are_ignored(tmp_path):
 
 
 def test_numbering_must_match_the_expectation(tmp_path):
-    pt.make_tree(tmp_path, {"wgrad/00-good": {}, "wgrad/05-neg-too-low": {"expect": "reject:E_X"},
-                            "wgrad/100-emits-too-high": {}})
+    pt.make_tree(
+        tmp_path,
+        {"wgrad/00-good": {}, "wgrad/05-neg-too-low": {"expect": "reject:E_X"}, "wgrad/100-emits-too-high": {}},
+    )
     msgs = problems(tmp_path)
     assert len(msgs) == 2
     assert any("05-neg-too-low" in m and "numbered 100 and up" in m for m in msgs)

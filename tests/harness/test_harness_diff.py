@@ -1,4 +1,5 @@
 """rocke-parity diff / parity-diff: first divergence, context, stage, canonical renumbering, caps."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,10 +48,12 @@ def test_without_a_golden_entry_diff_fails_as_the_gate_does(tmp_path, capsys):
 
 def test_a_divergence_only_in_llvm20_or_only_in_spec_fails_the_default_diff(tmp_path, capsys):
     """Hole 5: the default diff looked at ll/llvm22 only and said IDENTICAL, exit 0."""
-    pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"c_ll_llvm20": "alt"}},
-                            "wgrad/01-b": {"standin": {"c_spec": "alt"}}})
-    pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/00-a", "wgrad/01-b"], ALL_KEYS),
-                    modes=("spec", "ir", "ll"))
+    pt.make_tree(
+        tmp_path, {"wgrad/00-a": {"standin": {"c_ll_llvm20": "alt"}}, "wgrad/01-b": {"standin": {"c_spec": "alt"}}}
+    )
+    pt.write_golden(
+        tmp_path, pt.golden_for(tmp_path, ["wgrad/00-a", "wgrad/01-b"], ALL_KEYS), modes=("spec", "ir", "ll")
+    )
     assert diff(tmp_path, "wgrad/00-a") == 1
     out = capsys.readouterr().out
     assert "1 of 5 job(s) fail" in out and "job wgrad/00-a  mode ll  flavor llvm20" in out
@@ -66,11 +69,13 @@ def test_a_divergence_only_in_llvm20_or_only_in_spec_fails_the_default_diff(tmp_
 
 
 def test_diff_names_the_engine_that_moved_for_a_rejection(tmp_path, capsys):
-    pt.make_tree(tmp_path, {"wgrad/100-n": {"expect": "reject:E_X", "standin": {"py": "reject:E_X:m",
-                                                                                "c": "reject:E_X:m"}}})
+    pt.make_tree(
+        tmp_path, {"wgrad/100-n": {"expect": "reject:E_X", "standin": {"py": "reject:E_X:m", "c": "reject:E_X:m"}}}
+    )
     pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/100-n"]))
-    (tmp_path / "parity_configs/wgrad/100-n.toml").write_text(pt.config_text(
-        "reject:E_X", {"py": "reject:E_X:moved", "c": "reject:E_X:m"}))
+    (tmp_path / "parity_configs/wgrad/100-n.toml").write_text(
+        pt.config_text("reject:E_X", {"py": "reject:E_X:moved", "c": "reject:E_X:m"})
+    )
     assert diff(tmp_path, "wgrad/100-n", modes="implemented_modes") == 1
     assert "c matches golden; py differs" in capsys.readouterr().out
 
@@ -86,8 +91,10 @@ def test_canonical_renumbering_reads_as_such(tmp_path, capsys):
 
 
 def test_names_the_first_stage_that_diverges(tmp_path, capsys):
-    pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"c_ir": "alt", "c_ll": "alt"}},
-                            "wgrad/01-b": {"standin": {"c_ll": "tail"}}})
+    pt.make_tree(
+        tmp_path,
+        {"wgrad/00-a": {"standin": {"c_ir": "alt", "c_ll": "alt"}}, "wgrad/01-b": {"standin": {"c_ll": "tail"}}},
+    )
     assert diff(tmp_path, "wgrad/00-a", "--mode", "ll", "--flavor", "llvm20") == 1
     out = capsys.readouterr().out
     assert "first stage that diverges: ir (spec identical; ir differs" in out
@@ -98,8 +105,15 @@ def test_names_the_first_stage_that_diverges(tmp_path, capsys):
 
 
 def test_rejections_compare_code_and_message(tmp_path, capsys):
-    pt.make_tree(tmp_path, {"wgrad/100-n": {"expect": "reject:E_X",
-                                           "standin": {"py": "reject:E_X:line 3: bad", "c": "reject:E_X:line 4: bad"}}})
+    pt.make_tree(
+        tmp_path,
+        {
+            "wgrad/100-n": {
+                "expect": "reject:E_X",
+                "standin": {"py": "reject:E_X:line 3: bad", "c": "reject:E_X:line 4: bad"},
+            }
+        },
+    )
     assert diff(tmp_path, "wgrad/100-n") == 1
     out = capsys.readouterr().out
     assert "status: REJECT_MISMATCH" in out and "codes: same (E_X / E_X); messages: differ" in out
@@ -128,8 +142,14 @@ def test_unified_diff_is_capped():
 
 
 def test_canonicalise_renumbers_in_first_appearance_order_per_function():
-    a = "define void @f(i32 %x) {\n  %7 = add i32 %x, 1\n  br label %9\n9:  ; preds = %7\n}\ndefine void @g() {\n  %7 = add\n}\n"
-    b = "define void @f(i32 %y) {\n  %1 = add i32 %y, 1\n  br label %2\n2:  ; preds = %1\n}\ndefine void @g() {\n  %3 = add\n}\n"
+    a = (
+        "define void @f(i32 %x) {\n  %7 = add i32 %x, 1\n  br label %9\n9:  ; preds = %7\n}\n"
+        "define void @g() {\n  %7 = add\n}\n"
+    )
+    b = (
+        "define void @f(i32 %y) {\n  %1 = add i32 %y, 1\n  br label %2\n2:  ; preds = %1\n}\n"
+        "define void @g() {\n  %3 = add\n}\n"
+    )
     assert renumbering_only(a, b)
     assert canonicalise(a).splitlines()[3] == "v2:  ; preds = %v1"
     assert canonicalise(a).splitlines()[6] == "  %v0 = add"

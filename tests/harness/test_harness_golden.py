@@ -1,4 +1,5 @@
 """golden.json: format, --check, and --update (refusal, only-run entries, deltas, renumbering)."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,14 @@ def gpath(root: Path) -> Path:
 
 
 def test_update_writes_a_stable_sorted_manifest(tmp_path, capsys):
-    pt.make_tree(tmp_path, {"wgrad/01-b": {}, "wgrad/00-a": {"standin": {"salt": "a"}},
-                            "wgrad/100-neg": {"expect": "reject:E_X", "standin": {"py": "reject:E_X", "c": "reject:E_X"}}})
+    pt.make_tree(
+        tmp_path,
+        {
+            "wgrad/01-b": {},
+            "wgrad/00-a": {"standin": {"salt": "a"}},
+            "wgrad/100-neg": {"expect": "reject:E_X", "standin": {"py": "reject:E_X", "c": "reject:E_X"}},
+        },
+    )
     assert cli(tmp_path, "golden", "--update") == 0
     out = capsys.readouterr().out
     assert "wgrad/00-a spec: new entry" in out and "wgrad/01-b spec: new entry" in out
@@ -73,8 +80,14 @@ def test_update_refuses_on_a_run_level_failure(tmp_path, capsys):
 def test_filtered_update_rewrites_only_the_entries_of_jobs_that_ran(tmp_path, capsys):
     pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"salt": "a2"}}, "wgrad/01-b": {"standin": {"salt": "b2"}}})
     stale = {"spec": ("2" * 64, 5, "")}
-    pt.write_golden(tmp_path, {"wgrad/00-a": {"spec": ("0" * 64, 10, "")}, "wgrad/01-b": {"spec": ("1" * 64, 11, "")},
-                               "wgrad/07-gone": stale})
+    pt.write_golden(
+        tmp_path,
+        {
+            "wgrad/00-a": {"spec": ("0" * 64, 10, "")},
+            "wgrad/01-b": {"spec": ("1" * 64, 11, "")},
+            "wgrad/07-gone": stale,
+        },
+    )
     assert cli(tmp_path, "golden", "--update", "--config", "wgrad/00-a") == 0
     out = capsys.readouterr().out
     _, sha, n = pt.standin_output(tmp_path, "wgrad/00-a")
@@ -110,8 +123,13 @@ def test_update_tells_a_pure_renumbering_from_a_real_change(tmp_path, capsys):
 
 
 def test_a_config_that_now_expects_rejection_changes_its_verdict(tmp_path, capsys):
-    pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/100-neg": {"expect": "reject:E_X",
-                                                                 "standin": {"py": "reject:E_X", "c": "reject:E_X"}}})
+    pt.make_tree(
+        tmp_path,
+        {
+            "wgrad/00-a": {},
+            "wgrad/100-neg": {"expect": "reject:E_X", "standin": {"py": "reject:E_X", "c": "reject:E_X"}},
+        },
+    )
     g = pt.golden_for(tmp_path, ["wgrad/00-a"])
     g["wgrad/100-neg"] = {"spec": ("3" * 64, 1, "")}
     pt.write_golden(tmp_path, g)
@@ -120,8 +138,10 @@ def test_a_config_that_now_expects_rejection_changes_its_verdict(tmp_path, capsy
     assert "FAIL VERDICT_CHANGED wgrad/100-neg spec -: golden.json records emit 1 bytes" in out
     assert cli(tmp_path, "golden", "--update", "--config", "wgrad/100-neg") == 0
     out = capsys.readouterr().out
-    assert ("wgrad/100-neg spec: verdict changed: emit 1 bytes (sha256 333333333333) -> "
-            "reject E_X 'rejected by the stand-in'") in out
+    assert (
+        "wgrad/100-neg spec: verdict changed: emit 1 bytes (sha256 333333333333) -> "
+        "reject E_X 'rejected by the stand-in'"
+    ) in out
     assert cli(tmp_path, "gate") == 0
 
 
@@ -153,9 +173,26 @@ def test_a_read_only_manifest_is_refused(tmp_path, capsys):
 def _update_proc(root: Path, cid: str):
     import subprocess
 
-    return subprocess.Popen([sys.executable, "-m", "rocke_py.parity", "golden", "--update", "--config", cid,
-                             "--root", str(root), "--engines", pt.engines_arg(), "-j", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rocke_py.parity",
+            "golden",
+            "--update",
+            "--config",
+            cid,
+            "--root",
+            str(root),
+            "--engines",
+            pt.engines_arg(),
+            "-j",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_concurrent_updates_of_different_configs_all_land(tmp_path):
@@ -192,8 +229,10 @@ def test_update_merges_under_the_lock_what_another_run_wrote(tmp_path):
 
 def test_golden_check_runs_every_job_and_never_says_ok_over_a_failure(tmp_path, capsys):
     """Hole 3: golden --check said OK while a negative config emitted or an engine segfaulted."""
-    pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/01-segv": {"standin": {"c": "segv"}},
-                            "wgrad/100-neg": {"expect": "reject:E_X"}})
+    pt.make_tree(
+        tmp_path,
+        {"wgrad/00-a": {}, "wgrad/01-segv": {"standin": {"c": "segv"}}, "wgrad/100-neg": {"expect": "reject:E_X"}},
+    )
     g = pt.golden_for(tmp_path, ["wgrad/00-a"])
     g["wgrad/01-segv"] = pt.golden_for(tmp_path, ["wgrad/00-a"])["wgrad/00-a"]
     pt.write_golden(tmp_path, g)

@@ -6,6 +6,7 @@ every reader reads at most its limit + 1 bytes, and a config that changes while 
 is reported instead of being silently used in its old form. Anything that could hang runs in a
 child process with a timeout, and anything that could slurp /dev/zero with a capped address
 space, so that a regression fails the test instead of hanging it or eating the machine."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import standin_tree as pt
+from layout import REPO
 
 from rocke_py.parity import configs
 from rocke_py.parity.cli import main
@@ -25,7 +26,7 @@ from rocke_py.parity.gate import Selection, run_gate
 
 LIMIT = 1048576
 DATA_LIMIT = 16 * 1024 * 1024  # golden.json, known_gaps.toml, the local state files
-from layout import REPO
+
 AS_CAP = 1 << 30  # 1 GiB of address space: plenty for a stand-in gate, far from /dev/zero's "forever"
 
 
@@ -49,7 +50,8 @@ def test_fifo_named_like_a_config_fails_its_family_and_hangs_nothing(tmp_path):
     assert own.returncode == 1, own.stdout + own.stderr
     assert run_level(own.stdout) == [
         "FAIL run-level: parity_configs/wgrad/50-x.toml: is a FIFO, not a regular file (the harness reads only "
-        "regular files under parity_configs/)"]
+        "regular files under parity_configs/)"
+    ]
     full = pt.run_cli(root, "gate", "-j", "1")
     assert full.returncode == 1 and len(run_level(full.stdout)) == 1
     listed = pt.run_cli(root, "list")
@@ -66,7 +68,8 @@ def test_symlink_to_a_device_is_refused_without_reading_it(tmp_path):
     assert got.returncode == 1
     assert run_level(got.stdout) == [
         "FAIL run-level: parity_configs/wgrad/51-zero.toml: is a symlink to /dev/zero, a character device, "
-        "not a regular file (the harness reads only regular files under parity_configs/)"]
+        "not a regular file (the harness reads only regular files under parity_configs/)"
+    ]
     assert pt.run_cli(root, "gate", "--family", "fwd", "-j", "1", address_space=AS_CAP).returncode == 0
 
 
@@ -87,8 +90,7 @@ def test_symlinks_inside_the_repository_are_followed_outside_refused(tmp_path):
     assert "wgrad/02-outside" not in ids and "wgrad/03-dangling" not in ids
     msgs = sorted(p.message for p in disc.problems)
     assert msgs == [
-        f"parity_configs/wgrad/02-outside.toml: is a symlink to {outside}, outside the repository "
-        f"({root}): refused",
+        f"parity_configs/wgrad/02-outside.toml: is a symlink to {outside}, outside the repository ({root}): refused",
         "parity_configs/wgrad/03-dangling.toml: is a symlink to a missing file "
         f"({root / 'parity_configs/wgrad/missing.toml'})",
     ]
@@ -105,8 +107,12 @@ def test_socket_named_like_a_config_is_refused(tmp_path):
     finally:
         s.close()
     assert [(p.message, p.family) for p in disc.problems] == [
-        ("parity_configs/fwd/07-sock.toml: is a socket, not a regular file (the harness reads only regular files "
-         "under parity_configs/)", "fwd")]
+        (
+            "parity_configs/fwd/07-sock.toml: is a socket, not a regular file (the harness reads only regular files "
+            "under parity_configs/)",
+            "fwd",
+        )
+    ]
 
 
 def big_config(n: int, expect: str = "reject:E_TOO_LARGE") -> bytes:
@@ -132,7 +138,7 @@ def test_config_reader_reads_at_most_the_limit_plus_one(tmp_path, monkeypatch, s
 
     monkeypatch.setattr(os, "read", counting_read)
     cfg = configs.load_config(path, "wgrad", 100, "big")
-    assert cfg.data == data[:LIMIT + 1]
+    assert cfg.data == data[: LIMIT + 1]
     assert sum(asked) <= LIMIT + 2  # at most limit + 1 bytes asked for, plus the one-byte EOF probe
     assert str(cfg.expect) == "reject:E_TOO_LARGE"
 
@@ -142,12 +148,30 @@ def test_over_limit_config_is_still_rejected_by_both_engines(tmp_path):
     root = tmp_path
     (root / "parity_configs/wgrad").mkdir(parents=True)
     (root / "parity_configs/wgrad/00-baseline.toml").write_bytes(
-        (REPO / "parity_configs/wgrad/00-baseline.toml").read_bytes())
+        (REPO / "parity_configs/wgrad/00-baseline.toml").read_bytes()
+    )
     (root / "parity_configs/wgrad/100-huge.toml").write_bytes(big_config(10 * LIMIT))
     (root / "parity_configs/wgrad/101-just-over.toml").write_bytes(big_config(LIMIT + 1))
     report = tmp_path / "report.json"
-    got = subprocess.run([sys.executable, "-m", "rocke_py.parity", "gate", "--root", str(root), "--mode", "spec",
-                          "-j", "1", "--json", str(report)], capture_output=True, text=True, timeout=300)
+    got = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rocke_py.parity",
+            "gate",
+            "--root",
+            str(root),
+            "--mode",
+            "spec",
+            "-j",
+            "1",
+            "--json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "Traceback" not in got.stderr, got.stderr[-3000:]
     jobs = {j["config"]: j for j in json.loads(report.read_text())["jobs"]}
     for cid in ("wgrad/100-huge", "wgrad/101-just-over"):
@@ -161,7 +185,9 @@ def test_emit_and_diff_of_a_file_read_it_bounded(tmp_path, capfd):
     big.write_bytes(big_config(10 * LIMIT))
     assert main(["emit", str(big), "--engine", "c", "--mode", "spec", "--root", str(REPO)]) == 1
     assert capfd.readouterr().err.splitlines() == [
-        "REJECTED E_TOO_LARGE", f"config is {LIMIT + 1} bytes; the limit is {LIMIT}"]
+        "REJECTED E_TOO_LARGE",
+        f"config is {LIMIT + 1} bytes; the limit is {LIMIT}",
+    ]
     assert main(["diff", str(big), "--mode", "spec", "--root", str(REPO)]) == 0
     out = capfd.readouterr().out
     assert f"config is {LIMIT + 1} bytes" in out and "10485760" not in out
@@ -186,8 +212,7 @@ def test_oversized_golden_is_a_run_level_failure(tmp_path):
     doc = path.read_bytes()
     path.write_bytes(doc[:-2] + b" " * (DATA_LIMIT + 1 - len(doc)) + doc[-2:])
     run = run_gate(root, Selection(families=("wgrad",)), pt.engine_spec(), 1)
-    assert (f"golden.json: cannot be read: more than {DATA_LIMIT} bytes (the limit for "
-            "golden.json)") in run.problems
+    assert (f"golden.json: cannot be read: more than {DATA_LIMIT} bytes (the limit for golden.json)") in run.problems
     path.write_bytes(doc[:-2] + b" " * (DATA_LIMIT - len(doc)) + doc[-2:])  # at the limit: fine
     assert run_gate(root, Selection(families=("wgrad",)), pt.engine_spec(), 1).passed
 
@@ -229,8 +254,14 @@ def changed_msg(cid: str, extra: str = "") -> str:
 def test_config_changed_during_the_run_is_reported(tmp_path):
     root = two_families(tmp_path)
     path = root / "parity_configs/wgrad/00-a.toml"
-    run = run_gate(root, Selection(), pt.engine_spec(), 1, 60, Editor(lambda: path.write_text(
-        pt.config_text(description="edited while the gate ran"))))
+    run = run_gate(
+        root,
+        Selection(),
+        pt.engine_spec(),
+        1,
+        60,
+        Editor(lambda: path.write_text(pt.config_text(description="edited while the gate ran"))),
+    )
     assert changed_msg("wgrad/00-a") in run.problems and not run.passed
     # same size, same mtime, other bytes: the sha256 still tells
     before = path.stat()
@@ -242,10 +273,15 @@ def test_config_changed_during_the_run_is_reported(tmp_path):
 
     run = run_gate(root, Selection(), pt.engine_spec(), 1, 60, Editor(sneaky))
     assert changed_msg("wgrad/00-a") in run.problems
-    run = run_gate(root, Selection(configs=("fwd/00-b",)), pt.engine_spec(), 1, 60,
-                   Editor(lambda: (root / "parity_configs/fwd/00-b.toml").unlink()))
-    assert [p for p in run.problems if "changed during the run" in p] == [
-        changed_msg("fwd/00-b", " (now: it is gone)")]
+    run = run_gate(
+        root,
+        Selection(configs=("fwd/00-b",)),
+        pt.engine_spec(),
+        1,
+        60,
+        Editor(lambda: (root / "parity_configs/fwd/00-b.toml").unlink()),
+    )
+    assert [p for p in run.problems if "changed during the run" in p] == [changed_msg("fwd/00-b", " (now: it is gone)")]
     # and nothing is reported when nothing changed
     run = run_gate(root, Selection(families=("wgrad",)), pt.engine_spec(), 1)
     assert run.verdicts and not [p for p in run.problems if "changed during the run" in p]

@@ -1,16 +1,17 @@
 """known_gaps.toml: parsing rules and the full-run rule for entries that match no job."""
+
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
 
 import standin_tree as pt
+from layout import REPO
 
 from rocke_py.parity import known_gaps
 from rocke_py.parity.compare import Status
 from rocke_py.parity.gate import Selection, run_gate
 
-from layout import REPO
 IDS = {"wgrad/00-a", "wgrad/01-b"}
 
 
@@ -19,9 +20,11 @@ def load(tmp_path: Path, gaps: list[dict]) -> known_gaps.KnownGaps:
     return known_gaps.load(pt.write_gaps(tmp_path, gaps), IDS)
 
 
-EVIDENCE = {"DIFFER": {"py_sha256": "a" * 64, "c_sha256": "b" * 64},
-            "CRASH": {"engine": "c", "cause": "SIGSEGV"},
-            "UNEXPECTED_REJECT": {"code": "WGRAD_TILE_DIVISIBILITY", "message_sha256": "c" * 64}}
+EVIDENCE = {
+    "DIFFER": {"py_sha256": "a" * 64, "c_sha256": "b" * 64},
+    "CRASH": {"engine": "c", "cause": "SIGSEGV"},
+    "UNEXPECTED_REJECT": {"code": "WGRAD_TILE_DIVISIBILITY", "message_sha256": "c" * 64},
+}
 
 
 def gap(**kw) -> dict:
@@ -52,12 +55,27 @@ def test_every_entry_needs_a_reason(tmp_path):
 
 
 def test_bad_entries_are_run_level_failures(tmp_path):
-    g = load(tmp_path, [gap(config="wgrad/99-gone"), gap(status="GOLDEN_DRIFT"), gap(status="IDENTICAL"),
-                        gap(mode="spec", flavor="llvm22"), gap(mode="asm"), gap(extra="x")])
+    g = load(
+        tmp_path,
+        [
+            gap(config="wgrad/99-gone"),
+            gap(status="GOLDEN_DRIFT"),
+            gap(status="IDENTICAL"),
+            gap(mode="spec", flavor="llvm22"),
+            gap(mode="asm"),
+            gap(extra="x"),
+        ],
+    )
     assert g.gaps == ()
     text = "\n".join(g.problems)
-    for needle in ("no config 'wgrad/99-gone'", "golden --update", "'IDENTICAL' cannot be listed",
-                   "flavor for mode spec", "mode must be one of", "unknown key(s) extra"):
+    for needle in (
+        "no config 'wgrad/99-gone'",
+        "golden --update",
+        "'IDENTICAL' cannot be listed",
+        "flavor for mode spec",
+        "mode must be one of",
+        "unknown key(s) extra",
+    ):
         assert needle in text
 
 
@@ -95,8 +113,9 @@ def test_an_entry_pins_its_evidence(tmp_path):
 def test_an_entry_without_evidence_is_a_run_level_failure(tmp_path):
     """Hole 4: a status alone hides any divergence (DIFFER) or any segfault (CRASH)."""
     for status, keys in known_gaps.EVIDENCE_KEYS.items():
-        g = load(tmp_path, [{"config": "wgrad/00-a", "mode": "spec", "flavor": "*", "status": status,
-                             "reason": "staged"}])
+        g = load(
+            tmp_path, [{"config": "wgrad/00-a", "mode": "spec", "flavor": "*", "status": status, "reason": "staged"}]
+        )
         assert g.gaps == (), status
         (msg,) = g.problems
         assert "pins no evidence" in msg and all(k in msg for k in keys), msg
@@ -109,7 +128,9 @@ def test_an_entry_without_evidence_is_a_run_level_failure(tmp_path):
 def test_evidence_must_be_a_string(tmp_path):
     (tmp_path / "parity_configs").mkdir()
     path = tmp_path / "parity_configs" / "known_gaps.toml"
-    path.write_text('[[gap]]\nconfig = "wgrad/00-a"\nmode = "spec"\nflavor = "*"\nstatus = "UNEXPECTED_REJECT"\n'
-                    'reason = "staged"\ncode = 7\nmessage_sha256 = "x"\n')
+    path.write_text(
+        '[[gap]]\nconfig = "wgrad/00-a"\nmode = "spec"\nflavor = "*"\nstatus = "UNEXPECTED_REJECT"\n'
+        'reason = "staged"\ncode = 7\nmessage_sha256 = "x"\n'
+    )
     g = known_gaps.load(path, IDS)
     assert g.gaps == () and "pins no evidence" in g.problems[0]

@@ -1,4 +1,5 @@
 """Reports: terminal summary, --json, --junit, and the progress bar only on a terminal."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +9,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 import standin_tree as pt
 
 from rocke_py.parity.cli import main
@@ -17,18 +17,33 @@ from rocke_py.parity.report import make_progress
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    pt.make_tree(tmp_path, {
-        "wgrad/00-ok": {},
-        "wgrad/01-differ": {"standin": {"c": "alt"}},
-        "wgrad/02-gap": {"standin": {"py": "reject:E_X:m"}},
-        "wgrad/100-neg": {"expect": "reject:E_X", "standin": {"py": "reject:E_X:m", "c": "reject:E_X:m"}},
-        "fwd/00-segv": {"standin": {"c": "segv"}},
-    })
+    pt.make_tree(
+        tmp_path,
+        {
+            "wgrad/00-ok": {},
+            "wgrad/01-differ": {"standin": {"c": "alt"}},
+            "wgrad/02-gap": {"standin": {"py": "reject:E_X:m"}},
+            "wgrad/100-neg": {"expect": "reject:E_X", "standin": {"py": "reject:E_X:m", "c": "reject:E_X:m"}},
+            "fwd/00-segv": {"standin": {"c": "segv"}},
+        },
+    )
     pt.write_golden(tmp_path, pt.golden_for(tmp_path, ["wgrad/00-ok", "wgrad/100-neg"]))
     _, c_sha, _ = pt.standin_output(tmp_path, "wgrad/02-gap", side="c")
-    pt.write_gaps(tmp_path, [{"config": "wgrad/02-gap", "mode": "spec", "flavor": "-",
-                              "status": "PY_ONLY_REJECTED", "reason": "py validator lands first",
-                              "code": "E_X", "message_sha256": hashlib.sha256(b"m").hexdigest(), "c_sha256": c_sha}])
+    pt.write_gaps(
+        tmp_path,
+        [
+            {
+                "config": "wgrad/02-gap",
+                "mode": "spec",
+                "flavor": "-",
+                "status": "PY_ONLY_REJECTED",
+                "reason": "py validator lands first",
+                "code": "E_X",
+                "message_sha256": hashlib.sha256(b"m").hexdigest(),
+                "c_sha256": c_sha,
+            }
+        ],
+    )
     return tmp_path
 
 
@@ -71,8 +86,10 @@ def test_json_report_has_one_record_per_job(tree, tmp_path_factory, capsys):
     gap = recs["wgrad/02-gap"]["known_gap"]
     assert gap["status"] == "PY_ONLY_REJECTED" and gap["reason"] == "py validator lands first" and gap["holds"]
     assert gap["evidence"]["code"] == "E_X"
-    assert recs["wgrad/01-differ"]["evidence"] == {"py_sha256": recs["wgrad/01-differ"]["py"]["sha256"],
-                                                   "c_sha256": recs["wgrad/01-differ"]["c"]["sha256"]}
+    assert recs["wgrad/01-differ"]["evidence"] == {
+        "py_sha256": recs["wgrad/01-differ"]["py"]["sha256"],
+        "c_sha256": recs["wgrad/01-differ"]["c"]["sha256"],
+    }
     assert doc["counts"]["KNOWN_GAP"] == 1
 
 

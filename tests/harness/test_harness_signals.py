@@ -9,6 +9,7 @@ worker asked the kernel to kill it when its parent dies (PR_SET_PDEATHSIG).
 Worker processes are found by their marker files and checked in /proc (a zombie counts as
 gone: it runs nothing). Whatever happens, the test kills the processes it found, by pid, so a
 regression never leaves hour-long sleepers on the machine."""
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 import standin_tree as pt
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
@@ -30,7 +30,7 @@ def proc_stat(pid: int) -> tuple[str, int] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2:].split()
+    fields = text[text.rindex(")") + 2 :].split()
     return fields[0], int(fields[1])
 
 
@@ -65,9 +65,14 @@ def hanging_gate(tmp_path: Path):
     marks = tmp_path / "marks"
     marks.mkdir()
     env = {**os.environ, "ROCKE_STANDIN_HANG_DIR": str(marks)}
-    proc = subprocess.Popen(pt.cli_command(root, "gate", "-j", "2", "--timeout", "600"), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        pt.cli_command(root, "gate", "-j", "2", "--timeout", "600"),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     found: list[int] = []
     try:
         wait_until(lambda: len(list(marks.iterdir())) >= 2, 120, "two workers in the hanging call")
@@ -110,8 +115,13 @@ def test_signal_during_an_in_process_engine_call_is_not_an_engine_crash(tmp_path
     marks = tmp_path / "marks"
     marks.mkdir()
     args = ["emit", "wgrad/00-h", "--engine", "py"] if command == "emit" else ["diff", "wgrad/00-h"]
-    proc = subprocess.Popen(pt.cli_command(root, *args), env={**os.environ, "ROCKE_STANDIN_HANG_DIR": str(marks)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        pt.cli_command(root, *args),
+        env={**os.environ, "ROCKE_STANDIN_HANG_DIR": str(marks)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_until(lambda: any(marks.iterdir()), 60, "the hanging engine call")
         proc.send_signal(signal.SIGTERM)
@@ -122,6 +132,8 @@ def test_signal_during_an_in_process_engine_call_is_not_an_engine_crash(tmp_path
             proc.communicate(timeout=30)
     assert proc.returncode == 143, (out, err)
     # diff runs its jobs in the worker pool, so it counts the jobs it did not finish
-    want = {"emit": "rocke-parity emit: interrupted by SIGTERM",
-            "diff": "rocke-parity diff: interrupted by SIGTERM: 1 job(s) not run"}[command]
+    want = {
+        "emit": "rocke-parity emit: interrupted by SIGTERM",
+        "diff": "rocke-parity diff: interrupted by SIGTERM: 1 job(s) not run",
+    }[command]
     assert err.splitlines() == [want], err

@@ -1,9 +1,8 @@
 """One gate run over a synthetic tree whose stand-in engines produce every status; one test per status."""
+
 from __future__ import annotations
 
-
 import pytest
-
 import standin_tree as pt
 
 from rocke_py.parity.compare import PASSING, Status, passes
@@ -42,20 +41,45 @@ TREE: dict[str, dict] = {
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> GateRun:
     root = pt.make_tree(tmp_path_factory.mktemp("statuses"), TREE)
-    golden = pt.golden_for(root, ["wgrad/00-identical", "wgrad/16-gap-now-passes", "wgrad/100-both-rejected",
-                                  "wgrad/101-other-code"])
+    golden = pt.golden_for(
+        root, ["wgrad/00-identical", "wgrad/16-gap-now-passes", "wgrad/100-both-rejected", "wgrad/101-other-code"]
+    )
     golden["wgrad/13-drift"] = {"spec": ("0" * 64, 12, "old_name")}
     pt.write_golden(root, golden)
     _, py_sha, _ = pt.standin_output(root, "wgrad/15-gap-holds")
     _, c_sha, _ = pt.standin_output(root, "wgrad/15-gap-holds", side="c")
-    pt.write_gaps(root, [
-        {"config": "wgrad/15-gap-holds", "mode": "spec", "flavor": "-", "status": "DIFFER",
-         "reason": "the C side lags behind in the stand-in", "py_sha256": py_sha, "c_sha256": c_sha},
-        {"config": "wgrad/16-gap-now-passes", "mode": "spec", "flavor": "*", "status": "DIFFER",
-         "reason": "fixed since", "py_sha256": py_sha, "c_sha256": c_sha},
-        {"config": "wgrad/17-gap-fails-differently", "mode": "spec", "flavor": "*", "status": "DIFFER",
-         "reason": "fails another way now", "py_sha256": py_sha, "c_sha256": c_sha},
-    ])
+    pt.write_gaps(
+        root,
+        [
+            {
+                "config": "wgrad/15-gap-holds",
+                "mode": "spec",
+                "flavor": "-",
+                "status": "DIFFER",
+                "reason": "the C side lags behind in the stand-in",
+                "py_sha256": py_sha,
+                "c_sha256": c_sha,
+            },
+            {
+                "config": "wgrad/16-gap-now-passes",
+                "mode": "spec",
+                "flavor": "*",
+                "status": "DIFFER",
+                "reason": "fixed since",
+                "py_sha256": py_sha,
+                "c_sha256": c_sha,
+            },
+            {
+                "config": "wgrad/17-gap-fails-differently",
+                "mode": "spec",
+                "flavor": "*",
+                "status": "DIFFER",
+                "reason": "fails another way now",
+                "py_sha256": py_sha,
+                "c_sha256": c_sha,
+            },
+        ],
+    )
     return run_gate(root, engines=pt.engine_spec(), workers=2, timeout=TIMEOUT)
 
 
@@ -199,18 +223,26 @@ def test_pass_rule_is_an_allow_list():
 
 
 def test_pool_survives_crashes_and_later_jobs_run(tmp_path):
-    root = pt.make_tree(tmp_path, {
-        "fwd/00-abort": {"standin": {"py": "abort"}},
-        "fwd/01-segv": {"standin": {"c": "segv"}},
-        "fwd/02-ok": {},
-        "fwd/03-exit": {"standin": {"py": "exit"}},
-        "fwd/04-ok": {"standin": {"salt": "4"}},
-    })
+    root = pt.make_tree(
+        tmp_path,
+        {
+            "fwd/00-abort": {"standin": {"py": "abort"}},
+            "fwd/01-segv": {"standin": {"c": "segv"}},
+            "fwd/02-ok": {},
+            "fwd/03-exit": {"standin": {"py": "exit"}},
+            "fwd/04-ok": {"standin": {"salt": "4"}},
+        },
+    )
     pt.write_golden(root, pt.golden_for(root, ["fwd/02-ok", "fwd/04-ok"]))
     run = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=10)
     got = {v.job.config: v.status for v in run.verdicts}
-    assert got == {"fwd/00-abort": Status.CRASH, "fwd/01-segv": Status.CRASH, "fwd/02-ok": Status.IDENTICAL,
-                   "fwd/03-exit": Status.CRASH, "fwd/04-ok": Status.IDENTICAL}
+    assert got == {
+        "fwd/00-abort": Status.CRASH,
+        "fwd/01-segv": Status.CRASH,
+        "fwd/02-ok": Status.IDENTICAL,
+        "fwd/03-exit": Status.CRASH,
+        "fwd/04-ok": Status.IDENTICAL,
+    }
     assert any("replaced" in n for n in run.notes)
 
 
@@ -218,8 +250,13 @@ def test_ll_runs_once_per_flavor_and_spec_once(tmp_path):
     root = pt.make_tree(tmp_path, {"dgrad/00-a": {"standin": {"c_ll_llvm20": "alt"}}})
     run = run_gate(root, engines=pt.engine_spec("all_modes"), workers=2, timeout=10)
     jobs = sorted((v.job.mode, v.job.flavor, v.status.value) for v in run.verdicts)
-    assert jobs == [("ir", "-", "GOLDEN_MISSING"), ("ll", "llvm20", "DIFFER"), ("ll", "llvm22", "GOLDEN_MISSING"),
-                    ("ll", "llvm23", "GOLDEN_MISSING"), ("spec", "-", "GOLDEN_MISSING")]
+    assert jobs == [
+        ("ir", "-", "GOLDEN_MISSING"),
+        ("ll", "llvm20", "DIFFER"),
+        ("ll", "llvm22", "GOLDEN_MISSING"),
+        ("ll", "llvm23", "GOLDEN_MISSING"),
+        ("spec", "-", "GOLDEN_MISSING"),
+    ]
     assert {v.kernel_name for v in run.verdicts} == {verdict_name(run)}
 
 

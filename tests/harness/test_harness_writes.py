@@ -5,17 +5,16 @@ standard output (and the human summary then goes to stderr); a destination that 
 directory, a device (``/dev/full``), a FIFO or a read-only file is refused with one line, exit
 2, no traceback, and an existing report is never left truncated. The local state under
 ``.rocke-parity/`` failing to write is a note, never a traceback."""
+
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 import standin_tree as pt
 
 from rocke_py.parity.cli import main
@@ -24,8 +23,10 @@ from rocke_py.parity.cli import main
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    pt.make_tree(root, {"wgrad/00-a": {}, "wgrad/100-n": {"expect": "reject:E_X",
-                                                           "standin": {"py": "reject:E_X", "c": "reject:E_X"}}})
+    pt.make_tree(
+        root,
+        {"wgrad/00-a": {}, "wgrad/100-n": {"expect": "reject:E_X", "standin": {"py": "reject:E_X", "c": "reject:E_X"}}},
+    )
     pt.write_golden(root, pt.golden_for(root, ["wgrad/00-a", "wgrad/100-n"]))
     return root
 
@@ -63,7 +64,8 @@ def test_both_reports_on_stdout_is_a_usage_error(root, tmp_path, capsys, monkeyp
     monkeypatch.chdir(tmp_path)  # (a harness that took "-" for a file name would write it here)
     assert gate(root, "--json", "-", "--junit", "-") == 2
     assert one_error_line(capsys.readouterr().err) == (
-        "rocke-parity gate: --json - and --junit - cannot both write to standard output")
+        "rocke-parity gate: --json - and --junit - cannot both write to standard output"
+    )
 
 
 @pytest.mark.parametrize("option", ["--json", "--junit"])
@@ -71,14 +73,16 @@ def test_dev_full_is_one_line_and_exit_2(root, capsys, option):
     assert gate(root, option, "/dev/full") == 2
     cap = capsys.readouterr()
     assert one_error_line(cap.err) == (
-        f"rocke-parity gate: cannot write {option} /dev/full: it is a character device, not a regular file")
+        f"rocke-parity gate: cannot write {option} /dev/full: it is a character device, not a regular file"
+    )
     assert "gate PASSED" not in cap.out  # refused before the run: no half-reported success
 
 
 def test_directory_destination_is_one_line_and_exit_2(root, tmp_path, capsys):
     assert gate(root, "--json", str(tmp_path)) == 2
     assert one_error_line(capsys.readouterr().err) == (
-        f"rocke-parity gate: cannot write --json {tmp_path}: it is a directory")
+        f"rocke-parity gate: cannot write --json {tmp_path}: it is a directory"
+    )
 
 
 def test_read_only_report_is_refused_not_replaced(root, tmp_path, capsys):
@@ -86,8 +90,7 @@ def test_read_only_report_is_refused_not_replaced(root, tmp_path, capsys):
     out.write_text("keep me\n")
     out.chmod(0o444)
     assert gate(root, "--json", str(out)) == 2
-    assert one_error_line(capsys.readouterr().err) == (
-        f"rocke-parity gate: cannot write --json {out}: it is read-only")
+    assert one_error_line(capsys.readouterr().err) == (f"rocke-parity gate: cannot write --json {out}: it is read-only")
     assert out.read_text() == "keep me\n"
 
 
@@ -136,8 +139,7 @@ def test_full_disk_leaves_the_old_report_whole(root, tmp_path, capsys, monkeypat
     assert gate(root, option, str(out)) == 2
     cap = capsys.readouterr()
     assert "gate PASSED" in cap.out
-    assert one_error_line(cap.err) == (
-        f"rocke-parity gate: cannot write {option} {out}: No space left on device")
+    assert one_error_line(cap.err) == (f"rocke-parity gate: cannot write {option} {out}: No space left on device")
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["repo", "report.out"]  # no temp file left
 
@@ -154,13 +156,14 @@ def test_emit_output_destinations(root, tmp_path, capfd):
     text, _, _ = pt.standin_output(root, "wgrad/00-a", side="py")
 
     def emit(*args: str) -> int:
-        return main(["emit", "wgrad/00-a", "--engine", "py", "--root", str(root), "--engines", pt.engines_arg(),
-                     *args])
+        return main(["emit", "wgrad/00-a", "--engine", "py", "--root", str(root), "--engines", pt.engines_arg(), *args])
+
     assert emit("-o", "-") == 0
     assert capfd.readouterr().out == text
     assert emit("-o", "/dev/full") == 2
     assert one_error_line(capfd.readouterr().err) == (
-        "rocke-parity emit: cannot write -o /dev/full: it is a character device, not a regular file")
+        "rocke-parity emit: cannot write -o /dev/full: it is a character device, not a regular file"
+    )
     assert emit("-o", str(tmp_path)) == 2
     assert one_error_line(capfd.readouterr().err) == f"rocke-parity emit: cannot write -o {tmp_path}: it is a directory"
     ro = tmp_path / "ro.ll"
@@ -176,10 +179,15 @@ def test_emit_output_on_a_full_disk(root, tmp_path, capfd, monkeypatch):
     out = tmp_path / "out.ll"
     out.write_text("old output\n")
     fill_the_disk_for(monkeypatch, "out.ll")
-    assert main(["emit", "wgrad/00-a", "--engine", "py", "--root", str(root), "--engines", pt.engines_arg(),
-                 "-o", str(out)]) == 2
+    assert (
+        main(
+            ["emit", "wgrad/00-a", "--engine", "py", "--root", str(root), "--engines", pt.engines_arg(), "-o", str(out)]
+        )
+        == 2
+    )
     assert one_error_line(capfd.readouterr().err) == (
-        f"rocke-parity emit: cannot write -o {out}: No space left on device")
+        f"rocke-parity emit: cannot write -o {out}: No space left on device"
+    )
     assert out.read_text() == "old output\n"
 
 
@@ -188,7 +196,9 @@ def test_unwritable_local_state_is_only_a_note(root, capsys):
     assert gate(root) == 0
     cap = capsys.readouterr()
     assert "gate PASSED" in cap.out and "Traceback" not in cap.err
-    assert [ln for ln in cap.err.splitlines() if ln] and all(ln.startswith("note: ") for ln in cap.err.splitlines() if ln)
+    assert [ln for ln in cap.err.splitlines() if ln] and all(
+        ln.startswith("note: ") for ln in cap.err.splitlines() if ln
+    )
 
 
 def test_local_state_on_a_full_disk_is_only_a_note(root, capsys, monkeypatch):

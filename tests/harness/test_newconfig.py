@@ -1,5 +1,6 @@
 """``rocke-parity new`` writes only right configs (issue hole 13): no duplicate, no family
 mismatch, no injected TOML, no stale claim in [parity], an atomic write at a free number."""
+
 from __future__ import annotations
 
 import os
@@ -9,14 +10,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 import standin_tree as pt
+from layout import REPO
 
 from rocke_py.parity import newconfig
 from rocke_py.parity.cli import main
 from rocke_py.parity.configs import CONFIG_DIR
 
-from layout import REPO
 ISA = 'isa = "v_mfma_f32_32x32x16_f16 ds_read_b64_tr_b16"'
 
 
@@ -26,11 +26,21 @@ def run(root: Path, *args: str, modes: str = "implemented_modes") -> int:
 
 def tree(tmp_path: Path, **standin) -> Path:
     """wgrad/00-a (emits, with an isa list and a description making claims) and wgrad/100-n."""
-    pt.make_tree(tmp_path, {"wgrad/00-a": {"description": "tile_k 64 with a 64x72 LDS tile",
-                                           **({"standin": standin} if standin else {})},
-                            "wgrad/100-n": {"expect": "reject:E_X", "description": "E_X: the tile_k = 64 rule",
-                                            "extra": '[standin]\npy = "reject:E_X:tile_k is wrong\\nsecond line"\n'
-                                                     'c = "reject:E_X:tile_k is wrong\\nsecond line"\n'}})
+    pt.make_tree(
+        tmp_path,
+        {
+            "wgrad/00-a": {
+                "description": "tile_k 64 with a 64x72 LDS tile",
+                **({"standin": standin} if standin else {}),
+            },
+            "wgrad/100-n": {
+                "expect": "reject:E_X",
+                "description": "E_X: the tile_k = 64 rule",
+                "extra": '[standin]\npy = "reject:E_X:tile_k is wrong\\nsecond line"\n'
+                'c = "reject:E_X:tile_k is wrong\\nsecond line"\n',
+            },
+        },
+    )
     for cid in ("wgrad/00-a", "wgrad/100-n"):
         path = tmp_path / CONFIG_DIR / f"{cid}.toml"
         text = path.read_text()
@@ -39,8 +49,11 @@ def tree(tmp_path: Path, **standin) -> Path:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root / CONFIG_DIR).as_posix(): p.read_bytes()
-            for p in sorted((root / CONFIG_DIR).rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root / CONFIG_DIR).as_posix(): p.read_bytes()
+        for p in sorted((root / CONFIG_DIR).rglob("*"))
+        if p.is_file()
+    }
 
 
 def written(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
@@ -49,6 +62,7 @@ def written(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- 1. duplicates
+
 
 def test_running_the_same_new_twice_is_refused_the_second_time(tmp_path, capsys):
     root = tree(tmp_path)
@@ -60,8 +74,22 @@ def test_running_the_same_new_twice_is_refused_the_second_time(tmp_path, capsys)
     assert "duplicate of wgrad/01-a-tile-k-32" in out and "nothing written" in out
     assert written(before, files(root)) == []
     # the same content under another slug, or with a different [parity] or layout, is still a duplicate
-    assert run(root, "new", "wgrad", "--from", "wgrad/01-a-tile-k-32", "--slug", "other",
-               "--set", "parity.description=another text", "--expect", "emit") == 1
+    assert (
+        run(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/01-a-tile-k-32",
+            "--slug",
+            "other",
+            "--set",
+            "parity.description=another text",
+            "--expect",
+            "emit",
+        )
+        == 1
+    )
     assert "duplicate of wgrad/01-a-tile-k-32" in capsys.readouterr().out
     # setting a value the source already has is a duplicate of the source (type matters: 64, not "64")
     assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=+64", "--expect", "emit") == 1
@@ -115,6 +143,7 @@ def test_real_engines_a_default_spelled_out_is_a_duplicate(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- 2. family
 
+
 def test_family_mismatch_is_refused(tmp_path, capsys):
     root = tree(tmp_path)
     before = files(root)
@@ -138,7 +167,7 @@ def test_family_mismatch_is_refused(tmp_path, capsys):
 BAD_SETS = [
     'name="a"\n[bogus]',
     'name="a"\n[bogus]\nx = "b"',
-    'name=a\n[bogus]',
+    "name=a\n[bogus]",
     'name="a"  # comment',
     'name="a" "b"',
     'name="a"b"',
@@ -199,8 +228,9 @@ def test_the_written_file_parses_to_exactly_the_intended_values(tmp_path, capsys
     root = tree(tmp_path)
     src = tomllib.loads((root / CONFIG_DIR / "wgrad/00-a.toml").read_text())
     before = files(root)
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", setting, "--expect", "emit") == 0, \
+    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", setting, "--expect", "emit") == 0, (
         capsys.readouterr()
+    )
     [new] = written(before, files(root))
     doc = tomllib.loads(files(root)[new].decode())
     want = {t: dict(v) for t, v in src.items() if t != "parity"}
@@ -213,8 +243,9 @@ def test_the_written_file_parses_to_exactly_the_intended_values(tmp_path, capsys
 def test_a_key_goes_only_to_a_table_the_source_has(tmp_path, capsys):
     root = tree(tmp_path)
     path = root / CONFIG_DIR / "wgrad/01-notarget.toml"
-    path.write_text('[parity]\ndescription = "no target"\nexpect = "emit"\n\n[problem]\nN = 1\n\n'
-                    '[spec]\nfamily = "wgrad"\n')
+    path.write_text(
+        '[parity]\ndescription = "no target"\nexpect = "emit"\n\n[problem]\nN = 1\n\n[spec]\nfamily = "wgrad"\n'
+    )
     before = files(root)
     assert run(root, "new", "wgrad", "--from", "wgrad/01", "--set", "arch=gfx942", "--expect", "emit") == 2
     assert "has no [target] table" in capsys.readouterr().err
@@ -223,11 +254,16 @@ def test_a_key_goes_only_to_a_table_the_source_has(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- 4./5. [parity] claims
 
+
 def test_a_derived_description_drops_the_sources_claims(tmp_path, capsys):
     root = tree(tmp_path)
     before = files(root)
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_m=32", "--set", "tile_k=32",
-               "--expect", "emit") == 0
+    assert (
+        run(
+            root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_m=32", "--set", "tile_k=32", "--expect", "emit"
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     [new] = written(before, files(root))
     parity = tomllib.loads(files(root)[new].decode())["parity"]
@@ -235,8 +271,22 @@ def test_a_derived_description_drops_the_sources_claims(tmp_path, capsys):
     assert "isa" not in parity  # unproven for this kernel: dropped, with a note on how to add one
     assert "rocke-parity check-llvm wgrad/01-a-tile-m-32-tile-k-32" in out and "isa" in out
     before = files(root)
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_m=16",
-               "--set", 'parity.description="tile_m 16: the smallest M tile"', "--expect", "emit") == 0
+    assert (
+        run(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/00-a",
+            "--set",
+            "tile_m=16",
+            "--set",
+            'parity.description="tile_m 16: the smallest M tile"',
+            "--expect",
+            "emit",
+        )
+        == 0
+    )
     [new] = written(before, files(root))
     assert tomllib.loads(files(root)[new].decode())["parity"]["description"] == "tile_m 16: the smallest M tile"
 
@@ -248,8 +298,10 @@ def test_a_negative_names_its_rejection_and_has_no_isa(tmp_path, capsys):
     [new] = written(before, files(root))
     assert new == "wgrad/101-n-tile-k-7.toml"
     parity = tomllib.loads(files(root)[new].decode())["parity"]
-    assert parity == {"description": "rejected: E_X \u2014 tile_k is wrong (derived from wgrad/100-n with tile_k=7)",
-                      "expect": "reject:E_X"}
+    assert parity == {
+        "description": "rejected: E_X \u2014 tile_k is wrong (derived from wgrad/100-n with tile_k=7)",
+        "expect": "reject:E_X",
+    }
     assert "check-llvm" not in capsys.readouterr().out
 
 
@@ -262,8 +314,20 @@ def test_real_engines_description_and_negative(tmp_path, capsys):
     assert parity == {"description": "derived from wgrad/11-kouter-cshuffle with tile_k=32", "expect": "emit"}
     capsys.readouterr()
     before = files(root)
-    assert real(root, "new", "wgrad", "--from", "wgrad/11", "--set", "tile_k=7",
-                "--expect", "reject:WGRAD_TILE_DIVISIBILITY") == 0
+    assert (
+        real(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/11",
+            "--set",
+            "tile_k=7",
+            "--expect",
+            "reject:WGRAD_TILE_DIVISIBILITY",
+        )
+        == 0
+    )
     [new] = written(before, files(root))
     parity = tomllib.loads(files(root)[new].decode())["parity"]
     assert parity["description"].startswith("rejected: WGRAD_TILE_DIVISIBILITY \u2014 tile_k = 7 ")
@@ -272,14 +336,31 @@ def test_real_engines_description_and_negative(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- expectation, writing
 
+
 def test_a_negative_whose_modes_disagree_on_the_message_is_not_written(tmp_path, capsys):
     root = tree(tmp_path)
-    (root / CONFIG_DIR / "wgrad/100-n.toml").write_text(pt.config_text(
-        "reject:E_X", {"py": "reject:E_X:one", "c": "reject:E_X:one", "py_ir": "reject:E_X:two",
-                       "c_ir": "reject:E_X:two"}))
+    (root / CONFIG_DIR / "wgrad/100-n.toml").write_text(
+        pt.config_text(
+            "reject:E_X",
+            {"py": "reject:E_X:one", "c": "reject:E_X:one", "py_ir": "reject:E_X:two", "c_ir": "reject:E_X:two"},
+        )
+    )
     before = files(root)
-    assert run(root, "new", "wgrad", "--from", "wgrad/100-n", "--set", "tile_k=7", "--expect", "reject:E_X",
-               modes="all_modes") == 1
+    assert (
+        run(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/100-n",
+            "--set",
+            "tile_k=7",
+            "--expect",
+            "reject:E_X",
+            modes="all_modes",
+        )
+        == 1
+    )
     assert "not one verdict" in capsys.readouterr().out
     assert written(before, files(root)) == []
 
@@ -294,7 +375,7 @@ def test_the_number_is_taken_at_write_time_never_reused(tmp_path, capsys, monkey
         res = real_run(self, items, *a, **kw)
         other = root / CONFIG_DIR / "wgrad/02-other.toml"
         if not other.exists():
-            other.write_text(pt.config_text(description="another config", extra="[standin]\nsalt = \"x\"\n"))
+            other.write_text(pt.config_text(description="another config", extra='[standin]\nsalt = "x"\n'))
         return res
 
     monkeypatch.setattr(newconfig.Pool, "run", run_and_race)
@@ -343,6 +424,7 @@ def test_a_failed_write_leaves_nothing(tmp_path, capsys, monkeypatch):
 
 def test_known_keys_are_the_engines_key_table():
     from rocke_py.engine.schema import KEYS
+
     want: dict[str, set[str]] = {}
     for k in KEYS:
         want.setdefault(k.table, set()).add(k.name)

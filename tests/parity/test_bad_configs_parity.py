@@ -8,6 +8,7 @@ name. Messages are one short ASCII line that never echoes a value (the cases pla
 SECRETVALUE in values to check). Then the same files run through the C engine built with
 AddressSanitizer + UBSan as a subprocess (skipped without gcc): no sanitizer output and the
 same records as Python. Finally a small fixed-seed smoke of tests/tools/fuzz_parser.py."""
+
 from __future__ import annotations
 
 import csv
@@ -15,14 +16,13 @@ import re
 from pathlib import Path
 
 import pytest
+import sanitized_driver
+from layout import REPO
 
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
 
-import sanitized_driver
-
-from layout import REPO
 CORPUS = REPO / "tests" / "data" / "bad_configs"
 EXPECTED = CORPUS / "expected.tsv"
 FLAVORS = ("llvm20", "llvm22", "llvm23")
@@ -30,8 +30,10 @@ LIMIT = 1048576
 SECRET = "SECRETVALUE"
 NAME = re.compile(r"^(\d\d)-[A-Za-z0-9]+(-[A-Za-z0-9]+)*\.(toml|bin)$")
 
-BASE = ('[target]\narch = "gfx950"\n\n[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\n'
-        'Y = 3\nX = 3\n\n[spec]\nfamily = "wgrad"\n')
+BASE = (
+    '[target]\narch = "gfx950"\n\n[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\n'
+    'Y = 3\nX = 3\n\n[spec]\nfamily = "wgrad"\n'
+)
 
 
 def load_expected() -> dict[str, tuple[str, str]]:
@@ -42,8 +44,7 @@ def load_expected() -> dict[str, tuple[str, str]]:
 
 
 CASES = load_expected()
-CASE_FILES = sorted(p for p in CORPUS.iterdir()
-                    if p.is_file() and not p.name.startswith(".") and p != EXPECTED)
+CASE_FILES = sorted(p for p in CORPUS.iterdir() if p.is_file() and not p.name.startswith(".") and p != EXPECTED)
 
 
 def modes() -> tuple[str, ...]:
@@ -61,6 +62,7 @@ def check_message(message: str, data: bytes) -> None:
 
 
 # ---- the corpus itself ----
+
 
 def test_corpus_names_and_expectations_match() -> None:
     on_disk = {p.name for p in CASE_FILES}
@@ -82,6 +84,7 @@ def test_corpus_text_cases_are_utf8_and_bin_cases_are_not_plain_text() -> None:
 
 
 # ---- both engines, in process ----
+
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_both_engines_reject_alike(path: Path) -> None:
@@ -112,16 +115,23 @@ def large_cases() -> dict[str, tuple[bytes, object]]:
         "at-limit": (sized(LIMIT), "emit"),
         "over-limit": (sized(LIMIT + 1), ("E_TOO_LARGE", f"config is {LIMIT + 1} bytes; the limit is {LIMIT}")),
         "ten-megabytes": (sized(10 * LIMIT), ("E_TOO_LARGE", f"config is {10 * LIMIT} bytes; the limit is {LIMIT}")),
-        "over-limit-and-bad-utf8": (sized(LIMIT + 1)[:-2] + b"\xff\n",
-                                    ("E_TOO_LARGE", f"config is {LIMIT + 1} bytes; the limit is {LIMIT}")),
+        "over-limit-and-bad-utf8": (
+            sized(LIMIT + 1)[:-2] + b"\xff\n",
+            ("E_TOO_LARGE", f"config is {LIMIT + 1} bytes; the limit is {LIMIT}"),
+        ),
         "at-limit-error-on-last-line": (
             b"\n" * (LIMIT - len(BASE) - len("tile_m = 0")) + BASE.encode() + b"tile_m = 0",
-            ("E_RANGE", f"line {LIMIT - len(BASE) - len('tile_m = 0') + 15}: key 'tile_m' in [spec] "
-                        "must be between 1 and 65536, not 0")),
+            (
+                "E_RANGE",
+                f"line {LIMIT - len(BASE) - len('tile_m = 0') + 15}: key 'tile_m' in [spec] "
+                "must be between 1 and 65536, not 0",
+            ),
+        ),
         "at-limit-bad-utf8-at-end": (sized(LIMIT)[:-2] + b"\xc3\n", ("E_ENCODING", "line 15: invalid UTF-8")),
         "at-limit-one-long-string": (
             (BASE + 'pipeline = "').encode() + b"a" * (LIMIT - len(BASE) - len('pipeline = ""\n')) + b'"\n',
-            ("WGRAD_UNKNOWN_OPTION", "pipeline is not one of mem, compv3, compv4, basic")),
+            ("WGRAD_UNKNOWN_OPTION", "pipeline is not one of mem, compv3, compv4, basic"),
+        ),
     }
 
 
@@ -162,8 +172,8 @@ def test_limit_boundary_is_exact() -> None:
 
 # ---- the C engine under AddressSanitizer + UBSan, as a subprocess ----
 
-def test_sanitized_driver_on_corpus_and_large_files(sanitized_emit_driver: Path,
-                                                     large_files: dict[str, Path]) -> None:
+
+def test_sanitized_driver_on_corpus_and_large_files(sanitized_emit_driver: Path, large_files: dict[str, Path]) -> None:
     files = CASE_FILES + [large_files[name] for name in LARGE]
     for mode in modes():
         run = sanitized_driver.run_driver(sanitized_emit_driver, files, mode, "llvm22")
@@ -176,6 +186,7 @@ def test_sanitized_driver_on_corpus_and_large_files(sanitized_emit_driver: Path,
 
 def test_fuzz_smoke(sanitized_emit_driver: Path, tmp_path: Path) -> None:
     import fuzz_parser
+
     stats = fuzz_parser.run_fuzz(200, 20261202, sanitized_emit_driver, tmp_path)
     assert stats.cases == 200
     assert stats.ok(), "\n".join(why for _, why in (stats.divergent + stats.sanitizer)[:5])

@@ -3,11 +3,13 @@
 Each test runs both engines twice on the config's raw bytes, classifies the job with the
 harness's own rule (rocke_py.parity.compare) and checks an identical output against the
 golden manifest — so a failure names its config and says which status the gate would give."""
+
 from __future__ import annotations
 
 import hashlib
 
 import pytest
+from layout import REPO
 
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
@@ -17,7 +19,6 @@ from rocke_py.parity.configs import discover
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, call_engine
 from rocke_py.parity.runner import JobResult
 
-from layout import REPO
 DISCOVERY = discover(REPO)
 CONFIGS = {c.id: c for c in DISCOVERY.configs}
 MODES = tuple(m for m in py_engine.implemented_modes() if m in cbridge.implemented_modes())
@@ -29,7 +30,7 @@ def jobs() -> list[tuple[str, str, str]]:
     out = []
     for cid in sorted(CONFIGS):
         for mode in MODES:
-            for flavor in ((NO_FLAVOR,) if mode in FLAVORLESS_MODES else FLAVORS):
+            for flavor in (NO_FLAVOR,) if mode in FLAVORLESS_MODES else FLAVORS:
                 out.append((cid, mode, flavor))
     return out
 
@@ -58,15 +59,21 @@ def test_config(cid: str, mode: str, flavor: str) -> None:
     call_flavor = FLAVORLESS_CALL_FLAVOR if flavor == NO_FLAVOR else flavor
     py_runs = [call_engine(py_engine.emit, cfg.data, mode, call_flavor) for _ in range(2)]
     c_runs = [call_engine(cbridge.emit, cfg.data, mode, call_flavor) for _ in range(2)]
-    res = JobResult(item=None, py=tuple(r for r, _ in py_runs), c=tuple(r for r, _ in c_runs),
-                    py_text=py_runs[0][1], c_text=c_runs[0][1])
+    res = JobResult(
+        item=None,
+        py=tuple(r for r, _ in py_runs),
+        c=tuple(r for r, _ in c_runs),
+        py_text=py_runs[0][1],
+        c_text=c_runs[0][1],
+    )
     verdict = classify(res, cfg.expect)
     gap = GAPS.lookup(cid, mode, flavor)
     if gap is not None:
         code = res.py[0].code if res.py[0].kind == "rejected" else None
         assert gap.holds_for(verdict.status, code), (
             f"known_gaps.toml lists this job as {gap.status} ({gap.reason}) but it is now "
-            f"{verdict.status}: {verdict.reason} — update the list")
+            f"{verdict.status}: {verdict.reason} — update the list"
+        )
         return
     assert verdict.status in (Status.IDENTICAL, Status.BOTH_REJECTED), f"{verdict.status}: {verdict.reason}"
     if verdict.status is Status.IDENTICAL:

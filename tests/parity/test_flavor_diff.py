@@ -2,16 +2,16 @@
 says: llvm22 -> llvm23 the datalayout line alone; llvm20 -> llvm22 the datalayout, the
 make.buffer.rsrc declaration and calls (with llvm22's zext of the byte count), and the
 pointer params' `nocapture` -> `captures(none)` on the define line."""
+
 from __future__ import annotations
 
-
 import pytest
-
+from layout import REPO
 from two_engines import both
+
 from rocke_py.engine.result import Emitted
 from rocke_py.parity.configs import discover
 
-from layout import REPO
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 
 
@@ -33,7 +33,9 @@ def test_flavors_differ_only_where_the_reference_says(cfg) -> None:
     for i, (a, b) in enumerate(zip(l20, rest)):
         if a == b:
             continue
-        allowed = (i == 0
-                   or (a.startswith("define ") and a.replace("nocapture", "captures(none)") == b)
-                   or ("make.buffer.rsrc" in a and "make.buffer.rsrc" in b))
+        allowed = (
+            i == 0
+            or (a.startswith("define ") and a.replace("nocapture", "captures(none)") == b)
+            or ("make.buffer.rsrc" in a and "make.buffer.rsrc" in b)
+        )
         assert allowed, f"line {i + 1} differs outside the reference's places:\n  llvm20: {a}\n  llvm22: {b}"

@@ -5,6 +5,7 @@ through the Python engine (tests/tools/ir_script.py) and through the C engine
 (rocke_c/tests/ir_driver.c, built here under AddressSanitizer + UBSan); the printed IR and
 the verifier verdict must be the same bytes. Then a few hundred random scripts (fixed seed)
 do the same. xdist-safe: each worker builds its own driver under tmp_path_factory."""
+
 from __future__ import annotations
 
 import copy
@@ -16,13 +17,12 @@ import subprocess
 from pathlib import Path
 from typing import Optional
 
-import pytest
-
 import ir_script
+import pytest
 from cbuild import SAN_ENV, parse_outputs
-from rocke_py.engine import verify
-
 from layout import REPO
+
+from rocke_py.engine import verify
 
 SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 N_RANDOM = 400
@@ -31,13 +31,15 @@ BATCH = 100
 
 # ---- the two engines (the C one: the ir_driver fixture, tests/conftest.py) ----
 
+
 def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
     """The C outputs of the scripts, in order; a sanitizer report fails the run."""
     outputs: list[bytes] = []
     for i in range(0, len(paths), BATCH):
-        chunk = paths[i:i + BATCH]
-        proc = subprocess.run([str(driver), *map(str, chunk)], capture_output=True, timeout=300,
-                              env={**os.environ, **SAN_ENV})
+        chunk = paths[i : i + BATCH]
+        proc = subprocess.run(
+            [str(driver), *map(str, chunk)], capture_output=True, timeout=300, env={**os.environ, **SAN_ENV}
+        )
         assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")
         outputs.extend(parse_outputs(proc.stdout))
     assert len(outputs) == len(paths)
@@ -53,9 +55,16 @@ def run_py(text: str) -> bytes:
 
 def same(py: bytes, c: bytes, what: str) -> None:
     if py != c:
-        diff = "\n".join(difflib.unified_diff(py.decode(errors="replace").splitlines(),
-                                              c.decode(errors="replace").splitlines(), "python", "c",
-                                              lineterm="", n=2))
+        diff = "\n".join(
+            difflib.unified_diff(
+                py.decode(errors="replace").splitlines(),
+                c.decode(errors="replace").splitlines(),
+                "python",
+                "c",
+                lineterm="",
+                n=2,
+            )
+        )
         pytest.fail(f"{what}: the engines differ\n{diff[:4000]}")
 
 
@@ -70,6 +79,7 @@ def py_corpus() -> dict[str, bytes]:
 
 
 # ---- the fixed corpus ----
+
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_parity(path: Path, c_corpus: dict[str, bytes], py_corpus: dict[str, bytes]) -> None:
@@ -93,29 +103,68 @@ def test_corpus_covers_every_op(py_corpus: dict[str, bytes]) -> None:
 
 # The verifier's rules (verify.py), as the stem of each failure message.
 RULES = [
-    "takes {} operands and gives {} results", "needs attr", "arith.constant of type",
-    "arith.constant value has the wrong tag", "arith.constant_vec needs a vec type", " on ", "arith.cmp needs",
-    "arith.select types", "arith.fptrunc is", "arith.bitcast widths", "gives i32", "gpu.block_id dim",
-    "gpu.readfirstlane is i32", "tile.make_buffer_rsrc(ptr, i32)", "tile.buffer_load(rsrc, i32)",
-    "tile.buffer_store(rsrc, i32", "tile.global_atomic_fadd(ptr<T>", "tile.smem_alloc type",
-    "align must be a power of two", "tile.smem_load(smem<T>", "tile.smem_store(smem<T>", "tile.smem_addr(smem)",
-    "tile.ds_read_tr16_b64(smem", "tile.ds_read_tr16_b128(smem", "tile.async_buffer_load_lds(rsrc",
-    "vector.extract element type or index", "vector.insert types or index",
-    "vector.from_elements takes operands", "vector.from_elements types", "vector.concat types",
-    "tile.mma: unknown op_id", "operand types", "is defined twice", "has an invalid type",
-    "scf.for needs lb, ub, step", "scf.for bounds and iv must be i32", "scf.for iter_args, inits and results",
-    "scf.for iter_arg, init and result types differ", "scf.for body must end with scf.yield",
-    "scf.yield does not match the iter_args", "scf.if takes one i1 condition", "scf.if needs a @then region",
-    "is not visible", "is used as", "scf.yield outside the end of a for body", "scf.yield num", "has no regions",
-    "unknown op", "param: ", "the kernel region must be @entry", "the kernel must end with cf.return",
+    "takes {} operands and gives {} results",
+    "needs attr",
+    "arith.constant of type",
+    "arith.constant value has the wrong tag",
+    "arith.constant_vec needs a vec type",
+    " on ",
+    "arith.cmp needs",
+    "arith.select types",
+    "arith.fptrunc is",
+    "arith.bitcast widths",
+    "gives i32",
+    "gpu.block_id dim",
+    "gpu.readfirstlane is i32",
+    "tile.make_buffer_rsrc(ptr, i32)",
+    "tile.buffer_load(rsrc, i32)",
+    "tile.buffer_store(rsrc, i32",
+    "tile.global_atomic_fadd(ptr<T>",
+    "tile.smem_alloc type",
+    "align must be a power of two",
+    "tile.smem_load(smem<T>",
+    "tile.smem_store(smem<T>",
+    "tile.smem_addr(smem)",
+    "tile.ds_read_tr16_b64(smem",
+    "tile.ds_read_tr16_b128(smem",
+    "tile.async_buffer_load_lds(rsrc",
+    "vector.extract element type or index",
+    "vector.insert types or index",
+    "vector.from_elements takes operands",
+    "vector.from_elements types",
+    "vector.concat types",
+    "tile.mma: unknown op_id",
+    "operand types",
+    "is defined twice",
+    "has an invalid type",
+    "scf.for needs lb, ub, step",
+    "scf.for bounds and iv must be i32",
+    "scf.for iter_args, inits and results",
+    "scf.for iter_arg, init and result types differ",
+    "scf.for body must end with scf.yield",
+    "scf.yield does not match the iter_args",
+    "scf.if takes one i1 condition",
+    "scf.if needs a @then region",
+    "is not visible",
+    "is used as",
+    "scf.yield outside the end of a for body",
+    "scf.yield num",
+    "has no regions",
+    "unknown op",
+    "param: ",
+    "the kernel region must be @entry",
+    "the kernel must end with cf.return",
 ]
 
 
 def test_corpus_covers_every_verifier_rule(py_corpus: dict[str, bytes]) -> None:
     verdicts = corpus_verdicts(py_corpus)
     arity = re.compile(r"takes \d+ operands and gives \d+ results")
-    missing = [rule for rule in RULES
-               if not any((arity.search(v) if rule.startswith("takes") else rule in v) for v in verdicts)]
+    missing = [
+        rule
+        for rule in RULES
+        if not any((arity.search(v) if rule.startswith("takes") else rule in v) for v in verdicts)
+    ]
     assert not missing, missing
     # every op kind of CHECKS fails at least once in the corpus
     failing = {re.findall(r"op \d+ \(([^)]+)\): ", v)[-1] for v in verdicts if re.search(r"op \d+ \(", v)}
@@ -127,9 +176,18 @@ def test_corpus_covers_every_verifier_rule(py_corpus: dict[str, bytes]) -> None:
 SCALARS = ["i1", "i32", "i64", "f16", "bf16", "f32"]
 ELEMS = SCALARS + ["i8"]
 PREDS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "lt"]
-OP_IDS = ["mfma_f32_32x32x8_f16", "mfma_f32_16x16x16_f16", "mfma_f32_16x16x4_f32", "mfma_f32_32x32x16_bf16",
-          "wmma_f32_16x16x16_f16", "wmma_gfx12_f32_16x16x16_bf16", "wmma_gfx1250_f32_16x16x4_f32",
-          "wmma_gfx1250_f32_16x16x32_f16", "mfma_f32_8x8x8_f16", "mfma_f32_16x16x16_f8"]
+OP_IDS = [
+    "mfma_f32_32x32x8_f16",
+    "mfma_f32_16x16x16_f16",
+    "mfma_f32_16x16x4_f32",
+    "mfma_f32_32x32x16_bf16",
+    "wmma_f32_16x16x16_f16",
+    "wmma_gfx12_f32_16x16x16_bf16",
+    "wmma_gfx1250_f32_16x16x4_f32",
+    "wmma_gfx1250_f32_16x16x32_f16",
+    "mfma_f32_8x8x8_f16",
+    "mfma_f32_16x16x16_f8",
+]
 
 
 INVALID_TYPES = ["i8", "u32", "vec<f32x0>", "vec<i8x4>", "ptr<f16,lds>", "ptr<i8,global>", "smem<i8, [4x4]>"]
@@ -151,8 +209,9 @@ def random_type(rng: random.Random, valid: float = 0.95) -> str:
 
 
 def random_string(rng: random.Random) -> str:
-    return "".join(rng.choice('ab_Z9"\\ %<>,') if rng.random() < 0.3 else rng.choice("xyz")
-                   for _ in range(rng.randint(0, 8)))
+    return "".join(
+        rng.choice('ab_Z9"\\ %<>,') if rng.random() < 0.3 else rng.choice("xyz") for _ in range(rng.randint(0, 8))
+    )
 
 
 def escape(s: str) -> str:
@@ -198,11 +257,11 @@ class Gen:
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.clean = self.rng.random() < 0.4     # keep only steps after which the kernel verifies
+        self.clean = self.rng.random() < 0.4  # keep only steps after which the kernel verifies
         self.lines: list[str] = []
         self.n = 0
-        self.frames: list[list[tuple[str, str]]] = [[]]   # visible (var, type) per open region
-        self.dead: list[tuple[str, str]] = []            # values of closed regions
+        self.frames: list[list[tuple[str, str]]] = [[]]  # visible (var, type) per open region
+        self.dead: list[tuple[str, str]] = []  # values of closed regions
         self.open: list[tuple[str, str, list[str]]] = []  # ("for", var, carried types) / ("if", var, [])
 
     def var(self) -> str:
@@ -242,7 +301,6 @@ class Gen:
     def step(self) -> None:
         rng, p = self.rng, self.pick
         r = rng.random()
-        i32 = lambda: p("i32")  # noqa: E731
         if r < 0.12:
             kind = rng.choice(["const_i32", "const_i32", "const_f32", "const_i1", "constant"])
             if kind == "const_i32":
@@ -256,8 +314,9 @@ class Gen:
                 self.emit(f"constant {ity} {random_tagged(rng, scalar=True)}", ity)
             return
         if r < 0.30:
-            op = rng.choice(["add", "sub", "mul", "div", "mod", "min", "max", "and", "or",
-                             "fadd", "fmul", "fmax", "fmin"])
+            op = rng.choice(
+                ["add", "sub", "mul", "div", "mod", "min", "max", "and", "or", "fadd", "fmul", "fmax", "fmin"]
+            )
             want = "f32" if op.startswith("f") else rng.choice(["i32", "i32", "i64", "i1"])
             a = p(want)
             b = p(self.type_of(a)) if a else None
@@ -291,8 +350,11 @@ class Gen:
                 self.emit(f"zeros {t}", t)
             else:
                 a = p("f32")
-                to = rng.choice(["f16", "bf16", "i32", "f32", random_type(rng)]) if kind == "bitcast" else \
-                    rng.choice(["f16", "bf16", "f32"])
+                to = (
+                    rng.choice(["f16", "bf16", "i32", "f32", random_type(rng)])
+                    if kind == "bitcast"
+                    else rng.choice(["f16", "bf16", "f32"])
+                )
                 if a:
                     self.emit(f"{kind} {a} {to}", to)
             return
@@ -303,8 +365,16 @@ class Gen:
             self.vector()
             return
         if r < 0.74:
-            kind = rng.choice(["sync", "sync_lds_only", "sched_barrier 8", "s_setprio 2", "s_waitcnt_vmcnt 0",
-                               "sched_group_barrier 8 1 0"])
+            kind = rng.choice(
+                [
+                    "sync",
+                    "sync_lds_only",
+                    "sched_barrier 8",
+                    "s_setprio 2",
+                    "s_waitcnt_vmcnt 0",
+                    "sched_group_barrier 8 1 0",
+                ]
+            )
             self.emit(kind)
             return
         if r < 0.77:
@@ -360,15 +430,17 @@ class Gen:
                 return
             row, col = p("i32"), p("i32")
             st = self.type_of(s)
-            elem = st[5:st.index(",")]
+            elem = st[5 : st.index(",")]
             if kind == "saddr":
                 self.emit(f"smem_addr {s}", "i32")
             elif not (row and col):
                 return
             elif kind == "sload":
                 n = rng.choice([1, 2, 4, 8])
-                self.emit(f"smem_load {s} {row} {col} {n} {rng.choice([1, 2, 3, 4, 8, 16, 32])}",
-                          elem if n == 1 else f"vec<{elem}x{n}>")
+                self.emit(
+                    f"smem_load {s} {row} {col} {n} {rng.choice([1, 2, 3, 4, 8, 16, 32])}",
+                    elem if n == 1 else f"vec<{elem}x{n}>",
+                )
             elif kind == "tr":
                 w = rng.choice([4, 8])
                 self.emit(f"ds_read_tr16_b{64 if w == 4 else 128} {s} {row} {col}", f"vec<{elem}x{w}>")
@@ -389,7 +461,7 @@ class Gen:
             v = p(pred=is_vec) if rng.random() < 0.9 else p()
             if v:
                 t = self.type_of(v)
-                self.emit(f"extract {v} {rng.choice([0, 1, 3, 15, -1])}", t[4:t.rindex('x')] if is_vec(t) else t)
+                self.emit(f"extract {v} {rng.choice([0, 1, 3, 15, -1])}", t[4 : t.rindex("x")] if is_vec(t) else t)
         elif kind == "insert":
             v, x = p(pred=is_vec), p()
             if v and x:
@@ -404,9 +476,10 @@ class Gen:
             b = p(self.type_of(a)) if a else None
             if a and b:
                 ta, tb = self.type_of(a), self.type_of(b)
-                elem = ta[4:ta.rindex("x")] if is_vec(ta) else ta
-                n = (int(ta[ta.rindex("x") + 1:-1]) if is_vec(ta) else 1) + \
-                    (int(tb[tb.rindex("x") + 1:-1]) if is_vec(tb) else 1)
+                elem = ta[4 : ta.rindex("x")] if is_vec(ta) else ta
+                n = (int(ta[ta.rindex("x") + 1 : -1]) if is_vec(ta) else 1) + (
+                    int(tb[tb.rindex("x") + 1 : -1]) if is_vec(tb) else 1
+                )
                 self.emit(f"concat {a} {b}", f"vec<{elem}x{n}>")
 
     def control(self) -> None:
@@ -426,8 +499,9 @@ class Gen:
             lv = self.var()
             iv = rng.choice(["k0", "i", "j", "k0", "n"])
             unroll = " unroll" if rng.random() < 0.2 else ""
-            self.lines.append(f"{lv} = for_begin {lb} {ub} {step} {iv} "
-                              + " ".join(f"{nm}:{v}" for nm, v in carried) + unroll)
+            self.lines.append(
+                f"{lv} = for_begin {lb} {ub} {step} {iv} " + " ".join(f"{nm}:{v}" for nm, v in carried) + unroll
+            )
             types = [self.type_of(v) for _, v in carried]
             self.frames.append([(f"{lv}.iv", "i32")] + [(f"{lv}.{i}", t) for i, t in enumerate(types)])
             self.open.append(("for", lv, types))
@@ -443,7 +517,7 @@ class Gen:
         rng = self.rng
         kind, handle, types = self.open.pop()
         if rng.random() < 0.01 and self.open and not self.clean:
-            kind, handle, types = self.open[0]          # the wrong one: a builder error
+            kind, handle, types = self.open[0]  # the wrong one: a builder error
         self.dead.extend(self.frames.pop())
         if kind == "if":
             self.lines.append(f"if_end {handle}")
@@ -461,14 +535,19 @@ class Gen:
         params = [("A", "ptr<f16,global>"), ("n", "i32")]
         params += [(f"p{i}", random_type(rng, valid=0.98)) for i in range(rng.randint(0, 3))]
         if rng.random() < 0.04:
-            params.append((rng.choice(["A", "n", "c1"]), "i32"))     # a name defined twice
+            params.append((rng.choice(["A", "n", "c1"]), "i32"))  # a name defined twice
         for name, t in params:
             attrs = f" {random_map(rng)}" if rng.random() < 0.3 else ""
             v = self.var()
             self.lines.append(f"{v} = param {name} {t}{attrs}")
             self.frames[-1].append((v, t))
-        for line, t in (("thread_id", "i32"), ("const_i32 0", "i32"), ("const_i32 1", "i32"),
-                        ("const_f32 1", "f32"), ("make_buffer_rsrc v1 v2", "rsrc")):
+        for line, t in (
+            ("thread_id", "i32"),
+            ("const_i32 0", "i32"),
+            ("const_i32 1", "i32"),
+            ("const_f32 1", "f32"),
+            ("make_buffer_rsrc v1 v2", "rsrc"),
+        ):
             if rng.random() < 0.8:
                 self.emit(line, t)
         for _ in range(rng.randint(5, 40 if self.clean else 60)):
@@ -483,8 +562,11 @@ class Gen:
         """Lines that close the open loops (yielding their own carried values) and ifs, and ret."""
         out = []
         for kind, handle, types in reversed(self.open):
-            out.append(f"if_end {handle}" if kind == "if" else
-                       f"for_end {handle} " + " ".join(f"{handle}.{i}" for i in range(len(types))))
+            out.append(
+                f"if_end {handle}"
+                if kind == "if"
+                else f"for_end {handle} " + " ".join(f"{handle}.{i}" for i in range(len(types)))
+            )
         return out + ["ret"]
 
     def checked_step(self) -> None:
@@ -518,6 +600,7 @@ def tamper_lines(rng: random.Random, text: str) -> list[str]:
             paths.append((f"{prefix}{i}", op))
             for j, sub in enumerate(op.regions):
                 walk(sub, f"{prefix}{i}.{j}.")
+
     walk(s.b.kernel.entry, "@")
     values = [k for k, v in s.env.items() if isinstance(v, ir_script.Value)]
     out = []
@@ -531,8 +614,11 @@ def tamper_lines(rng: random.Random, text: str) -> list[str]:
             if key in ("index",):
                 value = f"i:{rng.choice([0, 1, 99])}" if rng.random() < 0.5 else f"f:{rng.choice(['1.0', '0.5'])}"
             elif key in ("iv", "op_id", "iter_args"):
-                value = rng.choice(['s:"%z"', "i:3", "b:true", 'l:[ { name = s:"%q", type = s:"i32" } ]']) \
-                    if key == "iter_args" else rng.choice(['s:"%z"', "i:3", "b:true", "f:2.0"])
+                value = (
+                    rng.choice(['s:"%z"', "i:3", "b:true", 'l:[ { name = s:"%q", type = s:"i32" } ]'])
+                    if key == "iter_args"
+                    else rng.choice(['s:"%z"', "i:3", "b:true", "f:2.0"])
+                )
             else:
                 value = random_tagged(rng)
             out.append(f"t_set_attr {path} {key} {value}")
@@ -540,7 +626,7 @@ def tamper_lines(rng: random.Random, text: str) -> list[str]:
             out.append(f"t_del_attr {path} {rng.choice(list(op.attrs))}")
         elif r < 0.6:
             out.append(f"t_drop {path}")
-            break                                 # later paths may have moved
+            break  # later paths may have moved
         elif r < 0.7 and values:
             out.append(f"t_add_operand {path} {rng.choice(values)}")
         elif r < 0.8 and op.operands and values:

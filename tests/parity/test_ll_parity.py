@@ -10,6 +10,7 @@ rocke_c/tests/lower_driver.c (C, built here under AddressSanitizer + UBSan); the
 each of its arches, every refusal of lower_ll.py is reached.
 
 xdist-safe: each worker builds its own drivers under tmp_path_factory; skipped without gcc."""
+
 from __future__ import annotations
 
 import difflib
@@ -19,14 +20,13 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import ll_script
+import pytest
 from cbuild import SAN_ENV, parse_outputs
 from ir_script import ScriptError
-from rocke_py.engine import lower_ll
-
 from layout import REPO
+
+from rocke_py.engine import lower_ll
 
 LL_SCRIPTS = sorted((REPO / "tests" / "data" / "ll_scripts").glob("*.irs"))
 IR_SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
@@ -39,9 +39,10 @@ def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
     """The C outputs of the scripts, in order; a sanitizer report fails the run."""
     outputs: list[bytes] = []
     for i in range(0, len(paths), BATCH):
-        chunk = paths[i:i + BATCH]
-        proc = subprocess.run([str(driver), *map(str, chunk)], capture_output=True, timeout=600,
-                              env={**os.environ, **SAN_ENV})
+        chunk = paths[i : i + BATCH]
+        proc = subprocess.run(
+            [str(driver), *map(str, chunk)], capture_output=True, timeout=600, env={**os.environ, **SAN_ENV}
+        )
         assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")[-4000:]
         outputs.extend(parse_outputs(proc.stdout))
     assert len(outputs) == len(paths)
@@ -57,9 +58,16 @@ def run_py(text: str) -> bytes:
 
 def same(py: bytes, c: bytes, what: str) -> None:
     if py != c:
-        diff = "\n".join(difflib.unified_diff(py.decode(errors="replace").splitlines(),
-                                              c.decode(errors="replace").splitlines(), "python", "c",
-                                              lineterm="", n=2))
+        diff = "\n".join(
+            difflib.unified_diff(
+                py.decode(errors="replace").splitlines(),
+                c.decode(errors="replace").splitlines(),
+                "python",
+                "c",
+                lineterm="",
+                n=2,
+            )
+        )
         pytest.fail(f"{what}: the engines differ\n{diff[:4000]}")
 
 
@@ -74,6 +82,7 @@ def py_corpus() -> dict[str, bytes]:
 
 
 # ---- the fixed corpora ----
+
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=[f"{p.parent.name}/{p.stem}" for p in SCRIPTS])
 def test_script_parity(path: Path, c_corpus: dict[str, bytes], py_corpus: dict[str, bytes]) -> None:
@@ -108,12 +117,58 @@ def script_commands(path: str) -> set[str]:
 
 
 BUILDER_COMMANDS = {
-    "thread_id", "block_id", "lane_id", "readfirstlane", "make_buffer_rsrc", "buffer_load", "buffer_store",
-    "global_atomic_fadd", "smem_alloc", "smem_load", "smem_store", "smem_addr", "ds_read_tr16_b64",
-    "ds_read_tr16_b128", "async_buffer_load_lds", "s_waitcnt_vmcnt", "sync", "sync_lds_only", "extract", "insert",
-    "from_elements", "concat", "mma", "sched_group_barrier", "sched_barrier", "s_setprio", "for_begin", "if_begin",
-    "constant", "const_i32", "const_i1", "const_f32", "zeros", "add", "sub", "mul", "div", "mod", "min", "max",
-    "and", "or", "cmp", "select", "fadd", "fmul", "fmax", "fmin", "fptrunc", "bitcast", "ret"}
+    "thread_id",
+    "block_id",
+    "lane_id",
+    "readfirstlane",
+    "make_buffer_rsrc",
+    "buffer_load",
+    "buffer_store",
+    "global_atomic_fadd",
+    "smem_alloc",
+    "smem_load",
+    "smem_store",
+    "smem_addr",
+    "ds_read_tr16_b64",
+    "ds_read_tr16_b128",
+    "async_buffer_load_lds",
+    "s_waitcnt_vmcnt",
+    "sync",
+    "sync_lds_only",
+    "extract",
+    "insert",
+    "from_elements",
+    "concat",
+    "mma",
+    "sched_group_barrier",
+    "sched_barrier",
+    "s_setprio",
+    "for_begin",
+    "if_begin",
+    "constant",
+    "const_i32",
+    "const_i1",
+    "const_f32",
+    "zeros",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "min",
+    "max",
+    "and",
+    "or",
+    "cmp",
+    "select",
+    "fadd",
+    "fmul",
+    "fmax",
+    "fmin",
+    "fptrunc",
+    "bitcast",
+    "ret",
+}
 
 
 def test_every_op_lowers(py_corpus: dict[str, bytes]) -> None:
@@ -143,28 +198,62 @@ def test_every_decl_row_is_printed(py_corpus: dict[str, bytes]) -> None:
 
 # The refusals of lower_ll.py (each `fail(` message stem), reached by the corpora.
 REFUSALS = [
-    "unknown arch ", "unknown flavor ", "the kernel name has a character LLVM would need escaped",
-    "no LLVM type for ", "a buffer access of ", "the f32 constant ", " is an LDS value that no tile.smem_alloc",
-    " is used before it is defined", " needs an integer attr ", " does not fit in i32",
-    " is not a placed LDS allocation", " claims align ", "the LDS pool of ", "unknown param attr ",
-    "unknown addr_space on ", "a scalar param carries attrs: ", "a kernel param of type ", " must be an integer",
-    "must be an integer or a pair", "unknown kernel attr ", "unknown scheduler_strategy",
-    "cf.return must be the last op of the kernel", "scf.yield outside the end of an scf.for body",
-    "no lowering for op ", "an f32 arith.constant needs a float value",
-    "an integer arith.constant needs an integer value", "arith.constant of type ",
-    "arith.constant_vec other than the zero vector", "arith.cmp with an unknown pred", "gpu.block_id dim ",
-    "gpu.thread_id dim ", "tile.ds_read_tr16_b64 is not available on ", "tile.ds_read_tr16_b128 is not available on ",
-    "tile.async_buffer_load_lds of ", "tile.async_buffer_load_lds aux ", "has no lowering",
-    "is not available on ", " operand types", "does not fit in u16", "scf.for iv or iter_args",
-    "scf.for iter_arg ", "scf.for carries a value of type ", "scf.for body must end with a matching scf.yield",
-    "an unrolled scf.for needs constant bounds", "an unrolled scf.for needs a positive step",
+    "unknown arch ",
+    "unknown flavor ",
+    "the kernel name has a character LLVM would need escaped",
+    "no LLVM type for ",
+    "a buffer access of ",
+    "the f32 constant ",
+    " is an LDS value that no tile.smem_alloc",
+    " is used before it is defined",
+    " needs an integer attr ",
+    " does not fit in i32",
+    " is not a placed LDS allocation",
+    " claims align ",
+    "the LDS pool of ",
+    "unknown param attr ",
+    "unknown addr_space on ",
+    "a scalar param carries attrs: ",
+    "a kernel param of type ",
+    " must be an integer",
+    "must be an integer or a pair",
+    "unknown kernel attr ",
+    "unknown scheduler_strategy",
+    "cf.return must be the last op of the kernel",
+    "scf.yield outside the end of an scf.for body",
+    "no lowering for op ",
+    "an f32 arith.constant needs a float value",
+    "an integer arith.constant needs an integer value",
+    "arith.constant of type ",
+    "arith.constant_vec other than the zero vector",
+    "arith.cmp with an unknown pred",
+    "gpu.block_id dim ",
+    "gpu.thread_id dim ",
+    "tile.ds_read_tr16_b64 is not available on ",
+    "tile.ds_read_tr16_b128 is not available on ",
+    "tile.async_buffer_load_lds of ",
+    "tile.async_buffer_load_lds aux ",
+    "has no lowering",
+    "is not available on ",
+    " operand types",
+    "does not fit in u16",
+    "scf.for iv or iter_args",
+    "scf.for iter_arg ",
+    "scf.for carries a value of type ",
+    "scf.for body must end with a matching scf.yield",
+    "an unrolled scf.for needs constant bounds",
+    "an unrolled scf.for needs a positive step",
     "an unrolled scf.for of ",
 ]
 
 
 def test_every_refusal_is_reached(py_corpus: dict[str, bytes]) -> None:
-    errors = [line for out in py_corpus.values() for line in out.decode().splitlines()
-              if line.startswith("lower error: lower: ")]
+    errors = [
+        line
+        for out in py_corpus.values()
+        for line in out.decode().splitlines()
+        if line.startswith("lower error: lower: ")
+    ]
     missing = [stem for stem in REFUSALS if not any(stem in e for e in errors)]
     assert not missing, missing
     # the stems cover every fail( call of lower_ll.py
@@ -183,13 +272,19 @@ def test_flavors_differ_only_where_documented(py_corpus: dict[str, bytes]) -> No
                 continue
             norm = []
             for t in texts:
-                lines = [line for line in t.splitlines() if not line.startswith("target datalayout")
-                         and " = zext " not in line and "make.buffer.rsrc" not in line]
+                lines = [
+                    line
+                    for line in t.splitlines()
+                    if not line.startswith("target datalayout")
+                    and " = zext " not in line
+                    and "make.buffer.rsrc" not in line
+                ]
                 norm.append("\n".join(lines).replace("captures(none)", "nocapture"))
             assert norm[0] == norm[1] == norm[2]
 
 
 # ---- random scripts (the IR core's generator) ----
+
 
 def ir_core_generator():
     path = REPO / "tests" / "parity" / "test_ir_script_parity.py"
@@ -216,9 +311,11 @@ def test_random_scripts(lower_driver: Path, tmp_path: Path) -> None:
 
 # ---- allocation failure ----
 
+
 def test_lowering_under_allocation_failure(lower_oom: Path) -> None:
-    proc = subprocess.run([str(lower_oom), *map(str, LL_SCRIPTS)], capture_output=True, timeout=600,
-                          env={**os.environ, **SAN_ENV})
+    proc = subprocess.run(
+        [str(lower_oom), *map(str, LL_SCRIPTS)], capture_output=True, timeout=600, env={**os.environ, **SAN_ENV}
+    )
     assert proc.returncode == 0 and not proc.stderr, (proc.stdout + proc.stderr).decode(errors="replace")[-4000:]
     runs = sum(int(m) for m in re.findall(rb": (\d+) failing runs ok", proc.stdout))
     assert runs > 500

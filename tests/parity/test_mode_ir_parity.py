@@ -7,14 +7,13 @@ through emit (tests/tools/compare_ir.py).
 For every shipped config: the same text, or the same code and message, and no engine
 failure; the sanitizer must stay silent. Then a small fixed-seed fuzz smoke over mutated
 shipped configs (tests/tools/compare_ir.py --fuzz runs thousands)."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import compare_ir
-
+import pytest
 from layout import REPO
 
 CONFIGS = sorted(REPO.glob("parity_configs/*/*.toml"))
@@ -24,8 +23,9 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in CONFIGS]
 @pytest.fixture(scope="session")
 def c_ir(sanitized_build_driver: Path) -> dict[str, compare_ir.Record]:
     """The C records of every shipped config (one driver run)."""
-    return {str(path): record
-            for path, record in zip(CONFIGS, compare_ir.c_records(sanitized_build_driver, CONFIGS, "ir"))}
+    return {
+        str(path): record for path, record in zip(CONFIGS, compare_ir.c_records(sanitized_build_driver, CONFIGS, "ir"))
+    }
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=IDS)

@@ -28,6 +28,7 @@ rocke_py.parity`: -P, so that the copy's sources do not shadow the built extensi
 `rocke-emit` is the rocke_emit fixture's (tests/conftest.py, as
 tests/engines/test_rocke_emit_cli.py uses). Every command of a document runs even after a failure,
 and the failure lists each one that did not exit as documented, with its output."""
+
 from __future__ import annotations
 
 import os
@@ -40,9 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-
 from layout import REPO
+
 DOCS = ("README.md", "docs/user-guide.md", "docs/adding-a-config.md")
 PROGRAMS = ("rocke-parity", "parity-diff", "rocke-emit")
 SHELL_FENCES = ("console", "sh", "shell", "bash")
@@ -54,9 +54,9 @@ TIMEOUT = 900
 @dataclass(frozen=True)
 class Command:
     doc: str
-    line: int       # 1-based line number in the document
-    text: str       # the command as bash runs it (prompt and indentation removed)
-    exit: int       # the documented exit status
+    line: int  # 1-based line number in the document
+    text: str  # the command as bash runs it (prompt and indentation removed)
+    exit: int  # the documented exit status
 
 
 @dataclass(frozen=True)
@@ -138,15 +138,24 @@ def doc_commands(doc: str) -> tuple[list[Command], list[Skipped]]:
 
 # ---- running them ----
 
+
 def copy_repository(dest: Path) -> Path:
     """The tracked and untracked-but-not-ignored files of the working tree, copied into dest."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout: no file list to copy")
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         src = REPO / rel
-        if not src.is_file():   # deleted in the working tree, not yet in the index
+        if not src.is_file():  # deleted in the working tree, not yet in the index
             continue
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest / rel)
@@ -171,15 +180,23 @@ def run_commands(commands: list[Command], root: Path, bin_dir: Path) -> list[str
     failures = []
     for c in commands:
         try:
-            got = subprocess.run(["bash", "-c", c.text], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                 capture_output=True, timeout=TIMEOUT)
+            got = subprocess.run(
+                ["bash", "-c", c.text],
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             failures.append(f"{c.doc}:{c.line}: {c.text}\n    timed out after {TIMEOUT} s")
             continue
         if got.returncode != c.exit:
             tail = (got.stdout[-1500:] + b"\n--- stderr ---\n" + got.stderr[-1500:]).decode("utf-8", "replace")
-            failures.append(f"{c.doc}:{c.line}: {c.text}\n    documented exit {c.exit}, got {got.returncode}\n"
-                            + "\n".join("    | " + x for x in tail.splitlines()))
+            failures.append(
+                f"{c.doc}:{c.line}: {c.text}\n    documented exit {c.exit}, got {got.returncode}\n"
+                + "\n".join("    | " + x for x in tail.splitlines())
+            )
     return failures
 
 
@@ -188,8 +205,9 @@ def test_documented_commands_exit_as_documented(doc: str, bin_dir: Path, tmp_pat
     commands, _ = doc_commands(doc)
     assert commands, f"{doc}: no command found (is the convention of tests/repository/test_doc_commands.py followed?)"
     failures = run_commands(commands, copy_repository(tmp_path / "repo"), bin_dir)
-    assert not failures, f"{len(failures)} of {len(commands)} command(s) of {doc} did not exit as documented:\n" \
-                         + "\n".join(failures)
+    assert not failures, (
+        f"{len(failures)} of {len(commands)} command(s) of {doc} did not exit as documented:\n" + "\n".join(failures)
+    )
 
 
 # ---- the convention itself ----
@@ -229,7 +247,11 @@ def test_the_convention_finds_commands_exits_and_skips() -> None:
         (14, "rocke-parity new wgrad --from wgrad/18 --set tile_n=0x80 --expect emit   # exit 2", 2),
     ]
     assert [(s.line, s.why) for s in skipped] == [
-        (6, "synopsis (|)"), (9, "synopsis (ID|FILE)"), (10, "output"), (16, "synopsis (F)")]
+        (6, "synopsis (|)"),
+        (9, "synopsis (ID|FILE)"),
+        (10, "output"),
+        (16, "synopsis (F)"),
+    ]
 
 
 def test_each_document_has_commands_and_skips_only_synopses_and_output() -> None:

@@ -11,18 +11,19 @@ Checked over every file git tracks (plus new files not yet added, minus ignored 
 4. in each file, the first citation of a reference document spells its path.
 docs/reference/conv-semantics.md is written on another branch: while it is missing from the
 tree, only its § check is skipped; citing it by a wrong spelling still fails."""
+
 from __future__ import annotations
 
 import re
 import subprocess
 
 import pytest
-
 from layout import REPO
+
 REF_DIR = "docs/reference"
 # The shared reference set; harness-prior-art has no copy here, so citing it always fails.
 NAMES = ("conv-semantics", "llvm-ir", "toolchain", "harness-prior-art")
-PENDING = {"conv-semantics"}     # may be absent until its branch is merged
+PENDING = {"conv-semantics"}  # may be absent until its branch is merged
 
 # Spelled so that this file does not match itself.
 OUTSIDE = (
@@ -34,7 +35,7 @@ OUTSIDE = (
 # (file, exact text): paths that look like the patterns above but stay inside the repository.
 ALLOWED = {
     # a symlink inside the temporary tree the test builds (root/shared/base.toml)
-    ("tests/harness/test_harness_inputs.py", '"../../' 'shared/base.toml"'),
+    ("tests/harness/test_harness_inputs.py", '"../../' + 'shared/base.toml"'),  # split: this file must not match
 }
 
 _NAME = "|".join(re.escape(n) for n in NAMES)
@@ -44,15 +45,20 @@ _SEC = r"§\d+(?:\.\d+)*(?:\s+step\s+\d+)?"
 # A citation: the path or the short name, then § lists, across line breaks and comment leaders.
 CITATION = re.compile(
     r"(?<![\w./-])(?:(?P<full>docs/reference/(?P<fname>" + _NAME + r")\.md)|(?P<short>" + _NAME + r"))"
-    r"`?[\s*#]*(?P<secs>" + _SEC + r"(?:[\s*#]*(?:,|and|–|-)[\s*#]*" + _SEC + r")*)")
+    r"`?[\s*#]*(?P<secs>" + _SEC + r"(?:[\s*#]*(?:,|and|–|-)[\s*#]*" + _SEC + r")*)"
+)
 HEADING = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)\.?\s", re.M)
 BARE_REFERENCE = re.compile(r"\breference(?:'s)?:?\s+§\d")
 
 
 def repo_files() -> list[str]:
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=REPO, capture_output=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
     return sorted({p for p in out.decode("utf-8").split("\0") if p and (REPO / p).is_file()})
@@ -141,8 +147,13 @@ def test_cited_sections_exist(texts: dict[str, str], name: str) -> None:
         pytest.fail(f"{REF_DIR}/{name}.md is missing")
     have = headings(name)
     assert have, f"{REF_DIR}/{name}.md has no numbered headings"
-    bad = [f"{path}:{line}: {name} §{sec} is not a heading of {REF_DIR}/{name}.md"
-           for path, line, n, _, secs in citations(texts) if n == name for sec in secs if sec not in have]
+    bad = [
+        f"{path}:{line}: {name} §{sec} is not a heading of {REF_DIR}/{name}.md"
+        for path, line, n, _, secs in citations(texts)
+        if n == name
+        for sec in secs
+        if sec not in have
+    ]
     assert not bad, "\n".join(bad)
 
 

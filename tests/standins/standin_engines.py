@@ -23,6 +23,7 @@ first: ``<side>_<mode>_<flavor>``, ``<side>_<mode>``, ``<side>`` (side = py or c
 ``[standin] salt = "..."`` changes the base text (to move an output, e.g. for golden drift);
 ``[standin] name = "..."`` sets the kernel name printed in mode spec.
 """
+
 from __future__ import annotations
 
 import ctypes

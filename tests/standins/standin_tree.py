@@ -1,4 +1,5 @@
 """Helpers for the harness tests: a tiny synthetic parity_configs tree and the stand-in engines."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,11 +23,27 @@ def _toml_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def config_text(expect: str = "emit", standin: dict | None = None, description: str = "a stand-in config",
-                extra: str = "") -> str:
-    lines = ["[parity]", f"description = {_toml_str(description)}", f"expect = {_toml_str(expect)}", "",
-             "[target]", 'arch = "gfx950"', "", "[problem]", "N = 8", "C = 64", "", "[spec]",
-             'family = "wgrad"', "tile_m = 64", "tile_k = 64  # the K tile", ""]
+def config_text(
+    expect: str = "emit", standin: dict | None = None, description: str = "a stand-in config", extra: str = ""
+) -> str:
+    lines = [
+        "[parity]",
+        f"description = {_toml_str(description)}",
+        f"expect = {_toml_str(expect)}",
+        "",
+        "[target]",
+        'arch = "gfx950"',
+        "",
+        "[problem]",
+        "N = 8",
+        "C = 64",
+        "",
+        "[spec]",
+        'family = "wgrad"',
+        "tile_m = 64",
+        "tile_k = 64  # the K tile",
+        "",
+    ]
     if standin:
         lines.append("[standin]")
         for k, v in standin.items():
@@ -69,8 +86,12 @@ def standin_result(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm
     return load_callable(f"{ENGINES_FILE}:{side}_emit")(data, mode, flavor)
 
 
-def write_golden(root: Path, entries: dict[str, dict[str, tuple]], modes: tuple[str, ...] | None = ("spec",),
-                 flavors: tuple[str, ...] = ("llvm20", "llvm22", "llvm23")) -> Path:
+def write_golden(
+    root: Path,
+    entries: dict[str, dict[str, tuple]],
+    modes: tuple[str, ...] | None = ("spec",),
+    flavors: tuple[str, ...] = ("llvm20", "llvm22", "llvm23"),
+) -> Path:
     """``entries``: config -> output key -> (sha256, bytes, kernel_name) or ("reject", code, message).
 
     ``modes``: the pinned coverage (None: no coverage key, an invalid v2 manifest is not written —
@@ -80,17 +101,28 @@ def write_golden(root: Path, entries: dict[str, dict[str, tuple]], modes: tuple[
 
     def one(e: tuple) -> dict:
         if e[0] == "reject":
-            return {"verdict": "reject", "code": e[1], "message": e[2],
-                    "message_sha256": hashlib.sha256(e[2].encode()).hexdigest()}
+            return {
+                "verdict": "reject",
+                "code": e[1],
+                "message": e[2],
+                "message_sha256": hashlib.sha256(e[2].encode()).hexdigest(),
+            }
         return {"verdict": "emit", "sha256": e[0], "bytes": e[1], "kernel_name": e[2]}
 
     if modes is None:
-        doc: dict = {"schema": "rocke-parity.golden/v1",
-                     "entries": {c: {k: {"sha256": s, "bytes": b, "kernel_name": n} for k, (s, b, n) in outs.items()}
-                                 for c, outs in entries.items()}}
+        doc: dict = {
+            "schema": "rocke-parity.golden/v1",
+            "entries": {
+                c: {k: {"sha256": s, "bytes": b, "kernel_name": n} for k, (s, b, n) in outs.items()}
+                for c, outs in entries.items()
+            },
+        }
     else:
-        doc = {"schema": "rocke-parity.golden/v2", "coverage": {"modes": list(modes), "flavors": list(flavors)},
-               "entries": {c: {k: one(e) for k, e in outs.items()} for c, outs in entries.items()}}
+        doc = {
+            "schema": "rocke-parity.golden/v2",
+            "coverage": {"modes": list(modes), "flavors": list(flavors)},
+            "entries": {c: {k: one(e) for k, e in outs.items()} for c, outs in entries.items()},
+        }
     path = root / "parity_configs" / "golden.json"
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return path
@@ -106,7 +138,11 @@ def golden_for(root: Path, cids: list[str], keys: tuple[str, ...] = ("spec",)) -
             mode, _, flavor = key.partition(".")
             res = standin_result(root, cid, mode, flavor or "llvm22")
             if hasattr(res, "text"):
-                out.setdefault(cid, {})[key] = (hashlib.sha256(res.text.encode()).hexdigest(), len(res.text.encode()), "")
+                out.setdefault(cid, {})[key] = (
+                    hashlib.sha256(res.text.encode()).hexdigest(),
+                    len(res.text.encode()),
+                    "",
+                )
             else:
                 out.setdefault(cid, {})[key] = ("reject", res.code, res.message)
     return out
@@ -129,8 +165,14 @@ def cli_command(root: Path, *args: str, modes: str = "implemented_modes") -> lis
     return [sys.executable, "-m", "rocke_py.parity", *args, "--root", str(root), "--engines", engines_arg(modes)]
 
 
-def run_cli(root: Path, *args: str, timeout: float = 60, address_space: int | None = None,
-            env: dict | None = None, modes: str = "implemented_modes"):
+def run_cli(
+    root: Path,
+    *args: str,
+    timeout: float = 60,
+    address_space: int | None = None,
+    env: dict | None = None,
+    modes: str = "implemented_modes",
+):
     """Run the CLI in a child process (so a hang is a failed test, not a hung one).
 
     ``address_space`` caps the child's virtual memory (RLIMIT_AS, bytes), so that a reader that
@@ -144,5 +186,11 @@ def run_cli(root: Path, *args: str, timeout: float = 60, address_space: int | No
         if address_space is not None:
             resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
-    return subprocess.run(cli_command(root, *args, modes=modes), capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=limit, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        cli_command(root, *args, modes=modes),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
+        env={**os.environ, **(env or {})},
+    )

@@ -1,4 +1,5 @@
 """Both engines behind one call, for tests that check semantics in both at once."""
+
 from __future__ import annotations
 
 from rocke_py import cbridge

@@ -10,6 +10,7 @@ never share a binary); the CMake build is not needed.
 A sanitized program runs with SAN_ENV: a report makes it exit nonzero (halt_on_error) and always
 writes to stderr. Used by tests/conftest.py (one fixture per program) and the tools
 (compare_ir.py, fuzz_parser.py) when they build a driver themselves."""
+
 from __future__ import annotations
 
 import re
@@ -66,8 +67,16 @@ def _run(cmd: list[str]) -> None:
         raise BuildError(run.stderr.decode("utf-8", "replace")[-4000:])
 
 
-def build(main: str | Path, out_dir: Path, *, sanitize: bool = False, opt: str = "-O1",
-          as_library: bool = False, extra: Iterable[str] = (), name: Optional[str] = None) -> Path:
+def build(
+    main: str | Path,
+    out_dir: Path,
+    *,
+    sanitize: bool = False,
+    opt: str = "-O1",
+    as_library: bool = False,
+    extra: Iterable[str] = (),
+    name: Optional[str] = None,
+) -> Path:
     """Compiles `main` (a path relative to the repository, or absolute) with the engine's
     sources (every rocke_c/src/*.c) into out_dir/<name or main's stem>. Sanitized builds are
     -O1 -g. as_library: the sources become a static library the program links against (as
@@ -109,7 +118,7 @@ def parse_records(data: bytes) -> list[tuple[str, Optional[str], bytes]]:
         nl = data.index(b"\n", pos)
         head = data[pos:nl].split(b" ")
         n = int(head[-1])
-        body = data[nl + 1:nl + 1 + n]
+        body = data[nl + 1 : nl + 1 + n]
         pos = nl + 1 + n + 1
         out.append(("E", None, body) if head[0] == b"E" else (head[0].decode(), head[1].decode(), body))
     return out
@@ -122,6 +131,6 @@ def parse_outputs(data: bytes) -> list[bytes]:
     while pos < len(data):
         nl = data.index(b"\n", pos)
         n = int(data[pos:nl])
-        outputs.append(data[nl + 1:nl + 1 + n])
+        outputs.append(data[nl + 1 : nl + 1 + n])
         pos = nl + 1 + n + 1
     return outputs

@@ -5,6 +5,7 @@
 Runs the driver once over all files (in batches), runs rocke_py.engine.emit on the same
 bytes, and prints every file whose results differ (status, code, message or text bytes),
 then a summary. Exit 1 on any difference or engine failure."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,7 @@ def parse_records(data: bytes):
         nl = data.index(b"\n", pos)
         head = data[pos:nl].split(b" ")
         n = int(head[-1])
-        body = data[nl + 1:nl + 1 + n]
+        body = data[nl + 1 : nl + 1 + n]
         pos = nl + 1 + n + 1
         if head[0] == b"E":
             yield ("E", None, body)
@@ -52,7 +53,7 @@ def main() -> int:
     same = differ = 0
     counts: dict[str, int] = {}
     for start in range(0, len(args.files), BATCH):
-        batch = args.files[start:start + BATCH]
+        batch = args.files[start : start + BATCH]
         run = subprocess.run([args.driver, args.mode, args.flavor, *batch], capture_output=True)
         if run.returncode != 0:
             print(f"driver failed ({run.returncode}): {run.stderr.decode(errors='replace')[-2000:]}")
@@ -69,8 +70,7 @@ def main() -> int:
             differ += 1
             if differ <= 20:
                 print(f"DIFFER {path}\n  py: {py[0]} {py[1]} {py[2][:300]!r}\n   c: {c[0]} {c[1]} {c[2][:300]!r}")
-    print(f"{same}/{same + differ} identical; outcomes: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(f"{same}/{same + differ} identical; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 1 if differ else 0
 
 

@@ -12,6 +12,7 @@ with EngineFailure caught. A record is ("E", None, text) | ("R", code, message) 
 --fuzz N mutates the shipped emitting configs' [target]/[problem]/[spec] keys (seeded) within
 the reference's values, keeps the first N that both engines accept in mode spec (with the
 same text), and compares their ir. Exit 1 on any difference or engine failure."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import cbuild  # noqa: E402  (this directory: the script's, or on the tests' path)
 from cbuild import SAN_ENV  # noqa: E402
+
 from rocke_py.engine.result import EngineFailure, Rejected  # noqa: E402
 
 emit_module = importlib.import_module("rocke_py.engine.emit")
@@ -42,10 +44,16 @@ BATCH = 200
 
 # ---- the C side ----
 
+
 def build_driver(out_dir: Path, sanitize: bool = False) -> Path:
     """Compiles rocke_c/tests/build_driver.c with the engine into out_dir (-O2, or sanitized)."""
-    return cbuild.build("rocke_c/tests/build_driver.c", out_dir, sanitize=sanitize, opt="-O2",
-                        name="build_driver_san" if sanitize else "build_driver")
+    return cbuild.build(
+        "rocke_c/tests/build_driver.c",
+        out_dir,
+        sanitize=sanitize,
+        opt="-O2",
+        name="build_driver_san" if sanitize else "build_driver",
+    )
 
 
 parse_records = cbuild.parse_records
@@ -57,12 +65,14 @@ def c_records(driver: Path, files: list[Path], mode: str = "ir", flavor: str = "
     env = dict(os.environ, **SAN_ENV)
     records: list[Record] = []
     for start in range(0, len(files), BATCH):
-        batch = [str(f) for f in files[start:start + BATCH]]
+        batch = [str(f) for f in files[start : start + BATCH]]
         args = [str(driver), mode, flavor, *batch]
         run = subprocess.run(args, capture_output=True, env=env, timeout=900)
         if run.returncode != 0 or run.stderr:
-            raise RuntimeError(f"driver exit {run.returncode} on a batch from {batch[0]}: "
-                               + run.stderr.decode("utf-8", "replace")[-3000:])
+            raise RuntimeError(
+                f"driver exit {run.returncode} on a batch from {batch[0]}: "
+                + run.stderr.decode("utf-8", "replace")[-3000:]
+            )
         got = parse_records(run.stdout)
         if len(got) != len(batch):
             raise RuntimeError(f"driver gave {len(got)} records for {len(batch)} files")
@@ -71,6 +81,7 @@ def c_records(driver: Path, files: list[Path], mode: str = "ir", flavor: str = "
 
 
 # ---- the Python side ----
+
 
 def py_record(data: bytes, mode: str = "ir", flavor: str = "llvm22") -> Record:
     """emit(), an EngineFailure as the record C gives for ROCKE_ERROR."""
@@ -97,7 +108,9 @@ def describe(path: str, py: Record, c: Record) -> str:
     return f"DIFFER {path}\n    py: {py[0]} {py[1]} {py[2][:300]!r}\n     c: {c[0]} {c[1]} {c[2][:300]!r}"
 
 
-def compare(driver: Path, files: list[Path], mode: str, verbose: int = 20) -> tuple[int, int, dict[str, int], float, float]:
+def compare(
+    driver: Path, files: list[Path], mode: str, verbose: int = 20
+) -> tuple[int, int, dict[str, int], float, float]:
     """(identical, differing, outcome counts, C seconds, Python seconds) over files."""
     t0 = time.perf_counter()
     crec = c_records(driver, files, mode)
@@ -123,29 +136,57 @@ def compare(driver: Path, files: list[Path], mode: str, verbose: int = 20) -> tu
 # ---- fuzzing: mutated shipped configs ----
 
 PROBLEM_VALUES = {
-    "N": [1, 2, 3, 4, 8, 16], "Hi": [1, 3, 7, 9, 14, 17, 28, 56], "Wi": [1, 3, 7, 9, 14, 17, 28, 56],
+    "N": [1, 2, 3, 4, 8, 16],
+    "Hi": [1, 3, 7, 9, 14, 17, 28, 56],
+    "Wi": [1, 3, 7, 9, 14, 17, 28, 56],
     "C": [1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 63, 64, 128, 256],
     "K": [1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 63, 64, 128, 256],
-    "Y": [1, 2, 3, 5], "X": [1, 2, 3, 5], "sH": [1, 2, 3], "sW": [1, 2, 3],
-    "pH": [0, 1, 2], "pW": [0, 1, 2], "dH": [1, 2, 3], "dW": [1, 2], "groups": [1, 2, 4],
+    "Y": [1, 2, 3, 5],
+    "X": [1, 2, 3, 5],
+    "sH": [1, 2, 3],
+    "sW": [1, 2, 3],
+    "pH": [0, 1, 2],
+    "pW": [0, 1, 2],
+    "dH": [1, 2, 3],
+    "dW": [1, 2],
+    "groups": [1, 2, 4],
 }
 PROBLEM_3D = {"Di": [2, 4, 8], "Z": [1, 3], "sD": [1, 2], "pD": [0, 1], "dD": [1, 2]}
 SPEC_VALUES = {
-    "dtype_a": ["fp16", "bf16", "fp32"], "dtype_b": ["fp16", "bf16", "fp32"],
+    "dtype_a": ["fp16", "bf16", "fp32"],
+    "dtype_b": ["fp16", "bf16", "fp32"],
     "dtype_d": ["fp16", "bf16", "fp32"],
-    "tile_m": [16, 32, 64, 128, 256], "tile_n": [16, 32, 64, 128, 256],
-    "tile_k": [8, 16, 32, 64, 128], "warp_m": [1, 2, 4], "warp_n": [1, 2, 4],
-    "warp_tile_m": [16, 32], "warp_tile_n": [16, 32], "warp_tile_k": [2, 4, 8, 16, 32],
+    "tile_m": [16, 32, 64, 128, 256],
+    "tile_n": [16, 32, 64, 128, 256],
+    "tile_k": [8, 16, 32, 64, 128],
+    "warp_m": [1, 2, 4],
+    "warp_n": [1, 2, 4],
+    "warp_tile_m": [16, 32],
+    "warp_tile_n": [16, 32],
+    "warp_tile_k": [2, 4, 8, 16, 32],
     "wave_size": [64, 32],
-    "pipeline": ["mem", "compv3", "compv4", "basic"], "epilogue": ["default", "cshuffle"],
-    "async_dma": [True, False], "unroll_k": [True, False],
-    "lds_k_pad": [0, 4, 8, 16], "lds_layout_pad": [0, 8], "lds_layout_xor": [0, 1, 4],
-    "vector_size_a": [1, 2, 4, 8], "vector_size_b": [1, 2, 4, 8], "vector_size_c": [1, 2, 4, 8],
-    "chiplet_swizzle": [True, False], "chiplet_wgm": [1, 2, 4, 8], "chiplet_num_xcds": [1, 2, 8],
-    "chiplet_chunk_size": [1, 4, 32, 64], "waves_per_eu": [1, 2, 4],
-    "bias": [0, 1, -3, 7], "scale": [1, 2, -1, 3], "relu": [True, False],
-    "clamp_min": [0, -5, 1], "clamp_max": [0, 6, 100],
-    "lds_k_outer": [True, False, "auto"], "split_k": [-1, 0, 1, 2, 3, 4, 8],
+    "pipeline": ["mem", "compv3", "compv4", "basic"],
+    "epilogue": ["default", "cshuffle"],
+    "async_dma": [True, False],
+    "unroll_k": [True, False],
+    "lds_k_pad": [0, 4, 8, 16],
+    "lds_layout_pad": [0, 8],
+    "lds_layout_xor": [0, 1, 4],
+    "vector_size_a": [1, 2, 4, 8],
+    "vector_size_b": [1, 2, 4, 8],
+    "vector_size_c": [1, 2, 4, 8],
+    "chiplet_swizzle": [True, False],
+    "chiplet_wgm": [1, 2, 4, 8],
+    "chiplet_num_xcds": [1, 2, 8],
+    "chiplet_chunk_size": [1, 4, 32, 64],
+    "waves_per_eu": [1, 2, 4],
+    "bias": [0, 1, -3, 7],
+    "scale": [1, 2, -1, 3],
+    "relu": [True, False],
+    "clamp_min": [0, -5, 1],
+    "clamp_max": [0, 6, 100],
+    "lds_k_outer": [True, False, "auto"],
+    "split_k": [-1, 0, 1, 2, 3, 4, 8],
     "cshuffle_no_alias": [True, False],
 }
 FAMILY_SKIP = {
@@ -160,8 +201,7 @@ COMBOS = [
     {"dtype_a": "bf16", "dtype_b": "bf16"},
     {"dtype_a": "fp32", "dtype_b": "fp32", "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 4},
     {"dtype_a": "fp32", "dtype_b": "fp32", "warp_tile_m": 32, "warp_tile_n": 32, "warp_tile_k": 2},
-    {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_m": 16, "warp_tile_n": 16,
-     "warp_tile_k": 4},
+    {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 4},
     {"warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 16},
     {"warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32},
     {"warp_tile_m": 32, "warp_tile_n": 32, "warp_tile_k": 8},
@@ -296,9 +336,11 @@ def main() -> int:
             files = args.files or sorted(ROOT.glob("parity_configs/*/*.toml"))
         same, differ, counts, t_c, t_py = compare(driver, files, args.mode)
         rejected = sum(v for k, v in counts.items() if k.startswith("R:"))
-        print(f"{same}/{same + differ} identical (C {t_c:.2f}s incl. process, Python {t_py:.2f}s); "
-              f"emitted {counts.get('EMITTED', 0)}, rejected {rejected}"
-              + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k.startswith("X:")))
+        print(
+            f"{same}/{same + differ} identical (C {t_c:.2f}s incl. process, Python {t_py:.2f}s); "
+            f"emitted {counts.get('EMITTED', 0)}, rejected {rejected}"
+            + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k.startswith("X:"))
+        )
     return 1 if differ else 0
 
 

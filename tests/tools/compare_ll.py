@@ -6,8 +6,9 @@ flavors.
     python3 tests/tools/compare_ll.py --time [--repeat N] FILE     (C vs Python, end to end)
 
 The records and both sides are tests/tools/compare_ir.py's (rocke_c/tests/build_driver.c via
-rocke_emit; rocke_py.engine.emit.emit); this tool only loops over the flavors. An engine failure (X) on either side counts as a
-difference. Exit 1 on any difference."""
+rocke_emit; rocke_py.engine.emit.emit); this tool only loops over the flavors. An engine failure
+(X) on either side counts as a difference. Exit 1 on any difference."""
+
 from __future__ import annotations
 
 import argparse
@@ -66,13 +67,14 @@ def time_one(driver: Path, path: Path, repeat: int) -> None:
     runs = []
     for n in (1, repeat + 1):
         t0 = time.perf_counter()
-        subprocess.run([str(driver), "--repeat", str(n), "ll", "llvm22", str(path)],
-                       capture_output=True, check=True)
+        subprocess.run([str(driver), "--repeat", str(n), "ll", "llvm22", str(path)], capture_output=True, check=True)
         runs.append(time.perf_counter() - t0)
-    c_each = (runs[1] - runs[0]) / repeat          # the process start-up cancels out
+    c_each = (runs[1] - runs[0]) / repeat  # the process start-up cancels out
     lines = text.count(b"\n")
-    print(f"{path.name}: {lines} lines; Python {best_py * 1000:.1f} ms, C {c_each * 1000:.2f} ms "
-          f"per emit: C is {best_py / c_each:.0f}x faster")
+    print(
+        f"{path.name}: {lines} lines; Python {best_py * 1000:.1f} ms, C {c_each * 1000:.2f} ms "
+        f"per emit: C is {best_py / c_each:.0f}x faster"
+    )
 
 
 def main() -> int:
@@ -97,9 +99,11 @@ def main() -> int:
             bad += differ
             emitted = counts.get("EMITTED", 0)
             failed = sum(n for k, n in counts.items() if k.startswith("X:"))
-            print(f"{flavor}: {same} identical, {differ} differ of {len(files)} ({emitted} emitted, "
-                  f"{len(files) - emitted - failed} rejected, {failed} engine failures); "
-                  f"C {t_c:.2f} s, Python {t_py:.2f} s")
+            print(
+                f"{flavor}: {same} identical, {differ} differ of {len(files)} ({emitted} emitted, "
+                f"{len(files) - emitted - failed} rejected, {failed} engine failures); "
+                f"C {t_c:.2f} s, Python {t_py:.2f} s"
+            )
         return 1 if bad else 0
 
 

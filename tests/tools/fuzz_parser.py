@@ -13,6 +13,7 @@ message or text bytes) or the sanitized driver says anything. Deterministic for 
 
 --keep DIR writes the divergent/failing cases there. Exit status 1 on any finding.
 tests/parity/test_bad_configs_parity.py runs a small fixed-seed smoke of this (run_fuzz)."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,33 +30,183 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from sanitized_driver import build_driver, python_record, run_batches  # noqa: E402
 
-BASELINE = (b'[parity]\ndescription = "fuzz seed"\nexpect = "emit"\n\n[target]\narch = "gfx950"\n\n'
-            b"[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\nY = 3\nX = 3\npH = 1\npW = 1\n\n"
-            b'[spec]\nfamily = "wgrad"\nlds_k_outer = "auto"   # deduced\nsplit_k = 1\n')
+BASELINE = (
+    b'[parity]\ndescription = "fuzz seed"\nexpect = "emit"\n\n[target]\narch = "gfx950"\n\n'
+    b"[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\nY = 3\nX = 3\npH = 1\npW = 1\n\n"
+    b'[spec]\nfamily = "wgrad"\nlds_k_outer = "auto"   # deduced\nsplit_k = 1\n'
+)
 
 TOKENS = [
-    b"[", b"]", b"[[", b"]]", b"=", b"==", b'"', b'""', b'"""', b"'", b"\\", b'\\"', b"\\n",
-    b"\\u0041", b"\\x", b"#", b" # c", b"\n", b"\r\n", b"\r", b"\t", b" ", b"  ", b".", b",",
-    b"{", b"}", b"{ a = 1 }", b"[1, 2]", b"[spec]", b"[parity]", b"[target]", b"[problem]",
-    b"[bogus]", b"[ spec ]", b"true", b"false", b"True", b"-", b"+", b"0", b"00", b"-0", b"+1",
-    b"1.5", b"1e3", b"0x10", b"0o7", b"1_000", b"inf", b"nan", b"2147483647", b"2147483648",
-    b"-2147483648", b"-2147483649", b"9" * 40, b"65536", b"65537", b"\"auto\"", b"\"fp16\"",
-    b"\"gfx942\"", b"\"dgrad\"", b"\"fwd\"", b"\"cshuffle\"", b"\"compv4\"", b"k" * 65,
-    b"\x00", b"\x01", b"\x1f", b"\x7f", b"\xff", b"\xfe", b"\x80", b"\xc0\x80", b"\xc0\xaf",
-    b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf5", b"\xe2\x82", b"\xef\xbb\xbf",
-    "é".encode(), "\u2028".encode(), "\u0085".encode(), "\U0001F600".encode(),
+    b"[",
+    b"]",
+    b"[[",
+    b"]]",
+    b"=",
+    b"==",
+    b'"',
+    b'""',
+    b'"""',
+    b"'",
+    b"\\",
+    b'\\"',
+    b"\\n",
+    b"\\u0041",
+    b"\\x",
+    b"#",
+    b" # c",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"\t",
+    b" ",
+    b"  ",
+    b".",
+    b",",
+    b"{",
+    b"}",
+    b"{ a = 1 }",
+    b"[1, 2]",
+    b"[spec]",
+    b"[parity]",
+    b"[target]",
+    b"[problem]",
+    b"[bogus]",
+    b"[ spec ]",
+    b"true",
+    b"false",
+    b"True",
+    b"-",
+    b"+",
+    b"0",
+    b"00",
+    b"-0",
+    b"+1",
+    b"1.5",
+    b"1e3",
+    b"0x10",
+    b"0o7",
+    b"1_000",
+    b"inf",
+    b"nan",
+    b"2147483647",
+    b"2147483648",
+    b"-2147483648",
+    b"-2147483649",
+    b"9" * 40,
+    b"65536",
+    b"65537",
+    b'"auto"',
+    b'"fp16"',
+    b'"gfx942"',
+    b'"dgrad"',
+    b'"fwd"',
+    b'"cshuffle"',
+    b'"compv4"',
+    b"k" * 65,
+    b"\x00",
+    b"\x01",
+    b"\x1f",
+    b"\x7f",
+    b"\xff",
+    b"\xfe",
+    b"\x80",
+    b"\xc0\x80",
+    b"\xc0\xaf",
+    b"\xe0\x80\xaf",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+    b"\xf5",
+    b"\xe2\x82",
+    b"\xef\xbb\xbf",
+    "é".encode(),
+    "\u2028".encode(),
+    "\u0085".encode(),
+    "\U0001f600".encode(),
 ]
-KEYS = [b"arch", b"N", b"Hi", b"Wi", b"C", b"K", b"Y", b"X", b"sH", b"sW", b"pH", b"pW", b"dH",
-        b"dW", b"groups", b"Di", b"Z", b"sD", b"pD", b"dD", b"family", b"name", b"dtype_a",
-        b"dtype_d", b"tile_m", b"tile_k", b"warp_m", b"warp_tile_k", b"wave_size", b"pipeline",
-        b"epilogue", b"async_dma", b"unroll_k", b"lds_k_pad", b"lds_layout_xor",
-        b"vector_size_c", b"chiplet_swizzle", b"bias", b"clamp_min", b"clamp_max",
-        b"lds_k_outer", b"split_k", b"two_stage", b"group_merge", b"num_load_waves",
-        b"cshuffle_no_alias", b"bogus"]
-VALUES = [b"0", b"1", b"-1", b"2", b"3", b"4", b"8", b"16", b"32", b"64", b"128", b"256",
-          b"1024", b"65536", b"65537", b"2147483647", b"-2147483648", b"true", b"false",
-          b'"auto"', b'"fp32"', b'"bf16"', b'"f16"', b'"int8"', b'"x"', b'""', b'"gfx1151"',
-          b'"gfx1250"', b'"mem"', b'"basic"', b'"wavelet"', b'"cshuffle"', b'"a\\tb"']
+KEYS = [
+    b"arch",
+    b"N",
+    b"Hi",
+    b"Wi",
+    b"C",
+    b"K",
+    b"Y",
+    b"X",
+    b"sH",
+    b"sW",
+    b"pH",
+    b"pW",
+    b"dH",
+    b"dW",
+    b"groups",
+    b"Di",
+    b"Z",
+    b"sD",
+    b"pD",
+    b"dD",
+    b"family",
+    b"name",
+    b"dtype_a",
+    b"dtype_d",
+    b"tile_m",
+    b"tile_k",
+    b"warp_m",
+    b"warp_tile_k",
+    b"wave_size",
+    b"pipeline",
+    b"epilogue",
+    b"async_dma",
+    b"unroll_k",
+    b"lds_k_pad",
+    b"lds_layout_xor",
+    b"vector_size_c",
+    b"chiplet_swizzle",
+    b"bias",
+    b"clamp_min",
+    b"clamp_max",
+    b"lds_k_outer",
+    b"split_k",
+    b"two_stage",
+    b"group_merge",
+    b"num_load_waves",
+    b"cshuffle_no_alias",
+    b"bogus",
+]
+VALUES = [
+    b"0",
+    b"1",
+    b"-1",
+    b"2",
+    b"3",
+    b"4",
+    b"8",
+    b"16",
+    b"32",
+    b"64",
+    b"128",
+    b"256",
+    b"1024",
+    b"65536",
+    b"65537",
+    b"2147483647",
+    b"-2147483648",
+    b"true",
+    b"false",
+    b'"auto"',
+    b'"fp32"',
+    b'"bf16"',
+    b'"f16"',
+    b'"int8"',
+    b'"x"',
+    b'""',
+    b'"gfx1151"',
+    b'"gfx1250"',
+    b'"mem"',
+    b'"basic"',
+    b'"wavelet"',
+    b'"cshuffle"',
+    b'"a\\tb"',
+]
 
 
 def seeds() -> list[bytes]:
@@ -71,38 +222,38 @@ def _lines(data: bytes) -> list[bytes]:
 
 def mutate(rng: random.Random, data: bytes) -> bytes:
     op = rng.randrange(11)
-    if op == 0 and data:                      # flip one bit
+    if op == 0 and data:  # flip one bit
         i = rng.randrange(len(data))
-        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
-    if op == 1 and data:                      # replace one byte
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :]
+    if op == 1 and data:  # replace one byte
         i = rng.randrange(len(data))
-        return data[:i] + bytes([rng.randrange(256)]) + data[i + 1:]
-    if op == 2:                               # truncate
-        return data[:rng.randrange(len(data) + 1)]
+        return data[:i] + bytes([rng.randrange(256)]) + data[i + 1 :]
+    if op == 2:  # truncate
+        return data[: rng.randrange(len(data) + 1)]
     lines = _lines(data)
-    if op == 3:                               # duplicate a line
+    if op == 3:  # duplicate a line
         i = rng.randrange(len(lines))
         lines.insert(rng.randrange(len(lines) + 1), lines[i])
         return b"\n".join(lines)
-    if op == 4 and len(lines) > 1:            # delete a line
+    if op == 4 and len(lines) > 1:  # delete a line
         del lines[rng.randrange(len(lines))]
         return b"\n".join(lines)
-    if op == 5 and len(lines) > 1:            # swap two lines
+    if op == 5 and len(lines) > 1:  # swap two lines
         i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
         lines[i], lines[j] = lines[j], lines[i]
         return b"\n".join(lines)
-    if op == 6:                               # set a key (maybe in the wrong table)
+    if op == 6:  # set a key (maybe in the wrong table)
         i = rng.randrange(len(lines) + 1)
         lines.insert(i, rng.choice(KEYS) + b" = " + rng.choice(VALUES))
         return b"\n".join(lines)
-    if op == 7:                               # replace the value of a key line
+    if op == 7:  # replace the value of a key line
         cands = [i for i, line in enumerate(lines) if b"=" in line and not line.startswith(b"[")]
         if cands:
             i = rng.choice(cands)
             key = lines[i].split(b"=", 1)[0]
             lines[i] = key + b"= " + rng.choice(VALUES + TOKENS)
             return b"\n".join(lines)
-    if op == 8:                               # CRLF some or all lines
+    if op == 8:  # CRLF some or all lines
         if rng.random() < 0.5:
             return data.replace(b"\n", b"\r\n")
         i = rng.randrange(len(lines))
@@ -138,12 +289,15 @@ class FuzzStats:
 
     def summary(self) -> str:
         top = ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items(), key=lambda kv: -kv[1]))
-        return (f"{self.cases} cases: {self.identical} identical, {len(self.divergent)} divergent, "
-                f"{len(self.sanitizer)} sanitizer/crash; outcomes: {top}")
+        return (
+            f"{self.cases} cases: {self.identical} identical, {len(self.divergent)} divergent, "
+            f"{len(self.sanitizer)} sanitizer/crash; outcomes: {top}"
+        )
 
 
-def run_fuzz(count: int, seed: int, driver: Path, workdir: Path, mode: str = "spec",
-             keep: Path | None = None) -> FuzzStats:
+def run_fuzz(
+    count: int, seed: int, driver: Path, workdir: Path, mode: str = "spec", keep: Path | None = None
+) -> FuzzStats:
     cases = make_cases(count, seed)
     files = []
     for n, data in enumerate(cases):
@@ -163,8 +317,7 @@ def run_fuzz(count: int, seed: int, driver: Path, workdir: Path, mode: str = "sp
         if py == c:
             stats.identical += 1
         else:
-            stats.divergent.append((n, f"py: {py[0]} {py[1]} {py[2][:200]!r}\n    c: "
-                                       f"{c[0]} {c[1]} {c[2][:200]!r}"))
+            stats.divergent.append((n, f"py: {py[0]} {py[1]} {py[2][:200]!r}\n    c: {c[0]} {c[1]} {c[2][:200]!r}"))
     if keep is not None and not stats.ok():
         keep.mkdir(parents=True, exist_ok=True)
         for n, _ in stats.divergent + stats.sanitizer:

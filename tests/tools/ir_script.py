@@ -39,6 +39,7 @@ PATH is @i[.r.i]...: op i of @entry, then region r of that op and op i of that r
 `value` makes a Value no op defines (NAME with its '%'); t_* edit the kernel in place, to
 reach the verifier rules a well-behaved builder never breaks.
 """
+
 from __future__ import annotations
 
 import re
@@ -65,6 +66,7 @@ class ScriptError(Exception):
 
 
 # ---- lexing: a cursor over one line ----
+
 
 class Cursor:
     def __init__(self, text: str) -> None:
@@ -96,7 +98,7 @@ class Cursor:
             elif c == ">" and depth > 0:
                 depth -= 1
             self.pos += 1
-        return self.text[start:self.pos] if self.pos > start else None
+        return self.text[start : self.pos] if self.pos > start else None
 
     def need(self) -> str:
         tok = self.token()
@@ -135,7 +137,7 @@ def scan_word(cur: Cursor, stops: str) -> str:
     start = cur.pos
     while cur.pos < len(cur.text) and cur.text[cur.pos] not in stops:
         cur.pos += 1
-    return cur.text[start:cur.pos]
+    return cur.text[start : cur.pos]
 
 
 def parse_string(cur: Cursor) -> str:
@@ -149,9 +151,9 @@ def parse_string(cur: Cursor) -> str:
         if c == '"':
             return "".join(out)
         if c == "\\":
-            e = cur.text[cur.pos:cur.pos + 1]
+            e = cur.text[cur.pos : cur.pos + 1]
             cur.pos += 1
-            if e not in ('\\', '"', 'n', 't'):
+            if e not in ("\\", '"', "n", "t"):
                 raise ScriptError("bad escape")
             out.append({"\\": "\\", '"': '"', "n": "\n", "t": "\t"}[e])
         else:
@@ -169,7 +171,7 @@ def parse_map(cur: Cursor) -> dict[str, Any]:
         start = cur.pos
         while cur.pos < len(cur.text) and cur.text[cur.pos] in KEY_CHARS:
             cur.pos += 1
-        key = cur.text[start:cur.pos]
+        key = cur.text[start : cur.pos]
         if not key:
             raise ScriptError("bad key")
         cur.expect("=")
@@ -200,7 +202,7 @@ def parse_list(cur: Cursor) -> list[Any]:
 
 def parse_tagged(cur: Cursor) -> Any:
     cur.skip()
-    rest = cur.text[cur.pos:]
+    rest = cur.text[cur.pos :]
     if rest.startswith("{"):
         return parse_map(cur)
     if rest.startswith("l:["):
@@ -240,6 +242,7 @@ def map_rest(cur: Cursor) -> dict[str, Any]:
 
 
 # ---- the interpreter ----
+
 
 class Script:
     def __init__(self) -> None:
@@ -467,8 +470,9 @@ class Script:
             operands = self.values(cur)
             attrs = map_rest(cur)
             if cmd == "op":
-                self.bind(lhs, b.op(name, operands, None if hint == "-" else hint,
-                                    None if type_ == "-" else type_, attrs))
+                self.bind(
+                    lhs, b.op(name, operands, None if hint == "-" else hint, None if type_ == "-" else type_, attrs)
+                )
             else:
                 self.bind(lhs, b.value_op(name, operands, hint, type_, attrs))
         elif cmd.startswith("t_"):

@@ -18,6 +18,7 @@ lowering's own checks.
     python3 tests/tools/ll_script.py SCRIPT...       prints each script's output
     python3 tests/tools/ll_script.py --time N SCRIPT  times N lowerings (gfx950 llvm22)
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,6 +31,7 @@ for p in (str(ROOT), str(ROOT / "tests" / "tools")):
         sys.path.insert(0, p)
 
 from ir_script import Script, ScriptError, statement  # noqa: E402
+
 from rocke_py.engine.lower_ll import lower_kernel  # noqa: E402
 from rocke_py.engine.result import EngineFailure  # noqa: E402
 from rocke_py.engine.verify import verify_kernel  # noqa: E402
@@ -90,7 +92,7 @@ def targets(text: str) -> list[tuple[str, str]]:
     for line in text.split("\n"):
         if line.startswith(TARGETS_TAG):
             pairs = []
-            for word in line[len(TARGETS_TAG):].split():
+            for word in line[len(TARGETS_TAG) :].split():
                 arch, _, flavor = word.partition(":")
                 pairs.append((arch, flavor))
             return pairs
