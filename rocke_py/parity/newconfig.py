@@ -64,7 +64,7 @@ from rocke_py.parity.configs import (
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec
 from rocke_py.parity.gate import Job, UsageError, build_jobs
 from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem
-from rocke_py.parity.state import state_dir
+from rocke_py.parity.state import file_lock, state_dir
 
 _HEADER_RE = re.compile(r"^[ \t]*\[[ \t]*([A-Za-z0-9_-]+)[ \t]*\][ \t]*(?:#.*)?$")
 _KEY_RE = re.compile(r"^([ \t]*)([A-Za-z0-9_-]+)([ \t]*=[ \t]*)(.*)$")
@@ -469,16 +469,12 @@ def next_number(numbers: list[int], family: str, reject: bool) -> int:
 def _new_lock(root: Path) -> Iterator[None]:
     """Serialises the number choice and the write of concurrent ``new`` runs (released if one dies)."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401 - only to know whether the platform has flock
     except ImportError:  # no flock here: the hard link alone still never replaces a file
         yield
         return
-    with open(state_dir(root) / "new.lock", "a+b") as f:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    with file_lock(state_dir(root) / "new.lock", timeout=None):
+        yield
 
 
 @dataclass(frozen=True)

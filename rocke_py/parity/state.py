@@ -56,9 +56,10 @@ class LockTimeout(OSError):
 
 
 class file_lock:
-    """An exclusive advisory lock (``fcntl.flock``) on ``path``, waiting up to ``timeout`` seconds."""
+    """An exclusive advisory lock (``fcntl.flock``) on ``path``, waiting up to ``timeout`` seconds
+    (``None``: as long as it takes)."""
 
-    def __init__(self, path: Path, timeout: float = 600.0) -> None:
+    def __init__(self, path: Path, timeout: float | None = 600.0) -> None:
         self.path = path
         self.timeout = timeout
         self.fd: int | None = None
@@ -69,6 +70,10 @@ class file_lock:
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        if self.timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self.fd = fd
+            return self
         end = time.monotonic() + self.timeout
         while True:
             try:
