@@ -17,6 +17,7 @@ from typing import Protocol
 
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
+from rocke_py.parity import lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (
@@ -434,17 +435,25 @@ def run_gate(
 ) -> GateRun:
     t0 = time.monotonic()
     check_names(sel)
-    disc = discover(root)
-    run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc)
-    configs, gaps = load_inputs(run)
-    if configs:
-        jobs, results = run_jobs(run, configs, engines, workers, progress)
-        matched = judge_all(run, results, configs, gaps)
-        if sel.full:
-            check_unmatched_gaps(run, gaps, matched)
-            check_stale_golden(run, jobs)
-        # a config edited while its jobs ran: the verdicts are for the bytes read at the start
-        run.problems.extend(changed_during_run(configs, root))
+    # the workers load the engines while this process reads the configs, the gaps and the manifest
+    size = workers or os.cpu_count() or 1
+    if sel.configs:  # a named selection has at most 1 + 1 + 3 jobs a config: no idle workers
+        size = min(size, len(sel.configs) * (len(FLAVORLESS_MODES) + len(FLAVORS)))
+    pool = Pool(engines, size, timeout).launch()
+    try:
+        disc = discover(root)
+        run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc)
+        configs, gaps = load_inputs(run)
+        if configs:
+            jobs, results = run_jobs(run, pool, configs, progress)
+            matched = judge_all(run, results, configs, gaps)
+            if sel.full:
+                check_unmatched_gaps(run, gaps, matched)
+                check_stale_golden(run, jobs)
+            # a config edited while its jobs ran: the verdicts are for the bytes read at the start
+            run.problems.extend(changed_during_run(configs, root))
+    finally:
+        pool.close()
     run.wall_seconds = time.monotonic() - t0
     return run
 
@@ -470,41 +479,61 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
 
 
 def run_jobs(
-    run: GateRun, configs: list[Config], engines: EngineSpec, workers: int | None, progress: Progress | None
+    run: GateRun, pool: Pool, configs: list[Config], progress: Progress | None
 ) -> tuple[list[Job], list[JobResult[Job]]]:
     """Every job of the selection through the worker pool (both engines, twice)."""
     sel = run.selection
     run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
-    most = len(configs) * (len(FLAVORLESS_MODES) + len(run.flavors))  # an upper bound on the number of jobs
     try:
-        pool = Pool(engines, min(workers or os.cpu_count() or 1, most), run.timeout).start()
+        pool.wait_ready()
     except EngineLoadError as e:
         run.problems.append(str(e))
         return [], []
+    assert pool.info is not None
+    run.info = pool.info
+    run.modes, notes = run_modes(pool.info, sel)
+    run.notes.extend(notes)
+    check_coverage(run, pool.info, run.manifest if run.golden_ok else None)
+    jobs = build_jobs(configs, run.modes, run.flavors)
+    by_id = {c.id: c for c in configs}
+    items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
+    order = costliest_first(job_costs(run, jobs))
+    if progress is not None:
+        progress.start(len(items))
     try:
-        assert pool.info is not None
-        run.info = pool.info
-        run.modes, notes = run_modes(pool.info, sel)
-        run.notes.extend(notes)
-        check_coverage(run, pool.info, run.manifest if run.golden_ok else None)
-        jobs = build_jobs(configs, run.modes, run.flavors)
-        by_id = {c.id: c for c in configs}
-        items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
-        if progress is not None:
-            progress.start(len(items))
-        try:
-            results = pool.run(items, (lambda r: progress.advance(r.item.key.label())) if progress else None)
-        except EngineLoadError as e:
-            run.problems.append(str(e))
-            results = []
-        finally:
-            if progress is not None:
-                progress.close()
-        if pool.replaced:
-            run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
+        results = pool.run(items, (lambda r: progress.advance(r.item.key.label())) if progress else None, order)
+    except EngineLoadError as e:
+        run.problems.append(str(e))
+        results = []
     finally:
-        pool.close()
+        if progress is not None:
+            progress.close()
+    if pool.replaced:
+        run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
     return jobs, results
+
+
+def job_costs(run: GateRun, jobs: list[Job]) -> list[float]:
+    """Each job's expected cost: its seconds in the last run that ran it, else an estimate from the
+    size of its golden output (bytes times the median seconds per byte of the timed jobs; a
+    rejection or an unknown job costs the least timed job)."""
+    seconds = lastrun.job_seconds(lastrun.load(run.root))
+    manifest = run.manifest if run.golden_ok else None
+
+    def golden_bytes(j: Job) -> int:
+        entry = manifest.get(j.config, j.key) if manifest is not None else None
+        return entry.bytes if entry is not None and entry.emits else 0
+
+    timed = [(seconds[(j.config, j.key)], golden_bytes(j)) for j in jobs if (j.config, j.key) in seconds]
+    per_byte = sorted(s / b for s, b in timed if b > 0)
+    rate = per_byte[len(per_byte) // 2] if per_byte else 1.0
+    floor = min((s for s, _ in timed), default=0.0)
+    return [seconds.get((j.config, j.key)) or max(golden_bytes(j) * rate, floor) for j in jobs]
+
+
+def costliest_first(costs: list[float]) -> list[int]:
+    """Job indexes by cost, highest first (stable: equal costs keep the jobs' order)."""
+    return sorted(range(len(costs)), key=lambda i: -costs[i])
 
 
 def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config], gaps: KnownGaps) -> set[int]:
