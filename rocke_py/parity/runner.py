@@ -211,7 +211,11 @@ class JobResult(Generic[K]):
     py_text: str | None = None  # first run's emitted text
     c_text: str | None = None
     death: Death | None = None
-    seconds: float = 0.0  # the four engine calls, measured in the worker (the job's cost, for scheduling)
+
+    @property
+    def seconds(self) -> float:
+        """The engine calls' time, measured in the worker (the job's cost, for scheduling)."""
+        return sum(r.seconds for r in (*self.py, *self.c))
 
     def runs(self, side: str) -> tuple[EngineRun, ...]:
         return self.py if side == "py" else self.c
@@ -258,7 +262,6 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
         seq.value = job_seq
         runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
         texts: dict[str, str | None] = {"py": None, "c": None}
-        started = time.perf_counter()
         for code, side in _ORDER:
             phase.value = code
             run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
@@ -266,14 +269,13 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
                 texts[side] = text
             runs[side].append(run)
         phase.value = 0
-        seconds = time.perf_counter() - started
         c_text = texts["c"]
         if c_text is not None and c_text == texts["py"]:
             c_text = None  # same text: the parent reuses the py text (saves a copy over the pipe)
             same = True
         else:
             same = False
-        conn.send(("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), texts["py"], c_text, same, seconds))
+        conn.send(("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), texts["py"], c_text, same))
 
 
 # ----------------------------------------------------------------------------- parent side
@@ -564,8 +566,8 @@ class Pool:
                     continue
                 if msg[0] != "result" or msg[1] != w.job:
                     raise RuntimeError(f"worker protocol error: {msg[:2]!r} while running job {w.job}")
-                _, i, py_runs, c_runs, py_text, c_text, same, seconds = msg
-                finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text, None, seconds))
+                _, i, py_runs, c_runs, py_text, c_text, same = msg
+                finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text))
                 w.job = None
             now = time.monotonic()
             for w in list(self._workers):
