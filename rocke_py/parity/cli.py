@@ -75,6 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gate", help="the byte-identity gate: every config, both engines; exit 1 on any failure")
     _selection_options(g, with_reports=True)
+    g.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only jobs whose '<config id> <job key>' contains PATTERN, or matches it as a glob (repeatable: any)",
+    )
+    g.add_argument(
+        "--lf", "--last-failed", dest="last_failed", action="store_true", help="only the jobs that failed last time"
+    )
+    g.add_argument(
+        "--ff", "--failed-first", dest="failed_first", action="store_true", help="the jobs that failed last time first"
+    )
+    g.add_argument("--maxfail", type=int, metavar="N", help="stop handing out jobs after N failing ones")
+    g.add_argument("-x", "--exitfirst", action="store_true", help="--maxfail 1")
     _common(g)
 
     d = sub.add_parser("diff", help="why do the engines disagree on this config?")
@@ -178,8 +194,30 @@ def _selection(args: argparse.Namespace) -> Selection:
     return Selection(fams, tuple(args.config), modes, flavors)
 
 
+def _last_failed(args: argparse.Namespace, root: Path) -> tuple[frozenset[tuple[str, str]] | None, frozenset]:
+    """(--last-failed's job set or None, --failed-first's job set), from the last run's record."""
+    want_only = getattr(args, "last_failed", False)
+    if not want_only and not getattr(args, "failed_first", False):
+        return None, frozenset()
+    failed = lastrun.failed_jobs(lastrun.load(root))
+    if want_only and not failed:
+        print("note: no job failed in the last run: --last-failed runs everything", file=sys.stderr)
+        return None, failed
+    return (failed if want_only else None), failed
+
+
+def _maxfail(args: argparse.Namespace) -> int | None:
+    n = 1 if getattr(args, "exitfirst", False) else getattr(args, "maxfail", None)
+    if n is not None and n < 1:
+        raise UsageError("--maxfail needs a positive number")
+    return n
+
+
 def _run(args: argparse.Namespace, record: bool = True) -> GateRun:
-    run = run_gate(_root(args), _selection(args), _engines(args), args.jobs, args.timeout, make_progress())
+    root = _root(args)
+    only, first = _last_failed(args, root)
+    sel = dataclasses.replace(_selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only)
+    run = run_gate(root, sel, _engines(args), args.jobs, args.timeout, make_progress(), first, _maxfail(args))
     if record:
         _record(run, run.verdicts)
     return run

@@ -69,6 +69,16 @@ def job_seconds(configs: dict[str, dict]) -> dict[tuple[str, str], float]:
     return out
 
 
+def failed_jobs(configs: dict[str, dict]) -> frozenset[tuple[str, str]]:
+    """(config id, job key) of every job that failed in the last run that ran it (from :func:`load`)."""
+    out = set()
+    for cfg_id, entry in configs.items():
+        jobs = entry.get("jobs") if isinstance(entry, dict) else None
+        if isinstance(jobs, dict):
+            out.update((cfg_id, key) for key, job in jobs.items() if isinstance(job, dict) and not job.get("passed"))
+    return frozenset(out)
+
+
 def summary(entry: dict | None, current_sha: str) -> str:
     """One cell for ``list``: ``IDENTICAL`` (all jobs), or ``FAIL spec:DIFFER ...``; ``-`` if never run."""
     if not entry or not isinstance(entry.get("jobs"), dict) or not entry["jobs"]:

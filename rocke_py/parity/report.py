@@ -14,6 +14,7 @@ from rocke_py.parity.compare import Status
 from rocke_py.parity.engines import EngineRun
 from rocke_py.parity.fileio import write_output
 from rocke_py.parity.gate import GateRun, Verdict
+from rocke_py.parity.groups import group_failures
 from rocke_py.parity.runner import JobResult
 
 JSON_SCHEMA = "rocke-parity.report/v1"
@@ -74,6 +75,13 @@ def failure_line(v: Verdict) -> str:
     return f"FAIL {v.status.value} {v.job.config} {v.job.mode} {v.job.flavor}: {_short(v.reason)}"
 
 
+def _jobs_list(verdicts: tuple[Verdict, ...], limit: int = 8) -> str:
+    """``wgrad/11-x ll.llvm20, ...``: the jobs of a group, the first ``limit`` of them named."""
+    names = [f"{v.job.config} {v.job.key}" for v in verdicts[:limit]]
+    more = f", and {len(verdicts) - limit} more" if len(verdicts) > limit else ""
+    return ", ".join(names) + more
+
+
 def _detail(res: JobResult) -> str:
     if res.death is not None and res.death.detail:
         return res.death.detail
@@ -109,12 +117,15 @@ def summary_table(run: GateRun) -> list[str]:
 
 def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
     p = lambda s="": print(s, file=out)  # noqa: E731
-    for v in run.failures:
+    for group in group_failures(run.failures):
+        v = group.first
         p(failure_line(v))
         detail = _detail(v.result)
         if detail and v.status in (Status.CRASH, Status.TIMEOUT):
             for ln in detail.splitlines()[:_DETAIL_LINES]:
                 p(f"    | {ln}")
+        if len(group.verdicts) > 1:
+            p(f"    + {len(group.verdicts) - 1} more job(s) with the same cause: {_jobs_list(group.verdicts[1:])}")
     explain = [v for v in run.failures if v.status not in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
     if explain:
         v = explain[0]

@@ -459,16 +459,19 @@ class Pool:
         items: Sequence[WorkItem[K]],
         on_result: Callable[[JobResult[K]], None] | None = None,
         order: Sequence[int] | None = None,
+        stop: Callable[[JobResult[K]], bool] | None = None,
     ) -> list[JobResult[K]]:
         """Results in the order of ``items``; ``order`` is the order to hand them out in (default: as given).
 
         The gate hands out the costliest jobs first, so that no worker is left with a long job
-        at the end while the others are idle."""
+        at the end while the others are idle. When ``stop`` returns True for a result, no
+        further job is handed out; the jobs already running finish, and only the results of
+        the jobs that ran are returned (``--maxfail``)."""
         results: list[JobResult[K] | None] = [None] * len(items)
         if order is not None and sorted(order) != list(range(len(items))):
             raise ValueError("order must be a permutation of the items' indexes")
         try:
-            self._run(items, on_result, results, order)
+            self._run(items, on_result, results, order, stop)
         except BaseException as e:
             self.terminate()  # a signal (Interrupted) or a bug: no worker outlives the run
             if isinstance(e, Interrupted) and e.not_run is None:
@@ -482,6 +485,7 @@ class Pool:
         on_result: Callable[[JobResult[K]], None] | None,
         results: list[JobResult[K] | None],
         order: Sequence[int] | None,
+        stop: Callable[[JobResult[K]], bool] | None,
     ) -> None:
         pending: deque[int] = deque(order if order is not None else range(len(items)))
         done = 0
@@ -493,6 +497,9 @@ class Pool:
             done += 1
             if on_result is not None:
                 on_result(res)
+            if stop is not None and pending and stop(res):
+                done += len(pending)  # dropped: never handed out
+                pending.clear()
 
         def replace(w: _Worker) -> None:
             self._workers.remove(w)
