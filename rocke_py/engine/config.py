@@ -107,6 +107,16 @@ def bare_name_end(line: str, i: int) -> int:
     return i
 
 
+def name_end(line: str, i: int, lineno: int, missing: str) -> Union[int, Rejected]:
+    """The end of the table name or key starting at i; `missing` says what an empty one lacks."""
+    end = bare_name_end(line, i)
+    if end == i:
+        return syntax(lineno, missing)
+    if end - i > MAX_NAME:
+        return syntax(lineno, f"name longer than {MAX_NAME} characters")
+    return end
+
+
 def at_rest_ok(line: str, i: int) -> bool:
     """True if from i on there is only whitespace, then nothing or a comment."""
     i = skip_ws(line, i)
@@ -194,11 +204,9 @@ def parse_value(line: str, i: int, lineno: int, key: str) -> Union[tuple[Value, 
 def parse_header(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
     """A table header whose '[' is at i."""
     start = skip_ws(line, i + 1)
-    end = bare_name_end(line, start)
-    if end == start:
-        return syntax(lineno, "expected a table name after '['")
-    if end - start > MAX_NAME:
-        return syntax(lineno, f"name longer than {MAX_NAME} characters")
+    end = name_end(line, start, lineno, "expected a table name after '['")
+    if isinstance(end, Rejected):
+        return end
     name = line[start:end]
     i = skip_ws(line, end)
     if i == len(line) or line[i] != "]":
@@ -235,11 +243,9 @@ def add_entry(key: str, value: Value, lineno: int, state: _State) -> Optional[Re
 
 def parse_key_line(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
     """`key = value` with the key starting at i."""
-    end = bare_name_end(line, i)
-    if end == i:
-        return syntax(lineno, "expected a key, a table header or a comment")
-    if end - i > MAX_NAME:
-        return syntax(lineno, f"name longer than {MAX_NAME} characters")
+    end = name_end(line, i, lineno, "expected a key, a table header or a comment")
+    if isinstance(end, Rejected):
+        return end
     key = line[i:end]
     i = skip_ws(line, end)
     if i == len(line) or line[i] != "=":
