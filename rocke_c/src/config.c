@@ -163,14 +163,19 @@ static size_t rk_bare_name_end(const rk_line *line, size_t i)
     return i;
 }
 
-/* The end of the table name or key starting at i, in *end; `missing` says what an empty one lacks. */
-static int name_end(const rk_line *line, size_t i, const char *missing, size_t *end, rk_error *err)
+/* The table name or key starting at i (it ends at *end) and the index *at of the `sep` after
+ * it; `missing` says what an empty one lacks, `what` names it. */
+static int name_then(const rk_line *line, size_t i, const char *missing, const char *what, char sep, size_t *end,
+                     size_t *at, rk_error *err)
 {
     *end = rk_bare_name_end(line, i);
     if (*end == i)
         return rk_syntax(err, line->lineno, "%s", missing);
     if (*end - i > RK_MAX_NAME)
         return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    *at = rk_skip_ws(line, *end);
+    if (*at == line->n || line->p[*at] != sep)
+        return rk_syntax(err, line->lineno, "expected '%c' after %s '%.*s'", sep, what, (int)(*end - i), line->p + i);
     return 0;
 }
 
@@ -312,12 +317,9 @@ static int rk_parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk
     size_t start = rk_skip_ws(line, i + 1), end;
     int name_len, table;
     const char *name = line->p + start;
-    if (name_end(line, start, "expected a table name after '['", &end, err) != 0)
+    if (name_then(line, start, "expected a table name after '['", "table name", ']', &end, &i, err) != 0)
         return -1;
     name_len = (int)(end - start);
-    i = rk_skip_ws(line, end);
-    if (i == line->n || line->p[i] != ']')
-        return rk_syntax(err, line->lineno, "expected ']' after table name '%.*s'", name_len, name);
     if (!rk_at_rest_ok(line, i + 1))
         return rk_syntax(err, line->lineno, "unexpected text after table header [%.*s]", name_len, name);
     table = rk_str_index(name, end - start, rk_table_names);
@@ -386,17 +388,15 @@ static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_p
 /* `key = value` with the key starting at i. */
 static int rk_parse_key_line(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
 {
-    size_t end, next = 0;
+    size_t end, at, next = 0;
     const char *key;
     rk_value value;
-    if (name_end(line, i, "expected a key, a table header or a comment", &end, err) != 0)
+    if (name_then(line, i, "expected a key, a table header or a comment", "key", '=', &end, &at, err) != 0)
         return -1;
     key = rk_strndup(st->arena, line->p + i, end - i);
     if (!key)
         return rk_fail_internal(err, "out of memory");
-    i = rk_skip_ws(line, end);
-    if (i == line->n || line->p[i] != '=')
-        return rk_syntax(err, line->lineno, "expected '=' after key '%s'", key);
+    i = at;
     memset(&value, 0, sizeof value);
     if (rk_parse_value(line, rk_skip_ws(line, i + 1), key, st->arena, &value, &next, err) != 0)
         return -1;
