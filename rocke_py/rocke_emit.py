@@ -29,7 +29,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--mode", default="ll", help="spec, ir or ll (default ll)")
     parser.add_argument("--flavor", default="llvm22", help="llvm20, llvm22 or llvm23 (default llvm22)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the text here instead of stdout")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    if "--version" in argv:  # before CONFIG is required
+        print(version_line())
+        sys.exit(0)
     return parser.parse_args(argv)
+
+
+def version_line() -> str:
+    from rocke_py.parity.version import build_id, package_version
+
+    return f"rocke-emit {package_version()} (c engine {build_id('rocke_py.cbridge:emit')}, through the bridge)"
 
 
 def read_bounded(stream: BinaryIO) -> bytes:

@@ -35,7 +35,25 @@ def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+class _Version(argparse.Action):
+    """--version: the package version and the engines' build ids, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from rocke_py.parity.version import version_line
+
+        print(version_line(parser.prog.split()[0]))
+        parser.exit()
+
+
+def _version(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action=_Version, help="print the version and the engines' build ids, and exit")
+
+
 def _common(p: argparse.ArgumentParser) -> None:
+    _version(p)
     p.add_argument(
         "--root",
         metavar="DIR",
@@ -65,12 +83,18 @@ def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
             help="write one JSON record per job (- for standard output; the summary then goes to stderr)",
         )
         p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (- for standard output)")
+        p.add_argument(
+            "--json-full",
+            action="store_true",
+            help="every job's whole record in --json (default: passing jobs without repeats, reason and golden entry)",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="rocke-parity", description="Run the Python and C engines on the parity configs and compare them."
     )
+    _version(ap)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     g = sub.add_parser("gate", help="the byte-identity gate: every config, both engines; exit 1 on any failure")
@@ -253,7 +277,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     status = EXIT_OK if run.passed else EXIT_FAIL
     for opt, d in dests:
         try:
-            (write_json if opt == "--json" else write_junit)(run, d, opt)
+            if opt == "--json":
+                write_json(run, d, opt, args.json_full)
+            else:
+                write_junit(run, d, opt)
         except WriteError as e:
             print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
             status = EXIT_USAGE

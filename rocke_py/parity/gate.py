@@ -143,6 +143,7 @@ class GateRun:
     discovery: Discovery | None = None
     configs: tuple[Config, ...] = ()
     not_run: int = 0  # jobs --maxfail left out
+    engines: EngineSpec = EngineSpec()
 
     @property
     def passed(self) -> bool:
@@ -488,7 +489,7 @@ def run_gate(
     pool = Pool(engines, size, timeout).launch()
     try:
         disc = discover(root)
-        run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc)
+        run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
         configs, gaps = load_inputs(run)
         if configs:
             jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail)
