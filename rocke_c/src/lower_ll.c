@@ -1256,48 +1256,42 @@ static int rk_ll_lower_make_buffer_rsrc(rk_lowerer *lw, const rk_ir_op *op)
                       p, nbytes, word3);
 }
 
+/* The width row of a buffer load or store of type t, its declaration marked needed. */
+static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store)
+{
+    const rk_ll_width *width;
+    long long bytes = 0;
+    if (rk_ll_type_bytes(lw, t, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
+        return NULL;
+    /* "raw.ptr.buffer.load." or "raw.ptr.buffer.store." + suffix */
+    return rk_ll_need(lw, store ? width->store_key : width->load_key) ? NULL : width;
+}
+
 static int rk_ll_lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const rk_ir_value *r, *off, *res;
     const rk_ll_width *width;
     const char *raw;
-    long long bytes = 0;
-    if (rk_ll_shape(lw, op, 2, 1))
-        return -1;
-    r = &op->operands[0];
-    off = &op->operands[1];
-    res = &op->results[0];
-    if (rk_ll_type_bytes(lw, res->type, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
-        return -1;
-    if (rk_ll_need(lw, width->load_key))            /* "raw.ptr.buffer.load." + suffix */
+    if (rk_ll_shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
         return -1;
     raw = rk_ll_temp(lw, width->load_temp);         /* "bl" + suffix */
     if (rk_ll_emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
-                   width->suffix, r, off))
+                   width->suffix, &op->operands[0], &op->operands[1]))
         return -1;
-    return rk_ll_emit(lw, "$s = bitcast $s $s to $T", rk_ll_define(lw, res), width->type, raw, res->type);
+    return rk_ll_emit(lw, "$s = bitcast $s $s to $T", rk_ll_define(lw, &op->results[0]), width->type, raw,
+                      op->results[0].type);
 }
 
 static int rk_ll_lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const rk_ir_value *r, *off, *v;
     const rk_ll_width *width;
     const char *bits;
-    long long bytes = 0;
-    if (rk_ll_shape(lw, op, 3, 0))
-        return -1;
-    r = &op->operands[0];
-    off = &op->operands[1];
-    v = &op->operands[2];
-    if (rk_ll_type_bytes(lw, v->type, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
-        return -1;
-    if (rk_ll_need(lw, width->store_key))           /* "raw.ptr.buffer.store." + suffix */
+    if (rk_ll_shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
         return -1;
     bits = rk_ll_temp(lw, width->store_temp);       /* "bs" + suffix */
-    if (rk_ll_emit(lw, "$s = bitcast $t to $s", bits, v, width->type))
+    if (rk_ll_emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
         return -1;
     return rk_ll_emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)",
-                      width->suffix, width->type, bits, r, off);
+                      width->suffix, width->type, bits, &op->operands[0], &op->operands[1]);
 }
 
 static int rk_ll_lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)

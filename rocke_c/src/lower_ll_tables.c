@@ -8,6 +8,18 @@
 #include <string.h>
 #include "lower.h"
 
+/* The row among n rows of `size` bytes whose first member, a string, is key (the flavor's name,
+ * the backend's arch, the MMA row's op_id); NULL when none is. */
+static const void *find_row(const void *rows, size_t size, int n, const char *key)
+{
+    const char *row = rows;
+    int i;
+    for (i = 0; i < n; i++, row += size)
+        if (strcmp(*(const char *const *)(const void *)row, key) == 0)
+            return row;
+    return NULL;
+}
+
 /* ---- flavors (llvm-ir §3) ---- */
 
 #define DL_LLVM20 \
@@ -31,11 +43,7 @@ const rk_ll_flavor rk_ll_flavors[] = {
 
 const rk_ll_flavor *rk_find_flavor(const char *name)
 {
-    int i;
-    for (i = 0; i < RK_LL_N_FLAVORS; i++)
-        if (strcmp(rk_ll_flavors[i].name, name) == 0)
-            return &rk_ll_flavors[i];
-    return NULL;
+    return find_row(rk_ll_flavors, sizeof rk_ll_flavors[0], RK_LL_N_FLAVORS, name);
 }
 
 /* ---- backends (llvm-ir §12.1, §12.6, §14) ---- */
@@ -50,11 +58,7 @@ const rk_ll_backend rk_ll_backends[] = {
 
 const rk_ll_backend *rk_find_backend(const char *arch)
 {
-    int i;
-    for (i = 0; i < RK_LL_N_BACKENDS; i++)
-        if (strcmp(rk_ll_backends[i].arch, arch) == 0)
-            return &rk_ll_backends[i];
-    return NULL;
+    return find_row(rk_ll_backends, sizeof rk_ll_backends[0], RK_LL_N_BACKENDS, arch);
 }
 
 /* ---- the declaration table (llvm-ir §2, item 5) ---- */
@@ -213,11 +217,7 @@ const rk_ll_mma_row rk_ll_mma_rows[] = {
 
 const rk_ll_mma_row *rk_mma_row(const char *op_id)
 {
-    int i;
-    for (i = 0; i < RK_LL_N_MMA_ROWS; i++)
-        if (strcmp(rk_ll_mma_rows[i].op_id, op_id) == 0)
-            return &rk_ll_mma_rows[i];
-    return NULL;
+    return find_row(rk_ll_mma_rows, sizeof rk_ll_mma_rows[0], RK_LL_N_MMA_ROWS, op_id);
 }
 
 /* ---- buffer access widths (llvm-ir §12.5) ---- */

@@ -618,11 +618,17 @@ def lower_make_buffer_rsrc(lw: Lowerer, op: Op) -> None:
         )
 
 
+def buffer_access(lw: Lowerer, t: str, store: bool) -> tuple[int, str, str]:
+    """The width row of a buffer load or store of type t, its declaration marked needed."""
+    width = buffer_width(type_bytes(t))
+    lw.need(("raw.ptr.buffer.store." if store else "raw.ptr.buffer.load.") + width[1])
+    return width
+
+
 def lower_buffer_load(lw: Lowerer, op: Op) -> None:
     r, off = op.operands
     res = op.results[0]
-    width = buffer_width(type_bytes(res.type))
-    lw.need("raw.ptr.buffer.load." + width[1])
+    width = buffer_access(lw, res.type, False)
     raw = lw.temp("bl" + width[1])
     lw.emit(
         raw
@@ -641,8 +647,7 @@ def lower_buffer_load(lw: Lowerer, op: Op) -> None:
 
 def lower_buffer_store(lw: Lowerer, op: Op) -> None:
     r, off, v = op.operands
-    width = buffer_width(type_bytes(v.type))
-    lw.need("raw.ptr.buffer.store." + width[1])
+    width = buffer_access(lw, v.type, True)
     bits = lw.temp("bs" + width[1])
     lw.emit(bits + " = bitcast " + lw.typed(v) + " to " + width[2])
     lw.emit(

@@ -52,10 +52,7 @@ FLAVORS = (
 
 
 def find_flavor(name: str) -> Optional[Flavor]:
-    for f in FLAVORS:
-        if f.name == name:
-            return f
-    return None
+    return next((f for f in FLAVORS if f.name == name), None)
 
 
 # ---- backends (llvm-ir §12.1, §12.6, §14) ----
@@ -97,10 +94,7 @@ GFX11_LGKMCNT_MAX = 63
 
 
 def find_backend(arch: str) -> Optional[Backend]:
-    for b in BACKENDS:
-        if b.arch == arch:
-            return b
-    return None
+    return next((b for b in BACKENDS if b.arch == arch), None)
 
 
 # ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
@@ -475,10 +469,7 @@ MMA_ROWS = (
 
 
 def mma_row(op_id: str) -> Optional[MmaRow]:
-    for row in MMA_ROWS:
-        if row.op_id == op_id:
-            return row
-    return None
+    return next((row for row in MMA_ROWS if row.op_id == op_id), None)
 
 
 # ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ----
