@@ -19,7 +19,7 @@ static int rk_ir_scalar_index(const char *t, size_t n)
 {
     int i;
     for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (strlen(rk_ir_scalars[i]) == n && memcmp(rk_ir_scalars[i], t, n) == 0)
+        if (strncmp(rk_ir_scalars[i], t, n) == 0 && strlen(rk_ir_scalars[i]) == n)
             return i;
     return -1;
 }
