@@ -11,6 +11,8 @@ from .result import Rejected
 
 INT32_MAX = 2147483647
 _3D_FIELDS = ("Di", "Z", "sD", "pD", "dD")
+#: The [problem] keys, in the order of the schema and of mode `spec`'s lines.
+PROBLEM_KEYS = ("N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups") + _3D_FIELDS
 
 
 @dataclass(frozen=True)
@@ -174,28 +176,8 @@ def _check_sizes(p: ConvProblem) -> Optional[Rejected]:
 
 
 def build_problem(values: dict) -> ConvProblem | Rejected:
-    """values: the present [problem] keys (schema-checked ints)."""
-    p = ConvProblem(
-        N=values["N"],
-        Hi=values["Hi"],
-        Wi=values["Wi"],
-        C=values["C"],
-        K=values["K"],
-        Y=values["Y"],
-        X=values["X"],
-        sH=values.get("sH", 1),
-        sW=values.get("sW", 1),
-        pH=values.get("pH", 0),
-        pW=values.get("pW", 0),
-        dH=values.get("dH", 1),
-        dW=values.get("dW", 1),
-        groups=values.get("groups", 1),
-        Di=values.get("Di"),
-        Z=values.get("Z"),
-        sD=values.get("sD"),
-        pD=values.get("pD"),
-        dD=values.get("dD"),
-    )
+    """values: the present [problem] keys (schema-checked ints); ConvProblem holds the defaults."""
+    p = ConvProblem(**{key: values[key] for key in PROBLEM_KEYS if key in values})
     for check in (_check_groups(p), _check_3d_fields(values)):
         if check:
             return check
