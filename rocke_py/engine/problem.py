@@ -5,6 +5,7 @@ Twin of rocke_c/src/problem.c (docs/reference/conv-semantics.md §1, §2.4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional, Union
 
 from .result import Rejected
@@ -17,6 +18,9 @@ PROBLEM_KEYS = ("N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH
 
 @dataclass(frozen=True)
 class ConvProblem:
+    """The convolution. Its derived sizes are computed once per problem (cached_property keeps
+    them out of the fields, so equality and replace() see only the config's values)."""
+
     N: int
     Hi: int
     Wi: int
@@ -37,44 +41,44 @@ class ConvProblem:
     pD: Optional[int] = None
     dD: Optional[int] = None
 
-    @property
+    @cached_property
     def is_3d(self) -> bool:
         return self.Di is not None
 
-    @property
+    @cached_property
     def cpg(self) -> int:
         return self.C // self.groups
 
-    @property
+    @cached_property
     def kpg(self) -> int:
         return self.K // self.groups
 
-    @property
+    @cached_property
     def Ho(self) -> int:
         return out_size(self.Hi, self.pH, self.dH, self.Y, self.sH)
 
-    @property
+    @cached_property
     def Wo(self) -> int:
         return out_size(self.Wi, self.pW, self.dW, self.X, self.sW)
 
-    @property
+    @cached_property
     def Do(self) -> int:
         assert self.is_3d
         return out_size(self.Di, self.pD, self.dD, self.Z, self.sD)
 
-    @property
+    @cached_property
     def filter_z(self) -> int:
         return self.Z if self.is_3d else 1
 
-    @property
+    @cached_property
     def out_depth(self) -> int:
         return self.Do if self.is_3d else 1
 
-    @property
+    @cached_property
     def in_depth(self) -> int:
         return self.Di if self.is_3d else 1
 
-    @property
+    @cached_property
     def is_pointwise(self) -> bool:
         flat = self.Y == 1 and self.X == 1 and self.sH == 1 and self.sW == 1
         flat = flat and self.pH == 0 and self.pW == 0
@@ -238,11 +242,11 @@ class Axis:
     pad: int
     dil: int
 
-    @property
+    @cached_property
     def tilde(self) -> int:
         return self.stride // gcd(self.stride, self.dil)
 
-    @property
+    @cached_property
     def out_tilde(self) -> int:
         if self.filt > 1:
             return self.size_out + ceildiv(self.dil * (self.filt - 1), self.stride)

@@ -7,6 +7,7 @@ Twin of rocke_c/src/spec.c
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Optional
 
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, frag_len
@@ -21,7 +22,8 @@ MAX_UNROLLED_K_ITERS = 128
 @dataclass(frozen=True)
 class ConvSpec:
     """A spec with every field set. No defaults here: build_spec below is the one table of them,
-    as rk_spec_build_spec is in C."""
+    as rk_spec_build_spec is in C. Its derived values are computed once per spec (as in
+    ConvProblem)."""
 
     family: str
     arch: str
@@ -68,19 +70,19 @@ class ConvSpec:
     num_load_waves: int
     cshuffle_no_alias: bool
 
-    @property
+    @cached_property
     def block_size(self) -> int:
         return self.warp_m * self.warp_n * self.wave_size
 
-    @property
+    @cached_property
     def has_lds_layout(self) -> bool:
         return self.lds_layout_pad is not None
 
-    @property
+    @cached_property
     def atomic_split_k(self) -> bool:
         return self.split_k == 0 or self.split_k > 1
 
-    @property
+    @cached_property
     def double_buffer(self) -> bool:
         return self.async_dma or (self.unroll_k and self.pipeline != "compv4")
 
