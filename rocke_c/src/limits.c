@@ -626,7 +626,7 @@ rk_ops_bound rk_limits_kernel_ops_bound(const rk_spec *s, const rk_problem *p, c
     int outer_a = s->lds_k_outer && s->family == RK_FAMILY_WGRAD;
     int outer_b = s->lds_k_outer && s->family != RK_FAMILY_FWD, row_a, row_b, side;
     rk_ops_bound bound;
-    rk_build_common_load_widths(s, p, vec);
+    rk_load_widths(s, p, vec);
     /* the LDS store of one loaded chunk: one wide store, or one per element along mn */
     row_a = s->family == RK_FAMILY_WGRAD;
     row_b = s->family == RK_FAMILY_WGRAD || (s->family == RK_FAMILY_DGRAD && vec[1] > 1);
