@@ -978,19 +978,16 @@ static void statement(script *s, const char *line, size_t len)
 
 static int blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
 
-/* The output of one script into out; -1 (and "script error: ...") for a malformed one. */
-static int run(const char *text, size_t len, rk_buf *out)
+/* Builds the script's kernel into s, a fresh script state over arena: 0 when it is built, 1
+ * when the builder failed ("error: <failure>" in out; the partial kernel is in s), -1 when the
+ * script is malformed ("script error: ..." in out). Shared with lower_driver.c and lower_oom.c. */
+static int build_script(const char *text, size_t len, rk_arena *arena, script *s, rk_buf *out)
 {
-    rk_arena arena;
-    script s;
-    rk_error err;
     size_t pos = 0;
-    int number = 0, status = 0;
-    const char *verdict;
-    rk_arena_init(&arena);
-    memset(&s, 0, sizeof s);
-    s.arena = &arena;
-    while (pos <= len && !s.error[0] && !(s.have_kernel && s.b.failed)) {
+    int number = 0;
+    memset(s, 0, sizeof *s);
+    s->arena = arena;
+    while (pos <= len && !s->error[0] && !(s->have_kernel && s->b.failed)) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len, start = pos;
         number++;
@@ -1001,17 +998,34 @@ static int run(const char *text, size_t len, rk_buf *out)
             end--;
         if (start == end || text[start] == '#')
             continue;
-        statement(&s, text + start, end - start);
+        statement(s, text + start, end - start);
     }
-    if (s.error[0] || !s.have_kernel) {
-        if (s.error[0])
-            rk_buf_printf(out, "script error: line %d: %s\n", number, s.error);
+    if (s->error[0] || !s->have_kernel) {
+        if (s->error[0])
+            rk_buf_printf(out, "script error: line %d: %s\n", number, s->error);
         else
             rk_buf_puts(out, "script error: no kernel statement\n");
+        return -1;
+    }
+    if (s->b.failed) {
+        rk_buf_printf(out, "error: %s\n", s->b.error);
+        return 1;
+    }
+    return 0;
+}
+
+/* The output of one script into out; -1 (and "script error: ...") for a malformed one. */
+static int run(const char *text, size_t len, rk_buf *out)
+{
+    rk_arena arena;
+    script s;
+    rk_error err;
+    int status = 0;
+    const char *verdict;
+    rk_arena_init(&arena);
+    if (build_script(text, len, &arena, &s, out) < 0) {
         status = -1;
     } else {
-        if (s.b.failed)
-            rk_buf_printf(out, "error: %s\n", s.b.error);
         rk_error_init(&err, &arena);
         if (rk_print_ir_print_ir(s.b.kernel, &arena, out, &err))
             rk_buf_printf(out, "print_ir failed: %s\n", err.message);
@@ -1024,22 +1038,20 @@ static int run(const char *text, size_t len, rk_buf *out)
     return status;
 }
 
-int main(int argc, char **argv)
+/* For each script path argv[first..argc): its output by run_one as "<len>\n<output>\n" on
+ * stdout. 0, or 1 when a script was malformed, or 2 when one could not be read. Shared with
+ * lower_driver.c. */
+static int run_scripts(int argc, char **argv, int first, int (*run_one)(const char *, size_t, rk_buf *))
 {
     int i, status = 0;
-    if (argc < 2) {
-        fprintf(stderr, "usage: ir_driver SCRIPT...\n");
-        return 2;
-    }
-    for (i = 1; i < argc; i++) {
+    for (i = first; i < argc; i++) {
         size_t len = 0;
         char *data = driver_slurp(argv[i], &len);
         rk_buf out;
-        if (!data) {
+        if (!data)
             return 2;
-        }
         rk_buf_init(&out);
-        if (run(data, len, &out))
+        if (run_one(data, len, &out))
             status = 1;
         printf("%lu\n", (unsigned long)out.len);
         if (out.len)
@@ -1049,4 +1061,13 @@ int main(int argc, char **argv)
         free(data);
     }
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: ir_driver SCRIPT...\n");
+        return 2;
+    }
+    return run_scripts(argc, argv, 1, run);
 }
