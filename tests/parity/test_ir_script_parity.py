@@ -9,63 +9,28 @@ do the same. xdist-safe: each worker builds its own driver under tmp_path_factor
 from __future__ import annotations
 
 import copy
-import difflib
-import os
 import random
 import re
-import subprocess
 from pathlib import Path
 from typing import Optional
 
 import ir_script
 import pytest
-from cbuild import SAN_ENV, parse_outputs
+import script_runs
 from layout import REPO
+from script_runs import run_c, same
 
 from rocke_py.engine import verify
 
 SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 N_RANDOM = 400
-BATCH = 100
 
 
 # ---- the two engines (the C one: the ir_driver fixture, tests/conftest.py) ----
 
 
-def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
-    """The C outputs of the scripts, in order; a sanitizer report fails the run."""
-    outputs: list[bytes] = []
-    for i in range(0, len(paths), BATCH):
-        chunk = paths[i : i + BATCH]
-        proc = subprocess.run(
-            [str(driver), *map(str, chunk)], capture_output=True, timeout=300, env={**os.environ, **SAN_ENV}
-        )
-        assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")
-        outputs.extend(parse_outputs(proc.stdout))
-    assert len(outputs) == len(paths)
-    return outputs
-
-
 def run_py(text: str) -> bytes:
-    try:
-        return ir_script.run(text).encode()
-    except ir_script.ScriptError as e:
-        return f"script error: {e}\n".encode()
-
-
-def same(py: bytes, c: bytes, what: str) -> None:
-    if py != c:
-        diff = "\n".join(
-            difflib.unified_diff(
-                py.decode(errors="replace").splitlines(),
-                c.decode(errors="replace").splitlines(),
-                "python",
-                "c",
-                lineterm="",
-                n=2,
-            )
-        )
-        pytest.fail(f"{what}: the engines differ\n{diff[:4000]}")
+    return script_runs.run_py(ir_script.run, text)
 
 
 @pytest.fixture(scope="session")
