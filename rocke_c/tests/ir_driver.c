@@ -238,21 +238,40 @@ static int key_char(char ch)
            || ch == '.';
 }
 
+/* The opening bracket of a map or list (made: its attr, NULL when it could not be allocated):
+ * 1 when items follow; 0 when there are none (the closing bracket taken) or on an error. */
+static int open_items(script *s, cursor *c, const char *opening, char close, const rk_attr *made)
+{
+    expect(s, c, opening);
+    if (!made || s->error[0])
+        return 0;
+    if (peek(c) != close)
+        return 1;
+    c->pos++;
+    return 0;
+}
+
+/* After an item: 1 at the closing bracket, 0 at a comma; anything else is a script error. */
+static int end_of_items(script *s, cursor *c, char close)
+{
+    char ch = peek(c);
+    c->pos++;
+    if (ch == close)
+        return 1;
+    if (ch != ',')
+        bad(s, close == '}' ? "expected , or }" : "expected , or ]");
+    return 0;
+}
+
 static rk_attr *parse_map(script *s, cursor *c)
 {
     rk_attr *map = rk_attr_map(s->arena);
-    expect(s, c, "{");
-    if (!map || s->error[0])
+    if (!open_items(s, c, "{", '}', map))
         return map;
-    if (peek(c) == '}') {
-        c->pos++;
-        return map;
-    }
     while (!s->error[0]) {
         size_t start;
         const char *key;
         const rk_attr *value;
-        char ch;
         skip(c);
         start = c->pos;
         while (c->pos < c->len && key_char(c->text[c->pos]))
@@ -269,12 +288,8 @@ static rk_attr *parse_map(script *s, cursor *c)
         if (s->error[0])
             break;
         rk_attrs_set(s->arena, &map->map, key, value);
-        ch = peek(c);
-        c->pos++;
-        if (ch == '}')
+        if (end_of_items(s, c, '}'))
             break;
-        if (ch != ',')
-            bad(s, "expected , or }");
     }
     return map;
 }
@@ -282,25 +297,15 @@ static rk_attr *parse_map(script *s, cursor *c)
 static rk_attr *parse_list(script *s, cursor *c)
 {
     rk_attr *list = rk_attr_list(s->arena);
-    expect(s, c, "l:[");
-    if (!list || s->error[0])
+    if (!open_items(s, c, "l:[", ']', list))
         return list;
-    if (peek(c) == ']') {
-        c->pos++;
-        return list;
-    }
     while (!s->error[0]) {
         const rk_attr *item = parse_tagged(s, c);
-        char ch;
         if (s->error[0])
             break;
         rk_attr_list_append(s->arena, list, item);
-        ch = peek(c);
-        c->pos++;
-        if (ch == ']')
+        if (end_of_items(s, c, ']'))
             break;
-        if (ch != ',')
-            bad(s, "expected , or ]");
     }
     return list;
 }
@@ -524,6 +529,14 @@ static void *grown(script *s, const void *items, int n, size_t size)
     return out;
 }
 
+/* Removes item j of the n items (each size bytes) at items. */
+static void drop_at(void *items, int *n, int j, size_t size)
+{
+    char *base = items;
+    memmove(base + (size_t)j * size, base + (size_t)(j + 1) * size, (size_t)(*n - j - 1) * size);
+    (*n)--;
+}
+
 static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
 {
     int j;
@@ -559,10 +572,8 @@ static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
         }
     } else if (!strcmp(cmd, "t_drop_result")) {
         j = index_arg(s, c, op->n_results);
-        if (!s->error[0]) {
-            memmove(op->results + j, op->results + j + 1, (size_t)(op->n_results - j - 1) * sizeof *op->results);
-            op->n_results--;
-        }
+        if (!s->error[0])
+            drop_at(op->results, &op->n_results, j, sizeof *op->results);
     } else if (!strcmp(cmd, "t_set_operand")) {
         const rk_ir_value *v;
         j = index_arg(s, c, op->n_operands);
@@ -579,10 +590,8 @@ static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
         }
     } else if (!strcmp(cmd, "t_drop_operand")) {
         j = index_arg(s, c, op->n_operands);
-        if (!s->error[0]) {
-            memmove(op->operands + j, op->operands + j + 1, (size_t)(op->n_operands - j - 1) * sizeof *op->operands);
-            op->n_operands--;
-        }
+        if (!s->error[0])
+            drop_at(op->operands, &op->n_operands, j, sizeof *op->operands);
     } else {
         char message[128];
         snprintf(message, sizeof message, "unknown command %.100s", cmd);
@@ -598,8 +607,7 @@ static void tamper(script *s, const char *cmd, cursor *c)
         region = op_at(s, need(s, c), &i);
         if (!region)
             return;
-        memmove(region->ops + i, region->ops + i + 1, (size_t)(region->n_ops - i - 1) * sizeof *region->ops);
-        region->n_ops--;
+        drop_at(region->ops, &region->n_ops, i, sizeof *region->ops);
     } else if (!strcmp(cmd, "t_rename_entry")) {
         const char *name = need(s, c);
         if (!s->error[0])

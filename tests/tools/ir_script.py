@@ -160,11 +160,30 @@ def parse_string(cur: Cursor) -> str:
             out.append(c)
 
 
+def open_items(cur: Cursor, opening: str, close: str) -> bool:
+    """The opening bracket of a map or list: True when items follow, False when there are none
+    (the closing bracket taken)."""
+    cur.expect(opening)
+    if cur.peek() != close:
+        return True
+    cur.pos += 1
+    return False
+
+
+def end_of_items(cur: Cursor, close: str) -> bool:
+    """After an item: True at the closing bracket, False at a comma; anything else is a ScriptError."""
+    c = cur.peek()
+    cur.pos += 1
+    if c == close:
+        return True
+    if c != ",":
+        raise ScriptError(f"expected , or {close}")
+    return False
+
+
 def parse_map(cur: Cursor) -> dict[str, Any]:
-    cur.expect("{")
     out: dict[str, Any] = {}
-    if cur.peek() == "}":
-        cur.pos += 1
+    if not open_items(cur, "{", "}"):
         return out
     while True:
         cur.skip()
@@ -176,28 +195,18 @@ def parse_map(cur: Cursor) -> dict[str, Any]:
             raise ScriptError("bad key")
         cur.expect("=")
         out[key] = parse_tagged(cur)
-        c = cur.peek()
-        cur.pos += 1
-        if c == "}":
+        if end_of_items(cur, "}"):
             return out
-        if c != ",":
-            raise ScriptError("expected , or }")
 
 
 def parse_list(cur: Cursor) -> list[Any]:
-    cur.expect("l:[")
     out: list[Any] = []
-    if cur.peek() == "]":
-        cur.pos += 1
+    if not open_items(cur, "l:[", "]"):
         return out
     while True:
         out.append(parse_tagged(cur))
-        c = cur.peek()
-        cur.pos += 1
-        if c == "]":
+        if end_of_items(cur, "]"):
             return out
-        if c != ",":
-            raise ScriptError("expected , or ]")
 
 
 def parse_tagged(cur: Cursor) -> Any:
