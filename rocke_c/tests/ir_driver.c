@@ -574,6 +574,10 @@ static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
         j = index_arg(s, c, op->n_results);
         if (!s->error[0])
             drop_at(op->results, &op->n_results, j, sizeof *op->results);
+    } else if (!strcmp(cmd, "t_drop_operand")) {
+        j = index_arg(s, c, op->n_operands);
+        if (!s->error[0])
+            drop_at(op->operands, &op->n_operands, j, sizeof *op->operands);
     } else if (!strcmp(cmd, "t_set_operand")) {
         const rk_ir_value *v;
         j = index_arg(s, c, op->n_operands);
@@ -588,10 +592,6 @@ static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
             op->operands = operands;
             op->n_operands++;
         }
-    } else if (!strcmp(cmd, "t_drop_operand")) {
-        j = index_arg(s, c, op->n_operands);
-        if (!s->error[0])
-            drop_at(op->operands, &op->n_operands, j, sizeof *op->operands);
     } else {
         char message[128];
         snprintf(message, sizeof message, "unknown command %.100s", cmd);
@@ -701,14 +701,29 @@ static void op_call(script *s, const char *lhs, const char *cmd, cursor *c)
 }
 
 /* The calls with value arguments only: (A), (A, B), (A, B, C). */
+/* The next two integers into *a and *b (in that order). */
+static void int_args(script *s, cursor *c, long long *a, long long *b)
+{
+    *a = int_arg(s, c);
+    *b = int_arg(s, c);
+}
+
+/* The next two values into *x and *y, then a third into *z unless z is NULL (in that order). */
+static void next_operands(script *s, cursor *c, const rk_ir_value **x, const rk_ir_value **y, const rk_ir_value **z)
+{
+    *x = next_value(s, c);
+    *y = next_value(s, c);
+    if (z)
+        *z = next_value(s, c);
+}
+
 static int call_values(script *s, const char *lhs, const char *cmd, cursor *c)
 {
     rk_builder *b = &s->b;
     const rk_ir_value *x, *y, *z;
     int bi = binary_index(cmd);
     if (bi >= 0 || !strcmp(cmd, "make_buffer_rsrc") || !strcmp(cmd, "concat")) {
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         if (s->error[0])
             return 1;
         bind(s, lhs, ENV_VALUE, bi >= 0 ? binary_fns[bi](b, x, y)
@@ -719,9 +734,7 @@ static int call_values(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, cmd[0] == 'r' ? rk_b_readfirstlane(b, x) : rk_b_smem_addr(b, x));
     } else if (!strcmp(cmd, "select") || !strcmp(cmd, "buffer_store") || !strcmp(cmd, "global_atomic_fadd")
                || !strcmp(cmd, "ds_read_tr16_b64") || !strcmp(cmd, "ds_read_tr16_b128")) {
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
+        next_operands(s, c, &x, &y, &z);
         if (s->error[0])
             return 1;
         if (!strcmp(cmd, "select"))
@@ -825,14 +838,12 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_constant(b, ity, v));
     } else if (!strcmp(cmd, "binary")) {
         const char *name = need(s, c), *hint = need(s, c);
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_binary(b, name, hint, x, y));
     } else if (!strcmp(cmd, "cmp")) {
         const char *pred = need(s, c);
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_cmp(b, pred, x, y));
     } else if (!strcmp(cmd, "fptrunc") || !strcmp(cmd, "bitcast")) {
@@ -844,8 +855,7 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
     } else if (!strcmp(cmd, "buffer_load")) {
         const char *elem;
         long long n;
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         elem = need(s, c);
         n = int_arg(s, c);
         if (!s->error[0])
@@ -858,29 +868,21 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_smem_alloc(b, type, flag != NULL));
     } else if (!strcmp(cmd, "smem_load")) {
         long long n, align;
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
-        n = int_arg(s, c);
-        align = int_arg(s, c);
+        next_operands(s, c, &x, &y, &z);
+        int_args(s, c, &n, &align);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_smem_load(b, x, y, z, n, align));
     } else if (!strcmp(cmd, "smem_store")) {
         long long align;
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
+        next_operands(s, c, &x, &y, &z);
         w = next_value(s, c);
         align = int_arg(s, c);
         if (!s->error[0])
             rk_b_smem_store(b, x, y, z, w, align);
     } else if (!strcmp(cmd, "async_buffer_load_lds")) {
         long long dwords, aux;
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
-        dwords = int_arg(s, c);
-        aux = int_arg(s, c);
+        next_operands(s, c, &x, &y, &z);
+        int_args(s, c, &dwords, &aux);
         if (!s->error[0])
             rk_b_async_buffer_load_lds(b, x, y, z, dwords, aux);
     } else if (!strcmp(cmd, "extract")) {
@@ -891,8 +893,7 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_extract(b, x, index));
     } else if (!strcmp(cmd, "insert")) {
         long long index;
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         index = int_arg(s, c);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_insert(b, x, y, index));
@@ -903,9 +904,7 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_from_elements(b, xs, n));
     } else if (!strcmp(cmd, "mma")) {
         const char *op_id = need(s, c);
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
+        next_operands(s, c, &x, &y, &z);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_mma(b, op_id, x, y, z));
     } else

@@ -164,13 +164,14 @@ def random_type(rng: random.Random, valid: float = 0.95) -> str:
     r = rng.random()
     if r < 0.45:
         return rng.choice(["i32", "i32", "f32", "i1", "i64", "f16", "bf16"])
+    if r >= 0.95:
+        return "rsrc"
+    elem = rng.choice(SCALARS)  # a vector's, pointer's or LDS tile's element
     if r < 0.75:
-        return f"vec<{rng.choice(SCALARS)}x{rng.choice([1, 2, 2, 4, 4, 8, 16])}>"
+        return f"vec<{elem}x{rng.choice([1, 2, 2, 4, 4, 8, 16])}>"
     if r < 0.85:
-        return f"ptr<{rng.choice(SCALARS)},global>"
-    if r < 0.95:
-        return f"smem<{rng.choice(SCALARS)}, [{rng.choice([1, 4, 64])}x{rng.choice([4, 32])}]>"
-    return "rsrc"
+        return f"ptr<{elem},global>"
+    return f"smem<{elem}, [{rng.choice([1, 4, 64])}x{rng.choice([4, 32])}]>"
 
 
 def random_string(rng: random.Random) -> str:
