@@ -2,18 +2,21 @@
  * table cannot be a data file: the parser never reads past len (§3, rk_config_parse), its
  * duplicate-key hash growing over 5000 keys, and the key table of the schema (§4,
  * rk_schema_check) against the contract key by key (bounds and wrong types, generated from
- * the table). The twin of tests/engines/test_config_parser.py. The single cases of the encoding
+ * the table, which is tests/data/parser_cases/keys.tsv). The twin of
+ * tests/engines/test_config_parser.py. The single cases of the encoding
  * check, the parser, the schema and rocke_emit's entry checks are tests/data/parser_cases/,
  * run through this engine by rocke_c/tests/parser_cases.c. Expected values come from the
  * contract, never from running an engine.
  *
- *     test_config            exit 0 when every check passes (run by ctest) */
+ *     test_config [DIR]      exit 0 when every check passes (run by ctest); DIR holds keys.tsv
+ *                            (default: CMake's ROCKE_TEST_DATA) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rocke.h"
 #include "internal.h"
 #include "check.h"
+#include "driver_io.h"
 
 /* CHECK with the case id and what came out, so a failure says which case and why. */
 #define CHECK_CASE(cond, id, code, message)                                                 \
@@ -96,37 +99,70 @@ typedef struct contract_key {
     const char *families;  /* letters F, W, D */
 } contract_key;
 
-#define PROB(n, lo) {RK_TABLE_PROBLEM, n, T_INT, lo, MAX32, "FWD"}
-#define SPEC_I(n, lo, hi, f) {RK_TABLE_SPEC, n, T_INT, lo, hi, f}
-#define SPEC_T(n, t, f) {RK_TABLE_SPEC, n, t, 0, 0, f}
-static const contract_key contract_keys[] = {
-    {RK_TABLE_TARGET, "arch", T_ENUM, 0, 0, "FWD"},
-    PROB("N", 1), PROB("Hi", 1), PROB("Wi", 1), PROB("C", 1), PROB("K", 1), PROB("Y", 1), PROB("X", 1),
-    PROB("sH", 1), PROB("sW", 1), PROB("pH", 0), PROB("pW", 0), PROB("dH", 1), PROB("dW", 1),
-    PROB("groups", MIN32), PROB("Di", 1), PROB("Z", 1), PROB("sD", 1), PROB("pD", 0), PROB("dD", 1),
-    SPEC_T("family", T_ENUM, "FWD"), SPEC_T("name", T_NAME, "FWD"), SPEC_T("dtype_a", T_STR, "FWD"),
-    SPEC_T("dtype_b", T_STR, "FWD"), SPEC_T("dtype_d", T_STR, "FWD"),
-    SPEC_I("tile_m", 1, 65536, "FWD"), SPEC_I("tile_n", 1, 65536, "FWD"), SPEC_I("tile_k", 1, 65536, "FWD"),
-    SPEC_I("warp_m", 1, 65536, "FWD"), SPEC_I("warp_n", 1, 65536, "FWD"),
-    SPEC_I("warp_tile_m", 1, 65536, "FWD"), SPEC_I("warp_tile_n", 1, 65536, "FWD"),
-    SPEC_I("warp_tile_k", 1, 65536, "FWD"), SPEC_I("wave_size", 1, 65536, "FWD"),
-    SPEC_T("pipeline", T_STR, "FWD"), SPEC_T("epilogue", T_STR, "FWD"),
-    SPEC_T("async_dma", T_BOOL, "FWD"), SPEC_T("unroll_k", T_BOOL, "FWD"),
-    SPEC_I("lds_k_pad", 0, 65536, "FWD"), SPEC_I("lds_layout_pad", 0, 65536, "FWD"),
-    SPEC_I("lds_layout_xor", 0, 65536, "FWD"),
-    SPEC_I("vector_size_a", 1, 65536, "FWD"), SPEC_I("vector_size_b", 1, 65536, "FWD"),
-    SPEC_I("vector_size_c", 1, 65536, "FWD"),
-    SPEC_T("chiplet_swizzle", T_BOOL, "FWD"), SPEC_I("chiplet_wgm", 1, 65536, "FWD"),
-    SPEC_I("chiplet_num_xcds", 1, 65536, "FWD"), SPEC_I("chiplet_chunk_size", 1, 65536, "FWD"),
-    SPEC_I("waves_per_eu", 1, 65536, "FWD"), SPEC_I("bias", MIN32, MAX32, "FWD"),
-    SPEC_I("scale", MIN32, MAX32, "FWD"), SPEC_T("relu", T_BOOL, "FWD"),
-    SPEC_I("clamp_min", MIN32, MAX32, "FWD"), SPEC_I("clamp_max", MIN32, MAX32, "FWD"),
-    SPEC_T("lds_k_outer", T_TRI, "WD"), SPEC_I("split_k", MIN32, MAX32, "WD"),
-    SPEC_T("two_stage", T_BOOL, "W"), SPEC_T("force_deterministic", T_BOOL, "W"),
-    SPEC_I("group_merge", MIN32, MAX32, "W"), SPEC_I("num_load_waves", 1, 65536, "D"),
-    SPEC_T("cshuffle_no_alias", T_BOOL, "D"),
-};
+/* The contract's key table, one row a key: tests/data/parser_cases/keys.tsv (the Python twin
+ * reads it too), loaded by read_contract. */
+typedef struct contract {
+    contract_key keys[128];
+    int n;
+    rk_arena arena; /* the names */
+} contract;
+
 static const char *const table_names[RK_TABLE_COUNT] = {"parity", "target", "problem", "spec"};
+static const char *const type_names[] = {"int", "bool", "str", "enum", "name", "tri", NULL}; /* T_* order */
+
+static int index_of(const char *const *names, int n, const char *s, size_t len)
+{
+    int i;
+    for (i = 0; i < n && names[i]; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+            return i;
+    return -1;
+}
+
+/* keys.tsv's rows into c (header `table key type lo hi families required`, tab-separated); -1
+ * with a message on stderr when the file cannot be read or a row is malformed. */
+static int read_contract(const char *path, contract *c)
+{
+    size_t len, pos = 0;
+    char *text = driver_slurp(path, &len);
+    int row = 0, rc = 0;
+    rk_arena_init(&c->arena);
+    c->n = 0;
+    if (!text)
+        return -1;
+    while (pos < len && rc == 0) {
+        const char *line = text + pos, *nl = memchr(line, '\n', len - pos), *field[8];
+        size_t n = nl ? (size_t)(nl - line) : len - pos, lens[8], i, start = 0;
+        int count = 0;
+        pos += n + 1;
+        if (row++ == 0)
+            continue; /* the header */
+        for (i = 0; i <= n && count < 8; i++)
+            if (i == n || line[i] == '\t') {
+                field[count] = line + start;
+                lens[count++] = i - start;
+                start = i + 1;
+            }
+        if (count != 7 || c->n == (int)(sizeof c->keys / sizeof c->keys[0])) {
+            fprintf(stderr, "%s:%d: expected 7 tab-separated fields\n", path, row);
+            rc = -1;
+            break;
+        }
+        c->keys[c->n].table = index_of(table_names, RK_TABLE_COUNT, field[0], lens[0]);
+        c->keys[c->n].name = rk_strndup(&c->arena, field[1], lens[1]);
+        c->keys[c->n].type = index_of(type_names, 6, field[2], lens[2]);
+        c->keys[c->n].lo = strtoll(field[3], NULL, 10);
+        c->keys[c->n].hi = strtoll(field[4], NULL, 10);
+        c->keys[c->n].families = rk_strndup(&c->arena, field[5], lens[5]);
+        if (c->keys[c->n].table < 0 || c->keys[c->n].type < 0 || !c->keys[c->n].name || !c->keys[c->n].families) {
+            fprintf(stderr, "%s:%d: unknown table or type\n", path, row);
+            rc = -1;
+        }
+        c->n++;
+    }
+    free(text);
+    return rc;
+}
 
 /* BASE with `key = value` in the key's table (the family chosen so the key applies): the
  * key's line replaced when BASE has it, else the key inserted right after the header. */
@@ -186,11 +222,11 @@ static int check_schema_text(const char *text, size_t len, rk_fields *fields, rk
     return rc;
 }
 
-static void test_int_key_bounds(void)
+static void test_int_key_bounds(const contract *contract_table)
 {
-    size_t i;
-    for (i = 0; i < sizeof contract_keys / sizeof contract_keys[0]; i++) {
-        const contract_key *key = &contract_keys[i];
+    int i;
+    for (i = 0; i < contract_table->n; i++) {
+        const contract_key *key = &contract_table->keys[i];
         long long values[4];
         int v;
         if (key->type != T_INT)
@@ -223,13 +259,13 @@ static void test_int_key_bounds(void)
     }
 }
 
-static void test_every_key_rejects_every_wrong_type(void)
+static void test_every_key_rejects_every_wrong_type(const contract *contract_table)
 {
     static const char *const literals[3] = {"7", "true", "\"x\""};
     static const char *const kinds[3] = {"an integer", "a boolean", "a string"};
-    size_t i;
-    for (i = 0; i < sizeof contract_keys / sizeof contract_keys[0]; i++) {
-        const contract_key *key = &contract_keys[i];
+    int i;
+    for (i = 0; i < contract_table->n; i++) {
+        const contract_key *key = &contract_table->keys[i];
         const char *expected = key->type == T_INT ? "an integer" : key->type == T_BOOL ? "a boolean"
                                : key->type == T_TRI ? "true, false or \"auto\"" : "a string";
         int k;
@@ -258,12 +294,26 @@ static void test_every_key_rejects_every_wrong_type(void)
     }
 }
 
-int main(void)
+/* The data folder: ROCKE_TEST_DATA (CMake sets it to tests/data/parser_cases), or argv[1]. */
+#ifndef ROCKE_TEST_DATA
+#define ROCKE_TEST_DATA "tests/data/parser_cases"
+#endif
+
+int main(int argc, char **argv)
 {
+    static contract contract_table;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/keys.tsv", argc > 1 ? argv[1] : ROCKE_TEST_DATA);
     test_parse_is_bounded_by_len();
     test_parse_many_keys();
-    test_int_key_bounds();
-    test_every_key_rejects_every_wrong_type();
+    if (read_contract(path, &contract_table) == 0) {
+        CHECK(contract_table.n == 61);
+        test_int_key_bounds(&contract_table);
+        test_every_key_rejects_every_wrong_type(&contract_table);
+    } else {
+        CHECK(!"keys.tsv read");
+    }
+    rk_arena_free(&contract_table.arena);
     free_schema_arena();
     if (check_failures)
         fprintf(stderr, "test_config: %d check(s) failed\n", check_failures);

@@ -6,13 +6,18 @@ the exact message; and emit()'s str input.
 The single cases of the input stages (the encoding check, the parser, the schema, emit()'s entry
 checks) are data files read by both engines' tests: tests/data/parser_cases/, run by
 tests/engines/test_parser_cases.py. These stay code because they are generated from the key
-table (one config per key and value, about a hundred each). The C twin is
+table (one config per key and value, about a hundred each); the table is
+tests/data/parser_cases/keys.tsv, read by both. The C twin is
 rocke_c/tests/test_config.c. Expected values come from docs/engine-contract.md, never from
 running an engine."""
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import pytest
+from layout import REPO
 
 from rocke_py.engine import emit
 from rocke_py.engine.config import Config, parse_config
@@ -38,33 +43,28 @@ def schema(text: str) -> Fields | Rejected:
 # §4: the key table, as the contract lists it (independent of schema.KEYS)
 # ======================================================================================
 
-U = (MIN, MAX)  # unbounded int
-# One string, not one name a line: the contract's list, independent of the engine's KEYS.
-SPEC_1_65536 = (
-    "tile_m tile_n tile_k warp_m warp_n warp_tile_m warp_tile_n warp_tile_k wave_size vector_size_a "
-    "vector_size_b vector_size_c chiplet_wgm chiplet_num_xcds chiplet_chunk_size waves_per_eu"
-).split()
-CONTRACT: dict[tuple[str, str], tuple[str, tuple[int, int] | None, str, bool]] = {
-    ("target", "arch"): ("enum", None, "FWD", True),
-    **{("problem", k): ("int", (1, MAX), "FWD", True) for k in ("N", "Hi", "Wi", "C", "K", "Y", "X")},
-    **{("problem", k): ("int", (1, MAX), "FWD", False) for k in ("sH", "sW", "dH", "dW", "Di", "Z", "sD", "dD")},
-    **{("problem", k): ("int", (0, MAX), "FWD", False) for k in ("pH", "pW", "pD")},
-    ("problem", "groups"): ("int", U, "FWD", False),
-    ("spec", "family"): ("enum", None, "FWD", True),
-    ("spec", "name"): ("name", None, "FWD", False),
-    **{("spec", k): ("str", None, "FWD", False) for k in ("dtype_a", "dtype_b", "dtype_d", "pipeline", "epilogue")},
-    **{("spec", k): ("int", (1, 65536), "FWD", False) for k in SPEC_1_65536},
-    **{("spec", k): ("int", (0, 65536), "FWD", False) for k in ("lds_k_pad", "lds_layout_pad", "lds_layout_xor")},
-    **{("spec", k): ("bool", None, "FWD", False) for k in ("async_dma", "unroll_k", "chiplet_swizzle", "relu")},
-    **{("spec", k): ("int", U, "FWD", False) for k in ("bias", "scale", "clamp_min", "clamp_max")},
-    ("spec", "lds_k_outer"): ("tri", None, "WD", False),
-    ("spec", "split_k"): ("int", U, "WD", False),
-    ("spec", "two_stage"): ("bool", None, "W", False),
-    ("spec", "force_deterministic"): ("bool", None, "W", False),
-    ("spec", "group_merge"): ("int", U, "W", False),
-    ("spec", "num_load_waves"): ("int", (1, 65536), "D", False),
-    ("spec", "cshuffle_no_alias"): ("bool", None, "D", False),
-}
+# The contract's key table (docs/engine-contract.md §4), independent of the engine's KEYS: one
+# row per key of tests/data/parser_cases/keys.tsv, which rocke_c/tests/test_config.c reads too.
+KEYS_TSV = REPO / "tests" / "data" / "parser_cases" / "keys.tsv"
+
+
+def read_contract(path: Path = KEYS_TSV) -> dict[tuple[str, str], tuple[str, tuple[int, int] | None, str, bool]]:
+    """(table, key) -> (type, (lo, hi) for an int, families F/W/D, required)."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    assert rows and list(rows[0]) == ["table", "key", "type", "lo", "hi", "families", "required"]
+    return {
+        (r["table"], r["key"]): (
+            r["type"],
+            None if r["type"] != "int" else (int(r["lo"]), int(r["hi"])),
+            r["families"],
+            r["required"] == "yes",
+        )
+        for r in rows
+    }
+
+
+CONTRACT = read_contract()
 FAMILY_OF = {"F": "fwd", "W": "wgrad", "D": "dgrad"}
 KINDS = {"an integer": "7", "a boolean": "true", "a string": '"x"'}
 EXPECTED = {
@@ -77,14 +77,30 @@ EXPECTED = {
 }
 
 
-def test_key_table_is_the_contracts() -> None:
-    assert {(k.table, k.name) for k in KEYS} == set(CONTRACT)
-    for (table, name), (type_, bounds, families, required) in CONTRACT.items():
+def key_table_differences(contract: dict) -> list[str]:
+    """Where the engine's KEYS differ from a contract table (empty when they agree)."""
+    out = sorted(f"{t}.{k}: not in both" for t, k in {(k.table, k.name) for k in KEYS} ^ set(contract))
+    for (table, name), (type_, bounds, families, required) in contract.items():
         key = find_key(table, name)
-        assert key is not None and key.type == type_, name
-        assert sorted(key.families) == sorted(families) and key.required == required, name
-        if bounds is not None:
-            assert (key.lo, key.hi) == bounds, name
+        if key is None:
+            continue
+        if key.type != type_ or sorted(key.families) != sorted(families) or key.required != required:
+            out.append(f"{table}.{name}: type, families or requiredness")
+        if bounds is not None and (key.lo, key.hi) != bounds:
+            out.append(f"{table}.{name}: bounds {key.lo}..{key.hi}, not {bounds[0]}..{bounds[1]}")
+    return out
+
+
+def test_key_table_is_the_contracts() -> None:
+    assert key_table_differences(CONTRACT) == []
+
+
+def test_a_wrong_row_of_keys_tsv_is_caught(tmp_path) -> None:
+    """One bound changed in a copy of keys.tsv (the C twin, test_config.c, reads the same file)."""
+    wrong = tmp_path / "keys.tsv"
+    text = KEYS_TSV.read_text(encoding="utf-8")
+    wrong.write_text(text.replace("spec\ttile_m\tint\t1\t65536", "spec\ttile_m\tint\t1\t65535"), encoding="utf-8")
+    assert key_table_differences(read_contract(wrong)) == ["spec.tile_m: bounds 1..65536, not 1..65535"]
 
 
 def config_with(table: str, key: str, value: str) -> tuple[str, int]:
