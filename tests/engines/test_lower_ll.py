@@ -14,7 +14,8 @@ from layout import REPO
 
 from rocke_py.check.llvm import compile_ll
 from rocke_py.engine.ir import Builder, Kernel, ptr, smem, vec
-from rocke_py.engine.lower_ll import DECLS, FLAVORS, MMA_ROWS, decl_text, f32_literal, lower_kernel, plan_lds
+from rocke_py.engine.lower_ll import f32_literal, lower_kernel, plan_lds
+from rocke_py.engine.lower_ll_tables import DECLS, FLAVORS, MMA_ROWS, decl_text
 from rocke_py.engine.mma_atoms import atom_types
 from rocke_py.engine.result import EngineFailure
 from rocke_py.engine.verify import verify_kernel
