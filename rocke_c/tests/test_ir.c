@@ -84,6 +84,13 @@ static void test_attrs(void)
     rk_arena_free(&a);
 }
 
+/* A fresh arena and a builder of kernel `name` in it. */
+static void begin(rk_arena *a, rk_builder *b, const char *name)
+{
+    rk_arena_init(a);
+    rk_b_init(b, a, name, NULL);
+}
+
 static void test_counter_and_cache(void)
 {
     rk_arena a;
@@ -93,8 +100,7 @@ static void test_counter_and_cache(void)
     rk_ir_for *loop;
     rk_ir_value *results;
     rk_attr v;
-    rk_arena_init(&a);
-    rk_b_init(&b, &a, "k", NULL);
+    begin(&a, &b, "k");
     tid = rk_b_thread_id(&b);
     c1 = rk_b_const_i32(&b, 1);
     c1b = rk_b_const_i32(&b, 1);
@@ -141,8 +147,7 @@ static void test_cache_keys_and_py_str(void)
     rk_attr *list;
     rk_buf o;
     rk_ir_value *n1, *n2, *h1, *h2, *s1, *s2;
-    rk_arena_init(&a);
-    rk_b_init(&b, &a, "k", NULL);
+    begin(&a, &b, "k");
     memset(&v, 0, sizeof v);
     memset(&w, 0, sizeof w);
     v.kind = RK_ATTR_FLOAT;
@@ -485,8 +490,7 @@ static void test_large(void)
     rk_ir_value *x;
     rk_ir_kernel *k;
     int i;
-    rk_arena_init(&a);
-    rk_b_init(&b, &a, "big", NULL);
+    begin(&a, &b, "big");
     x = rk_b_thread_id(&b);
     for (i = 0; i < 20000; i++) {
         rk_ir_value *c = rk_b_const_i32(&b, i % 1000);

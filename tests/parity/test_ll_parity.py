@@ -13,7 +13,6 @@ xdist-safe: each worker builds its own drivers under tmp_path_factory; skipped w
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import os
 import re
@@ -22,53 +21,21 @@ from pathlib import Path
 
 import ll_script
 import pytest
-from cbuild import SAN_ENV, parse_outputs
-from ir_script import ScriptError
+import script_runs
+from cbuild import SAN_ENV
 from layout import REPO
+from script_runs import run_c, same
 
 from rocke_py.engine import lower_ll_tables
 
 LL_SCRIPTS = sorted((REPO / "tests" / "data" / "ll_scripts").glob("*.irs"))
 IR_SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 SCRIPTS = LL_SCRIPTS + IR_SCRIPTS
-BATCH = 100
 N_RANDOM = 600
 
 
-def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
-    """The C outputs of the scripts, in order; a sanitizer report fails the run."""
-    outputs: list[bytes] = []
-    for i in range(0, len(paths), BATCH):
-        chunk = paths[i : i + BATCH]
-        proc = subprocess.run(
-            [str(driver), *map(str, chunk)], capture_output=True, timeout=600, env={**os.environ, **SAN_ENV}
-        )
-        assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")[-4000:]
-        outputs.extend(parse_outputs(proc.stdout))
-    assert len(outputs) == len(paths)
-    return outputs
-
-
 def run_py(text: str) -> bytes:
-    try:
-        return ll_script.run(text).encode()
-    except ScriptError as e:
-        return f"script error: {e}\n".encode()
-
-
-def same(py: bytes, c: bytes, what: str) -> None:
-    if py != c:
-        diff = "\n".join(
-            difflib.unified_diff(
-                py.decode(errors="replace").splitlines(),
-                c.decode(errors="replace").splitlines(),
-                "python",
-                "c",
-                lineterm="",
-                n=2,
-            )
-        )
-        pytest.fail(f"{what}: the engines differ\n{diff[:4000]}")
+    return script_runs.run_py(ll_script.run, text)
 
 
 @pytest.fixture(scope="session")
