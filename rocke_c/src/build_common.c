@@ -118,6 +118,41 @@ long long rk_build_common_elem_bytes(const char *elem) { return strcmp(elem, "f3
 
 /* ---- the kernel context ---- */
 
+/* The launch grid in workgroups, x y z (docs/kernels.md §2, §4); wgrad split_k = 0 counts z
+ * per runtime slice. */
+static rk_attr *launch_grid(const rk_spec *spec, const rk_problem *problem, rk_arena *arena)
+{
+    long long gemm[3], grid[3], slices = 1;
+    rk_attr *list = rk_attr_list(arena);
+    int i;
+    if (spec->family == RK_FAMILY_DGRAD) {
+        rk_sub_gemm *records;
+        int n = 0;
+        rk_error err;
+        rk_error_init(&err, arena);
+        grid[0] = 0;
+        if (rk_problem_dgrad_sub_gemms(problem, spec->tile_m, spec->tile_n, spec->tile_k, spec->split_k, arena,
+                                       &records, &n, &err) == 0)
+            for (i = 0; i < n; i++)
+                grid[0] += records[i].v[1] * records[i].v[2];
+        grid[1] = problem->groups;
+        grid[2] = spec->split_k > 1 ? spec->split_k : 1;
+    } else {
+        if (spec->family == RK_FAMILY_FWD)
+            rk_problem_fwd_gemm(problem, gemm);
+        else
+            rk_problem_wgrad_gemm(problem, gemm);
+        if (spec->family == RK_FAMILY_WGRAD && spec->split_k > 1)
+            slices = spec->split_k;
+        grid[0] = rk_ceildiv(gemm[1], spec->tile_n);
+        grid[1] = rk_ceildiv(gemm[0], spec->tile_m);
+        grid[2] = problem->groups * slices;
+    }
+    for (i = 0; i < 3; i++)
+        rk_attr_list_append(arena, list, rk_attr_int(arena, grid[i]));
+    return list;
+}
+
 void rk_build_common_begin_kernel(rk_kc *kc, const rk_spec *spec, const rk_problem *problem,
                                   const rk_target *target, rk_arena *arena)
 {
@@ -132,6 +167,10 @@ void rk_build_common_begin_kernel(rk_kc *kc, const rk_spec *spec, const rk_probl
     rk_attrs_set(arena, &attrs, "max_workgroup_size", rk_attr_int(arena, rk_spec_block_size(spec)));
     if (spec->waves_per_eu.set)
         rk_attrs_set(arena, &attrs, "waves_per_eu", rk_attr_int(arena, spec->waves_per_eu.v));
+    rk_attrs_set(arena, &attrs, "grid", launch_grid(spec, problem, arena));
+    rk_attrs_set(arena, &attrs, "wave_size", rk_attr_int(arena, spec->wave_size));
+    if (spec->family == RK_FAMILY_WGRAD && spec->split_k == 0)
+        rk_attrs_set(arena, &attrs, "split_k_runtime", rk_attr_bool(arena, 1));
     rk_buf_init(&text);
     if (rk_spec_kernel_name(spec, problem, arena, &text) == 0 && !text.failed && text.data)
         name = rk_strndup(arena, text.data, text.len);

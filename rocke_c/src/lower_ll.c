@@ -355,8 +355,9 @@ typedef struct rk_ll_entry {
 
 static const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
                                                 "align", "dereferenceable", "addr_space", NULL};
+/* grid, wave_size and split_k_runtime describe the launch (docs/ir.md §3); LLVM does not see them */
 static const char *const rk_ll_kernel_attrs[] = {"max_workgroup_size", "waves_per_eu", "scheduler_strategy",
-                                                 "agpr_alloc", NULL};
+                                                 "agpr_alloc", "grid", "wave_size", "split_k_runtime", NULL};
 static const char *const rk_ll_sched_strategies[] = {"max-ilp", "max-memory-clause", "iterative-ilp",
                                                      "iterative-minreg", "iterative-maxocc", NULL};
 static const char *const rk_ll_cmp_preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", NULL};

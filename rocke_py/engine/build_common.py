@@ -14,7 +14,7 @@ from typing import Callable, Optional
 from .arch import Target
 from .ir import AttrValue, Builder, Kernel, Value, ptr, smem, vec
 from .mma_atoms import IR_ELEM, Atom, atom_for
-from .problem import ConvProblem, ceildiv
+from .problem import ConvProblem, ceildiv, dgrad_sub_gemms, fwd_gemm, wgrad_gemm
 from .result import EngineFailure
 from .spec import (
     ConvSpec,
@@ -155,10 +155,26 @@ def elem_bytes(elem: str) -> int:
 # ---- the kernel context ----
 
 
+def launch_grid(spec: ConvSpec, problem: ConvProblem) -> list[AttrValue]:
+    """The launch grid in workgroups, x y z (docs/kernels.md §2, §4); wgrad split_k = 0
+    counts z per runtime slice."""
+    if spec.family == "dgrad":
+        records = dgrad_sub_gemms(problem, spec.tile_m, spec.tile_n, spec.tile_k, spec.split_k)
+        tiles = sum(r[1] * r[2] for r in records) if isinstance(records, tuple) else 0
+        return [tiles, problem.groups, max(spec.split_k, 1)]
+    gemm_m, gemm_n = (fwd_gemm if spec.family == "fwd" else wgrad_gemm)(problem)[:2]
+    slices = spec.split_k if spec.family == "wgrad" and spec.split_k > 1 else 1
+    return [ceildiv(gemm_n, spec.tile_n), ceildiv(gemm_m, spec.tile_m), problem.groups * slices]
+
+
 def begin_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Kc:
     attrs: dict[str, AttrValue] = {"max_workgroup_size": spec.block_size}
     if spec.waves_per_eu is not None:
         attrs["waves_per_eu"] = spec.waves_per_eu
+    attrs["grid"] = launch_grid(spec, problem)
+    attrs["wave_size"] = spec.wave_size
+    if spec.family == "wgrad" and spec.split_k == 0:
+        attrs["split_k_runtime"] = True
     b = Builder(kernel_name(spec, problem), attrs)
     atom = atom_for(target, spec.dtype_a, spec.warp_tile_m, spec.warp_tile_n, spec.warp_tile_k)
     return Kc(b, spec, problem, target, atom)

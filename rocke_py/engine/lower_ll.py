@@ -665,7 +665,16 @@ class Block:
 
 
 PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "align", "dereferenceable", "addr_space")
-KERNEL_ATTRS = ("max_workgroup_size", "waves_per_eu", "scheduler_strategy", "agpr_alloc")
+# grid, wave_size and split_k_runtime describe the launch (docs/ir.md §3); LLVM does not see them
+KERNEL_ATTRS = (
+    "max_workgroup_size",
+    "waves_per_eu",
+    "scheduler_strategy",
+    "agpr_alloc",
+    "grid",
+    "wave_size",
+    "split_k_runtime",
+)
 SCHED_STRATEGIES = ("max-ilp", "max-memory-clause", "iterative-ilp", "iterative-minreg", "iterative-maxocc")
 CMP_PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
 
