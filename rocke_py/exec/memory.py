@@ -1,0 +1,178 @@
+"""The executor's memories: global buffers (byte arrays, with a shadow of the bytes stored
+non-atomically) and the LDS of the workgroups of one chunk (2-byte granules, poisoned, with
+the shadows the hazard checks need). docs/executor.md §3."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fp import round_to, to_f64
+from .types import BYTES, DTYPES
+
+POISON = 0xFFFF  # a NaN in f16, bf16 and (as a pair) f32: an unwritten LDS element shows
+LDS_ALIGN = 16
+
+
+class Buffer:
+    """One pointer param's memory: the caller's array as bytes (padded, so that typed views
+    and wide reads past the end need no special case)."""
+
+    def __init__(self, name: str, array: np.ndarray, elem: str, track_writes: bool) -> None:
+        array = np.ascontiguousarray(array)
+        self.name = name
+        self.elem = elem
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.size = array.nbytes
+        self.data = np.zeros((self.size + 2 * LDS_ALIGN) // LDS_ALIGN * LDS_ALIGN, dtype=np.uint8)
+        self.data[: self.size] = array.reshape(-1).view(np.uint8)
+        self.written = np.zeros(self.data.size, dtype=np.uint8) if track_writes else None
+
+    def result(self) -> np.ndarray:
+        return self.data[: self.size].view(self.dtype).reshape(self.shape).copy()
+
+    def gather(self, off: np.ndarray, limit: np.ndarray, width: int) -> np.ndarray:
+        """(L, width) bytes at byte offsets off (int64, per lane); bytes outside [0, limit) read 0."""
+        addr = off[:, None] + np.arange(width, dtype=np.int64)
+        inside = (addr >= 0) & (addr < limit[:, None])
+        if inside.all():
+            return self.data[addr]
+        out = self.data[np.where(inside, addr, 0)]
+        out[~inside] = 0
+        return out
+
+    def scatter(self, off: np.ndarray, limit: np.ndarray, data: np.ndarray) -> np.ndarray:
+        """Stores (L, width) bytes at off; bytes outside [0, limit) are dropped. Returns, per
+        lane, whether it wrote a byte already written by a non-atomic store."""
+        width = data.shape[1]
+        addr = off[:, None] + np.arange(width, dtype=np.int64)
+        inside = (addr >= 0) & (addr < limit[:, None])
+        flat, values = addr[inside], data[inside]
+        self.data[flat] = values
+        rewrote = np.zeros(off.shape[0], dtype=bool)
+        if self.written is not None and flat.size:
+            before = self.written[flat].astype(bool)
+            np.add.at(self.written, flat, 1)
+            again = before | (self.written[flat] > 1)
+            self.written[flat] = 1
+            if again.any():
+                lane_of = np.nonzero(inside)[0]
+                rewrote[lane_of[again]] = True
+        return rewrote
+
+    def atomic_add(self, index: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Adds values (L, n) of the buffer's element type at element index..index+n-1, one
+        rounding per add, in lane order. Returns the lanes outside the buffer (dropped)."""
+        eb = BYTES[self.elem]
+        n = values.shape[1]
+        outside = (index < 0) | ((index + n) * eb > self.size)
+        idx = (index[~outside][:, None] + np.arange(n)).reshape(-1)
+        vals = to_f64(values[~outside], self.elem).reshape(-1)
+        view = self.data.view(DTYPES[self.elem])
+        if self.elem == "f32":
+            np.add.at(view, idx, vals.astype(np.float32))
+            return outside
+        order = np.argsort(idx, kind="stable")
+        sorted_idx = idx[order]
+        starts = np.ones(sorted_idx.size, dtype=bool)
+        starts[1:] = sorted_idx[1:] != sorted_idx[:-1]
+        positions = np.arange(sorted_idx.size)
+        rank = positions - np.maximum.accumulate(np.where(starts, positions, 0))
+        for r in range(int(rank.max(initial=-1)) + 1):  # the adds to one element, one at a time
+            pick = order[rank == r]
+            at = idx[pick]
+            view[at] = round_to(to_f64(view[at], self.elem) + vals[pick], self.elem)
+        return outside
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """One tile.smem_alloc: its byte address in the pool and its shape."""
+
+    name: str
+    base: int
+    rows: int
+    cols: int
+    elem: str
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * BYTES[self.elem]
+
+
+class Lds:
+    """The LDS pools of a chunk's workgroups, one row of granules per workgroup. Shadows (when
+    tracked): the barrier interval (epoch) and wave of the last write, -1 for never written;
+    the epoch and the wave bits of the reads in it; async writes still in flight."""
+
+    def __init__(self, workgroups: int, pool_bytes: int, track: bool) -> None:
+        self.granules = max(pool_bytes // 2, 1)
+        size = workgroups * self.granules
+        self.data = np.full(size, POISON, dtype=np.uint16)
+        self.epoch = np.zeros(workgroups, dtype=np.int32)
+        self.track = track
+        if track:
+            self.w_epoch = np.full(size, -1, dtype=np.int32)
+            self.w_wave = np.zeros(size, dtype=np.int16)
+            self.r_epoch = np.full(size, -1, dtype=np.int32)
+            self.r_waves = np.zeros(size, dtype=np.uint32)
+            self.pending = np.zeros(size, dtype=np.int16)
+
+    def granule_index(self, wg: np.ndarray, byte: np.ndarray, count: int) -> np.ndarray:
+        """(L, count) flat granules from byte addresses (even) in each lane's workgroup pool."""
+        first = wg * self.granules + byte // 2
+        return first[:, None] + np.arange(count, dtype=np.int64)
+
+    def read(self, gi: np.ndarray, wg: np.ndarray, wave: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The granules gi (L, c) read by lanes of waves `wave` (in their workgroup); with
+        tracking, per lane: never written, written by another wave in this interval, in flight."""
+        data = self.data[gi]
+        if not self.track:
+            return data, {}
+        ep = self.epoch[wg][:, None]
+        w_ep = self.w_epoch[gi]
+        found = {
+            "lds-uninit": (w_ep < 0).any(axis=1),
+            "lds-race": ((w_ep == ep) & (self.w_wave[gi] != wave[:, None])).any(axis=1),
+            "async-early": (self.pending[gi] > 0).any(axis=1),
+        }
+        flat = gi.reshape(-1)
+        ep_flat = np.broadcast_to(ep, gi.shape).reshape(-1)
+        stale = self.r_epoch[flat] != ep_flat
+        self.r_waves[flat[stale]] = 0
+        self.r_epoch[flat] = ep_flat
+        bits = np.broadcast_to((np.uint32(1) << wave.astype(np.uint32))[:, None], gi.shape).reshape(-1)
+        np.bitwise_or.at(self.r_waves, flat, bits)
+        return data, found
+
+    def write(
+        self, gi: np.ndarray, data: np.ndarray, wg: np.ndarray, wave: np.ndarray, since: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
+        """Stores data (L, c) at gi; with tracking, per lane: read by another wave in this
+        interval (or, for an async write, since the interval it was issued in)."""
+        self.data[gi] = data
+        if not self.track:
+            return {}
+        ep = self.epoch[wg][:, None]
+        first = ep if since is None else since[:, None]
+        others = self.r_waves[gi] & ~(np.uint32(1) << wave.astype(np.uint32))[:, None]
+        found = {"lds-race": ((self.r_epoch[gi] >= first) & (others != 0)).any(axis=1)}
+        self.w_epoch[gi] = np.broadcast_to(ep, gi.shape)
+        self.w_wave[gi] = np.broadcast_to(wave[:, None], gi.shape)
+        return found
+
+    def barrier(self, workgroups: np.ndarray) -> None:
+        self.epoch[workgroups] += 1
+
+
+@dataclass
+class AsyncLoad:
+    """One tile.async_buffer_load_lds in flight: its data, read at issue, lands at a wait."""
+
+    where: str
+    active: np.ndarray  # (T,) the lanes whose copy has not landed
+    gi: np.ndarray  # (T, c) destination granules
+    data: np.ndarray  # (T, c)
+    issued: np.ndarray  # (T,) the epoch of each lane's workgroup at issue
