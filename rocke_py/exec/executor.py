@@ -132,7 +132,7 @@ def tdiv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return a // b, a % b
     q = a // b
     r = a - q * b
-    fix = (r != 0) & ((r < 0) != (b < 0))
+    fix = (r != 0) & ((r < 0) != (a < 0))
     return q + fix, r - fix * b
 
 
@@ -669,7 +669,7 @@ def async_load(prog: Program, op: Op, ins, scopes):
                 inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)
             ch.report("lds-bounds", op, ~inside, lanes)
             lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
-            gi = np.zeros((ch.n, width // 2), dtype=np.int64)
+            gi = np.zeros((ch.n, width // 2), dtype=np.int32)
             data = np.zeros((ch.n, width // 2), dtype=np.uint16)
             gi[lanes] = ch.lds.granule_index(ch.wg[lanes], byte, width // 2)
             data[lanes] = np.ascontiguousarray(raw).view(np.uint16)
@@ -677,6 +677,7 @@ def async_load(prog: Program, op: Op, ins, scopes):
             active[lanes] = True
             if ch.lds.track:
                 np.add.at(ch.lds.pending, gi[lanes].reshape(-1), 1)
+                ch.lds.in_flight += gi[lanes].size
             ch.queue.append(AsyncLoad(op.where(), active, gi, data, ch.lds.epoch[ch.wg].copy()))
 
         return step
@@ -698,6 +699,7 @@ def land(ch: Chunk, op: Optional[Op], keep: int) -> None:
         lds = ch.lds
         if lds.track:
             np.subtract.at(lds.pending, gi.reshape(-1), 1)
+            lds.in_flight -= gi.size
         found = lds.write(gi, entry.data[lanes], ch.wg[lanes], ch.wave[lanes], entry.issued[lanes])
         if op is not None:
             for kind, hit in found.items():

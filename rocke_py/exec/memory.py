@@ -104,8 +104,9 @@ class Alloc:
 
 class Lds:
     """The LDS pools of a chunk's workgroups, one row of granules per workgroup. Shadows (when
-    tracked): the barrier interval (epoch) and wave of the last write, -1 for never written;
-    the epoch and the wave bits of the reads in it; async writes still in flight."""
+    tracked), as stamps epoch·64 + wave (epoch: the workgroup's barrier interval): the last
+    write (-1: never written); the last read, and the last interval in which two waves read;
+    and the async writes still in flight."""
 
     def __init__(self, workgroups: int, pool_bytes: int, track: bool) -> None:
         self.granules = max(pool_bytes // 2, 1)
@@ -113,17 +114,20 @@ class Lds:
         self.data = np.full(size, POISON, dtype=np.uint16)
         self.epoch = np.zeros(workgroups, dtype=np.int32)
         self.track = track
+        self.in_flight = 0  # granules with an async write pending (none: no check)
         if track:
-            self.w_epoch = np.full(size, -1, dtype=np.int32)
-            self.w_wave = np.zeros(size, dtype=np.int16)
-            self.r_epoch = np.full(size, -1, dtype=np.int32)
-            self.r_waves = np.zeros(size, dtype=np.uint32)
+            self.written = np.full(size, -1, dtype=np.int32)
+            self.read_by = np.full(size, -1, dtype=np.int32)
+            self.read_twice = np.full(size, -1, dtype=np.int32)
             self.pending = np.zeros(size, dtype=np.int16)
 
     def granule_index(self, wg: np.ndarray, byte: np.ndarray, count: int) -> np.ndarray:
         """(L, count) flat granules from byte addresses (even) in each lane's workgroup pool."""
-        first = wg * self.granules + byte // 2
-        return first[:, None] + np.arange(count, dtype=np.int64)
+        first = (wg * self.granules + byte // 2).astype(np.int32)
+        return first[:, None] + np.arange(count, dtype=np.int32)
+
+    def stamps(self, wg: np.ndarray, wave: np.ndarray) -> np.ndarray:
+        return (self.epoch[wg] * 64 + wave).astype(np.int32)
 
     def read(self, gi: np.ndarray, wg: np.ndarray, wave: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The granules gi (L, c) read by lanes of waves `wave` (in their workgroup); with
@@ -131,20 +135,22 @@ class Lds:
         data = self.data[gi]
         if not self.track:
             return data, {}
-        ep = self.epoch[wg][:, None]
-        w_ep = self.w_epoch[gi]
+        stamp = self.stamps(wg, wave)[:, None]
+        w = self.written[gi]
         found = {
-            "lds-uninit": (w_ep < 0).any(axis=1),
-            "lds-race": ((w_ep == ep) & (self.w_wave[gi] != wave[:, None])).any(axis=1),
-            "async-early": (self.pending[gi] > 0).any(axis=1),
+            "lds-uninit": (w < 0).any(axis=1),
+            "lds-race": ((w >> 6 == stamp >> 6) & (w != stamp)).any(axis=1),
         }
+        if self.in_flight:
+            found["async-early"] = (self.pending[gi] > 0).any(axis=1)
         flat = gi.reshape(-1)
-        ep_flat = np.broadcast_to(ep, gi.shape).reshape(-1)
-        stale = self.r_epoch[flat] != ep_flat
-        self.r_waves[flat[stale]] = 0
-        self.r_epoch[flat] = ep_flat
-        bits = np.broadcast_to((np.uint32(1) << wave.astype(np.uint32))[:, None], gi.shape).reshape(-1)
-        np.bitwise_or.at(self.r_waves, flat, bits)
+        mine = np.broadcast_to(stamp, gi.shape).reshape(-1)
+        before = self.read_by[flat]
+        twice = (before >> 6 == mine >> 6) & (before != mine)
+        self.read_by[flat] = mine
+        twice |= self.read_by[flat] != mine  # another wave's lane read it in this op
+        if twice.any():
+            self.read_twice[flat[twice]] = mine[twice] >> 6
         return data, found
 
     def write(
@@ -155,13 +161,12 @@ class Lds:
         self.data[gi] = data
         if not self.track:
             return {}
-        ep = self.epoch[wg][:, None]
-        first = ep if since is None else since[:, None]
-        others = self.r_waves[gi] & ~(np.uint32(1) << wave.astype(np.uint32))[:, None]
-        found = {"lds-race": ((self.r_epoch[gi] >= first) & (others != 0)).any(axis=1)}
-        self.w_epoch[gi] = np.broadcast_to(ep, gi.shape)
-        self.w_wave[gi] = np.broadcast_to(wave[:, None], gi.shape)
-        return found
+        stamp = self.stamps(wg, wave)[:, None]
+        first = stamp >> 6 if since is None else since[:, None]
+        r = self.read_by[gi]
+        other_read = ((r >> 6 >= first) & ((r & 63) != (stamp & 63))) | (self.read_twice[gi] >= first)
+        self.written[gi] = np.broadcast_to(stamp, gi.shape)
+        return {"lds-race": other_read.any(axis=1)}
 
     def barrier(self, workgroups: np.ndarray) -> None:
         self.epoch[workgroups] += 1
