@@ -669,7 +669,7 @@ def async_load(prog: Program, op: Op, ins, scopes):
                 inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)
             ch.report("lds-bounds", op, ~inside, lanes)
             lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
-            gi = np.zeros((ch.n, width // 2), dtype=np.int32)
+            gi = np.zeros((ch.n, width // 2), dtype=np.int64)
             data = np.zeros((ch.n, width // 2), dtype=np.uint16)
             gi[lanes] = ch.lds.granule_index(ch.wg[lanes], byte, width // 2)
             data[lanes] = np.ascontiguousarray(raw).view(np.uint16)

@@ -38,8 +38,8 @@ class Buffer:
         addr = off[:, None] + np.arange(width, dtype=np.int64)
         inside = (addr >= 0) & (addr < limit[:, None])
         if inside.all():
-            return self.data[addr]
-        out = self.data[np.where(inside, addr, 0)]
+            return np.take(self.data, addr)
+        out = np.take(self.data, np.where(inside, addr, 0))
         out[~inside] = 0
         return out
 
@@ -123,8 +123,8 @@ class Lds:
 
     def granule_index(self, wg: np.ndarray, byte: np.ndarray, count: int) -> np.ndarray:
         """(L, count) flat granules from byte addresses (even) in each lane's workgroup pool."""
-        first = (wg * self.granules + byte // 2).astype(np.int32)
-        return first[:, None] + np.arange(count, dtype=np.int32)
+        first = wg * self.granules + byte // 2
+        return first[:, None] + np.arange(count, dtype=np.int64)
 
     def stamps(self, wg: np.ndarray, wave: np.ndarray) -> np.ndarray:
         return (self.epoch[wg] * 64 + wave).astype(np.int32)
@@ -132,23 +132,23 @@ class Lds:
     def read(self, gi: np.ndarray, wg: np.ndarray, wave: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The granules gi (L, c) read by lanes of waves `wave` (in their workgroup); with
         tracking, per lane: never written, written by another wave in this interval, in flight."""
-        data = self.data[gi]
+        data = np.take(self.data, gi)
         if not self.track:
             return data, {}
         stamp = self.stamps(wg, wave)[:, None]
-        w = self.written[gi]
+        w = np.take(self.written, gi)
         found = {
             "lds-uninit": (w < 0).any(axis=1),
             "lds-race": ((w >> 6 == stamp >> 6) & (w != stamp)).any(axis=1),
         }
         if self.in_flight:
-            found["async-early"] = (self.pending[gi] > 0).any(axis=1)
+            found["async-early"] = (np.take(self.pending, gi) > 0).any(axis=1)
         flat = gi.reshape(-1)
         mine = np.broadcast_to(stamp, gi.shape).reshape(-1)
-        before = self.read_by[flat]
+        before = np.take(self.read_by, flat)
         twice = (before >> 6 == mine >> 6) & (before != mine)
         self.read_by[flat] = mine
-        twice |= self.read_by[flat] != mine  # another wave's lane read it in this op
+        twice |= np.take(self.read_by, flat) != mine  # another wave's lane read it in this op
         if twice.any():
             self.read_twice[flat[twice]] = mine[twice] >> 6
         return data, found
@@ -163,8 +163,8 @@ class Lds:
             return {}
         stamp = self.stamps(wg, wave)[:, None]
         first = stamp >> 6 if since is None else since[:, None]
-        r = self.read_by[gi]
-        other_read = ((r >> 6 >= first) & ((r & 63) != (stamp & 63))) | (self.read_twice[gi] >= first)
+        r = np.take(self.read_by, gi)
+        other_read = ((r >> 6 >= first) & ((r & 63) != (stamp & 63))) | (np.take(self.read_twice, gi) >= first)
         self.written[gi] = np.broadcast_to(stamp, gi.shape)
         return {"lds-race": other_read.any(axis=1)}
 

@@ -123,15 +123,16 @@ def mma(lay: Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.nd
     f32, T a multiple of the wave size. Products and sums in float64, rounded once to f32.
     The flag says whether gfx11's replicated lanes repeated lanes 0-15 (always True elsewhere)."""
     waves = a.shape[0] // lay.wave
-    av = to_f64(a, lay.elem).reshape(waves, lay.wave * lay.frag)
-    bv = to_f64(b, lay.elem).reshape(waves, lay.wave * lay.frag)
-    cv = np.broadcast_to(c, (waves * lay.wave, lay.c_len)).astype(np.float64).reshape(waves, -1)
+    a2 = np.ascontiguousarray(a).reshape(waves, lay.wave * lay.frag)
+    b2 = np.ascontiguousarray(b).reshape(waves, lay.wave * lay.frag)
     ok = True
     if lay.replicated:
         half = lay.wave // 2 * lay.frag
-        ok = bool(np.array_equal(av[:, :half], av[:, half:]) and np.array_equal(bv[:, :half], bv[:, half:]))
-    am = av[:, lay.a_src].reshape(waves, lay.m, lay.k)
-    bm = bv[:, lay.b_src].reshape(waves, lay.k, lay.n)
-    cm = cv[:, lay.c_src].reshape(waves, lay.m, lay.n)
+        ok = bool(np.array_equal(a2[:, :half], a2[:, half:]) and np.array_equal(b2[:, :half], b2[:, half:]))
+    # np.take along an axis: much faster than fancy indexing for these gathers
+    am = to_f64(np.take(a2, lay.a_src, axis=1), lay.elem).reshape(waves, lay.m, lay.k)
+    bm = to_f64(np.take(b2, lay.b_src, axis=1), lay.elem).reshape(waves, lay.k, lay.n)
+    c2 = np.ascontiguousarray(np.broadcast_to(c, (waves * lay.wave, lay.c_len))).reshape(waves, -1)
+    cm = np.take(c2, lay.c_src, axis=1).reshape(waves, lay.m, lay.n)
     d = (np.matmul(am, bm) + cm).astype(np.float32).reshape(waves, lay.m * lay.n)
-    return d[:, lay.d_src].reshape(waves * lay.wave, lay.c_len), ok
+    return np.take(d, lay.d_src, axis=1).reshape(waves * lay.wave, lay.c_len), ok
