@@ -245,18 +245,28 @@ def pure(fn: Callable) -> Callable:
     """An op computing its one result from its operands, the same on every thread."""
 
     def factory(prog: Program, op: Op, ins: list[int], scopes):
-        def bind(outs: list[int]) -> Step:
-            out = outs[0]
-
-            def step(ch: Chunk) -> None:
-                env = ch.env
-                env[out] = fn(*[env[i] for i in ins])
-
-            return step
-
-        return bind
+        return produce(lambda ch: fn(*[ch.env[i] for i in ins]))
 
     return factory
+
+
+def effect(run: Callable[[Chunk], None]):
+    """The binder of an op without results: run at each execution."""
+    return lambda outs: run
+
+
+def produce(run: Callable[[Chunk], object]):
+    """The binder of an op with one result: run's value at each execution."""
+
+    def bind(outs: list[int]) -> Step:
+        out = outs[0]
+
+        def step(ch: Chunk) -> None:
+            ch.env[out] = run(ch)
+
+        return step
+
+    return bind
 
 
 def constant(prog: Program, op: Op, ins, scopes):
@@ -279,23 +289,19 @@ def constant(prog: Program, op: Op, ins, scopes):
 def int_div(prog: Program, op: Op, ins, scopes):
     quotient = op.name == "arith.div"
 
-    def bind(outs):
-        out = outs[0]
-        a_slot, b_slot = ins
+    a_slot, b_slot = ins
 
-        def step(ch: Chunk) -> None:
-            a, b = ch.env[a_slot], ch.env[b_slot]
-            zero = b == 0
-            if np.any(zero):
-                hit = full(zero, ch.n) if ch.mask is None else full(zero, ch.n) & ch.mask
-                ch.report("division-by-zero", op, hit)
-                b = np.where(zero, np.ones_like(b), b)
-            q, r = tdiv(a, b)
-            ch.env[out] = q if quotient else r
+    def run(ch: Chunk):
+        a, b = ch.env[a_slot], ch.env[b_slot]
+        zero = b == 0
+        if np.any(zero):
+            hit = full(zero, ch.n) if ch.mask is None else full(zero, ch.n) & ch.mask
+            ch.report("division-by-zero", op, hit)
+            b = np.where(zero, np.ones_like(b), b)
+        q, r = tdiv(a, b)
+        return q if quotient else r
 
-        return step
-
-    return bind
+    return produce(run)
 
 
 CMP = {
@@ -352,16 +358,7 @@ def bitcast(prog: Program, op: Op, ins, scopes):
 def thread_value(which: str):
     def factory(prog: Program, op: Op, ins, scopes):
         dim = op.attrs.get("dim", 0)
-
-        def bind(outs):
-            out = outs[0]
-
-            def step(ch: Chunk) -> None:
-                ch.env[out] = ch.tid if which == "tid" else ch.lane if which == "lane" else ch.bid[dim]
-
-            return step
-
-        return bind
+        return produce(lambda ch: ch.tid if which == "tid" else ch.lane if which == "lane" else ch.bid[dim])
 
     return factory
 
@@ -382,97 +379,72 @@ def wave_first(ch: Chunk, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def readfirstlane(prog: Program, op: Op, ins, scopes):
-    def bind(outs):
-        out, src = outs[0], ins[0]
+    src = ins[0]
 
-        def step(ch: Chunk) -> None:
-            x = ch.env[src]
-            if np.ndim(x) == 0:
-                ch.env[out] = x
-                return
-            first, differs = wave_first(ch, x)
-            if prog.check:
-                ch.report("not-uniform", op, differs)
-            ch.env[out] = first
+    def run(ch: Chunk):
+        x = ch.env[src]
+        if np.ndim(x) == 0:
+            return x
+        first, differs = wave_first(ch, x)
+        if prog.check:
+            ch.report("not-uniform", op, differs)
+        return first
 
-        return step
-
-    return bind
+    return produce(run)
 
 
 def make_rsrc(prog: Program, op: Op, ins, scopes):
-    def bind(outs):
-        out = outs[0]
+    def run(ch: Chunk):
+        buf, nbytes = ch.env[ins[0]], np.asarray(ch.env[ins[1]]).astype(np.int64)
+        if np.any(nbytes > buf.size):
+            ch.report("bad-rsrc", op, np.ones(1, dtype=bool))
+        return Rsrc(buf, np.minimum(nbytes, buf.size))
 
-        def step(ch: Chunk) -> None:
-            buf, nbytes = ch.env[ins[0]], np.asarray(ch.env[ins[1]]).astype(np.int64)
-            if np.any(nbytes > buf.size):
-                ch.report("bad-rsrc", op, np.ones(1, dtype=bool))
-            ch.env[out] = Rsrc(buf, np.minimum(nbytes, buf.size))
+    return produce(run)
 
-        return step
 
-    return bind
+def addressed(ch: Chunk, ins: list[int]):
+    """A global access's target (its first operand), the active lanes and their offsets (the
+    second operand) as int64."""
+    lanes = ch.lanes()
+    return ch.env[ins[0]], lanes, pick(ch.env[ins[1]], lanes, ch.n).astype(np.int64)
 
 
 def buffer_load(prog: Program, op: Op, ins, scopes):
     t = parse_type(op.results[0].type)
 
-    def bind(outs):
-        out = outs[0]
+    def run(ch: Chunk):
+        r, lanes, off = addressed(ch, ins)
+        raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), t.nbytes)
+        return scatter_result(ch, lanes, from_bytes(raw, t).reshape(lanes.size, t.n), t)
 
-        def step(ch: Chunk) -> None:
-            r: Rsrc = ch.env[ins[0]]
-            lanes = ch.lanes()
-            off = pick(ch.env[ins[1]], lanes, ch.n).astype(np.int64)
-            raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), t.nbytes)
-            values = from_bytes(raw, t)
-            if ch.mask is None:
-                ch.env[out] = values
-            else:
-                res = np.zeros((ch.n,) + values.shape[1:], dtype=values.dtype)
-                res[lanes] = values
-                ch.env[out] = res
-
-        return step
-
-    return bind
+    return produce(run)
 
 
 def buffer_store(prog: Program, op: Op, ins, scopes):
     t = parse_type(prog_type(prog, scopes, op, 2))
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            r: Rsrc = ch.env[ins[0]]
-            lanes = ch.lanes()
-            off = pick(ch.env[ins[1]], lanes, ch.n).astype(np.int64)
-            data = as_granules(ch.env[ins[2]], t, lanes, ch.n).view(np.uint8)
-            rewrote = r.buffer.scatter(off, pick(r.nbytes, lanes, ch.n), data)
-            if prog.check:
-                ch.report("global-rewrite", op, rewrote, lanes)
+    def run(ch: Chunk) -> None:
+        r, lanes, off = addressed(ch, ins)
+        data = as_granules(ch.env[ins[2]], t, lanes, ch.n).view(np.uint8)
+        rewrote = r.buffer.scatter(off, pick(r.nbytes, lanes, ch.n), data)
+        if prog.check:
+            ch.report("global-rewrite", op, rewrote, lanes)
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def atomic_fadd(prog: Program, op: Op, ins, scopes):
     t = parse_type(prog_type(prog, scopes, op, 2))
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            buf: Buffer = ch.env[ins[0]]
-            lanes = ch.lanes()
-            index = pick(ch.env[ins[1]], lanes, ch.n).astype(np.int64)
-            values = pick(full(ch.env[ins[2]], ch.n, (t.n,) if t.kind == "vec" else ()), lanes, ch.n)
-            values = values.reshape(lanes.size, t.n)
-            outside = buf.atomic_add(index, values)
-            ch.report("atomic-bounds", op, outside | ((index % t.n) != 0), lanes)
+    def run(ch: Chunk) -> None:
+        buf, lanes, index = addressed(ch, ins)
+        values = pick(full(ch.env[ins[2]], ch.n, (t.n,) if t.kind == "vec" else ()), lanes, ch.n)
+        values = values.reshape(lanes.size, t.n)
+        outside = buf.atomic_add(index, values)
+        ch.report("atomic-bounds", op, outside | ((index % t.n) != 0), lanes)
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def prog_type(prog: Program, scopes, op: Op, operand: int) -> str:
@@ -495,15 +467,10 @@ def smem_alloc(prog: Program, op: Op, ins, scopes):
 
 
 def smem_addr(prog: Program, op: Op, ins, scopes):
-    def bind(outs):
-        out = outs[0]
+    def run(ch: Chunk):
+        return np.asarray(ch.env[ins[0]].base, dtype=np.int32)
 
-        def step(ch: Chunk) -> None:
-            ch.env[out] = np.asarray(ch.env[ins[0]].base, dtype=np.int32)
-
-        return step
-
-    return bind
+    return produce(run)
 
 
 def lds_lanes(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int):
@@ -536,6 +503,7 @@ def lds_read(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int) -> tuple
 
 
 def scatter_result(ch: Chunk, lanes: np.ndarray, values: np.ndarray, t: IrType) -> np.ndarray:
+    """Per-lane values (L, k) of the active lanes as a value of t for every thread (0 elsewhere)."""
     if lanes.size == ch.n:
         out = values
     else:
@@ -548,34 +516,26 @@ def smem_load(prog: Program, op: Op, ins, scopes):
     t = parse_type(op.results[0].type)
     n, align = int(op.attrs["n"]), int(op.attrs.get("align", 1))
 
-    def bind(outs):
-        out = outs[0]
+    def run(ch: Chunk):
+        lanes, values = lds_read(ch, op, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, align)
+        return scatter_result(ch, lanes, values, t)
 
-        def step(ch: Chunk) -> None:
-            lanes, values = lds_read(ch, op, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, align)
-            ch.env[out] = scatter_result(ch, lanes, values, t)
-
-        return step
-
-    return bind
+    return produce(run)
 
 
 def smem_store(prog: Program, op: Op, ins, scopes):
     t = parse_type(prog_type(prog, scopes, op, 3))
     align = int(op.attrs.get("align", 1))
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            s: Alloc = ch.env[ins[0]]
-            lanes, gi = lds_lanes(ch, op, s, ch.env[ins[1]], ch.env[ins[2]], t.n, align)
-            data = as_granules(ch.env[ins[3]], t, lanes, ch.n)
-            found = ch.lds.write(gi, data, ch.wg[lanes], ch.wave[lanes])
-            for kind, hit in found.items():
-                ch.report(kind, op, hit, lanes)
+    def run(ch: Chunk) -> None:
+        s: Alloc = ch.env[ins[0]]
+        lanes, gi = lds_lanes(ch, op, s, ch.env[ins[1]], ch.env[ins[2]], t.n, align)
+        data = as_granules(ch.env[ins[3]], t, lanes, ch.n)
+        found = ch.lds.write(gi, data, ch.wg[lanes], ch.wave[lanes])
+        for kind, hit in found.items():
+            ch.report(kind, op, hit, lanes)
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def partial_waves(ch: Chunk) -> np.ndarray:
@@ -601,24 +561,19 @@ def transpose_read(prog: Program, op: Op, ins, scopes):
     wide = op.name == "tile.ds_read_tr16_b128"
     n = 8 if wide else 4
 
-    def bind(outs):
-        out = outs[0]
+    def run(ch: Chunk):
+        if prog.check:
+            ch.report("partial-wave", op, partial_waves(ch))
+        lanes, fetched = lds_read(ch, op, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, 2 * n)
+        runs = scatter_result(ch, lanes, fetched, IrType("vec", t.elem, n))
+        if wide:
+            res = runs.reshape(-1, 8, 8).transpose(0, 2, 1).reshape(ch.n, 8)
+        else:
+            src, elem = TR_B64_SRC
+            res = runs.reshape(-1, 16, 4)[:, src, elem].reshape(ch.n, 4)
+        return np.ascontiguousarray(res)
 
-        def step(ch: Chunk) -> None:
-            if prog.check:
-                ch.report("partial-wave", op, partial_waves(ch))
-            lanes, fetched = lds_read(ch, op, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, 2 * n)
-            runs = scatter_result(ch, lanes, fetched, IrType("vec", t.elem, n))
-            if wide:
-                res = runs.reshape(-1, 8, 8).transpose(0, 2, 1).reshape(ch.n, 8)
-            else:
-                src, elem = TR_B64_SRC
-                res = runs.reshape(-1, 16, 4)[:, src, elem].reshape(ch.n, 4)
-            ch.env[out] = np.ascontiguousarray(res)
-
-        return step
-
-    return bind
+    return produce(run)
 
 
 def mma_op(prog: Program, op: Op, ins, scopes):
@@ -629,60 +584,52 @@ def mma_op(prog: Program, op: Op, ins, scopes):
     if lay.wave != prog.wave:
         raise ExecError(f"{op.where()}: {lay.op_id} needs wave{lay.wave}, the kernel has wave{prog.wave}")
 
-    def bind(outs):
-        out = outs[0]
+    def run(ch: Chunk):
+        if prog.check:
+            ch.report("partial-wave", op, partial_waves(ch))
+        a = full(ch.env[ins[0]], ch.n, (lay.frag,) if lay.frag > 1 else ())
+        b = full(ch.env[ins[1]], ch.n, (lay.frag,) if lay.frag > 1 else ())
+        c = full(ch.env[ins[2]], ch.n, (lay.c_len,))
+        d, replicas = mma_mod.mma(lay, a, b, c)
+        if not replicas and prog.check:
+            ch.report("wmma-replica", op, np.ones(1, dtype=bool))
+        return d if ch.mask is None else np.where(ch.mask[:, None], d, c)
 
-        def step(ch: Chunk) -> None:
-            if prog.check:
-                ch.report("partial-wave", op, partial_waves(ch))
-            a = full(ch.env[ins[0]], ch.n, (lay.frag,) if lay.frag > 1 else ())
-            b = full(ch.env[ins[1]], ch.n, (lay.frag,) if lay.frag > 1 else ())
-            c = full(ch.env[ins[2]], ch.n, (lay.c_len,))
-            d, replicas = mma_mod.mma(lay, a, b, c)
-            if not replicas and prog.check:
-                ch.report("wmma-replica", op, np.ones(1, dtype=bool))
-            ch.env[out] = d if ch.mask is None else np.where(ch.mask[:, None], d, c)
-
-        return step
-
-    return bind
+    return produce(run)
 
 
 def async_load(prog: Program, op: Op, ins, scopes):
     dwords = int(op.attrs["dwords"])
     width = 4 * dwords
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            r: Rsrc = ch.env[ins[0]]
-            lanes = ch.lanes()
-            base = ch.env[ins[1]]
-            if np.ndim(base):
-                base, differs = wave_first(ch, base)
-                if prog.check:
-                    ch.report("not-uniform", op, differs)
-            off = pick(ch.env[ins[2]], lanes, ch.n).astype(np.int64)
-            raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), width)
-            byte = pick(base, lanes, ch.n).astype(np.int64) + ch.lane[lanes].astype(np.int64) * width
-            inside = np.zeros(lanes.size, dtype=bool)
-            for a in prog.allocs:  # a lane's copy must fall inside one allocation
-                inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)
-            ch.report("lds-bounds", op, ~inside, lanes)
-            lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
-            gi = np.zeros((ch.n, width // 2), dtype=np.int64)
-            data = np.zeros((ch.n, width // 2), dtype=np.uint16)
-            gi[lanes] = ch.lds.granule_index(ch.wg[lanes], byte, width // 2)
-            data[lanes] = np.ascontiguousarray(raw).view(np.uint16)
-            active = np.zeros(ch.n, dtype=bool)
-            active[lanes] = True
-            if ch.lds.track:
-                np.add.at(ch.lds.pending, gi[lanes].reshape(-1), 1)
-                ch.lds.in_flight += gi[lanes].size
-            ch.queue.append(AsyncLoad(op.where(), active, gi, data, ch.lds.epoch[ch.wg].copy()))
+    def run(ch: Chunk) -> None:
+        r: Rsrc = ch.env[ins[0]]
+        lanes = ch.lanes()
+        base = ch.env[ins[1]]
+        if np.ndim(base):
+            base, differs = wave_first(ch, base)
+            if prog.check:
+                ch.report("not-uniform", op, differs)
+        off = pick(ch.env[ins[2]], lanes, ch.n).astype(np.int64)
+        raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), width)
+        byte = pick(base, lanes, ch.n).astype(np.int64) + ch.lane[lanes].astype(np.int64) * width
+        inside = np.zeros(lanes.size, dtype=bool)
+        for a in prog.allocs:  # a lane's copy must fall inside one allocation
+            inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)
+        ch.report("lds-bounds", op, ~inside, lanes)
+        lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
+        gi = np.zeros((ch.n, width // 2), dtype=np.int64)
+        data = np.zeros((ch.n, width // 2), dtype=np.uint16)
+        gi[lanes] = ch.lds.granule_index(ch.wg[lanes], byte, width // 2)
+        data[lanes] = np.ascontiguousarray(raw).view(np.uint16)
+        active = np.zeros(ch.n, dtype=bool)
+        active[lanes] = True
+        if ch.lds.track:
+            np.add.at(ch.lds.pending, gi[lanes].reshape(-1), 1)
+            ch.lds.in_flight += gi[lanes].size
+        ch.queue.append(AsyncLoad(op.where(), active, gi, data, ch.lds.epoch[ch.wg].copy()))
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def land(ch: Chunk, op: Optional[Op], keep: int) -> None:
@@ -711,35 +658,29 @@ def land(ch: Chunk, op: Optional[Op], keep: int) -> None:
 def waitcnt(prog: Program, op: Op, ins, scopes):
     keep = int(op.attrs["vmcnt"])
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            land(ch, op, keep)
+    def run(ch: Chunk) -> None:
+        land(ch, op, keep)
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def barrier(prog: Program, op: Op, ins, scopes):
     full_sync = op.name == "tile.sync"
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            if full_sync:
-                land(ch, op, 0)
-            b = prog.block
-            if ch.mask is None:
-                ch.lds.barrier(np.arange(ch.n // b))
-                return
-            m2 = ch.mask.reshape(-1, b)
-            some, every = m2.any(axis=1), m2.all(axis=1)
-            if prog.check:
-                ch.report("nonuniform-barrier", op, np.repeat(some & ~every, b) & ch.mask)
-            ch.lds.barrier(np.nonzero(some)[0])
+    def run(ch: Chunk) -> None:
+        if full_sync:
+            land(ch, op, 0)
+        b = prog.block
+        if ch.mask is None:
+            ch.lds.barrier(np.arange(ch.n // b))
+            return
+        m2 = ch.mask.reshape(-1, b)
+        some, every = m2.any(axis=1), m2.all(axis=1)
+        if prog.check:
+            ch.report("nonuniform-barrier", op, np.repeat(some & ~every, b) & ch.mask)
+        ch.lds.barrier(np.nonzero(some)[0])
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def no_effect(prog: Program, op: Op, ins, scopes):
@@ -854,32 +795,26 @@ def scf_for(prog: Program, op: Op, ins, scopes):
 
 
 def scf_yield(prog: Program, op: Op, ins, scopes):
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            ch.yielded = [ch.env[i] for i in ins]
+    def run(ch: Chunk) -> None:
+        ch.yielded = [ch.env[i] for i in ins]
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 def scf_if(prog: Program, op: Op, ins, scopes):
     then = prog.compile_region(op.regions[0], scopes)
 
-    def bind(outs):
-        def step(ch: Chunk) -> None:
-            cond = full(ch.env[ins[0]], ch.n)
-            outer = ch.mask
-            inner = cond if outer is None else cond & outer
-            if not inner.any():
-                return
-            ch.set_mask(inner.copy())
-            prog.run_region(ch, then)
-            ch.set_mask(outer)
+    def run(ch: Chunk) -> None:
+        cond = full(ch.env[ins[0]], ch.n)
+        outer = ch.mask
+        inner = cond if outer is None else cond & outer
+        if not inner.any():
+            return
+        ch.set_mask(inner.copy())
+        prog.run_region(ch, then)
+        ch.set_mask(outer)
 
-        return step
-
-    return bind
+    return effect(run)
 
 
 OPS: dict[str, Callable] = {

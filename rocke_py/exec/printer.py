@@ -3,53 +3,55 @@ with reader.py, a round trip that proves the reader lost nothing."""
 
 from __future__ import annotations
 
-from .ir_text import AttrValue, Kernel, Op, Region
+from typing import Iterator
+
+from .ir_text import AttrValue, Kernel, Region
+
+ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"})
 
 
 def tagged(value: AttrValue) -> str:
-    if isinstance(value, bool):
-        return "b:true" if value else "b:false"
-    if isinstance(value, int):
-        return f"i:{value}"
-    if isinstance(value, float):
-        return f"f:{value!r}"
-    if isinstance(value, str):
-        text = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-        return f's:"{text}"'
+    if isinstance(value, dict):
+        return attr_map(value)
     if isinstance(value, list):
-        return "l:[ " + ", ".join(tagged(v) for v in value) + " ]"
-    return attr_map(value)
+        return "l:[ " + ", ".join(map(tagged, value)) + " ]"
+    if isinstance(value, bool):
+        return "b:" + str(value).lower()
+    if isinstance(value, str):
+        return 's:"' + value.translate(ESCAPES) + '"'
+    return ("f:" if isinstance(value, float) else "i:") + repr(value)
 
 
 def attr_map(attrs: dict[str, AttrValue]) -> str:
     return "{ " + ", ".join(f"{key} = {tagged(attrs[key])}" for key in sorted(attrs)) + " }"
 
 
-def op_lines(out: list[str], op: Op, depth: int) -> None:
-    head = ", ".join(f"{r.name} : {r.type}" for r in op.results)
-    head = head + " = " if head else ""
-    tail = " " + attr_map(op.attrs) if op.attrs else ""
-    out.append(f"{'  ' * depth}{head}{op.name} ( {', '.join(op.operands)} ){tail}\n")
-    for region in op.regions:
-        region_lines(out, region, depth + 1)
-
-
-def region_lines(out: list[str], region: Region, depth: int) -> None:
-    out.append(f"{'  ' * depth}region @{region.name} {{\n")
+def region_text(region: Region, depth: int) -> Iterator[str]:
+    """A region's lines, its ops one level deeper and theirs below them."""
+    pad = "  " * depth
+    yield f"{pad}region @{region.name} {{"
     for op in region.ops:
-        op_lines(out, op, depth + 1)
-    out.append(f"{'  ' * depth}}}\n")
+        results = ", ".join(f"{r.name} : {r.type}" for r in op.results)
+        assign = results + " = " if results else ""
+        attrs = " " + attr_map(op.attrs) if op.attrs else ""
+        yield f"{pad}  {assign}{op.name} ( {', '.join(op.operands)} ){attrs}"
+        for inner in op.regions:
+            yield from region_text(inner, depth + 2)
+    yield f"{pad}}}"
+
+
+def kernel_text(kernel: Kernel) -> Iterator[str]:
+    yield "rocke.ir v1"
+    yield f"kernel @{kernel.name} {{"
+    if kernel.attrs:
+        yield f"  attrs {attr_map(kernel.attrs)}"
+    yield "  params {"
+    for p in kernel.params:
+        yield f"    {p.value.name} : {p.value.type}" + (" " + attr_map(p.attrs) if p.attrs else "")
+    yield "  }"
+    yield from region_text(kernel.entry, 1)
+    yield "}"
 
 
 def print_kernel(kernel: Kernel) -> str:
-    out = ["rocke.ir v1\n", f"kernel @{kernel.name} {{\n"]
-    if kernel.attrs:
-        out.append(f"  attrs {attr_map(kernel.attrs)}\n")
-    out.append("  params {\n")
-    for p in kernel.params:
-        tail = " " + attr_map(p.attrs) if p.attrs else ""
-        out.append(f"    {p.value.name} : {p.value.type}{tail}\n")
-    out.append("  }\n")
-    region_lines(out, kernel.entry, 1)
-    out.append("}\n")
-    return "".join(out)
+    return "".join(line + "\n" for line in kernel_text(kernel))

@@ -12,6 +12,9 @@ from .ir_text import AttrValue, Kernel, Op, Param, Region, Value
 
 HEADER = "rocke.ir v1"
 INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+STRING_BODY = re.compile(r'((?:[^"\\]|\\.)*)"')
+ESCAPE = re.compile(r"\\.")
+UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n", "\\t": "\t"}
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -123,22 +126,16 @@ class Cursor:
         raise self.fail("expected a tagged value (b: i: f: s: l: or a map)")
 
     def string(self) -> str:
-        out: list[str] = []
-        escapes = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
-        while self.pos < len(self.text):
-            ch = self.text[self.pos]
-            self.pos += 1
-            if ch == '"':
-                return "".join(out)
-            if ch == "\\":
-                esc = self.text[self.pos : self.pos + 1]
-                if esc not in escapes:
-                    raise self.fail(f"a bad escape \\{esc}")
-                out.append(escapes[esc])
-                self.pos += 1
-            else:
-                out.append(ch)
-        raise self.fail("an unterminated string")
+        """The rest of a string after its opening quote (escapes \\ \" \n \t)."""
+        m = STRING_BODY.match(self.text, self.pos)
+        if not m:
+            raise self.fail("an unterminated string")
+        for esc in ESCAPE.finditer(m.group(1)):
+            if esc.group(0) not in UNESCAPE:
+                self.pos += esc.start()
+                raise self.fail(f"a bad escape {esc.group(0)}")
+        self.pos = m.end()
+        return ESCAPE.sub(lambda e: UNESCAPE[e.group(0)], m.group(1))
 
     def attr_map(self) -> dict[str, AttrValue]:
         self.expect("{ ")

@@ -9,7 +9,7 @@ from layout import REPO
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted
-from rocke_py.exec.printer import print_kernel
+from rocke_py.exec.printer import print_kernel, tagged
 from rocke_py.exec.reader import ReadError, read_ir
 from rocke_py.parity.configs import discover
 
@@ -86,3 +86,15 @@ def test_truncated_text() -> None:
         read_ir(SMALL[: SMALL.index("  region @entry")])
     with pytest.raises(ReadError, match="does not end with a newline"):
         read_ir(SMALL.rstrip("\n"))
+
+
+@pytest.mark.parametrize("value", ["", "plain", 'a\\b"c\nd\te', "\\\\"])
+def test_strings_round_trip(value: str) -> None:
+    text = SMALL.replace('ity = s:"f32"', "ity = " + tagged(value))
+    assert read_ir(text).entry.ops[0].attrs["ity"] == value
+    assert print_kernel(read_ir(text)) == text
+
+
+def test_bad_escape_names_the_column() -> None:
+    with pytest.raises(ReadError, match=r"line 9, column \d+: a bad escape \\q"):
+        read_ir(SMALL.replace('ity = s:"f32"', 'ity = s:"f\\q"'))
