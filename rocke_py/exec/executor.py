@@ -75,6 +75,8 @@ class Chunk:
         self.env: list = list(prog.initial)
         self.mask: Optional[np.ndarray] = None
         self.active = self.n
+        self.all_lanes = np.arange(self.n)
+        self.active_lanes = self.all_lanes
         self.lds = Lds(count, prog.pool_bytes, prog.check)
         self.queue: list[AsyncLoad] = []
         self.yielded: list = []
@@ -85,10 +87,11 @@ class Chunk:
         if mask is not None and mask.all():
             mask = None
         self.mask = mask
-        self.active = self.n if mask is None else int(mask.sum())
+        self.active_lanes = self.all_lanes if mask is None else np.nonzero(mask)[0]
+        self.active = self.active_lanes.size
 
     def lanes(self) -> np.ndarray:
-        return np.arange(self.n) if self.mask is None else np.nonzero(self.mask)[0]
+        return self.active_lanes
 
     def block_of(self, lane: int) -> tuple[int, int, int]:
         x, y, z = self.blocks[int(self.wg[lane])]
@@ -482,11 +485,11 @@ def lds_lanes(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int):
     byte = s.base + element * eb
     outside = (element < 0) | (element + n > s.rows * s.cols)
     misaligned = (byte % max(align, 2)) != 0
-    if ch.prog.check:
-        ch.report("lds-bounds", op, outside, lanes)
-        ch.report("lds-misaligned", op, misaligned & ~outside, lanes)
     bad = outside | misaligned
-    if bad.any():
+    if bad.any():  # one reduction on the common path, where no lane is bad
+        if ch.prog.check:
+            ch.report("lds-bounds", op, outside, lanes)
+            ch.report("lds-misaligned", op, misaligned & ~outside, lanes)
         keep = ~bad
         lanes, byte = lanes[keep], byte[keep]
     gi = ch.lds.granule_index(ch.wg[lanes], byte, n * eb // 2)

@@ -137,10 +137,11 @@ class Lds:
             return data, {}
         stamp = self.stamps(wg, wave)[:, None]
         w = np.take(self.written, gi)
-        found = {
-            "lds-uninit": (w < 0).any(axis=1),
-            "lds-race": ((w >> 6 == stamp >> 6) & (w != stamp)).any(axis=1),
-        }
+        uninit = w < 0
+        race = (w >> 6 == stamp >> 6) & (w != stamp)
+        found = {}
+        if (uninit | race).any():  # one reduction on the common path
+            found = {"lds-uninit": uninit.any(axis=1), "lds-race": race.any(axis=1)}
         if self.in_flight:
             found["async-early"] = (np.take(self.pending, gi) > 0).any(axis=1)
         flat = gi.reshape(-1)
@@ -166,7 +167,7 @@ class Lds:
         r = np.take(self.read_by, gi)
         other_read = ((r >> 6 >= first) & ((r & 63) != (stamp & 63))) | (np.take(self.read_twice, gi) >= first)
         self.written[gi] = np.broadcast_to(stamp, gi.shape)
-        return {"lds-race": other_read.any(axis=1)}
+        return {"lds-race": other_read.any(axis=1)} if other_read.any() else {}
 
     def barrier(self, workgroups: np.ndarray) -> None:
         self.epoch[workgroups] += 1
