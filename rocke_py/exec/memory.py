@@ -28,7 +28,9 @@ class Buffer:
         self.size = array.nbytes
         self.data = np.zeros((self.size + 2 * LDS_ALIGN) // LDS_ALIGN * LDS_ALIGN, dtype=np.uint8)
         self.data[: self.size] = array.reshape(-1).view(np.uint8)
-        self.written = np.zeros(self.data.size, dtype=np.uint8) if track_writes else None
+        # per byte, 0 or the serial of the non-atomic store that wrote it
+        self.written = np.zeros(self.data.size, dtype=np.int64) if track_writes else None
+        self.serial = 1
 
     def result(self) -> np.ndarray:
         return self.data[: self.size].view(self.dtype).reshape(self.shape).copy()
@@ -53,10 +55,13 @@ class Buffer:
         self.data[flat] = values
         rewrote = np.zeros(off.shape[0], dtype=bool)
         if self.written is not None and flat.size:
-            before = self.written[flat].astype(bool)
-            np.add.at(self.written, flat, 1)
-            again = before | (self.written[flat] > 1)
-            self.written[flat] = 1
+            # each stored byte gets a serial of its own; reading one back that is not ours
+            # means another lane of this store wrote it too (np.add.at would be far slower)
+            serial = self.serial + np.arange(flat.size, dtype=np.int64)
+            again = self.written[flat] != 0
+            self.written[flat] = serial
+            again |= self.written[flat] != serial
+            self.serial += flat.size
             if again.any():
                 lane_of = np.nonzero(inside)[0]
                 rewrote[lane_of[again]] = True
