@@ -109,7 +109,7 @@ class Chunk:
 def pick(x: np.ndarray, lanes: np.ndarray, n: int) -> np.ndarray:
     """x at the given lanes; x may be 0-d (or (k,) for a vector) and broadcast."""
     x = np.asarray(x)
-    return x[lanes] if x.ndim and x.shape[0] == n else np.broadcast_to(x, (lanes.size,) + x.shape[x.ndim and 0 :])
+    return x[lanes] if x.ndim and x.shape[0] == n else np.broadcast_to(x, (lanes.size,) + x.shape)
 
 
 def full(x: np.ndarray, n: int, tail: tuple[int, ...] = ()) -> np.ndarray:
@@ -199,7 +199,7 @@ class Program:
         for index, op in enumerate(region.ops):
             self.position[rid] = index
             ins = [self.resolve(name, inner, op) for name in op.operands]
-            step = self.compile_op(op, ins, inner, rid)
+            step = self.compile_op(op, ins, inner)
             outs = []
             for r in op.results:
                 slot = self.new_slot(None, r.type, rid)
@@ -219,7 +219,7 @@ class Program:
                 return slot
         raise ExecError(f"{op.where()}: operand {name} is not visible")
 
-    def compile_op(self, op: Op, ins: list[int], scopes, rid: int):
+    def compile_op(self, op: Op, ins: list[int], scopes):
         handler = OPS.get(op.name)
         if handler is None:
             raise ExecError(f"{op.where()}: the executor has no semantics for {op.name}")
