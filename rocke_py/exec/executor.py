@@ -23,6 +23,10 @@ from .reader import read_ir
 from .types import BYTES, IrType, parse_type
 
 Step = Callable[["Chunk"], None]
+#: Called at every tile.mma with the op, the chunk's block ids (workgroups, 3) and the a and
+#: b operands of every thread of the chunk (rows in block order): what issue 10 item 5
+#: compares between two kernels.
+MmaObserver = Callable[[Op, np.ndarray, np.ndarray, np.ndarray], None]
 DEFAULT_CHUNK_THREADS = 1 << 15
 
 
@@ -150,6 +154,7 @@ class Program:
             raise ExecError("the kernel needs max_workgroup_size and wave_size attrs (a multiple of it)")
         self.grid = grid
         self.check = check
+        self.on_mma: Optional[MmaObserver] = None
         self.log = HazardLog()
         self.initial: list = []  # per slot: what a chunk starts with (constants, params, allocs)
         self.types: list[str] = []  # per slot: its type name
@@ -593,6 +598,8 @@ def mma_op(prog: Program, op: Op, ins, scopes):
         a = full(ch.env[ins[0]], ch.n, (lay.frag,) if lay.frag > 1 else ())
         b = full(ch.env[ins[1]], ch.n, (lay.frag,) if lay.frag > 1 else ())
         c = full(ch.env[ins[2]], ch.n, (lay.c_len,))
+        if prog.on_mma is not None:
+            prog.on_mma(op, ch.blocks, a, b)
         d, replicas = mma_mod.mma(lay, a, b, c)
         if not replicas and prog.check:
             ch.report("wmma-replica", op, np.ones(1, dtype=bool))
@@ -895,12 +902,14 @@ def run_kernel(
     split_degree: Optional[int] = None,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     check_hazards: bool = True,
+    on_mma: Optional[MmaObserver] = None,
 ) -> RunResult:
     """Runs the kernel (IR text or a read kernel) over its whole grid.
 
     buffers: an array per pointer param (by name without %), whose bytes are the memory;
     scalars: the i32 params (a `<name>_bytes` param defaults to that buffer's size);
-    split_degree: the runtime split-K degree of a `split_k_runtime` kernel. The result holds
+    split_degree: the runtime split-K degree of a `split_k_runtime` kernel; on_mma: see
+    MmaObserver. The result holds
     every buffer after the run (same dtype and shape), the hazards and the stats."""
     start = time.perf_counter()
     kernel = read_ir(ir) if isinstance(ir, str) else ir
@@ -916,6 +925,7 @@ def run_kernel(
         values.setdefault(f"{name}_bytes", buf.size)
     grid = launch_grid(kernel, split_degree)
     prog = Program(kernel, mems, values, grid, check_hazards)
+    prog.on_mma = on_mma
     total = grid[0] * grid[1] * grid[2]
     per_chunk = max(1, chunk_threads // prog.block)
     ops = thread_ops = chunks = 0

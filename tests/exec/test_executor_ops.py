@@ -192,3 +192,24 @@ def test_unknown_op_and_missing_input_are_errors() -> None:
     text = kernel_text([ptr("O", "i32"), "%n : i32"], ["%t : i32 = gpu.thread_id (  ) { dim = i:0 }"])
     with pytest.raises(ExecError, match="no value given for the scalar param %n"):
         run_kernel(text, {"O": np.zeros(1, np.int32)})
+
+
+def test_mma_observer_sees_every_call() -> None:
+    body = [
+        '%x : f32 = arith.constant (  ) { ity = s:"f32", value = f:1.0 }',
+        '%h : f16 = arith.fptrunc ( %x ) { to = s:"f16" }',
+        "%a : vec<f16x4> = vector.from_elements ( %h, %h, %h, %h )",
+        '%cz : vec<f32x4> = arith.constant_vec (  ) { ity = s:"vec<f32x4>", value = i:0 }',
+        '%d : vec<f32x4> = tile.mma ( %a, %a, %cz ) { op_id = s:"mfma_f32_16x16x16_f16" }',
+        '%d2 : vec<f32x4> = tile.mma ( %a, %a, %d ) { op_id = s:"mfma_f32_16x16x16_f16" }',
+        "%e : f32 = vector.extract ( %d2 ) { index = i:3 }",
+        '%ri : i32 = arith.bitcast ( %e ) { to = s:"i32" }',
+        store("%ri"),
+    ]
+    seen = []
+    text = kernel_text([ptr("O", "i32"), "%O_bytes : i32"], STORE_I32 + body, block=64)
+    out = run_kernel(
+        text, {"O": np.zeros(64, np.int32)}, on_mma=lambda op, blocks, a, b: seen.append((op.line, a.shape))
+    )
+    assert out.ok and out.buffers["O"].view(np.float32).tolist() == [32.0] * 64  # 2 MMAs of 16 ones
+    assert seen == [(17, (64, 4)), (18, (64, 4))]
