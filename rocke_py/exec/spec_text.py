@@ -1,6 +1,6 @@
 """What a kernel's caller needs from mode `spec`'s text (`rocke.spec v1`, docs/engine-contract.md):
 the problem as a reference.Conv, the data types and the dgrad sub-GEMM records (kernel
-arguments, conv-semantics §2.4). Read from the text, like the IR: no engine objects."""
+arguments, docs/reference/conv-semantics.md §2.4). Read from the text, like the IR: no engine objects."""
 
 from __future__ import annotations
 
