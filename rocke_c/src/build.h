@@ -38,10 +38,12 @@ typedef struct rk_build_param {
     rk_val value;
 } rk_build_param;
 
-/* The kernel under construction and the kernel-wide values the stages share (Kc). */
+/* The kernel under construction and the kernel-wide values the stages share (Kc): the plan
+ * and, for short, its spec, problem and target. */
 typedef struct rk_kc {
     rk_builder b;
     rk_arena *arena;
+    const rk_plan *plan;
     const rk_spec *spec;
     const rk_problem *problem;
     const rk_target *target;
@@ -141,6 +143,8 @@ typedef struct rk_family_module {
 void rk_build_common_fail(rk_kc *kc, const char *message);
 /* small integer helpers */
 rk_val rk_build_common_c(rk_kc *kc, long long value);
+/* A builder's two-operand op (rk_b_add, rk_b_mul, ...). */
+typedef rk_ir_value *(*rk_binary_op)(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_val rk_build_common_add_c(rk_kc *kc, rk_val x, long long value);
 rk_val rk_build_common_mul_c(rk_kc *kc, rk_val x, long long value);
 rk_val rk_build_common_div_c(rk_kc *kc, rk_val x, long long value);
@@ -148,33 +152,39 @@ rk_val rk_build_common_mod_c(rk_kc *kc, rk_val x, long long value);
 rk_val rk_build_common_below(rk_kc *kc, rk_val x, long long bound);
 rk_val rk_build_common_below_value(rk_kc *kc, rk_val x, rk_val bound);
 rk_val rk_build_common_all_of(rk_kc *kc, const rk_val *conds, int n);
+rk_val rk_both_below(rk_kc *kc, rk_val x, long long x_end, rk_val y, long long y_end);
 rk_val rk_build_common_byte_offset(rk_kc *kc, rk_val off, rk_val valid, long long eb);
 long long rk_build_common_pow2_align(long long a, long long b);
 long long rk_build_common_elem_bytes(const char *elem);
 /* the kernel context */
-void rk_build_common_begin_kernel(rk_kc *kc, const rk_spec *spec, const rk_problem *problem,
-                                  const rk_target *target, rk_arena *arena);
+void rk_build_common_begin_kernel(rk_kc *kc, const rk_plan *plan, rk_arena *arena);
 rk_val rk_build_common_param(rk_kc *kc, const char *name);     /* kc.params[name] */
 void rk_build_common_set_param(rk_kc *kc, const char *name, rk_val value);
 void rk_build_common_add_tensor_params(rk_kc *kc, const char *const names[3], int atomic_d);
 void rk_build_common_thread_prologue(rk_kc *kc);
 void rk_build_common_chiplet_remap(rk_kc *kc, rk_val flat, long long grid_m, long long grid_n,
                                    rk_val *m_tile, rk_val *n_tile);
-void rk_build_common_grid_tiles(rk_kc *kc, long long gemm_m, long long gemm_n);
+void rk_build_common_grid_tiles(rk_kc *kc);
 void rk_build_common_make_rsrcs(rk_kc *kc, const char *const names[3], int with_d);
 /* the input tensor's im2col view */
 rk_val rk_build_common_group_base(rk_kc *kc, long long per_group);  /* NULL: ungrouped */
 rk_val rk_build_common_add_opt(rk_kc *kc, rk_val x, rk_val y);
-rk_desc rk_build_common_input_offset(rk_kc *kc, rk_val m, rk_val k);
+/* row*width + group*per_group + col: a row of NHWK (or pointwise NHWC) by GEMM row. */
+rk_val rk_row_offset(rk_kc *kc, rk_val row, long long width, long long per_group, rk_val col);
+/* (group*per_group + row)*width + col: a row of the group's filters (KYXC, dW). */
+rk_val rk_group_row_offset(rk_kc *kc, rk_val row, long long per_group, long long width, rk_val col);
+/* valid below (m_end, k_end), the im2col view's N*[Do*]Ho*Wo and [Z*]Y*X*cpg */
+rk_desc rk_build_common_input_offset(rk_kc *kc, rk_val m, rk_val k, long long m_end, long long k_end);
+/* One coordinate of an NHWC (or NHWK) offset: its value and its extent. */
+typedef struct rk_coord {
+    rk_val at;
+    long long extent;
+} rk_coord;
+/* (((image*H + h)*W + w)*C + group*per_group + c); c.extent is C. */
+rk_val rk_pixel_offset(rk_kc *kc, rk_val image, rk_coord h, rk_coord w, rk_coord c, long long per_group);
 rk_val rk_build_common_tap(rk_kc *kc, rk_val out, long long stride, rk_val filt, long long dil,
                            long long pad);
 /* tiles */
-void rk_build_common_load_vectors(rk_kc *kc, long long out[3]);
-void rk_build_common_load_widths(const rk_spec *s, const rk_problem *p, long long out[3]);
-rk_tile_operand rk_build_common_m_outer_tile(rk_kc *kc, const char *name, const char *dtype,
-                                             long long tile_mn, long long vec_width, int axis_col);
-rk_tile_operand rk_build_common_k_outer_tile(rk_kc *kc, const char *name, const char *dtype,
-                                             long long tile_mn, long long vec_width);
 rk_val rk_build_common_alloc_tile(rk_kc *kc, const rk_tile_operand *t);
 rk_staged_list rk_build_common_global_load_tile(rk_kc *kc, const rk_tile_operand *t, rk_val rsrc,
                                                 rk_val mn0, rk_val k0, rk_desc_fn desc);
@@ -195,6 +205,9 @@ rk_accs rk_build_common_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_
                                   const rk_tile_operand *tb, rk_val tile_a, rk_val tile_b,
                                   const rk_accs *accs, const rk_wave_tile *wt);
 /* K loops */
+/* The plan's A and B tiles, loaded along k when axis_col_a (_b) is set, else along mn (a
+ * K-outer tile always along mn). */
+rk_operands rk_make_operands(rk_kc *kc, int axis_col_a, int axis_col_b, rk_desc_fn desc_a, rk_desc_fn desc_b);
 const char **rk_build_common_acc_names(rk_kc *kc, const rk_wave_tile *wt);
 void rk_build_common_load_step(rk_kc *kc, const rk_operands *ops, rk_val tile_a, rk_val tile_b,
                                rk_val k0);
@@ -232,9 +245,8 @@ extern const rk_family_module rk_build_wgrad_module;
 extern const rk_family_module rk_build_dgrad_module;
 
 /* ==== build.c ==== */
-/* The verified kernel in *out (arena), 0; or -1 with err: an internal failure (builder,
- * build check, verifier), never a rejection. */
-int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const rk_target *target,
-                          rk_arena *arena, rk_ir_kernel **out, rk_error *err);
+/* The verified kernel of a plan in *out (arena), 0; or -1 with err: an internal failure
+ * (builder, build check, verifier), never a rejection. */
+int rk_build_build_kernel(const rk_plan *plan, rk_arena *arena, rk_ir_kernel **out, rk_error *err);
 
 #endif

@@ -39,41 +39,32 @@ void rk_build_common_fail(rk_kc *kc, const char *message)
 
 rk_val rk_build_common_c(rk_kc *kc, long long value) { return rk_b_const_i32(&kc->b, value); }
 
+/* x op value, the constant made first. */
+static rk_val op_c(rk_kc *kc, rk_binary_op op, rk_val x, long long value)
+{
+    rk_val cv = rk_build_common_c(kc, value);
+    return op(&kc->b, x, cv);
+}
+
 /* x + value, with no op when value is 0. */
 rk_val rk_build_common_add_c(rk_kc *kc, rk_val x, long long value)
 {
-    rk_val cv;
-    if (value == 0)
-        return x;
-    cv = rk_build_common_c(kc, value);
-    return rk_b_add(&kc->b, x, cv);
+    return value == 0 ? x : op_c(kc, rk_b_add, x, value);
 }
 
 rk_val rk_build_common_mul_c(rk_kc *kc, rk_val x, long long value)
 {
-    rk_val cv;
-    if (value == 1)
-        return x;
-    cv = rk_build_common_c(kc, value);
-    return rk_b_mul(&kc->b, x, cv);
+    return value == 1 ? x : op_c(kc, rk_b_mul, x, value);
 }
 
 rk_val rk_build_common_div_c(rk_kc *kc, rk_val x, long long value)
 {
-    rk_val cv;
-    if (value == 1)
-        return x;
-    cv = rk_build_common_c(kc, value);
-    return rk_b_div(&kc->b, x, cv);
+    return value == 1 ? x : op_c(kc, rk_b_div, x, value);
 }
 
 rk_val rk_build_common_mod_c(rk_kc *kc, rk_val x, long long value)
 {
-    rk_val cv;
-    if (value == 1)
-        return rk_build_common_c(kc, 0);
-    cv = rk_build_common_c(kc, value);
-    return rk_b_mod(&kc->b, x, cv);
+    return value == 1 ? rk_build_common_c(kc, 0) : op_c(kc, rk_b_mod, x, value);
 }
 
 /* 0 <= x < bound, as one unsigned compare. */
@@ -95,6 +86,15 @@ rk_val rk_build_common_all_of(rk_kc *kc, const rk_val *conds, int n)
     for (i = 1; i < n; i++)
         acc = rk_b_and(&kc->b, acc, conds[i]);
     return acc;
+}
+
+/* x < x_end and y < y_end: a descriptor's two bounds. */
+rk_val rk_both_below(rk_kc *kc, rk_val x, long long x_end, rk_val y, long long y_end)
+{
+    rk_val conds[2];
+    conds[0] = rk_build_common_below(kc, x, x_end);
+    conds[1] = rk_build_common_below(kc, y, y_end);
+    return rk_build_common_all_of(kc, conds, 2);
 }
 
 /* The buffer byte offset of element `off`, or past the buffer when not valid. */
@@ -120,63 +120,51 @@ long long rk_build_common_elem_bytes(const char *elem) { return strcmp(elem, "f3
 
 /* The launch grid in workgroups, x y z (docs/kernels.md §2, §4); wgrad split_k = 0 counts z
  * per runtime slice. */
-static rk_attr *launch_grid(const rk_spec *spec, const rk_problem *problem, rk_arena *arena)
+static rk_attr *launch_grid(const rk_plan *plan, rk_arena *arena)
 {
-    long long gemm[3], grid[3], slices = 1;
+    const rk_spec *spec = &plan->spec;
+    long long grid[3], slices = 1;
     rk_attr *list = rk_attr_list(arena);
     int i;
     if (spec->family == RK_FAMILY_DGRAD) {
-        rk_sub_gemm *records;
-        int n = 0;
-        rk_error err;
-        rk_error_init(&err, arena);
         grid[0] = 0;
-        if (rk_problem_dgrad_sub_gemms(problem, spec->tile_m, spec->tile_n, spec->tile_k, spec->split_k, arena,
-                                       &records, &n, &err) == 0)
-            for (i = 0; i < n; i++)
-                grid[0] += records[i].v[1] * records[i].v[2];
-        grid[1] = problem->groups;
+        for (i = 0; i < plan->n_sub_gemms; i++)
+            grid[0] += plan->sub_gemms[i].v[1] * plan->sub_gemms[i].v[2];
+        grid[1] = plan->problem.groups;
         grid[2] = spec->split_k > 1 ? spec->split_k : 1;
     } else {
-        if (spec->family == RK_FAMILY_FWD)
-            rk_problem_fwd_gemm(problem, gemm);
-        else
-            rk_problem_wgrad_gemm(problem, gemm);
         if (spec->family == RK_FAMILY_WGRAD && spec->split_k > 1)
             slices = spec->split_k;
-        grid[0] = rk_ceildiv(gemm[1], spec->tile_n);
-        grid[1] = rk_ceildiv(gemm[0], spec->tile_m);
-        grid[2] = problem->groups * slices;
+        grid[0] = rk_ceildiv(plan->gemm[1], spec->tile_n);
+        grid[1] = rk_ceildiv(plan->gemm[0], spec->tile_m);
+        grid[2] = plan->problem.groups * slices;
     }
     for (i = 0; i < 3; i++)
         rk_attr_list_append(arena, list, rk_attr_int(arena, grid[i]));
     return list;
 }
 
-void rk_build_common_begin_kernel(rk_kc *kc, const rk_spec *spec, const rk_problem *problem,
-                                  const rk_target *target, rk_arena *arena)
+void rk_build_common_begin_kernel(rk_kc *kc, const rk_plan *plan, rk_arena *arena)
 {
+    const rk_spec *spec = &plan->spec;
     rk_attrs attrs = {NULL, 0, 0};
-    const char *name = NULL;
-    rk_buf text;
     memset(kc, 0, sizeof *kc);
     kc->arena = arena;
+    kc->plan = plan;
     kc->spec = spec;
-    kc->problem = problem;
-    kc->target = target;
+    kc->problem = &plan->problem;
+    kc->target = plan->target;
     rk_attrs_set(arena, &attrs, "max_workgroup_size", rk_attr_int(arena, rk_spec_block_size(spec)));
     if (spec->waves_per_eu.set)
         rk_attrs_set(arena, &attrs, "waves_per_eu", rk_attr_int(arena, spec->waves_per_eu.v));
-    rk_attrs_set(arena, &attrs, "grid", launch_grid(spec, problem, arena));
+    rk_attrs_set(arena, &attrs, "grid", launch_grid(plan, arena));
     rk_attrs_set(arena, &attrs, "wave_size", rk_attr_int(arena, spec->wave_size));
     if (spec->family == RK_FAMILY_WGRAD && spec->split_k == 0)
         rk_attrs_set(arena, &attrs, "split_k_runtime", rk_attr_bool(arena, 1));
-    rk_buf_init(&text);
-    if (rk_spec_kernel_name(spec, problem, arena, &text) == 0 && !text.failed && text.data)
-        name = rk_strndup(arena, text.data, text.len);
-    rk_buf_free(&text);
-    rk_b_init(&kc->b, arena, name, &attrs);   /* a NULL name fails the builder */
-    kc->atom = rk_mma_atom_for(target, spec->dtype_a, spec->warp_tile_m, spec->warp_tile_n,
+    rk_b_init(&kc->b, arena, plan->kernel_name, &attrs);
+    /* validation kept it within RK_MAX_KERNEL_OPS: an op past it is an engine failure */
+    kc->b.op_limit = plan->op_limit;
+    kc->atom = rk_mma_atom_for(plan->target, spec->dtype_a, spec->warp_tile_m, spec->warp_tile_n,
                                spec->warp_tile_k);
 }
 
@@ -278,14 +266,15 @@ void rk_build_common_chiplet_remap(rk_kc *kc, rk_val flat, long long grid_m, lon
 }
 
 /* m0, n0 from block ids x (N tiles) and y (M tiles), remapped under chiplet_swizzle. */
-void rk_build_common_grid_tiles(rk_kc *kc, long long gemm_m, long long gemm_n)
+void rk_build_common_grid_tiles(rk_kc *kc)
 {
     const rk_spec *s = kc->spec;
     rk_val bx = rk_b_block_id(&kc->b, 0);
     rk_val by = rk_b_block_id(&kc->b, 1);
     rk_val m_tile, n_tile;
     if (s->chiplet_swizzle) {
-        long long grid_m = rk_ceildiv(gemm_m, s->tile_m), grid_n = rk_ceildiv(gemm_n, s->tile_n);
+        long long grid_m = rk_ceildiv(kc->plan->gemm[0], s->tile_m);
+        long long grid_n = rk_ceildiv(kc->plan->gemm[1], s->tile_n);
         rk_val row = rk_build_common_mul_c(kc, by, grid_n);
         rk_val flat = rk_b_add(&kc->b, row, bx);
         rk_build_common_chiplet_remap(kc, flat, grid_m, grid_n, &m_tile, &n_tile);
@@ -338,36 +327,52 @@ rk_val rk_build_common_add_opt(rk_kc *kc, rk_val x, rk_val y)
     return y ? rk_b_add(&kc->b, x, y) : x;
 }
 
+rk_val rk_row_offset(rk_kc *kc, rk_val row, long long width, long long per_group, rk_val col)
+{
+    rk_val start = rk_build_common_mul_c(kc, row, width);
+    rk_val gb = rk_build_common_group_base(kc, per_group);
+    rk_val grouped = rk_build_common_add_opt(kc, start, gb);
+    return rk_b_add(&kc->b, grouped, col);
+}
+
+rk_val rk_group_row_offset(rk_kc *kc, rk_val row, long long per_group, long long width, rk_val col)
+{
+    rk_val gb = rk_build_common_group_base(kc, per_group);
+    rk_val k_out = rk_build_common_add_opt(kc, row, gb);
+    rk_val start = rk_build_common_mul_c(kc, k_out, width);
+    return rk_b_add(&kc->b, start, col);
+}
+
+/* x in a mixed radix, innermost first: x % r0, (x / r0) % r1, ..., then what is left (out[n]). */
+static void digits(rk_kc *kc, rk_val x, const long long *radices, int n, rk_val *out)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        out[i] = rk_build_common_mod_c(kc, x, radices[i]);
+        x = rk_build_common_div_c(kc, x, radices[i]);
+    }
+    out[n] = x;
+}
+
 /* X (NHWC) at GEMM (m, k): m -> (n, [do,] ho, wo), k -> ([z,] y, x, c). */
-rk_desc rk_build_common_input_offset(rk_kc *kc, rk_val m, rk_val k)
+rk_desc rk_build_common_input_offset(rk_kc *kc, rk_val m, rk_val k, long long m_end, long long k_end)
 {
     rk_builder *b = rk_build_common_b(kc);
     const rk_problem *p = kc->problem;
-    long long cpg = rk_problem_cpg(p), gemm_m, gemm_k;
-    rk_val wo, m1, ho, m2, n, dd = NULL, ch, k1, x, k2, y, z = NULL, hi, wi, di = NULL;
-    rk_val conds[5], spatial, sh, row, sw, pixel, base, grouped, gb;
-    int n_conds = 0;
+    long long cpg = rk_problem_cpg(p);
+    int dims = p->has_3d ? 3 : 2, n_conds = 0;
+    long long m_radix[3], k_radix[3];
+    rk_val md[4], kd[4], wo, ho, n, dd = NULL, ch, x, y, z = NULL, hi, wi, di = NULL;
+    rk_val conds[5], spatial;
     rk_desc out;
-    wo = rk_build_common_mod_c(kc, m, rk_problem_wo(p));
-    m1 = rk_build_common_div_c(kc, m, rk_problem_wo(p));
-    ho = rk_build_common_mod_c(kc, m1, rk_problem_ho(p));
-    m2 = rk_build_common_div_c(kc, m1, rk_problem_ho(p));
-    if (p->has_3d) {
-        dd = rk_build_common_mod_c(kc, m2, rk_problem_do(p));
-        n = rk_build_common_div_c(kc, m2, rk_problem_do(p));
-    } else {
-        n = m2;
-    }
-    ch = rk_build_common_mod_c(kc, k, cpg);
-    k1 = rk_build_common_div_c(kc, k, cpg);
-    x = rk_build_common_mod_c(kc, k1, p->X);
-    k2 = rk_build_common_div_c(kc, k1, p->X);
-    if (p->has_3d) {
-        y = rk_build_common_mod_c(kc, k2, p->Y);
-        z = rk_build_common_div_c(kc, k2, p->Y);
-    } else {
-        y = k2;
-    }
+    m_radix[0] = rk_problem_wo(p), m_radix[1] = rk_problem_ho(p), m_radix[2] = p->has_3d ? rk_problem_do(p) : 1;
+    k_radix[0] = cpg, k_radix[1] = p->X, k_radix[2] = p->Y;
+    digits(kc, m, m_radix, dims, md);
+    digits(kc, k, k_radix, dims, kd);
+    wo = md[0], ho = md[1], n = md[dims];
+    ch = kd[0], x = kd[1], y = kd[2];
+    if (p->has_3d)
+        dd = md[2], z = kd[3];
     hi = rk_build_common_tap(kc, ho, p->sH, y, p->dH, p->pH);
     wi = rk_build_common_tap(kc, wo, p->sW, x, p->dW, p->pW);
     conds[n_conds++] = rk_build_common_below(kc, hi, p->Hi);
@@ -376,10 +381,8 @@ rk_desc rk_build_common_input_offset(rk_kc *kc, rk_val m, rk_val k)
         di = rk_build_common_tap(kc, dd, p->sD, z, p->dD, p->pD);
         conds[n_conds++] = rk_build_common_below(kc, di, p->Di);
     }
-    gemm_m = p->N * rk_problem_out_depth(p) * rk_problem_ho(p) * rk_problem_wo(p);
-    gemm_k = rk_problem_filter_z(p) * p->Y * p->X * cpg;
-    conds[n_conds++] = rk_build_common_below(kc, m, gemm_m);
-    conds[n_conds++] = rk_build_common_below(kc, k, gemm_k);
+    conds[n_conds++] = rk_build_common_below(kc, m, m_end);
+    conds[n_conds++] = rk_build_common_below(kc, k, k_end);
     out.valid = rk_build_common_all_of(kc, conds, n_conds);
     if (p->has_3d) {
         rk_val nd = rk_build_common_mul_c(kc, n, p->Di);
@@ -387,15 +390,22 @@ rk_desc rk_build_common_input_offset(rk_kc *kc, rk_val m, rk_val k)
     } else {
         spatial = n;
     }
-    sh = rk_build_common_mul_c(kc, spatial, p->Hi);
-    row = rk_b_add(b, sh, hi);
-    sw = rk_build_common_mul_c(kc, row, p->Wi);
-    pixel = rk_b_add(b, sw, wi);
-    base = rk_build_common_mul_c(kc, pixel, p->C);
-    gb = rk_build_common_group_base(kc, cpg);
-    grouped = rk_build_common_add_opt(kc, base, gb);
-    out.off = rk_b_add(b, grouped, ch);
+    out.off = rk_pixel_offset(kc, spatial, (rk_coord){hi, p->Hi}, (rk_coord){wi, p->Wi}, (rk_coord){ch, p->C},
+                              cpg);
     return out;
+}
+
+rk_val rk_pixel_offset(rk_kc *kc, rk_val image, rk_coord h, rk_coord w, rk_coord c, long long per_group)
+{
+    rk_builder *b = rk_build_common_b(kc);
+    rk_val ih = rk_build_common_mul_c(kc, image, h.extent);
+    rk_val row = rk_b_add(b, ih, h.at);
+    rk_val rw = rk_build_common_mul_c(kc, row, w.extent);
+    rk_val pixel = rk_b_add(b, rw, w.at);
+    rk_val base = rk_build_common_mul_c(kc, pixel, c.extent);
+    rk_val gb = rk_build_common_group_base(kc, per_group);
+    rk_val grouped = rk_build_common_add_opt(kc, base, gb);
+    return rk_b_add(b, grouped, c.at);
 }
 
 /* out*stride - pad + filt*dil: the input coordinate a filter tap reads. */
@@ -421,33 +431,6 @@ static const char *rk_build_common_ir_elem(rk_kc *kc, const char *dtype)
     return elem;
 }
 
-/* The global load widths of A and B and the cshuffle store width (caps applied). */
-void rk_build_common_load_vectors(rk_kc *kc, long long out[3])
-{
-    rk_build_common_load_widths(kc->spec, kc->problem, out);
-}
-
-/* load_vectors of a spec (the kernel-size bound needs them before any kernel exists). */
-void rk_build_common_load_widths(const rk_spec *s, const rk_problem *p, long long out[3])
-{
-    rk_spec_default_vector_sizes(s, p, out);
-    if (s->family == RK_FAMILY_WGRAD) {
-        out[2] = rk_spec_widest_vector(rk_problem_cpg(p), s->dtype_d); /* split_k = 1 widths */
-    } else {
-        long long widest = rk_floordiv(16, rk_spec_elem_bytes(s->dtype_d));
-        if (widest < out[2])
-            out[2] = widest; /* one D store: at most 16 bytes */
-    }
-    if (s->vector_size_a.set && s->vector_size_a.v < out[0])
-        out[0] = s->vector_size_a.v;
-    if (s->vector_size_b.set && s->vector_size_b.v < out[1])
-        out[1] = s->vector_size_b.v;
-    if (s->vector_size_c.set && s->vector_size_c.v < out[2])
-        out[2] = s->vector_size_c.v;
-    if (s->family == RK_FAMILY_DGRAD && s->split_k > 1)
-        out[0] = 1;
-}
-
 /* The widest power of two <= width (itself a power of two) that divides extent: a chunk
  * must not run past its tile row (docs/kernels.md §5). */
 static long long rk_build_common_fit_width(long long width, long long extent)
@@ -457,38 +440,23 @@ static long long rk_build_common_fit_width(long long width, long long extent)
     return width;
 }
 
-rk_tile_operand rk_build_common_m_outer_tile(rk_kc *kc, const char *name, const char *dtype,
-                                             long long tile_mn, long long vec_width, int axis_col)
+/* A K-outer tile is loaded along mn (one wide store per chunk); a tile loaded along k takes
+ * the widest width that divides tile_k. */
+static rk_tile_operand operand_tile(rk_kc *kc, const char *name, const char *dtype, const rk_lds_tile *lds,
+                                    long long mn, long long vec_width, int axis_col)
 {
     rk_tile_operand t;
+    axis_col = lds->k_outer ? 0 : axis_col;
     if (axis_col)
         vec_width = rk_build_common_fit_width(vec_width, kc->spec->tile_k);
     t.name = name;
     t.elem = rk_build_common_ir_elem(kc, dtype);
-    t.rows = tile_mn;
-    t.cols = kc->spec->tile_k + rk_spec_effective_lds_pad(kc->spec);
-    t.mn = tile_mn;
+    t.rows = lds->rows;
+    t.cols = lds->cols;
+    t.mn = mn;
     t.vec = vec_width;
     t.axis_col = axis_col;
-    t.k_outer = 0;
-    return t;
-}
-
-/* The K-outer tile (tile_k, tile_mn + P): loaded along mn, one wide store per chunk. */
-rk_tile_operand rk_build_common_k_outer_tile(rk_kc *kc, const char *name, const char *dtype,
-                                             long long tile_mn, long long vec_width)
-{
-    rk_tile_operand t;
-    long long shape[2];
-    rk_spec_k_outer_shape(kc->spec, tile_mn, shape);
-    t.name = name;
-    t.elem = rk_build_common_ir_elem(kc, dtype);
-    t.rows = shape[0];
-    t.cols = shape[1];
-    t.mn = tile_mn;
-    t.vec = vec_width;
-    t.axis_col = 0;
-    t.k_outer = 1;
+    t.k_outer = lds->k_outer;
     return t;
 }
 
@@ -796,6 +764,20 @@ rk_accs rk_build_common_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_
 
 /* ---- K loops ---- */
 
+rk_operands rk_make_operands(rk_kc *kc, int axis_col_a, int axis_col_b, rk_desc_fn desc_a, rk_desc_fn desc_b)
+{
+    const rk_spec *s = kc->spec;
+    const rk_plan *plan = kc->plan;
+    rk_operands ops;
+    ops.ta = operand_tile(kc, "a", s->dtype_a, &plan->lds_a, s->tile_m, plan->vectors[0], axis_col_a);
+    ops.tb = operand_tile(kc, "b", s->dtype_b, &plan->lds_b, s->tile_n, plan->vectors[1], axis_col_b);
+    ops.desc_a = desc_a;
+    ops.desc_b = desc_b;
+    ops.a_mn0 = kc->m0;
+    ops.b_mn0 = kc->n0;
+    return ops;
+}
+
 const char **rk_build_common_acc_names(rk_kc *kc, const rk_wave_tile *wt)
 {
     long long mi, ni, n = wt->mfmas_m * wt->mfmas_n;
@@ -973,11 +955,9 @@ rk_accs rk_build_common_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk
 
 rk_async_plan rk_build_common_async_plan(rk_kc *kc, const rk_tile_operand *t, int index)
 {
-    rk_async_tile tiles[2];
     rk_async_plan plan;
     long long chunks;
-    rk_spec_async_tiles(kc->spec, kc->problem, tiles);
-    plan.dwords = rk_spec_tile_dwords(kc->spec, &tiles[index]);
+    plan.dwords = kc->plan->async_dwords[index];
     if (plan.dwords == 0) {
         rk_build_common_fail(kc, "async tile without dwords (CONV_ASYNC_NO_DWORDS is checked in mode spec)");
         plan.dwords = 1;
@@ -1229,54 +1209,15 @@ const char *rk_build_common_d_name(int family)
     return family == RK_FAMILY_FWD ? "Y" : family == RK_FAMILY_WGRAD ? "dW" : "dX";
 }
 
-/* Each accumulator slot stored by its own lane at its (m, n) (guarded by the descriptor). */
-void rk_build_common_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
-                                      rk_desc_fn desc_d)
+/* Every accumulator slot through the accumulator epilogue, at (m_base, n_base) plus its
+ * atom's and its own row and column: to D through desc_d, or (desc_d NULL) to the staging tile. */
+static void store_slots(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt, rk_val m_base, rk_val n_base,
+                        rk_desc_fn desc_d, rk_val staging)
 {
     rk_builder *b = rk_build_common_b(kc);
     const rk_spec *s = kc->spec;
     const rk_atom *a = &kc->atom;
-    rk_frag_lanes lanes = rk_build_common_c_lanes(kc);
-    rk_val m_wave = rk_b_add(b, kc->m0, wt->m);
-    rk_val m_base = rk_b_add(b, m_wave, lanes.mn);
-    rk_val n_wave = rk_b_add(b, kc->n0, wt->n);
-    rk_val n_base = rk_b_add(b, n_wave, lanes.k);
-    long long mi, ni, r;
-    if (accs->n != wt->mfmas_m * wt->mfmas_n) {
-        rk_build_common_fail(kc, "accumulators of the wrong count");
-        return;
-    }
-    for (mi = 0; mi < wt->mfmas_m; mi++) {
-        rk_val m_atom = rk_build_common_add_c(kc, m_base, mi * s->warp_tile_m);
-        for (ni = 0; ni < wt->mfmas_n; ni++) {
-            rk_val n_atom = rk_build_common_add_c(kc, n_base, ni * s->warp_tile_n);
-            rk_val acc = accs->items[mi * wt->mfmas_n + ni];
-            for (r = 0; r < a->c_len; r++) {
-                rk_val gm = rk_build_common_add_c(kc, m_atom, rk_build_common_c_row_of_slot(kc, r));
-                rk_val e = rk_b_extract(b, acc, r);
-                rk_val v = rk_build_common_acc_epilogue(kc, e);
-                rk_val d = rk_build_common_to_d(kc, v);
-                rk_desc dd = desc_d(kc, gm, n_atom);
-                rk_build_common_store_d_value(kc, dd.off, dd.valid, d);
-            }
-        }
-    }
-}
-
-/* Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1). */
-void rk_build_common_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
-                                       rk_desc_fn desc_d, long long vec_c, int exclusive)
-{
-    rk_builder *b = rk_build_common_b(kc);
-    const rk_spec *s = kc->spec;
-    const rk_atom *a = &kc->atom;
-    const char *d_elem = rk_build_common_ir_elem(kc, s->dtype_d);
-    long long eb = rk_build_common_elem_bytes(d_elem), block = rk_spec_block_size(s);
-    long long mi, ni, r, chunks, per_row, p;
-    rk_val staging = rk_b_smem_alloc(b, rk_ir_smem(kc->arena, d_elem, s->tile_m, s->tile_n), exclusive);
-    rk_frag_lanes lanes = rk_build_common_c_lanes(kc);
-    rk_val m_base = rk_b_add(b, wt->m, lanes.mn);
-    rk_val n_base = rk_b_add(b, wt->n, lanes.k);
+    long long eb = desc_d ? 0 : rk_build_common_elem_bytes(rk_build_common_ir_elem(kc, s->dtype_d)), mi, ni, r;
     if (accs->n != wt->mfmas_m * wt->mfmas_n) {
         rk_build_common_fail(kc, "accumulators of the wrong count");
         return;
@@ -1291,10 +1232,46 @@ void rk_build_common_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_
                 rk_val e = rk_b_extract(b, acc, r);
                 rk_val v = rk_build_common_acc_epilogue(kc, e);
                 rk_val d = rk_build_common_to_d(kc, v);
-                rk_b_smem_store(b, staging, row, n_atom, d, eb);
+                if (desc_d) {
+                    rk_desc dd = desc_d(kc, row, n_atom);
+                    rk_build_common_store_d_value(kc, dd.off, dd.valid, d);
+                } else {
+                    rk_b_smem_store(b, staging, row, n_atom, d, eb);
+                }
             }
         }
     }
+}
+
+/* Each accumulator slot stored by its own lane at its (m, n) (guarded by the descriptor). */
+void rk_build_common_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
+                                      rk_desc_fn desc_d)
+{
+    rk_builder *b = rk_build_common_b(kc);
+    rk_frag_lanes lanes = rk_build_common_c_lanes(kc);
+    rk_val m_wave = rk_b_add(b, kc->m0, wt->m);
+    rk_val m_base = rk_b_add(b, m_wave, lanes.mn);
+    rk_val n_wave = rk_b_add(b, kc->n0, wt->n);
+    rk_val n_base = rk_b_add(b, n_wave, lanes.k);
+    store_slots(kc, accs, wt, m_base, n_base, desc_d, NULL);
+}
+
+/* Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1). */
+void rk_build_common_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
+                                       rk_desc_fn desc_d, long long vec_c, int exclusive)
+{
+    rk_builder *b = rk_build_common_b(kc);
+    const rk_spec *s = kc->spec;
+    const char *d_elem = rk_build_common_ir_elem(kc, s->dtype_d);
+    long long eb = rk_build_common_elem_bytes(d_elem), block = rk_spec_block_size(s);
+    long long chunks, per_row, p;
+    rk_val staging = rk_b_smem_alloc(b, rk_ir_smem(kc->arena, d_elem, s->tile_m, s->tile_n), exclusive);
+    rk_frag_lanes lanes = rk_build_common_c_lanes(kc);
+    rk_val m_base = rk_b_add(b, wt->m, lanes.mn);
+    rk_val n_base = rk_b_add(b, wt->n, lanes.k);
+    store_slots(kc, accs, wt, m_base, n_base, NULL, staging);
+    if (accs->n != wt->mfmas_m * wt->mfmas_n)
+        return;
     rk_b_sync(b);
     chunks = rk_floordiv(s->tile_m * s->tile_n, vec_c);
     per_row = rk_floordiv(s->tile_n, vec_c);

@@ -22,20 +22,18 @@ static void rk_build_wgrad_block_decode(rk_kc *kc)
     rk_builder *b = &kc->b;
     const rk_spec *s = kc->spec;
     const rk_problem *p = kc->problem;
-    long long wg[3];
     rk_val bz, ks, count, slice, lo, hi;
-    rk_problem_wgrad_gemm(p, wg);
-    rk_build_common_grid_tiles(kc, wg[0], wg[1]);
+    rk_build_common_grid_tiles(kc);
     bz = rk_b_block_id(b, 2);
     if (s->split_k == 1) {
         if (p->groups > 1)
             kc->group = bz;
         kc->k_lo = rk_build_common_c(kc, 0);
-        kc->k_hi = rk_build_common_c(kc, wg[2]);
+        kc->k_hi = rk_build_common_c(kc, kc->plan->gemm[2]);
         return;
     }
     if (s->split_k > 1) {
-        ks = rk_build_common_c(kc, rk_floordiv(rk_spec_wg_k_padded(s, p, s->split_k), s->split_k));
+        ks = rk_build_common_c(kc, kc->plan->ks);
         count = rk_build_common_c(kc, s->split_k);
     } else {
         ks = rk_build_common_param(kc, "ks");
@@ -57,17 +55,9 @@ static void rk_build_wgrad_block_decode(rk_kc *kc)
 static rk_desc rk_build_wgrad_desc_a(rk_kc *kc, rk_val mn, rk_val k)
 {
     const rk_problem *p = kc->problem;
-    long long wg[3], kpg = rk_problem_kpg(p);
-    rk_val conds[2], row, grouped, gb;
     rk_desc out;
-    rk_problem_wgrad_gemm(p, wg);
-    conds[0] = rk_build_common_below(kc, mn, kpg);
-    conds[1] = rk_build_common_below(kc, k, wg[2]);
-    out.valid = rk_build_common_all_of(kc, conds, 2);
-    row = rk_build_common_mul_c(kc, k, p->K);
-    gb = rk_build_common_group_base(kc, kpg);
-    grouped = rk_build_common_add_opt(kc, row, gb);
-    out.off = rk_b_add(&kc->b, grouped, mn);
+    out.valid = rk_both_below(kc, mn, rk_problem_kpg(p), k, kc->plan->gemm[2]);
+    out.off = rk_row_offset(kc, k, p->K, rk_problem_kpg(p), mn);
     return out;
 }
 
@@ -75,59 +65,30 @@ static rk_desc rk_build_wgrad_desc_a(rk_kc *kc, rk_val mn, rk_val k)
 static rk_desc rk_build_wgrad_desc_b(rk_kc *kc, rk_val mn, rk_val k)
 {
     const rk_problem *p = kc->problem;
-    long long wg[3], cpg = rk_problem_cpg(p);
-    rk_val conds[2], row, grouped, gb;
+    long long wg_n = kc->plan->gemm[1], wg_k = kc->plan->gemm[2];
     rk_desc out;
     if (rk_problem_is_pointwise(p)) {
-        rk_problem_wgrad_gemm(p, wg);
-        conds[0] = rk_build_common_below(kc, mn, wg[1]);
-        conds[1] = rk_build_common_below(kc, k, wg[2]);
-        out.valid = rk_build_common_all_of(kc, conds, 2);
-        row = rk_build_common_mul_c(kc, k, p->C);
-        gb = rk_build_common_group_base(kc, cpg);
-        grouped = rk_build_common_add_opt(kc, row, gb);
-        out.off = rk_b_add(&kc->b, grouped, mn);
+        out.valid = rk_both_below(kc, mn, wg_n, k, wg_k);
+        out.off = rk_row_offset(kc, k, p->C, rk_problem_cpg(p), mn);
         return out;
     }
-    return rk_build_common_input_offset(kc, k, mn);
+    return rk_build_common_input_offset(kc, k, mn, wg_k, wg_n);
 }
 
 /* dW at (k_out = m, n_wg = n), packed per group: row (group*kpg + k_out) of wg_N. */
 static rk_desc rk_build_wgrad_desc_d(rk_kc *kc, rk_val m, rk_val n)
 {
-    const rk_problem *p = kc->problem;
-    long long wg[3];
-    rk_val conds[2], k_out, row, gb;
+    long long wg_m = kc->plan->gemm[0], wg_n = kc->plan->gemm[1];
     rk_desc out;
-    rk_problem_wgrad_gemm(p, wg);
-    conds[0] = rk_build_common_below(kc, m, wg[0]);
-    conds[1] = rk_build_common_below(kc, n, wg[1]);
-    out.valid = rk_build_common_all_of(kc, conds, 2);
-    gb = rk_build_common_group_base(kc, rk_problem_kpg(p));
-    k_out = rk_build_common_add_opt(kc, m, gb);
-    row = rk_build_common_mul_c(kc, k_out, wg[1]);
-    out.off = rk_b_add(&kc->b, row, n);
+    out.valid = rk_both_below(kc, m, wg_m, n, wg_n);
+    out.off = rk_group_row_offset(kc, m, rk_problem_kpg(kc->problem), wg_n, n);
     return out;
 }
 
+/* Both tiles loaded along mn, M-outer or (lds_k_outer) K-outer. */
 static rk_operands rk_build_wgrad_operands(rk_kc *kc)
 {
-    const rk_spec *s = kc->spec;
-    long long vec[3];
-    rk_operands ops;
-    rk_build_common_load_vectors(kc, vec);
-    if (s->lds_k_outer) {
-        ops.ta = rk_build_common_k_outer_tile(kc, "a", s->dtype_a, s->tile_m, vec[0]);
-        ops.tb = rk_build_common_k_outer_tile(kc, "b", s->dtype_b, s->tile_n, vec[1]);
-    } else {
-        ops.ta = rk_build_common_m_outer_tile(kc, "a", s->dtype_a, s->tile_m, vec[0], 0);
-        ops.tb = rk_build_common_m_outer_tile(kc, "b", s->dtype_b, s->tile_n, vec[1], 0);
-    }
-    ops.desc_a = rk_build_wgrad_desc_a;
-    ops.desc_b = rk_build_wgrad_desc_b;
-    ops.a_mn0 = kc->m0;
-    ops.b_mn0 = kc->n0;
-    return ops;
+    return rk_make_operands(kc, 0, 0, rk_build_wgrad_desc_a, rk_build_wgrad_desc_b);
 }
 
 const rk_family_module rk_build_wgrad_module = {

@@ -17,7 +17,7 @@
 #define RK_INT_MIN (-2147483647LL - 1)
 #define RK_INT_MAX 2147483647LL
 
-static const char *const rk_table_names[RK_TABLE_COUNT] = {"parity", "target", "problem", "spec"};
+static const char *const rk_table_names[RK_TABLE_COUNT + 1] = {"parity", "target", "problem", "spec", NULL};
 
 /* What the lines read so far have built (one per rk_config_parse call, on its stack). */
 typedef struct rk_parse_state {
@@ -163,6 +163,22 @@ static size_t rk_bare_name_end(const rk_line *line, size_t i)
     return i;
 }
 
+/* The table name or key starting at i (it ends at *end) and the index *at of the `sep` after
+ * it; `missing` says what an empty one lacks, `what` names it. */
+static int name_then(const rk_line *line, size_t i, const char *missing, const char *what, char sep, size_t *end,
+                     size_t *at, rk_error *err)
+{
+    *end = rk_bare_name_end(line, i);
+    if (*end == i)
+        return rk_syntax(err, line->lineno, "%s", missing);
+    if (*end - i > RK_MAX_NAME)
+        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    *at = rk_skip_ws(line, *end);
+    if (*at == line->n || line->p[*at] != sep)
+        return rk_syntax(err, line->lineno, "expected '%c' after %s '%.*s'", sep, what, (int)(*end - i), line->p + i);
+    return 0;
+}
+
 /* 1 if from i on there is only whitespace, then nothing or a comment. */
 static int rk_at_rest_ok(const rk_line *line, size_t i)
 {
@@ -295,32 +311,18 @@ static int rk_parse_value(const rk_line *line, size_t i, const char *key, rk_are
 
 /* ---- lines ---- */
 
-static int rk_table_index(const char *name, size_t n)
-{
-    int t;
-    for (t = 0; t < RK_TABLE_COUNT; t++)
-        if (strlen(rk_table_names[t]) == n && memcmp(rk_table_names[t], name, n) == 0)
-            return t;
-    return -1;
-}
-
 /* A table header whose '[' is at i. */
 static int rk_parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
 {
-    size_t start = rk_skip_ws(line, i + 1);
-    size_t end = rk_bare_name_end(line, start);
-    int name_len = (int)(end - start), table;
+    size_t start = rk_skip_ws(line, i + 1), end;
+    int name_len, table;
     const char *name = line->p + start;
-    if (end == start)
-        return rk_syntax(err, line->lineno, "expected a table name after '['");
-    if (end - start > RK_MAX_NAME)
-        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
-    i = rk_skip_ws(line, end);
-    if (i == line->n || line->p[i] != ']')
-        return rk_syntax(err, line->lineno, "expected ']' after table name '%.*s'", name_len, name);
+    if (name_then(line, start, "expected a table name after '['", "table name", ']', &end, &i, err) != 0)
+        return -1;
+    name_len = (int)(end - start);
     if (!rk_at_rest_ok(line, i + 1))
         return rk_syntax(err, line->lineno, "unexpected text after table header [%.*s]", name_len, name);
-    table = rk_table_index(name, end - start);
+    table = rk_str_index(name, end - start, rk_table_names);
     if (table < 0)
         return rk_fail(err, "E_UNKNOWN_TABLE",
                        "line %d: unknown table [%.*s] (expected [parity], [target], [problem] or [spec])",
@@ -386,19 +388,15 @@ static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_p
 /* `key = value` with the key starting at i. */
 static int rk_parse_key_line(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
 {
-    size_t end = rk_bare_name_end(line, i), next = 0;
+    size_t end, at, next = 0;
     const char *key;
     rk_value value;
-    if (end == i)
-        return rk_syntax(err, line->lineno, "expected a key, a table header or a comment");
-    if (end - i > RK_MAX_NAME)
-        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    if (name_then(line, i, "expected a key, a table header or a comment", "key", '=', &end, &at, err) != 0)
+        return -1;
     key = rk_strndup(st->arena, line->p + i, end - i);
     if (!key)
         return rk_fail_internal(err, "out of memory");
-    i = rk_skip_ws(line, end);
-    if (i == line->n || line->p[i] != '=')
-        return rk_syntax(err, line->lineno, "expected '=' after key '%s'", key);
+    i = at;
     memset(&value, 0, sizeof value);
     if (rk_parse_value(line, rk_skip_ws(line, i + 1), key, st->arena, &value, &next, err) != 0)
         return -1;

@@ -76,6 +76,7 @@ static int rk_emit_emit_text(const char *text, size_t len, const char *mode, con
     const rk_target *target;
     rk_problem problem;
     rk_spec built, spec;
+    const rk_plan *plan;
     rk_ir_kernel *kernel;
     if (rk_config_parse(text, len, arena, &config, err) || rk_schema_check(&config, &fields, err))
         return -1;
@@ -91,12 +92,11 @@ static int rk_emit_emit_text(const char *text, size_t len, const char *mode, con
     spec = rk_spec_deduce(&built, &problem, target);
     if (rk_validate_validate(&spec, &problem, target, arena, err))
         return -1;
-    if (rk_print_spec_print_spec(&spec, &problem, target, arena, out, err))
+    if (rk_make_plan(&spec, &problem, target, arena, &plan, err))
         return -1;
     if (strcmp(mode, "spec") == 0)
-        return 0;
-    rk_buf_free(out); /* the spec text goes */
-    if (rk_build_build_kernel(&spec, &problem, target, arena, &kernel, err))
+        return rk_print_spec_print_spec(plan, out, err); /* mode `ir` and `ll` build no spec text */
+    if (rk_build_build_kernel(plan, arena, &kernel, err))
         return -1;
     if (strcmp(mode, "ir") == 0 ? rk_print_ir_print_ir(kernel, arena, out, err)
                                 : rk_lower_kernel(kernel, arch, flavor, arena, out, err))

@@ -95,8 +95,8 @@ typedef struct rk_fields {
 
 int rk_schema_check(const rk_config *config, rk_fields *out, rk_error *err);
 
-/* ==== spec-layer stages: arch, problem, spec, validate, print_spec (twins of
- * rocke_py/engine/{arch,problem,spec,validate,print_spec}.py, same names and order) ==== */
+/* ==== spec-layer stages: arch, problem, spec, validate, plan, print_spec (twins of
+ * rocke_py/engine/{arch,problem,spec,validate,plan,print_spec}.py, same names and order) ==== */
 
 #define RK_INT32_MAX 2147483647LL
 
@@ -136,6 +136,15 @@ typedef struct rk_problem {
 #define RK_SHORT_MAX 192           /* problem.short(): 10 numbers of at most 11 chars + tags */
 #define RK_SUB_GEMM_FIELDS 22
 #define RK_MAX_SUB_GEMM_CANDIDATES 4096
+
+/* The record fields, in record order (the index of each name in rk_sub_gemm_fields). */
+enum rk_sub_gemm_field {
+    RK_SG_BLOCK_START, RK_SG_NUM_M_TILES, RK_SG_NUM_N_TILES, RK_SG_GEMM_M, RK_SG_GEMM_K,
+    RK_SG_H_SLICE, RK_SG_W_SLICE, RK_SG_H_BEGIN, RK_SG_W_BEGIN, RK_SG_Y_DOT_SLICE, RK_SG_X_DOT_SLICE,
+    RK_SG_A_H_COEFF, RK_SG_A_W_COEFF, RK_SG_B_Y_STRIDE, RK_SG_B_Y_OFFSET, RK_SG_B_X_STRIDE,
+    RK_SG_B_X_OFFSET, RK_SG_D_H_STRIDE, RK_SG_D_H_OFFSET, RK_SG_D_W_STRIDE, RK_SG_D_W_OFFSET,
+    RK_SG_GEMM_K_PADDED
+};
 
 typedef struct rk_sub_gemm {
     long long v[RK_SUB_GEMM_FIELDS];  /* in the order of rk_sub_gemm_fields */
@@ -228,6 +237,8 @@ int rk_spec_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, lon
 rk_spec rk_spec_deduce(const rk_spec *s, const rk_problem *p, const rk_target *t);
 long long rk_spec_widest_vector(long long n, const char *dtype);
 void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long long out[3]);
+/* The global load widths of A and B and the cshuffle store width (caps applied). */
+void rk_load_widths(const rk_spec *s, const rk_problem *p, long long out[3]);
 long long rk_spec_vector_cap(const rk_spec *s);
 long long rk_spec_vec_c_cap(const rk_spec *s);
 /* The stride-1 run of D a store chunk must stay inside: its name ("kpg" or "cpg") and length. */
@@ -237,6 +248,8 @@ long long rk_spec_unrolled_k_iters(const rk_spec *s, const rk_problem *p);
 long long rk_spec_effective_lds_pad(const rk_spec *s);
 void rk_spec_m_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
 void rk_spec_k_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
+/* Whether the A and the B tile are K-outer (out[0], out[1]). */
+void rk_lds_k_outer_sides(const rk_spec *s, int out[2]);
 void rk_spec_lds_shapes(const rk_spec *s, long long a[2], long long b[2]);
 long long rk_spec_lds_budget(const rk_spec *s);
 void rk_spec_frag_lens(const rk_spec *s, const rk_target *t, long long out[2]);
@@ -249,8 +262,9 @@ long long rk_spec_choose_dwords(long long rows, long long cols, long long block_
 long long rk_spec_tile_dwords(const rk_spec *s, const rk_async_tile *tile);
 void rk_spec_format_g(long long value, char *out, size_t cap);
 void rk_spec_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
-/* Append the kernel name to out; -1 when the arena or the buffer failed. */
-int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *out);
+/* Append the kernel name to out (shape: the problem's short(); tag: rk_spec_acc_tag); -1 when
+ * the arena or the buffer failed. */
+int rk_spec_kernel_name(const rk_spec *s, const char *shape, const char *tag, rk_arena *arena, rk_buf *out);
 
 /* ---- validate (validate.c) ---- */
 /* Python's validate: 0 when the spec passes, else -1 with err the first failing rule's
@@ -276,9 +290,43 @@ int rk_limits_int32_range(const rk_spec *s, const rk_problem *p, rk_arena *arena
 rk_ops_bound rk_limits_kernel_ops_bound(const rk_spec *s, const rk_problem *p, const rk_target *t);
 int rk_limits_kernel_size(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_buf *msg);
 
+/* ---- plan (plan.c): every fact the later stages read, derived once after validation ---- */
+/* One operand's LDS tile: rows x cols, stored T[k][mn] when k_outer, else T[mn][k]. */
+typedef struct rk_lds_tile {
+    long long rows, cols;
+    int k_outer;
+} rk_lds_tile;
+
+typedef struct rk_plan {
+    rk_spec spec;
+    rk_problem problem;
+    const rk_target *target;
+    char short_name[RK_SHORT_MAX];   /* problem.short() (Python's plan.short) */
+    char acc_tag[RK_TAG_MAX];        /* "" for the identity */
+    const char *kernel_name;         /* arena */
+    long long gemm[3];               /* (M, N, K) of the direction's GEMM */
+    long long default_vectors[3];    /* the reference's default widths of A, B and C */
+    long long vectors[3];            /* the load widths of A and B, the cshuffle store width */
+    long long k_padded;              /* wgrad: the K extent rounded up to tile_k*split_k */
+    long long ks;                    /* wgrad: one slice's K width; 0: a runtime argument */
+    long long frag_lens[2];
+    long long lds_pad;
+    rk_lds_tile lds_a, lds_b;
+    long long lds_bytes;
+    long long async_dwords[2];       /* async_dma: each tile's dwords (0: none fits) */
+    const rk_sub_gemm *sub_gemms;    /* dgrad: the kept tilde records (arena) */
+    int n_sub_gemms;
+    long long k_iters;               /* the K steps an unrolled loop runs */
+    long long op_limit;              /* the kernel's op bound, at most RK_MAX_KERNEL_OPS */
+} rk_plan;
+
+/* The plan of a validated spec, in the arena; -1 with err: a dgrad record outside int32
+ * (E_RANGE) or an allocation failure. */
+int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                 const rk_plan **out, rk_error *err);
+
 /* ---- print_spec (print_spec.c) ---- */
-/* Mode `spec` text appended to out; -1 with err on an internal failure. */
-int rk_print_spec_print_spec(const rk_spec *s, const rk_problem *p, const rk_target *t,
-                             rk_arena *arena, rk_buf *out, rk_error *err);
+/* Mode `spec` text of a plan appended to out; -1 with err on an internal failure. */
+int rk_print_spec_print_spec(const rk_plan *plan, rk_buf *out, rk_error *err);
 
 #endif

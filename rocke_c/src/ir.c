@@ -19,7 +19,7 @@ static int rk_ir_scalar_index(const char *t, size_t n)
 {
     int i;
     for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (strlen(rk_ir_scalars[i]) == n && memcmp(rk_ir_scalars[i], t, n) == 0)
+        if (strncmp(rk_ir_scalars[i], t, n) == 0 && strlen(rk_ir_scalars[i]) == n)
             return i;
     return -1;
 }
@@ -496,7 +496,7 @@ static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
 
 /* ---- the builder ---- */
 
-static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+static rk_ir_value *rk_b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                                   int n_operands, const char *hint, const char *type, rk_attrs attrs);
 
 /* A cached constant: Python's caches are one dict per open region, searched innermost
@@ -666,7 +666,8 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     copy = rk_attr_copy(b->arena, value);
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
     rk_attrs_set(b->arena, &attrs, "value", copy);
-    result = rk_b_op_owned(b, "arith.constant", NULL, 0, "c", ity, attrs);
+    result = rk_b_op_owned(b, RK_OP_CONSTANT, rk_ops[RK_OP_CONSTANT].name, NULL, 0, rk_ops[RK_OP_CONSTANT].hint, ity,
+                           attrs);
     if (!result) {
         rk_ir_fail(b, "out of memory");
         return NULL;
@@ -756,8 +757,8 @@ static int rk_b_append(rk_builder *b, rk_ir_op *op)
     return 0;
 }
 
-/* A new op (not yet appended) with copies of the operand values. */
-static rk_ir_op *rk_b_make_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+/* A new op (not yet appended) with copies of the operand values; code is name's row of rk_ops. */
+static rk_ir_op *rk_b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                               int n_operands, int n_results)
 {
     rk_ir_op *op;
@@ -770,6 +771,7 @@ static rk_ir_op *rk_b_make_op(rk_builder *b, const char *name, const rk_ir_value
     op = rk_alloc(b->arena, sizeof *op);
     if (op) {
         op->name = name;
+        op->code = code;
         op->operands = rk_alloc(b->arena, (size_t)n_operands * sizeof *op->operands);
         op->results = rk_alloc(b->arena, (size_t)n_results * sizeof *op->results);
     }
@@ -783,8 +785,9 @@ static rk_ir_op *rk_b_make_op(rk_builder *b, const char *name, const rk_ir_value
     return op;
 }
 
-/* Builder.op with the attrs map handed over (no copy): the builder's own methods. */
-static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
+/* Builder.op with the attrs map handed over (no copy) and the op's code known: the builder's
+ * own methods. */
+static rk_ir_value *rk_b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                                   int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
     rk_ir_value *result = NULL;
@@ -796,7 +799,7 @@ static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_v
         if (!result)
             return NULL;
     }
-    op = rk_b_make_op(b, name, operands, n_operands, result ? 1 : 0);
+    op = rk_b_make_op(b, code, name, operands, n_operands, result ? 1 : 0);
     if (!op)
         return NULL;
     if (result) {
@@ -821,7 +824,7 @@ rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *
         rk_ir_fail(b, "%s", name ? "out of memory" : "op of a NULL name");
         return NULL;
     }
-    return rk_b_op_owned(b, own_name, operands, n_operands, hint, type, copy);
+    return rk_b_op_owned(b, rk_op_code(own_name), own_name, operands, n_operands, hint, type, copy);
 }
 
 rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
@@ -836,15 +839,22 @@ rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *c
     return result;
 }
 
-/* value_op of the builder's own methods: no copies, attrs built by the caller. */
-static rk_ir_value *rk_b_value(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                               int n_operands, const char *hint, const char *type, rk_attrs attrs)
+/* Builder.result_op: an op of the table that gives one result, named by the op's hint (no
+ * copies, attrs built by the caller; a NULL type is one the arena could not make). */
+static rk_ir_value *result_op(rk_builder *b, int code, const rk_ir_value *const *operands, int n_operands,
+                              const char *type, rk_attrs attrs)
 {
     if (!b->failed && !type) {
         rk_ir_fail(b, "out of memory");
         return NULL;
     }
-    return rk_b_op_owned(b, name, operands, n_operands, hint, type, attrs);
+    return rk_b_op_owned(b, code, rk_ops[code].name, operands, n_operands, rk_ops[code].hint, type, attrs);
+}
+
+/* Builder.plain_op: an op of the table that gives no result. */
+static void plain_op(rk_builder *b, int code, const rk_ir_value *const *operands, int n_operands, rk_attrs attrs)
+{
+    rk_b_op_owned(b, code, rk_ops[code].name, operands, n_operands, NULL, NULL, attrs);
 }
 
 /* An attrs map of one to three int entries (NULL key: none). */
@@ -910,11 +920,12 @@ rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
     }
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, type));
     rk_attrs_set(b->arena, &attrs, "value", rk_attr_int(b->arena, 0));
-    return rk_b_value(b, "arith.constant_vec", NULL, 0, "cz", type, attrs);
+    return result_op(b, RK_OP_CONSTANT_VEC, NULL, 0, type, attrs);
 }
 
-rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x,
-                         const rk_ir_value *y)
+/* Builder.binary with the op's code at hand (C only: the generic entry looks it up by name). */
+static rk_ir_value *rk_b_binary_code(rk_builder *b, int code, const char *name, const char *hint,
+                                     const rk_ir_value *x, const rk_ir_value *y)
 {
     const rk_ir_value *operands[2];
     if (!rk_b_ok(b, name, 2, x, y))
@@ -925,58 +936,69 @@ rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, cons
     }
     operands[0] = x;
     operands[1] = y;
-    return rk_b_value(b, name, operands, 2, hint, x->type, rk_b_no_attrs);
+    return rk_b_op_owned(b, code, name, operands, 2, hint, x->type, rk_b_no_attrs);
+}
+
+rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x,
+                         const rk_ir_value *y)
+{
+    return rk_b_binary_code(b, name ? rk_op_code(name) : RK_OP_UNKNOWN, name, hint, x, y);
+}
+
+static rk_ir_value *binary_of(rk_builder *b, int code, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return rk_b_binary_code(b, code, rk_ops[code].name, rk_ops[code].hint, x, y);
 }
 
 rk_ir_value *rk_b_add(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.add", "add", x, y);
+    return binary_of(b, RK_OP_ADD, x, y);
 }
 
 rk_ir_value *rk_b_sub(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.sub", "sub", x, y);
+    return binary_of(b, RK_OP_SUB, x, y);
 }
 
 rk_ir_value *rk_b_mul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.mul", "mul", x, y);
+    return binary_of(b, RK_OP_MUL, x, y);
 }
 
 rk_ir_value *rk_b_div(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.div", "div", x, y);
+    return binary_of(b, RK_OP_DIV, x, y);
 }
 
 rk_ir_value *rk_b_mod(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.mod", "mod", x, y);
+    return binary_of(b, RK_OP_MOD, x, y);
 }
 
 rk_ir_value *rk_b_min(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.min", "min", x, y);
+    return binary_of(b, RK_OP_MIN, x, y);
 }
 
 rk_ir_value *rk_b_max(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.max", "max", x, y);
+    return binary_of(b, RK_OP_MAX, x, y);
 }
 
 rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.and", "and", x, y);
+    return binary_of(b, RK_OP_AND, x, y);
 }
 
 rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.or", "or", x, y);
+    return binary_of(b, RK_OP_OR, x, y);
 }
 
 rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y)
 {
     const rk_ir_value *operands[2];
-    if (!rk_b_ok(b, "arith.cmp", 2, x, y))
+    if (!rk_b_ok(b, rk_ops[RK_OP_CMP].name, 2, x, y))
         return NULL;
     if (strcmp(x->type, y->type) != 0) {
         rk_ir_fail(b, "arith.cmp of %s and %s", x->type, y->type);
@@ -984,14 +1006,14 @@ rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, con
     }
     operands[0] = x;
     operands[1] = y;
-    return rk_b_value(b, "arith.cmp", operands, 2, "cmp", "i1", rk_b_str_attr(b, "pred", pred ? pred : ""));
+    return result_op(b, RK_OP_CMP, operands, 2, "i1", rk_b_str_attr(b, "pred", pred ? pred : ""));
 }
 
 rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x,
                          const rk_ir_value *y)
 {
     const rk_ir_value *operands[3];
-    if (!rk_b_ok(b, "arith.select", 3, c, x, y))
+    if (!rk_b_ok(b, rk_ops[RK_OP_SELECT].name, 3, c, x, y))
         return NULL;
     if (strcmp(x->type, y->type) != 0 || strcmp(c->type, "i1") != 0) {
         rk_ir_fail(b, "arith.select of %s, %s, %s", c->type, x->type, y->type);
@@ -1000,74 +1022,73 @@ rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value 
     operands[0] = c;
     operands[1] = x;
     operands[2] = y;
-    return rk_b_value(b, "arith.select", operands, 3, "sel", x->type, rk_b_no_attrs);
+    return result_op(b, RK_OP_SELECT, operands, 3, x->type, rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_fadd(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fadd", "fadd", x, y);
+    return binary_of(b, RK_OP_FADD, x, y);
 }
 
 rk_ir_value *rk_b_fmul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fmul", "fmul", x, y);
+    return binary_of(b, RK_OP_FMUL, x, y);
 }
 
 rk_ir_value *rk_b_fmax(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fmax", "fmax", x, y);
+    return binary_of(b, RK_OP_FMAX, x, y);
 }
 
 rk_ir_value *rk_b_fmin(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fmin", "fmin", x, y);
+    return binary_of(b, RK_OP_FMIN, x, y);
 }
 
 /* fptrunc and bitcast: (a) -> to, attr `to`. */
-static rk_ir_value *rk_b_convert(rk_builder *b, const char *name, const char *hint,
-                                 const rk_ir_value *x, const char *to)
+static rk_ir_value *rk_b_convert(rk_builder *b, int code, const rk_ir_value *x, const char *to)
 {
-    if (!rk_b_ok(b, name, 1, x))
+    if (!rk_b_ok(b, rk_ops[code].name, 1, x))
         return NULL;
     if (!to) {
-        rk_ir_fail(b, "%s to a NULL type", name);
+        rk_ir_fail(b, "%s to a NULL type", rk_ops[code].name);
         return NULL;
     }
-    return rk_b_value(b, name, &x, 1, hint, to, rk_b_str_attr(b, "to", to));
+    return result_op(b, code, &x, 1, to, rk_b_str_attr(b, "to", to));
 }
 
 rk_ir_value *rk_b_fptrunc(rk_builder *b, const rk_ir_value *x, const char *to)
 {
-    return rk_b_convert(b, "arith.fptrunc", "cvt", x, to);
+    return rk_b_convert(b, RK_OP_FPTRUNC, x, to);
 }
 
 rk_ir_value *rk_b_bitcast(rk_builder *b, const rk_ir_value *x, const char *to)
 {
-    return rk_b_convert(b, "arith.bitcast", "bc", x, to);
+    return rk_b_convert(b, RK_OP_BITCAST, x, to);
 }
 
 /* -- gpu (§4.2) -- */
 
 rk_ir_value *rk_b_thread_id(rk_builder *b)
 {
-    return rk_b_value(b, "gpu.thread_id", NULL, 0, "tid", "i32", rk_b_ints(b, "dim", 0, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_THREAD_ID, NULL, 0, "i32", rk_b_ints(b, "dim", 0, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_block_id(rk_builder *b, long long dim)
 {
-    return rk_b_value(b, "gpu.block_id", NULL, 0, "bid", "i32", rk_b_ints(b, "dim", dim, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_BLOCK_ID, NULL, 0, "i32", rk_b_ints(b, "dim", dim, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_lane_id(rk_builder *b)
 {
-    return rk_b_value(b, "gpu.lane_id", NULL, 0, "lane", "i32", rk_b_no_attrs);
+    return result_op(b, RK_OP_LANE_ID, NULL, 0, "i32", rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_readfirstlane(rk_builder *b, const rk_ir_value *x)
 {
-    if (!rk_b_ok(b, "gpu.readfirstlane", 1, x))
+    if (!rk_b_ok(b, rk_ops[RK_OP_READFIRSTLANE].name, 1, x))
         return NULL;
-    return rk_b_value(b, "gpu.readfirstlane", &x, 1, "rfl", "i32", rk_b_no_attrs);
+    return result_op(b, RK_OP_READFIRSTLANE, &x, 1, "i32", rk_b_no_attrs);
 }
 
 /* -- memory (§4.3) -- */
@@ -1077,7 +1098,7 @@ rk_ir_value *rk_b_make_buffer_rsrc(rk_builder *b, const rk_ir_value *p, const rk
     const rk_ir_value *operands[2];
     operands[0] = p;
     operands[1] = nbytes;
-    return rk_b_value(b, "tile.make_buffer_rsrc", operands, 2, "rsrc", "rsrc", rk_b_no_attrs);
+    return result_op(b, RK_OP_MAKE_BUFFER_RSRC, operands, 2, "rsrc", rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
@@ -1085,7 +1106,7 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
 {
     const rk_ir_value *operands[2];
     rk_attrs attrs = {NULL, 0, 0};
-    if (!rk_b_ok(b, "tile.buffer_load", 2, r, off))
+    if (!rk_b_ok(b, rk_ops[RK_OP_BUFFER_LOAD].name, 2, r, off))
         return NULL;
     if (!elem) {
         rk_ir_fail(b, "tile.buffer_load of a NULL element type");
@@ -1095,7 +1116,7 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
     operands[1] = off;
     rk_attrs_set(b->arena, &attrs, "elem", rk_attr_str(b->arena, elem));
     rk_attrs_set(b->arena, &attrs, "n", rk_attr_int(b->arena, n));
-    return rk_b_value(b, "tile.buffer_load", operands, 2, "gv", rk_ir_vec_or_scalar(b->arena, elem, n), attrs);
+    return result_op(b, RK_OP_BUFFER_LOAD, operands, 2, rk_ir_vec_or_scalar(b->arena, elem, n), attrs);
 }
 
 void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
@@ -1105,7 +1126,7 @@ void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *o
     operands[0] = r;
     operands[1] = off;
     operands[2] = v;
-    rk_b_op_owned(b, "tile.buffer_store", operands, 3, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_BUFFER_STORE, operands, 3, rk_b_no_attrs);
 }
 
 void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx,
@@ -1115,7 +1136,7 @@ void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_va
     operands[0] = p;
     operands[1] = idx;
     operands[2] = v;
-    rk_b_op_owned(b, "tile.global_atomic_fadd", operands, 3, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_GLOBAL_ATOMIC_FADD, operands, 3, rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_smem_alloc(rk_builder *b, const char *type, int exclusive)
@@ -1130,7 +1151,7 @@ rk_ir_value *rk_b_smem_alloc(rk_builder *b, const char *type, int exclusive)
     attrs = rk_b_str_attr(b, "type", type);
     if (exclusive)
         rk_attrs_set(b->arena, &attrs, "exclusive", rk_attr_bool(b->arena, 1));
-    return rk_b_value(b, "tile.smem_alloc", NULL, 0, "smem", type, attrs);
+    return result_op(b, RK_OP_SMEM_ALLOC, NULL, 0, type, attrs);
 }
 
 /* smem_elem(s.type), failing the builder where Python's str.index raises. */
@@ -1147,12 +1168,12 @@ rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_val
 {
     const rk_ir_value *operands[3];
     const char *elem;
-    if (!rk_b_ok(b, "tile.smem_load", 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
+    if (!rk_b_ok(b, rk_ops[RK_OP_SMEM_LOAD].name, 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
         return NULL;
     operands[0] = s;
     operands[1] = row;
     operands[2] = col;
-    return rk_b_value(b, "tile.smem_load", operands, 3, "av", rk_ir_vec_or_scalar(b->arena, elem, n),
+    return result_op(b, RK_OP_SMEM_LOAD, operands, 3, rk_ir_vec_or_scalar(b->arena, elem, n),
                       rk_b_ints(b, "n", n, "align", align, NULL, 0));
 }
 
@@ -1164,40 +1185,39 @@ void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row
     operands[1] = row;
     operands[2] = col;
     operands[3] = v;
-    rk_b_op_owned(b, "tile.smem_store", operands, 4, NULL, NULL, rk_b_ints(b, "align", align, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_SMEM_STORE, operands, 4, rk_b_ints(b, "align", align, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_smem_addr(rk_builder *b, const rk_ir_value *s)
 {
-    if (!rk_b_ok(b, "tile.smem_addr", 1, s))
+    if (!rk_b_ok(b, rk_ops[RK_OP_SMEM_ADDR].name, 1, s))
         return NULL;
-    return rk_b_value(b, "tile.smem_addr", &s, 1, "sa", "i32", rk_b_no_attrs);
+    return result_op(b, RK_OP_SMEM_ADDR, &s, 1, "i32", rk_b_no_attrs);
 }
 
-static rk_ir_value *rk_b_transpose_read(rk_builder *b, const char *name, long long width,
-                                        const rk_ir_value *s, const rk_ir_value *row,
-                                        const rk_ir_value *col)
+static rk_ir_value *rk_b_transpose_read(rk_builder *b, int code, long long width, const rk_ir_value *s,
+                                        const rk_ir_value *row, const rk_ir_value *col)
 {
     const rk_ir_value *operands[3];
     const char *elem;
-    if (!rk_b_ok(b, name, 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
+    if (!rk_b_ok(b, rk_ops[code].name, 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
         return NULL;
     operands[0] = s;
     operands[1] = row;
     operands[2] = col;
-    return rk_b_value(b, name, operands, 3, "tr", rk_ir_vec(b->arena, elem, width), rk_b_no_attrs);
+    return result_op(b, code, operands, 3, rk_ir_vec(b->arena, elem, width), rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
                                    const rk_ir_value *col)
 {
-    return rk_b_transpose_read(b, "tile.ds_read_tr16_b64", 4, s, row, col);
+    return rk_b_transpose_read(b, RK_OP_DS_READ_TR16_B64, 4, s, row, col);
 }
 
 rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
                                     const rk_ir_value *col)
 {
-    return rk_b_transpose_read(b, "tile.ds_read_tr16_b128", 8, s, row, col);
+    return rk_b_transpose_read(b, RK_OP_DS_READ_TR16_B128, 8, s, row, col);
 }
 
 void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir_value *lds_addr,
@@ -1207,20 +1227,20 @@ void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir
     operands[0] = r;
     operands[1] = lds_addr;
     operands[2] = off;
-    rk_b_op_owned(b, "tile.async_buffer_load_lds", operands, 3, NULL, NULL,
+    plain_op(b, RK_OP_ASYNC_BUFFER_LOAD_LDS, operands, 3,
                   rk_b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
 }
 
 void rk_b_s_waitcnt_vmcnt(rk_builder *b, long long vmcnt)
 {
-    rk_b_op_owned(b, "tile.s_waitcnt", NULL, 0, NULL, NULL, rk_b_ints(b, "vmcnt", vmcnt, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_S_WAITCNT, NULL, 0, rk_b_ints(b, "vmcnt", vmcnt, NULL, 0, NULL, 0));
 }
 
-void rk_b_sync(rk_builder *b) { rk_b_op_owned(b, "tile.sync", NULL, 0, NULL, NULL, rk_b_no_attrs); }
+void rk_b_sync(rk_builder *b) { plain_op(b, RK_OP_SYNC, NULL, 0, rk_b_no_attrs); }
 
 void rk_b_sync_lds_only(rk_builder *b)
 {
-    rk_b_op_owned(b, "tile.sync_lds_only", NULL, 0, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_SYNC_LDS_ONLY, NULL, 0, rk_b_no_attrs);
 }
 
 /* -- vector (§4.4) -- */
@@ -1237,19 +1257,19 @@ static const char *rk_b_vec_elem(rk_builder *b, const rk_ir_value *v)
 rk_ir_value *rk_b_extract(rk_builder *b, const rk_ir_value *v, long long index)
 {
     const char *elem;
-    if (!rk_b_ok(b, "vector.extract", 1, v) || !(elem = rk_b_vec_elem(b, v)))
+    if (!rk_b_ok(b, rk_ops[RK_OP_EXTRACT].name, 1, v) || !(elem = rk_b_vec_elem(b, v)))
         return NULL;
-    return rk_b_value(b, "vector.extract", &v, 1, "e", elem, rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_EXTRACT, &v, 1, elem, rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_insert(rk_builder *b, const rk_ir_value *v, const rk_ir_value *x, long long index)
 {
     const rk_ir_value *operands[2];
-    if (!rk_b_ok(b, "vector.insert", 2, v, x))
+    if (!rk_b_ok(b, rk_ops[RK_OP_INSERT].name, 2, v, x))
         return NULL;
     operands[0] = v;
     operands[1] = x;
-    return rk_b_value(b, "vector.insert", operands, 2, "vi", v->type,
+    return result_op(b, RK_OP_INSERT, operands, 2, v->type,
                       rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
 }
 
@@ -1261,7 +1281,7 @@ rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int
         rk_ir_fail(b, "vector.from_elements of no values");
         return NULL;
     }
-    return rk_b_value(b, "vector.from_elements", xs, n, "vp", rk_ir_vec(b->arena, xs[0]->type, n),
+    return result_op(b, RK_OP_FROM_ELEMENTS, xs, n, rk_ir_vec(b->arena, xs[0]->type, n),
                       rk_b_no_attrs);
 }
 
@@ -1270,7 +1290,7 @@ rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value 
     const rk_ir_value *operands[2];
     const char *elem;
     long long nx, ny;
-    if (!rk_b_ok(b, "vector.concat", 2, x, y) || !(elem = rk_b_vec_elem(b, x)))
+    if (!rk_b_ok(b, rk_ops[RK_OP_CONCAT].name, 2, x, y) || !(elem = rk_b_vec_elem(b, x)))
         return NULL;
     nx = rk_ir_vec_len(x->type);
     ny = rk_ir_vec_len(y->type);
@@ -1280,7 +1300,7 @@ rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value 
     }
     operands[0] = x;
     operands[1] = y;
-    return rk_b_value(b, "vector.concat", operands, 2, "vc", rk_ir_vec(b->arena, elem, nx + ny), rk_b_no_attrs);
+    return result_op(b, RK_OP_CONCAT, operands, 2, rk_ir_vec(b->arena, elem, nx + ny), rk_b_no_attrs);
 }
 
 /* -- mma (§4.5) -- */
@@ -1289,30 +1309,30 @@ rk_ir_value *rk_b_mma(rk_builder *b, const char *op_id, const rk_ir_value *x, co
                       const rk_ir_value *c)
 {
     const rk_ir_value *operands[3];
-    if (!rk_b_ok(b, "tile.mma", 3, x, y, c))
+    if (!rk_b_ok(b, rk_ops[RK_OP_MMA].name, 3, x, y, c))
         return NULL;
     operands[0] = x;
     operands[1] = y;
     operands[2] = c;
-    return rk_b_value(b, "tile.mma", operands, 3, "acc", c->type, rk_b_str_attr(b, "op_id", op_id ? op_id : ""));
+    return result_op(b, RK_OP_MMA, operands, 3, c->type, rk_b_str_attr(b, "op_id", op_id ? op_id : ""));
 }
 
 /* -- schedule hints (§4.6) -- */
 
 void rk_b_sched_group_barrier(rk_builder *b, long long mask, long long size, long long sync_id)
 {
-    rk_b_op_owned(b, "tile.sched_group_barrier", NULL, 0, NULL, NULL,
+    plain_op(b, RK_OP_SCHED_GROUP_BARRIER, NULL, 0,
                   rk_b_ints(b, "mask", mask, "size", size, "sync_id", sync_id));
 }
 
 void rk_b_sched_barrier(rk_builder *b, long long mask)
 {
-    rk_b_op_owned(b, "tile.sched_barrier", NULL, 0, NULL, NULL, rk_b_ints(b, "mask", mask, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_SCHED_BARRIER, NULL, 0, rk_b_ints(b, "mask", mask, NULL, 0, NULL, 0));
 }
 
 void rk_b_s_setprio(rk_builder *b, long long prio)
 {
-    rk_b_op_owned(b, "tile.s_setprio", NULL, 0, NULL, NULL, rk_b_ints(b, "prio", prio, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_S_SETPRIO, NULL, 0, rk_b_ints(b, "prio", prio, NULL, 0, NULL, 0));
 }
 
 /* -- control (§4.7) -- */
@@ -1373,7 +1393,7 @@ rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_valu
     rk_ir_op *op;
     rk_ir_for *loop;
     int i;
-    if (!rk_b_ok(b, "scf.for", 3, lb, ub, step))
+    if (!rk_b_ok(b, rk_ops[RK_OP_FOR].name, 3, lb, ub, step))
         return NULL;
     for (i = 0; i < n_carried; i++)
         if (!carried[i].name || !carried[i].init || !iv) {
@@ -1388,14 +1408,14 @@ rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_valu
     operands[0] = lb, operands[1] = ub, operands[2] = step;
     for (i = 0; i < n_carried; i++)
         operands[3 + i] = carried[i].init;
-    op = rk_b_make_op(b, "scf.for", operands, 3 + n_carried, n_carried);
+    op = rk_b_make_op(b, RK_OP_FOR, rk_ops[RK_OP_FOR].name, operands, 3 + n_carried, n_carried);
     for (i = 0; op && i < n_carried; i++) {
-        result = rk_b_new_value(b, "for", carried[i].init->type);
+        result = rk_b_new_value(b, rk_ops[RK_OP_FOR].hint, carried[i].init->type);
         if (!result)
             return NULL;
         op->results[op->n_results++] = *result;
     }
-    body = op ? rk_ir_make_region(b->arena, "body") : NULL;
+    body = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_FOR].region) : NULL;
     if (op && body) {
         op->attrs = rk_b_for_attrs(b, iv, carried, n_carried, unroll);
         op->regions = rk_alloc(b->arena, sizeof *op->regions);
@@ -1427,7 +1447,7 @@ rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *con
         rk_ir_fail(b, "for_end does not close the innermost region");
         return NULL;
     }
-    rk_b_op_owned(b, "scf.yield", yielded, n_yielded, NULL, NULL,
+    plain_op(b, RK_OP_YIELD, yielded, n_yielded,
                   rk_b_ints(b, "num", n_yielded, NULL, 0, NULL, 0));
     rk_b_pop_region(b);
     return b->failed ? NULL : loop->op->results;
@@ -1437,10 +1457,10 @@ rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond)
 {
     rk_ir_region *then;
     rk_ir_op *op;
-    if (!rk_b_ok(b, "scf.if", 1, cond))
+    if (!rk_b_ok(b, rk_ops[RK_OP_IF].name, 1, cond))
         return NULL;
-    op = rk_b_make_op(b, "scf.if", &cond, 1, 0);
-    then = op ? rk_ir_make_region(b->arena, "then") : NULL;
+    op = rk_b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0);
+    then = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_IF].region) : NULL;
     if (then)
         op->regions = rk_alloc(b->arena, sizeof *op->regions);
     if (!op || !then || !op->regions) {
@@ -1474,6 +1494,6 @@ rk_ir_kernel *rk_b_ret(rk_builder *b)
         rk_ir_fail(b, "ret inside an open region");
         return NULL;
     }
-    rk_b_op_owned(b, "cf.return", NULL, 0, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_RETURN, NULL, 0, rk_b_no_attrs);
     return b->failed ? NULL : b->kernel;
 }

@@ -17,6 +17,7 @@
 #define ROCKE_IR_H
 
 #include "internal.h"
+#include "ops.h"
 
 /* ---- attr values: Python's bool | int | float | str | list | dict ---- */
 typedef enum rk_attr_kind {
@@ -56,6 +57,7 @@ typedef struct rk_ir_region rk_ir_region;
 
 typedef struct rk_ir_op {
     const char *name;         /* "arith.add" */
+    int code;                 /* its row of rk_ops (ops.h), RK_OP_UNKNOWN for another name */
     rk_ir_value *operands;
     int n_operands;
     rk_ir_value *results;     /* never NULL (an empty array when the op has no result) */

@@ -481,6 +481,17 @@ static long long rk_limits_field(const rk_sub_gemm *r, const char *name)
     return 0;
 }
 
+/* check_linear of index*stride + offset, the stride and offset fields of the record r (index in 0..last). */
+static int check_strided(rk_buf *msg, const char *pre, const char *result, const rk_sub_gemm *r, const char *index,
+                         long long last, const char *stride_key, const char *offset_key, long long span[2])
+{
+    rk_term terms[2];
+    long long offset = rk_limits_field(r, offset_key);
+    rk_limits_set_term(&terms[0], index, 0, last, stride_key, rk_limits_field(r, stride_key));
+    rk_limits_set_term(&terms[1], offset_key, offset, offset, "", 1);
+    return rk_limits_check_linear(msg, pre, result, terms, 2, span);
+}
+
 /* One sub-GEMM's loads and stores (build_dgrad's descriptors over the record's padded tiles). */
 static int rk_limits_dgrad_record(const rk_spec *s, const rk_problem *p, int index, const rk_sub_gemm *r,
                                   rk_buf *msg)
@@ -522,30 +533,18 @@ static int rk_limits_dgrad_record(const rk_spec *s, const rk_problem *p, int ind
     rk_limits_set_step(&steps[2], "K", p->K, "k", 0, p->K - 1);
     if (rk_limits_check_offset(msg, pre, "dY", "n", 0, img_last, steps, 3, rk_spec_elem_bytes(s->dtype_a)))
         return 1;
-    rk_limits_set_term(&terms[0], "ydot", 0, ydot_last, "b_y_stride", rk_limits_field(r, "b_y_stride"));
-    rk_limits_set_term(&terms[1], "b_y_offset", rk_limits_field(r, "b_y_offset"), rk_limits_field(r, "b_y_offset"),
-                       "", 1);
-    if (rk_limits_check_linear(msg, pre, "the filter row y", terms, 2, y))
+    if (check_strided(msg, pre, "the filter row y", r, "ydot", ydot_last, "b_y_stride", "b_y_offset", y))
         return 1;
-    rk_limits_set_term(&terms[0], "xdot", 0, xdot_last, "b_x_stride", rk_limits_field(r, "b_x_stride"));
-    rk_limits_set_term(&terms[1], "b_x_offset", rk_limits_field(r, "b_x_offset"), rk_limits_field(r, "b_x_offset"),
-                       "", 1);
-    if (rk_limits_check_linear(msg, pre, "the filter column x", terms, 2, x))
+    if (check_strided(msg, pre, "the filter column x", r, "xdot", xdot_last, "b_x_stride", "b_x_offset", x))
         return 1;
     rk_limits_set_step(&steps[0], "Y", p->Y, "y", y[0], y[1]);
     rk_limits_set_step(&steps[1], "X", p->X, "x", x[0], x[1]);
     rk_limits_set_step(&steps[2], "cpg", cpg, "c", 0, n_end - 1);
     if (rk_limits_check_offset(msg, pre, "W", "k_out", 0, p->K - 1, steps, 3, rk_spec_elem_bytes(s->dtype_b)))
         return 1;
-    rk_limits_set_term(&terms[0], "htl", 0, h_slice - 1, "d_h_stride", rk_limits_field(r, "d_h_stride"));
-    rk_limits_set_term(&terms[1], "d_h_offset", rk_limits_field(r, "d_h_offset"), rk_limits_field(r, "d_h_offset"),
-                       "", 1);
-    if (rk_limits_check_linear(msg, pre, "the dX row hi", terms, 2, hi))
+    if (check_strided(msg, pre, "the dX row hi", r, "htl", h_slice - 1, "d_h_stride", "d_h_offset", hi))
         return 1;
-    rk_limits_set_term(&terms[0], "wtl", 0, w_slice - 1, "d_w_stride", rk_limits_field(r, "d_w_stride"));
-    rk_limits_set_term(&terms[1], "d_w_offset", rk_limits_field(r, "d_w_offset"), rk_limits_field(r, "d_w_offset"),
-                       "", 1);
-    if (rk_limits_check_linear(msg, pre, "the dX column wi", terms, 2, wi))
+    if (check_strided(msg, pre, "the dX column wi", r, "wtl", w_slice - 1, "d_w_stride", "d_w_offset", wi))
         return 1;
     rk_limits_set_step(&steps[0], "Hi", p->Hi, "hi", hi[0], hi[1]);
     rk_limits_set_step(&steps[1], "Wi", p->Wi, "wi", wi[0], wi[1]);
@@ -627,7 +626,7 @@ rk_ops_bound rk_limits_kernel_ops_bound(const rk_spec *s, const rk_problem *p, c
     int outer_a = s->lds_k_outer && s->family == RK_FAMILY_WGRAD;
     int outer_b = s->lds_k_outer && s->family != RK_FAMILY_FWD, row_a, row_b, side;
     rk_ops_bound bound;
-    rk_build_common_load_widths(s, p, vec);
+    rk_load_widths(s, p, vec);
     /* the LDS store of one loaded chunk: one wide store, or one per element along mn */
     row_a = s->family == RK_FAMILY_WGRAD;
     row_b = s->family == RK_FAMILY_WGRAD || (s->family == RK_FAMILY_DGRAD && vec[1] > 1);

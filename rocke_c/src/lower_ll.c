@@ -2,8 +2,8 @@
  *
  * Twin of rocke_py/engine/lower_ll.py, function for function in the same order. The format
  * is docs/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. The
- * program is a set of fixed tables (flavors, backends, declarations, MMA atoms, op
- * handlers), transcribed row for row, and one handler per op.
+ * data tables (flavors, backends, declarations, MMA atoms, ...) are lower_ll_tables.c; here
+ * are the plumbing and one handler per op, found by the op's code (rk_ll_handlers).
  *
  * Names: builder names are printed verbatim; lowerer temporaries are `%<hint>.<n>` from one
  * counter per lowering (starting at 1); block labels `<kind>.<n>` from one block counter
@@ -23,283 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lower.h"
-
-#define TRIPLE "amdgcn-amd-amdhsa"
-
-/* ---- flavors (llvm-ir §3) ---- */
-
-#define DL_LLVM20 \
-    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128" \
-    "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512" \
-    "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-#define DL_LLVM22 \
-    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32" \
-    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256" \
-    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-#define DL_LLVM23 \
-    "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32" \
-    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256" \
-    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-
-typedef struct rk_ll_flavor {
-    const char *name;
-    int generation;         /* 0 llvm20, 1 llvm22, 2 llvm23: selects the declaration column */
-    const char *datalayout;
-    int rsrc_p8;            /* make.buffer.rsrc.p8.p1 with an i64 byte count (else .p1 with i32) */
-    const char *nocapture;  /* the spelling of the pointer-param capture attribute */
-} rk_ll_flavor;
-
-static const rk_ll_flavor rk_ll_flavors[] = {
-    {"llvm20", 0, DL_LLVM20, 0, "nocapture"},
-    {"llvm22", 1, DL_LLVM22, 1, "captures(none)"},
-    {"llvm23", 2, DL_LLVM23, 1, "captures(none)"},
-};
-#define RK_LL_N_FLAVORS ((int)(sizeof rk_ll_flavors / sizeof rk_ll_flavors[0]))
-
-/* ---- backends (llvm-ir §12.1, §12.6, §14) ---- */
-
-enum { WAIT_GFX9, WAIT_GFX11, WAIT_SPLIT };  /* gfx9 / gfx11 s_waitcnt; gfx1250 split counters */
-enum { TR_NONE, TR_B64, TR_B128 };           /* gfx950 ds.read.tr16.b64; gfx1250 ds.load.tr16.b128 */
-
-typedef struct rk_ll_backend {
-    const char *arch;
-    int wait;                   /* WAIT_* */
-    long long word3;            /* buffer resource DWORD3 */
-    long long drain_full;       /* tile.sync s_waitcnt immediate (WAIT_GFX9/WAIT_GFX11) */
-    long long drain_lds;        /* tile.sync_lds_only s_waitcnt immediate */
-    int lds_v8_volatile;        /* plain 8-wide LDS vector loads are `load volatile` (gfx1250) */
-    int transpose;              /* TR_* */
-    long long async_lds_dwords; /* the widest tile.async_buffer_load_lds (0: not available) */
-} rk_ll_backend;
-
-static const rk_ll_backend rk_ll_backends[] = {
-    {"gfx942", WAIT_GFX9, 159744, 112, 49279, 0, TR_NONE, 1},
-    {"gfx950", WAIT_GFX9, 159744, 112, 49279, 0, TR_B64, 4},
-    {"gfx1151", WAIT_GFX11, 822165504, 7, 64519, 0, TR_NONE, 0},
-    {"gfx1201", WAIT_GFX11, 822165504, 7, 64519, 0, TR_NONE, 0},
-    {"gfx1250", WAIT_SPLIT, 822165504, 0, 0, 1, TR_B128, 0},
-};
-#define RK_LL_N_BACKENDS ((int)(sizeof rk_ll_backends / sizeof rk_ll_backends[0]))
-
-#define VMCNT_MAX 63LL      /* 6-bit vmcnt / loadcnt / storecnt on every target */
-#define GFX9_EXPCNT_MAX 7LL
-#define GFX9_LGKMCNT_MAX 15LL
-#define GFX11_EXPCNT_MAX 7LL
-#define GFX11_LGKMCNT_MAX 63LL
-
-/* ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
- * (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the
- * llvm22 column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else
- * base. */
-
-typedef struct rk_ll_decl {
-    const char *key, *base, *llvm22, *llvm23;
-} rk_ll_decl;
-
-static const rk_ll_decl rk_ll_decls[] = {
-    {"workitem.id.x", "declare i32 @llvm.amdgcn.workitem.id.x()", "", ""},
-    {"workitem.id.y", "declare i32 @llvm.amdgcn.workitem.id.y()", "", ""},
-    {"workitem.id.z", "declare i32 @llvm.amdgcn.workitem.id.z()", "", ""},
-    {"workgroup.id.x", "declare i32 @llvm.amdgcn.workgroup.id.x()", "", ""},
-    {"workgroup.id.y", "declare i32 @llvm.amdgcn.workgroup.id.y()", "", ""},
-    {"workgroup.id.z", "declare i32 @llvm.amdgcn.workgroup.id.z()", "", ""},
-    {"mbcnt.lo", "declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)", "", ""},
-    {"mbcnt.hi", "declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)", "", ""},
-    {"readfirstlane.i32", "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)", "", ""},
-    {"smin.i32", "declare i32 @llvm.smin.i32(i32, i32)", "", ""},
-    {"smax.i32", "declare i32 @llvm.smax.i32(i32, i32)", "", ""},
-    {"minnum.f32", "declare float @llvm.minnum.f32(float, float)", "", ""},
-    {"maxnum.f32", "declare float @llvm.maxnum.f32(float, float)", "", ""},
-    {"make.buffer.rsrc",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)", ""},
-    {"raw.ptr.buffer.load.i16",
-     "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.load.i32",
-     "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.load.v2i32",
-     "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.load.v4i32",
-     "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.store.i16",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.store.i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.store.v2i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""},
-    {"raw.ptr.buffer.store.v4i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""},
-    {"raw.ptr.buffer.load.lds",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"ds.read.tr16.b64.v4i16", "declare <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3))", "", ""},
-    {"ds.load.tr16.b128.v8f16", "declare <8 x half> @llvm.amdgcn.ds.load.tr16.b128.v8f16(ptr addrspace(3))", "", ""},
-    {"ds.load.tr16.b128.v8bf16",
-     "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))", "", ""},
-    {"s.waitcnt", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)", "", ""},
-    {"s.wait.loadcnt", "declare void @llvm.amdgcn.s.wait.loadcnt(i16 immarg)", "", ""},
-    {"s.wait.storecnt", "declare void @llvm.amdgcn.s.wait.storecnt(i16 immarg)", "", ""},
-    {"s.wait.dscnt", "declare void @llvm.amdgcn.s.wait.dscnt(i16 immarg)", "", ""},
-    {"s.barrier", "declare void @llvm.amdgcn.s.barrier()", "", ""},
-    {"mfma.f32.32x32x8f16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half>, <4 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x16f16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>, <4 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.32x32x16.f16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.f16(<8 x half>, <8 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x32.f16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.f16(<8 x half>, <8 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.32x32x8bf16.1k",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8bf16.1k(<4 x i16>, <4 x i16>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x16bf16.1k",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.32x32x16.bf16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.bf16(<8 x bfloat>, <8 x bfloat>, <16 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x32.bf16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x4f32",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""},
-    {"mfma.f32.32x32x2f32",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x2f32(float, float, <16 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""},
-    {"wmma.f32.16x16x16.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x16.bf16.v8f32.v16i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x16.f16.v8f32.v8f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x16.bf16.v8f32.v8i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x32.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 immarg, <16 x half>, i1 immarg,"
-     " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16(i1 immarg, <16 x bfloat>, i1 immarg,"
-     " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"wmma.f32.16x16x4.f32.v8f32.v2f32",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(i1 immarg, <2 x float>, i1 immarg,"
-     " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"sched.group.barrier", "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)",
-     "", ""},
-    {"sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)", "", ""},
-    {"s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)", "", ""},
-};
-#define RK_LL_N_DECLS ((int)(sizeof rk_ll_decls / sizeof rk_ll_decls[0]))
-
-/* ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
-
-enum {
-    FORM_MFMA,  /* (a, b, c, i32 0, i32 0, i32 0) */
-    FORM_WMMA3, /* (a, b, c) */
-    FORM_WMMA8  /* (i1 false, a, i1 false, b, i16 0, c, i1 false, i1 false) */
-};
-
-typedef struct rk_ll_mma_row {
-    const char *op_id;
-    const char *archs[3];   /* NULL-terminated */
-    const char *intrinsic;  /* the declaration key; the callee is @llvm.amdgcn.<intrinsic> */
-    int form;               /* FORM_* */
-    const char *ab_type;    /* the LLVM type of A and B in the call */
-    int cast;               /* A and B are bitcast from their IR type (bf16) to ab_type (i16) */
-    const char *c_type;
-} rk_ll_mma_row;
-
-static const rk_ll_mma_row rk_ll_mma_rows[] = {
-    {"mfma_f32_32x32x8_f16", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x8f16", FORM_MFMA, "<4 x half>", 0,
-     "<16 x float>"},
-    {"mfma_f32_16x16x16_f16", {"gfx942", "gfx950", NULL}, "mfma.f32.16x16x16f16", FORM_MFMA, "<4 x half>", 0,
-     "<4 x float>"},
-    {"mfma_f32_32x32x16_f16", {"gfx950", NULL, NULL}, "mfma.f32.32x32x16.f16", FORM_MFMA, "<8 x half>", 0,
-     "<16 x float>"},
-    {"mfma_f32_16x16x32_f16", {"gfx950", NULL, NULL}, "mfma.f32.16x16x32.f16", FORM_MFMA, "<8 x half>", 0,
-     "<4 x float>"},
-    {"mfma_f32_32x32x8_bf16", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x8bf16.1k", FORM_MFMA, "<4 x i16>", 1,
-     "<16 x float>"},
-    {"mfma_f32_16x16x16_bf16", {"gfx942", "gfx950", NULL}, "mfma.f32.16x16x16bf16.1k", FORM_MFMA, "<4 x i16>",
-     1, "<4 x float>"},
-    {"mfma_f32_32x32x16_bf16", {"gfx950", NULL, NULL}, "mfma.f32.32x32x16.bf16", FORM_MFMA, "<8 x bfloat>", 0,
-     "<16 x float>"},
-    {"mfma_f32_16x16x32_bf16", {"gfx950", NULL, NULL}, "mfma.f32.16x16x32.bf16", FORM_MFMA, "<8 x bfloat>", 0,
-     "<4 x float>"},
-    {"mfma_f32_16x16x4_f32", {"gfx942", "gfx950", NULL}, "mfma.f32.16x16x4f32", FORM_MFMA, "float", 0,
-     "<4 x float>"},
-    {"mfma_f32_32x32x2_f32", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x2f32", FORM_MFMA, "float", 0,
-     "<16 x float>"},
-    {"wmma_f32_16x16x16_f16", {"gfx1151", NULL, NULL}, "wmma.f32.16x16x16.f16.v8f32.v16f16", FORM_WMMA3,
-     "<16 x half>", 0, "<8 x float>"},
-    {"wmma_f32_16x16x16_bf16", {"gfx1151", NULL, NULL}, "wmma.f32.16x16x16.bf16.v8f32.v16i16", FORM_WMMA3,
-     "<16 x i16>", 1, "<8 x float>"},
-    {"wmma_gfx12_f32_16x16x16_f16", {"gfx1201", NULL, NULL}, "wmma.f32.16x16x16.f16.v8f32.v8f16", FORM_WMMA3,
-     "<8 x half>", 0, "<8 x float>"},
-    {"wmma_gfx12_f32_16x16x16_bf16", {"gfx1201", NULL, NULL}, "wmma.f32.16x16x16.bf16.v8f32.v8i16", FORM_WMMA3,
-     "<8 x i16>", 1, "<8 x float>"},
-    {"wmma_gfx1250_f32_16x16x32_f16", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x32.f16.v8f32.v16f16", FORM_WMMA8,
-     "<16 x half>", 0, "<8 x float>"},
-    {"wmma_gfx1250_f32_16x16x32_bf16", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-     FORM_WMMA8, "<16 x bfloat>", 0, "<8 x float>"},
-    {"wmma_gfx1250_f32_16x16x4_f32", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x4.f32.v8f32.v2f32", FORM_WMMA8,
-     "<2 x float>", 0, "<8 x float>"},
-};
-#define RK_LL_N_MMA_ROWS ((int)(sizeof rk_ll_mma_rows / sizeof rk_ll_mma_rows[0]))
-
-static const rk_ll_mma_row *rk_ll_mma_row_for(const char *op_id)
-{
-    int i;
-    for (i = 0; i < RK_LL_N_MMA_ROWS; i++)
-        if (strcmp(rk_ll_mma_rows[i].op_id, op_id) == 0)
-            return &rk_ll_mma_rows[i];
-    return NULL;
-}
-
-/* ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ---- */
-
-typedef struct rk_ll_width {
-    long long bytes;
-    const char *suffix, *type;
-    /* C only, for speed: what Python builds by concatenation at each use */
-    const char *load_key, *store_key, *load_temp, *store_temp;
-} rk_ll_width;
-
-static const rk_ll_width rk_ll_buffer_widths[] = {
-    {2, "i16", "i16", "raw.ptr.buffer.load.i16", "raw.ptr.buffer.store.i16", "bli16", "bsi16"},
-    {4, "i32", "i32", "raw.ptr.buffer.load.i32", "raw.ptr.buffer.store.i32", "bli32", "bsi32"},
-    {8, "v2i32", "<2 x i32>", "raw.ptr.buffer.load.v2i32", "raw.ptr.buffer.store.v2i32", "blv2i32", "bsv2i32"},
-    {16, "v4i32", "<4 x i32>", "raw.ptr.buffer.load.v4i32", "raw.ptr.buffer.store.v4i32", "blv4i32", "bsv4i32"},
-};
-
-/* ---- types (llvm-ir §4) ---- */
-
-typedef struct rk_ll_scalar {
-    const char *ir, *llvm;
-    long long bytes;        /* in LDS */
-} rk_ll_scalar;
-
-static const rk_ll_scalar rk_ll_scalar_types[] = {
-    {"i1", "i1", 1},
-    {"i32", "i32", 4},
-    {"i64", "i64", 8},
-    {"f16", "half", 2},
-    {"bf16", "bfloat", 2},
-    {"f32", "float", 4},
-};
-#define RK_LL_N_SCALARS ((int)(sizeof rk_ll_scalar_types / sizeof rk_ll_scalar_types[0]))
-
-static const char rk_ll_hex[] = "0123456789ABCDEF";
 
 /* ---- the LDS pool (llvm-ir §11) ---- */
 
@@ -353,15 +76,6 @@ typedef struct rk_ll_entry {
     long long value;        /* ints only */
 } rk_ll_entry;
 
-static const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
-                                                "align", "dereferenceable", "addr_space", NULL};
-/* grid, wave_size and split_k_runtime describe the launch (docs/ir.md §3); LLVM does not see them */
-static const char *const rk_ll_kernel_attrs[] = {"max_workgroup_size", "waves_per_eu", "scheduler_strategy",
-                                                 "agpr_alloc", "grid", "wave_size", "split_k_runtime", NULL};
-static const char *const rk_ll_sched_strategies[] = {"max-ilp", "max-memory-clause", "iterative-ilp",
-                                                     "iterative-minreg", "iterative-maxocc", NULL};
-static const char *const rk_ll_cmp_preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", NULL};
-
 #define RK_LL_CACHE 64
 #define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
 
@@ -390,11 +104,9 @@ typedef struct rk_lowerer {
     int oom;                /* an allocation or a buffer failed */
     rk_buf scratch;         /* for strings that outlive one line (freed by rk_ll_release) */
     int failed;             /* lw->err holds the first failure */
-    /* Speed only: the handler of an op name and the row of a declaration key, by the
-     * string's address (the builder's op names and our keys are mostly literals). */
-    struct { const char *name; int (*handler)(struct rk_lowerer *, const rk_ir_op *); } handlers[RK_LL_CACHE];
+    /* Speed only: the row of a declaration key, by the string's address (our keys are
+     * mostly literals). */
     struct { const char *key; int index; } decls[RK_LL_CACHE];
-    struct { const char *name, *opcode; } opcodes[RK_LL_CACHE];
 } rk_lowerer;
 
 /* ---- small helpers: failures, strings, numbers ---- */
@@ -462,15 +174,6 @@ static int rk_ll_decl_index(rk_lowerer *lw, const char *key)
         if (strcmp(rk_ll_decls[i].key, key) == 0)
             return i;
     return rk_ll_fail(lw, "no declaration row %s", key);
-}
-
-static const char *rk_ll_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor)
-{
-    if (flavor->generation >= 2 && row->llvm23[0])
-        return row->llvm23;
-    if (flavor->generation >= 1 && row->llvm22[0])
-        return row->llvm22;
-    return row->base;
 }
 
 static const rk_ll_width *rk_ll_buffer_width(rk_lowerer *lw, long long nbytes)
@@ -677,7 +380,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
                     a->last = use_at;
             }
         }
-        if (RK_LL_EQ(op->name, "tile.smem_alloc")) {
+        if (op->code == RK_OP_SMEM_ALLOC) {
             const char *t, *elem;
             size_t n;
             long long rows, cols;
@@ -726,7 +429,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
             plan->allocs[plan->n++] = a;
         }
         inner_end = loop_end;
-        if (RK_LL_EQ(op->name, "scf.for") && loop_end < 0) {
+        if (op->code == RK_OP_FOR && loop_end < 0) {
             if (op->n_regions < 1)
                 return rk_ll_crash(lw, op);
             inner_end = here + rk_ll_count_ops(op->regions[0]);
@@ -1133,7 +836,7 @@ static size_t rk_ll_module_size(const rk_lowerer *lw, const rk_buf *attributes, 
                + signature->len;
     int i;
     for (i = 0; i < RK_LL_N_DECLS; i++)
-        n += strlen(rk_ll_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
+        n += strlen(rk_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
     for (i = 0; i < lw->n_blocks; i++)
         n += strlen(lw->blocks[i]->label ? lw->blocks[i]->label : "") + 2 + lw->blocks[i]->lines.len;
     return n;
@@ -1182,7 +885,7 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
     }
     for (i = 0; i < RK_LL_N_DECLS; i++)
         if (lw->needed[i]) {
-            rk_buf_puts(out, rk_ll_decl_text(&rk_ll_decls[i], lw->flavor));
+            rk_buf_puts(out, rk_decl_text(&rk_ll_decls[i], lw->flavor));
             rk_buf_putn(out, "\n", 1);
             printed++;
         }
@@ -1362,7 +1065,7 @@ static int rk_ll_lower_region(rk_lowerer *lw, const rk_ir_region *region, int is
         n--;
     for (i = 0; i < n; i++) {
         const rk_ir_op *op = region->ops[i];
-        if (RK_LL_EQ(op->name, "cf.return") && !(is_entry && i == n - 1))
+        if (op->code == RK_OP_RETURN && !(is_entry && i == n - 1))
             return rk_ll_fail(lw, "cf.return must be the last op of the kernel");
         if (rk_ll_lower_op(lw, op))
             return -1;
@@ -1371,24 +1074,15 @@ static int rk_ll_lower_region(rk_lowerer *lw, const rk_ir_region *region, int is
 }
 
 typedef int (*rk_ll_handler)(rk_lowerer *lw, const rk_ir_op *op);
-static rk_ll_handler rk_ll_find_handler(const char *name);
+static const rk_ll_handler rk_ll_handlers[RK_N_OPS];
 
 static int rk_ll_lower_op(rk_lowerer *lw, const rk_ir_op *op)
 {
-    rk_ll_handler handler;
-    size_t slot;
-    if (RK_LL_EQ(op->name, "scf.yield"))
+    rk_ll_handler handler = op->code >= 0 && op->code < RK_N_OPS ? rk_ll_handlers[op->code] : NULL;
+    if (op->code == RK_OP_YIELD)
         return rk_ll_fail(lw, "scf.yield outside the end of an scf.for body");
-    slot = RK_LL_CACHE_SLOT(op->name);
-    if (lw->handlers[slot].name == op->name)
-        handler = lw->handlers[slot].handler;
-    else {
-        handler = rk_ll_find_handler(op->name);
-        if (!handler)
-            return rk_ll_fail(lw, "no lowering for op %s", op->name);
-        lw->handlers[slot].name = op->name;
-        lw->handlers[slot].handler = handler;
-    }
+    if (!handler)
+        return rk_ll_fail(lw, "no lowering for op %s", op->name);
     return handler(lw, op);
 }
 
@@ -1441,46 +1135,9 @@ static int rk_ll_lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
                       rk_ll_define(lw, &op->results[0]), op->results[0].type, op->results[0].type);
 }
 
-typedef struct rk_ll_binary_op {
-    const char *name, *opcode;
-} rk_ll_binary_op;
-
-static const rk_ll_binary_op rk_ll_binary_ops[] = {
-    {"arith.add", "add"},
-    {"arith.sub", "sub"},
-    {"arith.mul", "mul"},
-    {"arith.div", "sdiv"},
-    {"arith.mod", "srem"},
-    {"arith.and", "and"},
-    {"arith.or", "or"},
-    {"arith.fadd", "fadd"},
-    {"arith.fmul", "fmul"},
-};
-
-typedef struct rk_ll_binary_call {
-    const char *name, *key, *callee;
-} rk_ll_binary_call;
-
-static const rk_ll_binary_call rk_ll_binary_calls[] = {
-    {"arith.min", "smin.i32", "i32 @llvm.smin.i32"},
-    {"arith.max", "smax.i32", "i32 @llvm.smax.i32"},
-    {"arith.fmin", "minnum.f32", "float @llvm.minnum.f32"},
-    {"arith.fmax", "maxnum.f32", "float @llvm.maxnum.f32"},
-};
-
 static int rk_ll_lower_binary(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const char *opcode = "";
-    size_t i, slot = RK_LL_CACHE_SLOT(op->name);
-    if (lw->opcodes[slot].name == op->name)
-        opcode = lw->opcodes[slot].opcode;
-    else {
-        for (i = 0; i < sizeof rk_ll_binary_ops / sizeof rk_ll_binary_ops[0]; i++)
-            if (strcmp(rk_ll_binary_ops[i].name, op->name) == 0)
-                opcode = rk_ll_binary_ops[i].opcode;
-        lw->opcodes[slot].name = op->name;
-        lw->opcodes[slot].opcode = opcode;
-    }
+    const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "";
     if (rk_ll_shape(lw, op, 2, 1))
         return -1;
     return rk_ll_emit(lw, "$s = $s $t, $v", rk_ll_define(lw, &op->results[0]), opcode, &op->operands[0],
@@ -1489,22 +1146,19 @@ static int rk_ll_lower_binary(rk_lowerer *lw, const rk_ir_op *op)
 
 static int rk_ll_lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
 {
-    size_t i;
-    for (i = 0; i < sizeof rk_ll_binary_calls / sizeof rk_ll_binary_calls[0]; i++)
-        if (strcmp(rk_ll_binary_calls[i].name, op->name) == 0) {
-            if (rk_ll_need(lw, rk_ll_binary_calls[i].key) || rk_ll_shape(lw, op, 2, 1))
-                return -1;
-            if (rk_ll_emit(lw, "$s = call $s($t, $t)", rk_ll_define(lw, &op->results[0]),
-                           rk_ll_binary_calls[i].callee, &op->operands[0], &op->operands[1]))
-                return -1;
-        }
-    return 0;
+    const rk_ll_binary_call *row = &rk_ll_binary_calls[op->code];
+    if (!row->key)
+        return 0;
+    if (rk_ll_need(lw, row->key) || rk_ll_shape(lw, op, 2, 1))
+        return -1;
+    return rk_ll_emit(lw, "$s = call $s($t, $t)", rk_ll_define(lw, &op->results[0]), row->callee, &op->operands[0],
+                      &op->operands[1]);
 }
 
 static int rk_ll_lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *pred = rk_attrs_get(&op->attrs, "pred");
-    if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_ll_cmp_preds))
+    if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_cmp_preds))
         return rk_ll_fail(lw, "arith.cmp with an unknown pred");
     if (rk_ll_shape(lw, op, 2, 1))
         return -1;
@@ -1538,11 +1192,6 @@ static int rk_ll_lower_bitcast(rk_lowerer *lw, const rk_ir_op *op)
 
 /* ---- gpu (§4.2) ---- */
 
-/* DIM_NAMES = ("x", "y", "z"); C spells out, for speed, the keys Python builds as
- * ("workitem.id." | "workgroup.id.") + DIM_NAMES[dim] */
-static const char *const rk_ll_id_keys[2][3] = {{"workitem.id.x", "workitem.id.y", "workitem.id.z"},
-                                                {"workgroup.id.x", "workgroup.id.y", "workgroup.id.z"}};
-
 static int rk_ll_lower_id(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long dim = 0;
@@ -1551,7 +1200,7 @@ static int rk_ll_lower_id(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (dim < 0 || dim > 2)
         return rk_ll_fail(lw, "%s dim %lld", op->name, dim);
-    key = rk_ll_id_keys[strcmp(op->name, "gpu.thread_id") == 0 ? 0 : 1][dim];
+    key = rk_ll_id_keys[op->code == RK_OP_THREAD_ID ? 0 : 1][dim];
     if (rk_ll_need(lw, key) || rk_ll_shape(lw, op, -1, 1))
         return -1;
     return rk_ll_emit(lw, "$s = call i32 @llvm.amdgcn.$s()", rk_ll_define(lw, &op->results[0]), key);
@@ -1607,51 +1256,43 @@ static int rk_ll_lower_make_buffer_rsrc(rk_lowerer *lw, const rk_ir_op *op)
                       p, nbytes, word3);
 }
 
+/* The width row of a buffer load or store of type t, its declaration marked needed. */
+static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store)
+{
+    const rk_ll_width *width;
+    long long bytes = 0;
+    if (rk_ll_type_bytes(lw, t, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
+        return NULL;
+    /* "raw.ptr.buffer.load." or "raw.ptr.buffer.store." + suffix */
+    return rk_ll_need(lw, store ? width->store_key : width->load_key) ? NULL : width;
+}
+
 static int rk_ll_lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const rk_ir_value *r, *off, *res;
     const rk_ll_width *width;
     const char *raw;
-    long long bytes = 0;
-    if (rk_ll_shape(lw, op, 2, 1))
-        return -1;
-    r = &op->operands[0];
-    off = &op->operands[1];
-    res = &op->results[0];
-    if (rk_ll_type_bytes(lw, res->type, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
-        return -1;
-    if (rk_ll_need(lw, width->load_key))            /* "raw.ptr.buffer.load." + suffix */
+    if (rk_ll_shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
         return -1;
     raw = rk_ll_temp(lw, width->load_temp);         /* "bl" + suffix */
     if (rk_ll_emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
-                   width->suffix, r, off))
+                   width->suffix, &op->operands[0], &op->operands[1]))
         return -1;
-    return rk_ll_emit(lw, "$s = bitcast $s $s to $T", rk_ll_define(lw, res), width->type, raw, res->type);
+    return rk_ll_emit(lw, "$s = bitcast $s $s to $T", rk_ll_define(lw, &op->results[0]), width->type, raw,
+                      op->results[0].type);
 }
 
 static int rk_ll_lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const rk_ir_value *r, *off, *v;
     const rk_ll_width *width;
     const char *bits;
-    long long bytes = 0;
-    if (rk_ll_shape(lw, op, 3, 0))
-        return -1;
-    r = &op->operands[0];
-    off = &op->operands[1];
-    v = &op->operands[2];
-    if (rk_ll_type_bytes(lw, v->type, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
-        return -1;
-    if (rk_ll_need(lw, width->store_key))           /* "raw.ptr.buffer.store." + suffix */
+    if (rk_ll_shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
         return -1;
     bits = rk_ll_temp(lw, width->store_temp);       /* "bs" + suffix */
-    if (rk_ll_emit(lw, "$s = bitcast $t to $s", bits, v, width->type))
+    if (rk_ll_emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
         return -1;
     return rk_ll_emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)",
-                      width->suffix, width->type, bits, r, off);
+                      width->suffix, width->type, bits, &op->operands[0], &op->operands[1]);
 }
-
-#define MARKERS ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
 
 static int rk_ll_lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
 {
@@ -2082,7 +1723,7 @@ static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
         lw->oom = 1;
         return -1;
     }
-    row = rk_ll_mma_row_for(op_id);
+    row = rk_mma_row(op_id);
     if (!row)
         return rk_ll_fail(lw, "tile.mma op_id %s has no lowering", op_id);
     for (i = 0; row->archs[i] && strcmp(row->archs[i], lw->backend->arch) != 0; i++)
@@ -2200,7 +1841,7 @@ static int rk_ll_for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
     if (op->n_regions < 1)
         return rk_ll_crash(lw, op);
     body = op->regions[0];
-    if (!body->n_ops || !RK_LL_EQ(body->ops[body->n_ops - 1]->name, "scf.yield")
+    if (!body->n_ops || body->ops[body->n_ops - 1]->code != RK_OP_YIELD
         || body->ops[body->n_ops - 1]->n_operands != out->n_carried)
         return rk_ll_fail(lw, "scf.for body must end with a matching scf.yield");
     out->yielded = body->ops[body->n_ops - 1]->operands;
@@ -2298,8 +1939,6 @@ static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
     return 0;
 }
 
-#define MAX_UNROLL 4096ULL
-
 static int rk_ll_const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
 {
     const rk_ll_entry *e = rk_map_get(&lw->ints, v->name, rk_hash(v->name));
@@ -2348,7 +1987,7 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
             return -1;
     body = op->regions[0];
     n_ops = body->n_ops;
-    trailing_sync = n_ops >= 2 && RK_LL_EQ(body->ops[n_ops - 2]->name, "tile.sync");
+    trailing_sync = n_ops >= 2 && body->ops[n_ops - 2]->code == RK_OP_SYNC;
     outer_suffix = lw->suffix;
     if (ub > lb) {
         diff = (unsigned long long)ub - (unsigned long long)lb;
@@ -2373,7 +2012,7 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
         for (j = 0; j < n_ops - 1; j++) {
             if (j == n_ops - 2 && trailing_sync && i != count - 1)
                 continue;
-            if (RK_LL_EQ(body->ops[j]->name, "cf.return"))
+            if (body->ops[j]->code == RK_OP_RETURN)
                 return rk_ll_fail(lw, "cf.return must be the last op of the kernel");
             if (rk_ll_lower_op(lw, body->ops[j]))
                 return -1;
@@ -2430,94 +2069,57 @@ static int rk_ll_lower_return(rk_lowerer *lw, const rk_ir_op *op)
     return 0;
 }
 
-typedef struct rk_ll_handler_row {
-    const char *name;
-    rk_ll_handler handler;
-} rk_ll_handler_row;
-
-static const rk_ll_handler_row rk_ll_handler_table[] = {
-    {"arith.constant", rk_ll_lower_constant},
-    {"arith.constant_vec", rk_ll_lower_constant_vec},
-    {"arith.add", rk_ll_lower_binary},
-    {"arith.sub", rk_ll_lower_binary},
-    {"arith.mul", rk_ll_lower_binary},
-    {"arith.div", rk_ll_lower_binary},
-    {"arith.mod", rk_ll_lower_binary},
-    {"arith.min", rk_ll_lower_binary_call},
-    {"arith.max", rk_ll_lower_binary_call},
-    {"arith.and", rk_ll_lower_binary},
-    {"arith.or", rk_ll_lower_binary},
-    {"arith.cmp", rk_ll_lower_cmp},
-    {"arith.select", rk_ll_lower_select},
-    {"arith.fadd", rk_ll_lower_binary},
-    {"arith.fmul", rk_ll_lower_binary},
-    {"arith.fmax", rk_ll_lower_binary_call},
-    {"arith.fmin", rk_ll_lower_binary_call},
-    {"arith.fptrunc", rk_ll_lower_fptrunc},
-    {"arith.bitcast", rk_ll_lower_bitcast},
-    {"gpu.thread_id", rk_ll_lower_id},
-    {"gpu.block_id", rk_ll_lower_id},
-    {"gpu.lane_id", rk_ll_lower_lane_id},
-    {"gpu.readfirstlane", rk_ll_lower_readfirstlane},
-    {"tile.make_buffer_rsrc", rk_ll_lower_make_buffer_rsrc},
-    {"tile.buffer_load", rk_ll_lower_buffer_load},
-    {"tile.buffer_store", rk_ll_lower_buffer_store},
-    {"tile.global_atomic_fadd", rk_ll_lower_global_atomic_fadd},
-    {"tile.smem_alloc", rk_ll_lower_smem_alloc},
-    {"tile.smem_load", rk_ll_lower_smem_load},
-    {"tile.smem_store", rk_ll_lower_smem_store},
-    {"tile.smem_addr", rk_ll_lower_smem_addr},
-    {"tile.ds_read_tr16_b64", rk_ll_lower_ds_read_tr16_b64},
-    {"tile.ds_read_tr16_b128", rk_ll_lower_ds_read_tr16_b128},
-    {"tile.async_buffer_load_lds", rk_ll_lower_async_buffer_load_lds},
-    {"tile.s_waitcnt", rk_ll_lower_s_waitcnt},
-    {"tile.sync", rk_ll_lower_sync},
-    {"tile.sync_lds_only", rk_ll_lower_sync_lds_only},
-    {"vector.extract", rk_ll_lower_extract},
-    {"vector.insert", rk_ll_lower_insert},
-    {"vector.from_elements", rk_ll_lower_from_elements},
-    {"vector.concat", rk_ll_lower_concat},
-    {"tile.mma", rk_ll_lower_mma},
-    {"tile.sched_group_barrier", rk_ll_lower_sched_group_barrier},
-    {"tile.sched_barrier", rk_ll_lower_sched_barrier},
-    {"tile.s_setprio", rk_ll_lower_s_setprio},
-    {"scf.for", rk_ll_lower_for},
-    {"scf.if", rk_ll_lower_if},
-    {"cf.return", rk_ll_lower_return},
+/* The handler of each op, by its code (scf.yield is read by lower_for, never lowered alone). */
+static const rk_ll_handler rk_ll_handlers[RK_N_OPS] = {
+    [RK_OP_CONSTANT] = rk_ll_lower_constant,
+    [RK_OP_CONSTANT_VEC] = rk_ll_lower_constant_vec,
+    [RK_OP_ADD] = rk_ll_lower_binary,
+    [RK_OP_SUB] = rk_ll_lower_binary,
+    [RK_OP_MUL] = rk_ll_lower_binary,
+    [RK_OP_DIV] = rk_ll_lower_binary,
+    [RK_OP_MOD] = rk_ll_lower_binary,
+    [RK_OP_MIN] = rk_ll_lower_binary_call,
+    [RK_OP_MAX] = rk_ll_lower_binary_call,
+    [RK_OP_AND] = rk_ll_lower_binary,
+    [RK_OP_OR] = rk_ll_lower_binary,
+    [RK_OP_CMP] = rk_ll_lower_cmp,
+    [RK_OP_SELECT] = rk_ll_lower_select,
+    [RK_OP_FADD] = rk_ll_lower_binary,
+    [RK_OP_FMUL] = rk_ll_lower_binary,
+    [RK_OP_FMAX] = rk_ll_lower_binary_call,
+    [RK_OP_FMIN] = rk_ll_lower_binary_call,
+    [RK_OP_FPTRUNC] = rk_ll_lower_fptrunc,
+    [RK_OP_BITCAST] = rk_ll_lower_bitcast,
+    [RK_OP_THREAD_ID] = rk_ll_lower_id,
+    [RK_OP_BLOCK_ID] = rk_ll_lower_id,
+    [RK_OP_LANE_ID] = rk_ll_lower_lane_id,
+    [RK_OP_READFIRSTLANE] = rk_ll_lower_readfirstlane,
+    [RK_OP_MAKE_BUFFER_RSRC] = rk_ll_lower_make_buffer_rsrc,
+    [RK_OP_BUFFER_LOAD] = rk_ll_lower_buffer_load,
+    [RK_OP_BUFFER_STORE] = rk_ll_lower_buffer_store,
+    [RK_OP_GLOBAL_ATOMIC_FADD] = rk_ll_lower_global_atomic_fadd,
+    [RK_OP_SMEM_ALLOC] = rk_ll_lower_smem_alloc,
+    [RK_OP_SMEM_LOAD] = rk_ll_lower_smem_load,
+    [RK_OP_SMEM_STORE] = rk_ll_lower_smem_store,
+    [RK_OP_SMEM_ADDR] = rk_ll_lower_smem_addr,
+    [RK_OP_DS_READ_TR16_B64] = rk_ll_lower_ds_read_tr16_b64,
+    [RK_OP_DS_READ_TR16_B128] = rk_ll_lower_ds_read_tr16_b128,
+    [RK_OP_ASYNC_BUFFER_LOAD_LDS] = rk_ll_lower_async_buffer_load_lds,
+    [RK_OP_S_WAITCNT] = rk_ll_lower_s_waitcnt,
+    [RK_OP_SYNC] = rk_ll_lower_sync,
+    [RK_OP_SYNC_LDS_ONLY] = rk_ll_lower_sync_lds_only,
+    [RK_OP_EXTRACT] = rk_ll_lower_extract,
+    [RK_OP_INSERT] = rk_ll_lower_insert,
+    [RK_OP_FROM_ELEMENTS] = rk_ll_lower_from_elements,
+    [RK_OP_CONCAT] = rk_ll_lower_concat,
+    [RK_OP_MMA] = rk_ll_lower_mma,
+    [RK_OP_SCHED_GROUP_BARRIER] = rk_ll_lower_sched_group_barrier,
+    [RK_OP_SCHED_BARRIER] = rk_ll_lower_sched_barrier,
+    [RK_OP_S_SETPRIO] = rk_ll_lower_s_setprio,
+    [RK_OP_FOR] = rk_ll_lower_for,
+    [RK_OP_IF] = rk_ll_lower_if,
+    [RK_OP_RETURN] = rk_ll_lower_return,
 };
-
-static rk_ll_handler rk_ll_find_handler(const char *name)
-{
-    size_t i;
-    for (i = 0; i < sizeof rk_ll_handler_table / sizeof rk_ll_handler_table[0]; i++)
-        if (strcmp(rk_ll_handler_table[i].name, name) == 0)
-            return rk_ll_handler_table[i].handler;
-    return NULL;
-}
-
-static const rk_ll_backend *rk_ll_find_backend(const char *arch)
-{
-    int i;
-    for (i = 0; i < RK_LL_N_BACKENDS; i++)
-        if (strcmp(rk_ll_backends[i].arch, arch) == 0)
-            return &rk_ll_backends[i];
-    return NULL;
-}
-
-static const rk_ll_flavor *rk_ll_find_flavor(const char *name)
-{
-    int i;
-    for (i = 0; i < RK_LL_N_FLAVORS; i++)
-        if (strcmp(rk_ll_flavors[i].name, name) == 0)
-            return &rk_ll_flavors[i];
-    return NULL;
-}
-
-/* LLVM takes a global name bare when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
- * "Identifiers"); any other is written in quotes, @"...". A kernel name holds letters, digits,
- * '_' and, from the acc tag (%g), '.', '-' (a negative value, the -inf of an unset clamp_min)
- * and '+' (1e+06); a name prefix may start with a digit. */
-static const char rk_ll_name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
 
 static int rk_ll_bare_name(const char *name)
 {
@@ -2556,9 +2158,9 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     err->code = NULL;
     rk_buf_init(&lw.scratch);
     status = -1;
-    if (!(backend = rk_ll_find_backend(arch)))
+    if (!(backend = rk_find_backend(arch)))
         rk_ll_fail(&lw, "unknown arch %s", arch);
-    else if (!(fl = rk_ll_find_flavor(flavor)))
+    else if (!(fl = rk_find_flavor(flavor)))
         rk_ll_fail(&lw, "unknown flavor %s", flavor);
     else if (!kernel->name[0])
         rk_ll_fail(&lw, "the kernel has no name");

@@ -1,6 +1,6 @@
 /* print_spec.c: mode `spec`: the normalised spec after defaults and deductions, one
  * `key = value` per line in a fixed order, with what follows from it (GEMM view, vector
- * sizes, LDS, kernel name).
+ * sizes, LDS, kernel name), all read from the plan.
  *
  * Twin of rocke_py/engine/print_spec.py; docs/engine-contract.md §7. Python's fmt() and
  * Lines.put() become one put function per value type; the text grows in one rk_buf, so
@@ -43,9 +43,8 @@ static rk_opt rk_print_spec_opt(int set, long long v)
     return o;
 }
 
-static void rk_print_spec_print_problem(rk_buf *out, const rk_problem *p)
+static void rk_print_spec_print_problem(rk_buf *out, const rk_problem *p, const char *shape)
 {
-    char shape[RK_SHORT_MAX];
     const char *keys[14] = {"N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups"};
     long long values[14];
     int i;
@@ -66,13 +65,11 @@ static void rk_print_spec_print_problem(rk_buf *out, const rk_problem *p)
     rk_print_spec_put_int(out, "kpg", rk_problem_kpg(p));
     rk_print_spec_put_bool(out, "is_3d", p->has_3d);
     rk_print_spec_put_bool(out, "is_pointwise", rk_problem_is_pointwise(p));
-    rk_problem_short(p, shape);
     rk_print_spec_put_str(out, "short", shape);
 }
 
-static void rk_print_spec_print_fields(rk_buf *out, const rk_spec *s)
+static void rk_print_spec_print_fields(rk_buf *out, const rk_spec *s, const char *tag)
 {
-    char tag[RK_TAG_MAX];
     rk_print_spec_put_str(out, "name", s->name);
     rk_print_spec_put_str(out, "dtype_a", s->dtype_a);
     rk_print_spec_put_str(out, "dtype_b", s->dtype_b);
@@ -114,7 +111,6 @@ static void rk_print_spec_print_fields(rk_buf *out, const rk_spec *s)
     rk_print_spec_put_bool(out, "relu", s->relu);
     rk_print_spec_put_opt(out, "clamp_min", s->clamp_min);
     rk_print_spec_put_opt(out, "clamp_max", s->clamp_max);
-    rk_spec_acc_tag(s, tag);
     rk_print_spec_put_str(out, "acc_epilogue", tag[0] ? tag : "identity");
     if (s->family != RK_FAMILY_FWD) {
         rk_print_spec_put_int(out, "split_k", s->split_k);
@@ -132,82 +128,61 @@ static void rk_print_spec_print_fields(rk_buf *out, const rk_spec *s)
 }
 
 /* One `sub_gemm.<i> = block_start=... gemm_k_padded=...` line per kept tilde record. */
-static int rk_print_spec_print_sub_gemms(rk_buf *out, const rk_spec *s, const rk_problem *p,
-                                         rk_arena *arena, rk_error *err)
+static void rk_print_spec_print_sub_gemms(rk_buf *out, const rk_plan *plan)
 {
-    rk_sub_gemm *records = NULL;
-    int n = 0, i, k;
-    if (rk_problem_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records, &n, err))
-        return -1;
-    rk_print_spec_put_int(out, "num_sub_gemms", n);
-    for (i = 0; i < n; i++) {
+    int i, k;
+    rk_print_spec_put_int(out, "num_sub_gemms", plan->n_sub_gemms);
+    for (i = 0; i < plan->n_sub_gemms; i++) {
         rk_buf_printf(out, "sub_gemm.%d = ", i);
         for (k = 0; k < RK_SUB_GEMM_FIELDS; k++)
-            rk_buf_printf(out, "%s%s=%lld", k ? " " : "", rk_sub_gemm_fields[k], records[i].v[k]);
+            rk_buf_printf(out, "%s%s=%lld", k ? " " : "", rk_sub_gemm_fields[k], plan->sub_gemms[i].v[k]);
         rk_buf_puts(out, "\n");
     }
-    return 0;
 }
 
-static int rk_print_spec_print_derived(rk_buf *out, const rk_spec *s, const rk_problem *p, const rk_target *t,
-                                       rk_arena *arena, rk_error *err)
+static void rk_print_spec_print_derived(rk_buf *out, const rk_plan *plan)
 {
-    long long gemm[3], vec[3], lens[2], a[2], b[2], padded;
-    rk_async_tile tiles[2];
-    rk_spec_spec_gemm(s, p, gemm);
-    rk_print_spec_put_int(out, "gemm_m", gemm[0]);
-    rk_print_spec_put_int(out, "gemm_n", gemm[1]);
-    rk_print_spec_put_int(out, "gemm_k", gemm[2]);
-    rk_spec_default_vector_sizes(s, p, vec);
-    rk_print_spec_put_int(out, "default_vec_a", vec[0]);
-    rk_print_spec_put_int(out, "default_vec_b", vec[1]);
-    rk_print_spec_put_int(out, "default_vec_c", vec[2]);
+    const rk_spec *s = &plan->spec;
+    rk_print_spec_put_int(out, "gemm_m", plan->gemm[0]);
+    rk_print_spec_put_int(out, "gemm_n", plan->gemm[1]);
+    rk_print_spec_put_int(out, "gemm_k", plan->gemm[2]);
+    rk_print_spec_put_int(out, "default_vec_a", plan->default_vectors[0]);
+    rk_print_spec_put_int(out, "default_vec_b", plan->default_vectors[1]);
+    rk_print_spec_put_int(out, "default_vec_c", plan->default_vectors[2]);
     if (s->family == RK_FAMILY_WGRAD) {
-        padded = rk_spec_wg_k_padded(s, p, s->split_k > 1 ? s->split_k : 1);
-        rk_print_spec_put_int(out, "k_padded", padded);
+        rk_print_spec_put_int(out, "k_padded", plan->k_padded);
         if (s->split_k > 0)
-            rk_print_spec_put_int(out, "ks", rk_floordiv(padded, s->split_k));
+            rk_print_spec_put_int(out, "ks", plan->ks);
         else
             rk_print_spec_put_str(out, "ks", "runtime");
     }
-    rk_spec_frag_lens(s, t, lens);
-    rk_print_spec_put_int(out, "a_frag_len", lens[0]);
-    rk_print_spec_put_int(out, "b_frag_len", lens[1]);
-    rk_spec_lds_shapes(s, a, b);
-    rk_print_spec_put_int(out, "lds_pad", rk_spec_effective_lds_pad(s));
-    rk_buf_printf(out, "lds_a_shape = %lldx%lld\n", a[0], a[1]);
-    rk_buf_printf(out, "lds_b_shape = %lldx%lld\n", b[0], b[1]);
+    rk_print_spec_put_int(out, "a_frag_len", plan->frag_lens[0]);
+    rk_print_spec_put_int(out, "b_frag_len", plan->frag_lens[1]);
+    rk_print_spec_put_int(out, "lds_pad", plan->lds_pad);
+    rk_buf_printf(out, "lds_a_shape = %lldx%lld\n", plan->lds_a.rows, plan->lds_a.cols);
+    rk_buf_printf(out, "lds_b_shape = %lldx%lld\n", plan->lds_b.rows, plan->lds_b.cols);
     rk_print_spec_put_bool(out, "lds_double_buffer", rk_spec_double_buffer(s));
-    rk_print_spec_put_int(out, "lds_bytes", rk_spec_lds_budget(s));
-    rk_print_spec_put_int(out, "lds_capacity", t->lds_capacity);
+    rk_print_spec_put_int(out, "lds_bytes", plan->lds_bytes);
+    rk_print_spec_put_int(out, "lds_capacity", plan->target->lds_capacity);
     if (s->async_dma) {
-        long long da, db;
-        rk_spec_async_tiles(s, p, tiles);
-        da = rk_spec_tile_dwords(s, &tiles[0]), db = rk_spec_tile_dwords(s, &tiles[1]);
+        long long da = plan->async_dwords[0], db = plan->async_dwords[1];
         rk_print_spec_put_opt(out, "async_dwords_a", rk_print_spec_opt(da != 0, da));
         rk_print_spec_put_opt(out, "async_dwords_b", rk_print_spec_opt(db != 0, db));
     }
     if (s->family == RK_FAMILY_DGRAD)
-        return rk_print_spec_print_sub_gemms(out, s, p, arena, err);
-    return 0;
+        rk_print_spec_print_sub_gemms(out, plan);
 }
 
-int rk_print_spec_print_spec(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                             rk_buf *out, rk_error *err)
+int rk_print_spec_print_spec(const rk_plan *plan, rk_buf *out, rk_error *err)
 {
+    const rk_spec *s = &plan->spec;
     rk_buf_puts(out, "rocke.spec v1\n");
     rk_print_spec_put_str(out, "family", s->family_name);
     rk_print_spec_put_str(out, "arch", s->arch);
-    rk_print_spec_print_problem(out, p);
-    rk_print_spec_print_fields(out, s);
-    if (rk_print_spec_print_derived(out, s, p, t, arena, err))
-        return -1;
-    rk_buf_puts(out, "kernel_name = ");
-    /* kernel_name fails on the arena or on the buffer; the buffer's earlier failed grows
-     * (appends become no-ops) are reported once, below. */
-    if (rk_spec_kernel_name(s, p, arena, out))
-        return rk_fail_internal(err, "out of memory (spec text)");
-    rk_buf_puts(out, "\n");
+    rk_print_spec_print_problem(out, &plan->problem, plan->short_name);
+    rk_print_spec_print_fields(out, s, plan->acc_tag);
+    rk_print_spec_print_derived(out, plan);
+    rk_print_spec_put_str(out, "kernel_name", plan->kernel_name);
     if (out->failed)
         return rk_fail_internal(err, "out of memory (spec text)");
     return 0;

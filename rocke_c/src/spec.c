@@ -284,6 +284,26 @@ void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long lo
 }
 
 /* The widest vector_size_a/_b (conv-semantics §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top. */
+void rk_load_widths(const rk_spec *s, const rk_problem *p, long long out[3])
+{
+    rk_spec_default_vector_sizes(s, p, out);
+    if (s->family == RK_FAMILY_WGRAD) {
+        out[2] = rk_spec_widest_vector(rk_problem_cpg(p), s->dtype_d); /* split_k = 1 widths */
+    } else {
+        long long widest = rk_floordiv(16, rk_spec_elem_bytes(s->dtype_d));
+        if (widest < out[2])
+            out[2] = widest; /* one D store: at most 16 bytes */
+    }
+    if (s->vector_size_a.set && s->vector_size_a.v < out[0])
+        out[0] = s->vector_size_a.v;
+    if (s->vector_size_b.set && s->vector_size_b.v < out[1])
+        out[1] = s->vector_size_b.v;
+    if (s->vector_size_c.set && s->vector_size_c.v < out[2])
+        out[2] = s->vector_size_c.v;
+    if (s->family == RK_FAMILY_DGRAD && s->split_k > 1)
+        out[0] = 1;
+}
+
 long long rk_spec_vector_cap(const rk_spec *s) { return rk_streq(s->dtype_a, "fp32") ? 4 : 8; }
 
 /* The widest vector_size_c: the top of the ladder the cshuffle store width comes from (wgrad:
@@ -354,16 +374,23 @@ void rk_spec_k_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]
     out[1] = tile_mn + pad;
 }
 
+/* wgrad both, dgrad B, under lds_k_outer. */
+void rk_lds_k_outer_sides(const rk_spec *s, int out[2])
+{
+    out[0] = s->lds_k_outer && s->family == RK_FAMILY_WGRAD;
+    out[1] = s->lds_k_outer && s->family != RK_FAMILY_FWD;
+}
+
 /* (rows, cols) of the A and B tiles. */
 void rk_spec_lds_shapes(const rk_spec *s, long long a[2], long long b[2])
 {
-    int a_outer = s->lds_k_outer && s->family == RK_FAMILY_WGRAD;
-    int b_outer = s->lds_k_outer && (s->family == RK_FAMILY_WGRAD || s->family == RK_FAMILY_DGRAD);
-    if (a_outer)
+    int outer[2];
+    rk_lds_k_outer_sides(s, outer);
+    if (outer[0])
         rk_spec_k_outer_shape(s, s->tile_m, a);
     else
         rk_spec_m_outer_shape(s, s->tile_m, a);
-    if (b_outer)
+    if (outer[1])
         rk_spec_k_outer_shape(s, s->tile_n, b);
     else
         rk_spec_m_outer_shape(s, s->tile_n, b);
@@ -540,17 +567,15 @@ static const char *rk_spec_schedule_part(const rk_spec *s, rk_arena *arena)
     return part;
 }
 
-int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *out)
+int rk_spec_kernel_name(const rk_spec *s, const char *shape, const char *tag, rk_arena *arena, rk_buf *out)
 {
-    char shape[RK_SHORT_MAX], tile[80], warps[48], atom[80], tag[RK_TAG_MAX], pad[32], spk[32];
+    char tile[80], warps[48], atom[80], pad[32], spk[32];
     const char *parts[6];
     rk_name_flag flags[8];
     int n = 0;
-    rk_problem_short(p, shape);
     snprintf(tile, sizeof tile, "t%lldx%lldx%lld", s->tile_m, s->tile_n, s->tile_k);
     snprintf(warps, sizeof warps, "w%lldx%lld", s->warp_m, s->warp_n);
     snprintf(atom, sizeof atom, "a%lldx%lldx%lld", s->warp_tile_m, s->warp_tile_n, s->warp_tile_k);
-    rk_spec_acc_tag(s, tag);
     parts[0] = shape, parts[1] = tile, parts[2] = warps, parts[3] = atom;
     parts[4] = rk_spec_schedule_part(s, arena), parts[5] = tag;
     if (!parts[4])

@@ -15,7 +15,6 @@ static const char *const rk_verify_int_types[] = {"i32", "i64", NULL};
 static const char *const rk_verify_i32_types[] = {"i32", NULL};
 static const char *const rk_verify_logic_types[] = {"i1", "i32", NULL};
 static const char *const rk_verify_float_types[] = {"f32", NULL};
-static const char *const rk_verify_preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", NULL};
 
 static int rk_verify_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
@@ -90,11 +89,13 @@ static int rk_verify_valid_type(rk_arena *arena, const char *t)
 
 static const char *rk_verify_need(int cond, const char *message) { return cond ? NULL : message; }
 
-static const char *rk_verify_arity(const rk_ir_op *op, rk_arena *arena, int n_operands, int n_results)
+/* The operand and result counts of the op's row (rk_ops). */
+static const char *rk_verify_arity(const rk_ir_op *op, rk_arena *arena)
 {
-    if (op->n_operands != n_operands || op->n_results != n_results)
-        return rk_verify_msg(arena, "%s takes %d operands and gives %d results", op->name, n_operands,
-                             n_results);
+    const rk_op_info *info = &rk_ops[op->code];
+    if (op->n_operands != info->operands || op->n_results != info->results)
+        return rk_verify_msg(arena, "%s takes %d operands and gives %d results", op->name, info->operands,
+                             info->results);
     return NULL;
 }
 
@@ -121,7 +122,7 @@ static const rk_attr *rk_verify_attr(const rk_ir_op *op, const char *key)
 static const char *rk_verify_check_constant(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const types[] = {"i1", "i32", "i64", "f32", NULL};
-    const char *bad = rk_verify_arity(op, arena, 0, 1), *t;
+    const char *bad = rk_verify_arity(op, arena), *t;
     int want_float;
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "ity", "value", NULL);
@@ -137,7 +138,7 @@ static const char *rk_verify_check_constant(const rk_ir_op *op, rk_arena *arena)
 
 static const char *rk_verify_check_constant_vec(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    const char *bad = rk_verify_arity(op, arena);
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "ity", "value", NULL);
     return bad ? bad : rk_verify_need(rk_ir_is_vec(op->results[0].type)
@@ -148,7 +149,7 @@ static const char *rk_verify_check_constant_vec(const rk_ir_op *op, rk_arena *ar
 static const char *rk_verify_same_type_binary(const rk_ir_op *op, rk_arena *arena,
                                               const char *const *types)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *a, *b, *r;
     if (bad)
         return bad;
@@ -160,7 +161,7 @@ static const char *rk_verify_same_type_binary(const rk_ir_op *op, rk_arena *aren
 
 static const char *rk_verify_check_cmp(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_attr *pred;
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "pred", NULL);
@@ -169,13 +170,13 @@ static const char *rk_verify_check_cmp(const rk_ir_op *op, rk_arena *arena)
     pred = rk_verify_attr(op, "pred");
     return rk_verify_need(rk_verify_eq(op->operands[0].type, "i32") && rk_verify_eq(op->operands[1].type, "i32")
                           && rk_verify_eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
-                          && rk_str_in(pred->s, rk_verify_preds),
+                          && rk_str_in(pred->s, rk_cmp_preds),
                           "arith.cmp needs two i32 operands, a known pred and an i1 result");
 }
 
 static const char *rk_verify_check_select(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v;
     if (bad)
         return bad;
@@ -186,7 +187,7 @@ static const char *rk_verify_check_select(const rk_ir_op *op, rk_arena *arena)
 
 static const char *rk_verify_check_fptrunc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1), *r;
+    const char *bad = rk_verify_arity(op, arena), *r;
     int ok;
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "to", NULL);
@@ -204,7 +205,7 @@ static int rk_verify_numeric(rk_arena *arena, const char *t)
 
 static const char *rk_verify_check_bitcast(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1), *a, *r;
+    const char *bad = rk_verify_arity(op, arena), *a, *r;
     int numeric;
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "to", NULL);
@@ -218,7 +219,7 @@ static const char *rk_verify_check_bitcast(const rk_ir_op *op, rk_arena *arena)
 
 static const char *rk_verify_check_i32_source(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    const char *bad = rk_verify_arity(op, arena);
     if (bad || rk_verify_eq(op->results[0].type, "i32"))
         return bad;
     return rk_verify_msg(arena, "%s gives i32", op->name);
@@ -241,14 +242,14 @@ static const char *rk_verify_check_thread_id(const rk_ir_op *op, rk_arena *arena
 
 static const char *rk_verify_check_readfirstlane(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    const char *bad = rk_verify_arity(op, arena);
     return bad ? bad : rk_verify_need(rk_verify_eq(op->operands[0].type, op->results[0].type)
                                       && rk_verify_eq(op->results[0].type, "i32"), "gpu.readfirstlane is i32");
 }
 
 static const char *rk_verify_check_make_rsrc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = rk_verify_arity(op, arena);
     return bad ? bad : rk_verify_need(rk_ir_is_ptr(op->operands[0].type) && rk_verify_eq(op->operands[1].type, "i32")
                                       && rk_verify_eq(op->results[0].type, "rsrc"),
                                       "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
@@ -267,7 +268,7 @@ static int rk_verify_bits_in(long long bits, const long long *values)
 
 static const char *rk_verify_check_buffer_load(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1), *t, *elem;
+    const char *bad = rk_verify_arity(op, arena), *t, *elem;
     long long n;
     int ok;
     if (!bad)
@@ -286,7 +287,7 @@ static const char *rk_verify_check_buffer_load(const rk_ir_op *op, rk_arena *are
 
 static const char *rk_verify_check_buffer_store(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v;
     if (bad)
         return bad;
@@ -300,7 +301,7 @@ static const char *rk_verify_check_buffer_store(const rk_ir_op *op, rk_arena *ar
 static const char *rk_verify_check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const values[] = {"f32", "vec<f16x2>", "vec<bf16x2>", NULL};
-    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v;
     int ok;
     if (bad)
@@ -314,7 +315,7 @@ static const char *rk_verify_check_atomic_fadd(const rk_ir_op *op, rk_arena *are
 
 static const char *rk_verify_check_smem_alloc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    const char *bad = rk_verify_arity(op, arena);
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "type", NULL);
     return bad ? bad : rk_verify_need(rk_ir_is_smem(op->results[0].type)
@@ -335,7 +336,7 @@ static const char *rk_verify_check_align(const rk_ir_op *op, rk_arena *arena, co
 
 static const char *rk_verify_check_smem_load(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1), *t;
+    const char *bad = rk_verify_arity(op, arena), *t;
     const rk_ir_value *v;
     long long n;
     int ok;
@@ -355,7 +356,7 @@ static const char *rk_verify_check_smem_load(const rk_ir_op *op, rk_arena *arena
 
 static const char *rk_verify_check_smem_store(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 4, 0);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v;
     int ok;
     if (!bad)
@@ -371,19 +372,19 @@ static const char *rk_verify_check_smem_store(const rk_ir_op *op, rk_arena *aren
 
 static const char *rk_verify_check_no_values(const rk_ir_op *op, rk_arena *arena)
 {
-    return rk_verify_arity(op, arena, 0, 0);
+    return rk_verify_arity(op, arena);
 }
 
 static const char *rk_verify_check_smem_addr(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    const char *bad = rk_verify_arity(op, arena);
     return bad ? bad : rk_verify_need(rk_ir_is_smem(op->operands[0].type)
                                       && rk_verify_eq(op->results[0].type, "i32"), "tile.smem_addr(smem) -> i32");
 }
 
 static const char *rk_verify_transpose_read(const rk_ir_op *op, rk_arena *arena, int width)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1), *elem;
+    const char *bad = rk_verify_arity(op, arena), *elem;
     const rk_ir_value *v;
     int ok;
     if (bad)
@@ -400,7 +401,7 @@ static const char *rk_verify_transpose_read(const rk_ir_op *op, rk_arena *arena,
 static const char *rk_verify_check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
 {
     static const long long dwords[] = {1, 3, 4, -1};
-    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v;
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "dwords", "aux", NULL);
@@ -426,7 +427,7 @@ static int rk_verify_index_in(const rk_attr *index, long long n)
 
 static const char *rk_verify_check_extract(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v;
     int ok;
     if (!bad)
@@ -441,7 +442,7 @@ static const char *rk_verify_check_extract(const rk_ir_op *op, rk_arena *arena)
 
 static const char *rk_verify_check_insert(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = rk_verify_arity(op, arena);
     const rk_ir_value *v, *x;
     int ok;
     if (!bad)
@@ -471,7 +472,7 @@ static const char *rk_verify_check_from_elements(const rk_ir_op *op, rk_arena *a
 
 static const char *rk_verify_check_concat(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1), *elem;
+    const char *bad = rk_verify_arity(op, arena), *elem;
     long long na, nb;
     int ok;
     if (bad)
@@ -487,7 +488,7 @@ static const char *rk_verify_check_concat(const rk_ir_op *op, rk_arena *arena)
 
 static const char *rk_verify_check_mma(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1), *op_id, *types[3];
+    const char *bad = rk_verify_arity(op, arena), *op_id, *types[3];
     int known;
     if (!bad)
         bad = rk_verify_check_attrs(op, arena, "op_id", NULL);
@@ -525,74 +526,73 @@ static const char *rk_verify_check_setprio(const rk_ir_op *op, rk_arena *arena)
     return bad ? bad : rk_verify_check_attrs(op, arena, "prio", NULL);
 }
 
-/* CHECKS: a plain check, or same_type_binary(types), or transpose_read(width). */
+/* CHECKS, by op code: a plain check, or same_type_binary(types), or transpose_read(width);
+ * scf.for, scf.if and scf.yield are checked in verify_op (they need the scope). */
 typedef const char *(*rk_verify_check_fn)(const rk_ir_op *op, rk_arena *arena);
 
 typedef struct rk_verify_rule {
-    const char *name;
     rk_verify_check_fn check;
     const char *const *types;
     int width;
 } rk_verify_rule;
 
-static const rk_verify_rule rk_verify_checks[] = {
-    {"arith.constant", rk_verify_check_constant, NULL, 0},
-    {"arith.constant_vec", rk_verify_check_constant_vec, NULL, 0},
-    {"arith.add", NULL, rk_verify_int_types, 0},
-    {"arith.sub", NULL, rk_verify_int_types, 0},
-    {"arith.mul", NULL, rk_verify_int_types, 0},
-    {"arith.div", NULL, rk_verify_i32_types, 0},
-    {"arith.mod", NULL, rk_verify_i32_types, 0},
-    {"arith.min", NULL, rk_verify_i32_types, 0},
-    {"arith.max", NULL, rk_verify_i32_types, 0},
-    {"arith.and", NULL, rk_verify_logic_types, 0},
-    {"arith.or", NULL, rk_verify_logic_types, 0},
-    {"arith.cmp", rk_verify_check_cmp, NULL, 0},
-    {"arith.select", rk_verify_check_select, NULL, 0},
-    {"arith.fadd", NULL, rk_verify_float_types, 0},
-    {"arith.fmul", NULL, rk_verify_float_types, 0},
-    {"arith.fmax", NULL, rk_verify_float_types, 0},
-    {"arith.fmin", NULL, rk_verify_float_types, 0},
-    {"arith.fptrunc", rk_verify_check_fptrunc, NULL, 0},
-    {"arith.bitcast", rk_verify_check_bitcast, NULL, 0},
-    {"gpu.thread_id", rk_verify_check_thread_id, NULL, 0},
-    {"gpu.block_id", rk_verify_check_block_id, NULL, 0},
-    {"gpu.lane_id", rk_verify_check_i32_source, NULL, 0},
-    {"gpu.readfirstlane", rk_verify_check_readfirstlane, NULL, 0},
-    {"tile.make_buffer_rsrc", rk_verify_check_make_rsrc, NULL, 0},
-    {"tile.buffer_load", rk_verify_check_buffer_load, NULL, 0},
-    {"tile.buffer_store", rk_verify_check_buffer_store, NULL, 0},
-    {"tile.global_atomic_fadd", rk_verify_check_atomic_fadd, NULL, 0},
-    {"tile.smem_alloc", rk_verify_check_smem_alloc, NULL, 0},
-    {"tile.smem_load", rk_verify_check_smem_load, NULL, 0},
-    {"tile.smem_store", rk_verify_check_smem_store, NULL, 0},
-    {"tile.smem_addr", rk_verify_check_smem_addr, NULL, 0},
-    {"tile.ds_read_tr16_b64", NULL, NULL, 4},
-    {"tile.ds_read_tr16_b128", NULL, NULL, 8},
-    {"tile.async_buffer_load_lds", rk_verify_check_async_load_lds, NULL, 0},
-    {"tile.s_waitcnt", rk_verify_check_waitcnt, NULL, 0},
-    {"tile.sync", rk_verify_check_no_values, NULL, 0},
-    {"tile.sync_lds_only", rk_verify_check_no_values, NULL, 0},
-    {"vector.extract", rk_verify_check_extract, NULL, 0},
-    {"vector.insert", rk_verify_check_insert, NULL, 0},
-    {"vector.from_elements", rk_verify_check_from_elements, NULL, 0},
-    {"vector.concat", rk_verify_check_concat, NULL, 0},
-    {"tile.mma", rk_verify_check_mma, NULL, 0},
-    {"tile.sched_group_barrier", rk_verify_check_sched_group_barrier, NULL, 0},
-    {"tile.sched_barrier", rk_verify_check_sched_barrier, NULL, 0},
-    {"tile.s_setprio", rk_verify_check_setprio, NULL, 0},
-    {"cf.return", rk_verify_check_no_values, NULL, 0},
+static const rk_verify_rule rk_verify_checks[RK_N_OPS] = {
+    [RK_OP_CONSTANT] = {rk_verify_check_constant, NULL, 0},
+    [RK_OP_CONSTANT_VEC] = {rk_verify_check_constant_vec, NULL, 0},
+    [RK_OP_ADD] = {NULL, rk_verify_int_types, 0},
+    [RK_OP_SUB] = {NULL, rk_verify_int_types, 0},
+    [RK_OP_MUL] = {NULL, rk_verify_int_types, 0},
+    [RK_OP_DIV] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_MOD] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_MIN] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_MAX] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_AND] = {NULL, rk_verify_logic_types, 0},
+    [RK_OP_OR] = {NULL, rk_verify_logic_types, 0},
+    [RK_OP_CMP] = {rk_verify_check_cmp, NULL, 0},
+    [RK_OP_SELECT] = {rk_verify_check_select, NULL, 0},
+    [RK_OP_FADD] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FMUL] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FMAX] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FMIN] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FPTRUNC] = {rk_verify_check_fptrunc, NULL, 0},
+    [RK_OP_BITCAST] = {rk_verify_check_bitcast, NULL, 0},
+    [RK_OP_THREAD_ID] = {rk_verify_check_thread_id, NULL, 0},
+    [RK_OP_BLOCK_ID] = {rk_verify_check_block_id, NULL, 0},
+    [RK_OP_LANE_ID] = {rk_verify_check_i32_source, NULL, 0},
+    [RK_OP_READFIRSTLANE] = {rk_verify_check_readfirstlane, NULL, 0},
+    [RK_OP_MAKE_BUFFER_RSRC] = {rk_verify_check_make_rsrc, NULL, 0},
+    [RK_OP_BUFFER_LOAD] = {rk_verify_check_buffer_load, NULL, 0},
+    [RK_OP_BUFFER_STORE] = {rk_verify_check_buffer_store, NULL, 0},
+    [RK_OP_GLOBAL_ATOMIC_FADD] = {rk_verify_check_atomic_fadd, NULL, 0},
+    [RK_OP_SMEM_ALLOC] = {rk_verify_check_smem_alloc, NULL, 0},
+    [RK_OP_SMEM_LOAD] = {rk_verify_check_smem_load, NULL, 0},
+    [RK_OP_SMEM_STORE] = {rk_verify_check_smem_store, NULL, 0},
+    [RK_OP_SMEM_ADDR] = {rk_verify_check_smem_addr, NULL, 0},
+    [RK_OP_DS_READ_TR16_B64] = {NULL, NULL, 4},
+    [RK_OP_DS_READ_TR16_B128] = {NULL, NULL, 8},
+    [RK_OP_ASYNC_BUFFER_LOAD_LDS] = {rk_verify_check_async_load_lds, NULL, 0},
+    [RK_OP_S_WAITCNT] = {rk_verify_check_waitcnt, NULL, 0},
+    [RK_OP_SYNC] = {rk_verify_check_no_values, NULL, 0},
+    [RK_OP_SYNC_LDS_ONLY] = {rk_verify_check_no_values, NULL, 0},
+    [RK_OP_EXTRACT] = {rk_verify_check_extract, NULL, 0},
+    [RK_OP_INSERT] = {rk_verify_check_insert, NULL, 0},
+    [RK_OP_FROM_ELEMENTS] = {rk_verify_check_from_elements, NULL, 0},
+    [RK_OP_CONCAT] = {rk_verify_check_concat, NULL, 0},
+    [RK_OP_MMA] = {rk_verify_check_mma, NULL, 0},
+    [RK_OP_SCHED_GROUP_BARRIER] = {rk_verify_check_sched_group_barrier, NULL, 0},
+    [RK_OP_SCHED_BARRIER] = {rk_verify_check_sched_barrier, NULL, 0},
+    [RK_OP_S_SETPRIO] = {rk_verify_check_setprio, NULL, 0},
+    [RK_OP_RETURN] = {rk_verify_check_no_values, NULL, 0},
 };
 
-#define RK_VERIFY_N_CHECKS ((int)(sizeof rk_verify_checks / sizeof rk_verify_checks[0]))
-
-static const rk_verify_rule *rk_verify_rule_for(const char *name)
+/* The rule of a code; NULL for an unknown op and the three checked in verify_op. */
+static const rk_verify_rule *rk_verify_rule_for(int code)
 {
-    int i;
-    for (i = 0; i < RK_VERIFY_N_CHECKS; i++)
-        if (strcmp(rk_verify_checks[i].name, name) == 0)
-            return &rk_verify_checks[i];
-    return NULL;
+    const rk_verify_rule *rule;
+    if (code < 0 || code >= RK_N_OPS)
+        return NULL;
+    rule = &rk_verify_checks[code];
+    return rule->check || rule->types || rule->width ? rule : NULL;
 }
 
 static const char *rk_verify_run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena *arena)
@@ -714,7 +714,7 @@ static const char *rk_verify_check_for(const rk_ir_op *op, rk_verify_scope *scop
     const rk_ir_op *last;
     const char *bad;
     int n_inits, i;
-    if (op->n_operands < 3 || op->n_regions != 1 || strcmp(op->regions[0]->name, "body") != 0)
+    if (op->n_operands < 3 || op->n_regions != 1 || strcmp(op->regions[0]->name, rk_ops[RK_OP_FOR].region) != 0)
         return "scf.for needs lb, ub, step and a @body region";
     bad = rk_verify_check_attrs(op, scope->arena, "iv", "iv_type", "iter_args", NULL);
     if (bad)
@@ -735,7 +735,7 @@ static const char *rk_verify_check_for(const rk_ir_op *op, rk_verify_scope *scop
     }
     body = op->regions[0];
     last = body->n_ops ? body->ops[body->n_ops - 1] : NULL;
-    if (!last || strcmp(last->name, "scf.yield") != 0)
+    if (!last || last->code != RK_OP_YIELD)
         return "scf.for body must end with scf.yield";
     if (last->n_operands != n_inits)
         return "scf.yield does not match the iter_args";
@@ -750,7 +750,7 @@ static const char *rk_verify_check_if(const rk_ir_op *op, rk_verify_scope *scope
     const char *bad;
     if (op->n_operands != 1 || !rk_verify_eq(op->operands[0].type, "i1") || op->n_results)
         return "scf.if takes one i1 condition and gives no results";
-    if (op->n_regions != 1 || strcmp(op->regions[0]->name, "then") != 0)
+    if (op->n_regions != 1 || strcmp(op->regions[0]->name, rk_ops[RK_OP_IF].region) != 0)
         return "scf.if needs a @then region";
     if (rk_verify_push_frame(scope))
         return "out of memory";
@@ -782,13 +782,13 @@ static const char *rk_verify_verify_op(const rk_ir_op *op, rk_verify_scope *scop
         if (strcmp(t, v->type) != 0)
             return rk_verify_msg(scope->arena, "%s is used as %s but defined as %s", v->name, v->type, t);
     }
-    if (strcmp(op->name, "scf.for") == 0)
+    if (op->code == RK_OP_FOR)
         bad = rk_verify_check_for(op, scope, where);
-    else if (strcmp(op->name, "scf.if") == 0)
+    else if (op->code == RK_OP_IF)
         bad = rk_verify_check_if(op, scope, where);
-    else if (strcmp(op->name, "scf.yield") == 0)
+    else if (op->code == RK_OP_YIELD)
         bad = rk_verify_check_yield(op, scope->arena, last_in_for);
-    else if ((rule = rk_verify_rule_for(op->name)) != NULL) {
+    else if ((rule = rk_verify_rule_for(op->code)) != NULL) {
         bad = op->n_regions ? rk_verify_msg(scope->arena, "%s has no regions", op->name) : NULL;
         if (!bad)
             bad = rk_verify_run(rule, op, scope->arena);
@@ -835,7 +835,7 @@ const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     }
     if (strcmp(entry->name, "entry") != 0)
         return "the kernel region must be @entry";
-    if (!entry->n_ops || strcmp(entry->ops[entry->n_ops - 1]->name, "cf.return") != 0)
+    if (!entry->n_ops || entry->ops[entry->n_ops - 1]->code != RK_OP_RETURN)
         return "the kernel must end with cf.return";
     return rk_verify_verify_region(entry, &scope, "entry", 0);
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import standin_tree as pt
 
+from rocke_py.parity import runner
 from rocke_py.parity.compare import PASSING, Status, passes
 from rocke_py.parity.gate import GateRun, Verdict, run_gate
 
@@ -222,7 +223,10 @@ def test_pass_rule_is_an_allow_list():
     assert not passes(None)
 
 
-def test_pool_survives_crashes_and_later_jobs_run(tmp_path):
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_pool_survives_crashes_and_later_jobs_run(tmp_path, monkeypatch, method):
+    # both ways of starting a worker isolate a crash (the gate forks where it can, see start_method)
+    monkeypatch.setattr(runner, "start_method", lambda: method)
     root = pt.make_tree(
         tmp_path,
         {
@@ -244,6 +248,20 @@ def test_pool_survives_crashes_and_later_jobs_run(tmp_path):
         "fwd/04-ok": Status.IDENTICAL,
     }
     assert any("replaced" in n for n in run.notes)
+
+
+def test_workers_are_forked_from_a_single_threaded_parent_on_linux():
+    import subprocess
+    import sys
+
+    code = (
+        "import threading; from rocke_py.parity.runner import start_method; a = start_method(); "
+        "t = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True); t.start(); "
+        "print(a, start_method())"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    want = "fork spawn" if sys.platform.startswith("linux") else "spawn spawn"
+    assert got.stdout.split() == want.split(), got.stderr
 
 
 def test_ll_runs_once_per_flavor_and_spec_once(tmp_path):

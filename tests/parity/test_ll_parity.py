@@ -26,7 +26,7 @@ from cbuild import SAN_ENV, parse_outputs
 from ir_script import ScriptError
 from layout import REPO
 
-from rocke_py.engine import lower_ll
+from rocke_py.engine import lower_ll_tables
 
 LL_SCRIPTS = sorted((REPO / "tests" / "data" / "ll_scripts").glob("*.irs"))
 IR_SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
@@ -182,7 +182,7 @@ def test_every_op_lowers(py_corpus: dict[str, bytes]) -> None:
 
 
 def test_every_mma_row_on_each_arch(py_corpus: dict[str, bytes]) -> None:
-    for row in lower_ll.MMA_ROWS:
+    for row in lower_ll_tables.MMA_ROWS:
         out = py_corpus[str(REPO / "tests" / "data" / "ll_scripts" / f"mma_{row.op_id}.irs")]
         lowered = {head.split()[0] for head in modules(out)}
         assert lowered == set(row.archs), (row.op_id, lowered)
@@ -191,9 +191,9 @@ def test_every_mma_row_on_each_arch(py_corpus: dict[str, bytes]) -> None:
 
 def test_every_decl_row_is_printed(py_corpus: dict[str, bytes]) -> None:
     text = "".join(out.decode() for out in ll_corpus(py_corpus).values())
-    for flavor in lower_ll.FLAVORS:
-        for row in lower_ll.DECLS:
-            assert lower_ll.decl_text(row, flavor) + "\n" in text, (flavor.name, row[0])
+    for flavor in lower_ll_tables.FLAVORS:
+        for row in lower_ll_tables.DECLS:
+            assert lower_ll_tables.decl_text(row, flavor) + "\n" in text, (flavor.name, row[0])
 
 
 # The refusals of lower_ll.py (each `fail(` message stem), reached by the corpora.
