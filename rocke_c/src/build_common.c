@@ -118,6 +118,32 @@ long long rk_build_common_elem_bytes(const char *elem) { return strcmp(elem, "f3
 
 /* ---- the kernel context ---- */
 
+/* The launch grid in workgroups, x y z (docs/kernels.md §2, §4); wgrad split_k = 0 counts z
+ * per runtime slice. */
+static rk_attr *launch_grid(const rk_plan *plan, rk_arena *arena)
+{
+    const rk_spec *spec = &plan->spec;
+    long long grid[3], slices = 1;
+    rk_attr *list = rk_attr_list(arena);
+    int i;
+    if (spec->family == RK_FAMILY_DGRAD) {
+        grid[0] = 0;
+        for (i = 0; i < plan->n_sub_gemms; i++)
+            grid[0] += plan->sub_gemms[i].v[1] * plan->sub_gemms[i].v[2];
+        grid[1] = plan->problem.groups;
+        grid[2] = spec->split_k > 1 ? spec->split_k : 1;
+    } else {
+        if (spec->family == RK_FAMILY_WGRAD && spec->split_k > 1)
+            slices = spec->split_k;
+        grid[0] = rk_ceildiv(plan->gemm[1], spec->tile_n);
+        grid[1] = rk_ceildiv(plan->gemm[0], spec->tile_m);
+        grid[2] = plan->problem.groups * slices;
+    }
+    for (i = 0; i < 3; i++)
+        rk_attr_list_append(arena, list, rk_attr_int(arena, grid[i]));
+    return list;
+}
+
 void rk_build_common_begin_kernel(rk_kc *kc, const rk_plan *plan, rk_arena *arena)
 {
     const rk_spec *spec = &plan->spec;
@@ -131,6 +157,10 @@ void rk_build_common_begin_kernel(rk_kc *kc, const rk_plan *plan, rk_arena *aren
     rk_attrs_set(arena, &attrs, "max_workgroup_size", rk_attr_int(arena, rk_spec_block_size(spec)));
     if (spec->waves_per_eu.set)
         rk_attrs_set(arena, &attrs, "waves_per_eu", rk_attr_int(arena, spec->waves_per_eu.v));
+    rk_attrs_set(arena, &attrs, "grid", launch_grid(plan, arena));
+    rk_attrs_set(arena, &attrs, "wave_size", rk_attr_int(arena, spec->wave_size));
+    if (spec->family == RK_FAMILY_WGRAD && spec->split_k == 0)
+        rk_attrs_set(arena, &attrs, "split_k_runtime", rk_attr_bool(arena, 1));
     rk_b_init(&kc->b, arena, plan->kernel_name, &attrs);
     /* validation kept it within RK_MAX_KERNEL_OPS: an op past it is an engine failure */
     kc->b.op_limit = plan->op_limit;

@@ -246,8 +246,9 @@ const char rk_ll_hex[] = "0123456789ABCDEF";
 
 const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
                                                 "align", "dereferenceable", "addr_space", NULL};
+/* grid, wave_size and split_k_runtime describe the launch (docs/ir.md §3); LLVM does not see them */
 const char *const rk_ll_kernel_attrs[] = {"max_workgroup_size", "waves_per_eu", "scheduler_strategy",
-                                                 "agpr_alloc", NULL};
+                                          "agpr_alloc", "grid", "wave_size", "split_k_runtime", NULL};
 const char *const rk_ll_sched_strategies[] = {"max-ilp", "max-memory-clause", "iterative-ilp",
                                                      "iterative-minreg", "iterative-maxocc", NULL};
 

@@ -148,11 +148,27 @@ def elem_bytes(elem: str) -> int:
 # ---- the kernel context ----
 
 
+def launch_grid(plan: Plan) -> list[AttrValue]:
+    """The launch grid in workgroups, x y z (docs/kernels.md §2, §4); wgrad split_k = 0
+    counts z per runtime slice."""
+    spec, problem = plan.spec, plan.problem
+    if spec.family == "dgrad":
+        tiles = sum(r[1] * r[2] for r in plan.sub_gemms)
+        return [tiles, problem.groups, max(spec.split_k, 1)]
+    gemm_m, gemm_n = plan.gemm[:2]
+    slices = spec.split_k if spec.family == "wgrad" and spec.split_k > 1 else 1
+    return [ceildiv(gemm_n, spec.tile_n), ceildiv(gemm_m, spec.tile_m), problem.groups * slices]
+
+
 def begin_kernel(plan: Plan) -> Kc:
     spec = plan.spec
     attrs: dict[str, AttrValue] = {"max_workgroup_size": spec.block_size}
     if spec.waves_per_eu is not None:
         attrs["waves_per_eu"] = spec.waves_per_eu
+    attrs["grid"] = launch_grid(plan)
+    attrs["wave_size"] = spec.wave_size
+    if spec.family == "wgrad" and spec.split_k == 0:
+        attrs["split_k_runtime"] = True
     b = Builder(plan.kernel_name, attrs)
     b.op_limit = plan.op_limit  # validation kept it within MAX_KERNEL_OPS: an op past it is an engine failure
     atom = atom_for(plan.target, spec.dtype_a, spec.warp_tile_m, spec.warp_tile_n, spec.warp_tile_k)

@@ -501,7 +501,16 @@ HEX = "0123456789ABCDEF"
 # ---- attributes (llvm-ir §7, docs/lowering.md §4) ----
 
 PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "align", "dereferenceable", "addr_space")
-KERNEL_ATTRS = ("max_workgroup_size", "waves_per_eu", "scheduler_strategy", "agpr_alloc")
+# grid, wave_size and split_k_runtime describe the launch (docs/ir.md §3); LLVM does not see them
+KERNEL_ATTRS = (
+    "max_workgroup_size",
+    "waves_per_eu",
+    "scheduler_strategy",
+    "agpr_alloc",
+    "grid",
+    "wave_size",
+    "split_k_runtime",
+)
 SCHED_STRATEGIES = ("max-ilp", "max-memory-clause", "iterative-ilp", "iterative-minreg", "iterative-maxocc")
 
 
