@@ -150,6 +150,6 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
 
 /* Python's f32_literal: "0x" and 16 uppercase hex digits of the double holding value rounded
  * to f32 (llvm-ir §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */
-int rk_lower_f32_literal(double value, char out[19]);
+int rk_f32_literal(double value, char out[19]);
 
 #endif

@@ -13,7 +13,7 @@ static void wgrad_slices(const rk_spec *s, const rk_problem *p, long long *k_pad
     *k_padded = 0, *ks = 0;
     if (s->family != RK_FAMILY_WGRAD)
         return;
-    *k_padded = rk_spec_wg_k_padded(s, p, s->split_k > 1 ? s->split_k : 1);
+    *k_padded = rk_wg_k_padded(s, p, s->split_k > 1 ? s->split_k : 1);
     if (s->split_k > 0)
         *ks = rk_floordiv(*k_padded, s->split_k);
 }
@@ -24,7 +24,7 @@ static const char *plan_kernel_name(const rk_plan *plan, rk_arena *arena)
     const char *name = NULL;
     rk_buf text;
     rk_buf_init(&text);
-    if (rk_spec_kernel_name(&plan->spec, plan->short_name, plan->acc_tag, arena, &text) == 0 && !text.failed
+    if (rk_kernel_name(&plan->spec, plan->short_name, plan->acc_tag, arena, &text) == 0 && !text.failed
         && text.data)
         name = rk_strndup(arena, text.data, text.len);
     rk_buf_free(&text);
@@ -52,34 +52,34 @@ int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_a
     plan->target = t;
     if (s->family == RK_FAMILY_DGRAD) {
         rk_sub_gemm *records = NULL;
-        if (rk_problem_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records,
-                                       &plan->n_sub_gemms, err))
+        if (rk_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records,
+                               &plan->n_sub_gemms, err))
             return -1;
         plan->sub_gemms = records;
     }
-    rk_problem_short(p, plan->short_name);
-    rk_spec_acc_tag(s, plan->acc_tag);
-    rk_spec_lds_shapes(s, a, b);
+    rk_short(p, plan->short_name);
+    rk_acc_tag(s, plan->acc_tag);
+    rk_lds_shapes(s, a, b);
     rk_lds_k_outer_sides(s, outer);
     if (s->async_dma) {
         rk_async_tile tiles[2];
-        rk_spec_async_tiles(s, p, tiles);
-        plan->async_dwords[0] = rk_spec_tile_dwords(s, &tiles[0]);
-        plan->async_dwords[1] = rk_spec_tile_dwords(s, &tiles[1]);
+        rk_async_tiles(s, p, tiles);
+        plan->async_dwords[0] = rk_tile_dwords(s, &tiles[0]);
+        plan->async_dwords[1] = rk_tile_dwords(s, &tiles[1]);
     }
     wgrad_slices(s, p, &plan->k_padded, &plan->ks);
     if (!(plan->kernel_name = plan_kernel_name(plan, arena)))
         return rk_fail_internal(err, "out of memory (kernel name)");
-    rk_spec_spec_gemm(s, p, plan->gemm);
-    rk_spec_default_vector_sizes(s, p, plan->default_vectors);
+    rk_spec_gemm(s, p, plan->gemm);
+    rk_default_vector_sizes(s, p, plan->default_vectors);
     rk_load_widths(s, p, plan->vectors);
-    rk_spec_frag_lens(s, t, plan->frag_lens);
-    plan->lds_pad = rk_spec_effective_lds_pad(s);
+    rk_frag_lens(s, t, plan->frag_lens);
+    plan->lds_pad = rk_effective_lds_pad(s);
     plan->lds_a = lds_tile(a, outer[0]);
     plan->lds_b = lds_tile(b, outer[1]);
-    plan->lds_bytes = rk_spec_lds_budget(s);
-    plan->k_iters = rk_spec_unrolled_k_iters(s, p);
-    bound = rk_limits_kernel_ops_bound(s, p, t).total;
+    plan->lds_bytes = rk_lds_budget(s);
+    plan->k_iters = rk_unrolled_k_iters(s, p);
+    bound = rk_kernel_ops_bound(s, p, t).total;
     plan->op_limit = bound < RK_MAX_KERNEL_OPS ? bound : RK_MAX_KERNEL_OPS;
     *out = plan;
     return 0;

@@ -1034,9 +1034,9 @@ static int run(const char *text, size_t len, rk_buf *out)
         status = -1;
     } else {
         rk_error_init(&err, &arena);
-        if (rk_print_ir_print_ir(s.b.kernel, &arena, out, &err))
+        if (rk_print_ir(s.b.kernel, &arena, out, &err))
             rk_buf_printf(out, "print_ir failed: %s\n", err.message);
-        verdict = rk_verify_verify_kernel(s.b.kernel, &arena);
+        verdict = rk_verify_kernel(s.b.kernel, &arena);
         rk_buf_printf(out, "verify: %s\n", verdict ? verdict : "ok");
         if (arena.failed)
             status = -1;

@@ -104,7 +104,7 @@ static int lower_script(const char *text, size_t len, rk_buf *out)
     status = build_script(text, len, &arena, &s, out);
     if (status == 0) {
         const char *targets = find_targets(text, len);
-        verdict = rk_verify_verify_kernel(s.b.kernel, &arena);
+        verdict = rk_verify_kernel(s.b.kernel, &arena);
         rk_buf_printf(out, "verify: %s\n", verdict ? "fail" : "ok");
         if (targets)
             lower_targets(s.b.kernel, targets, out);

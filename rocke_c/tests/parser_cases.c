@@ -439,7 +439,7 @@ static void run_case(const parser_case *c, rk_buf *out)
     rk_arena_init(&arena);
     rk_error_init(&err, &arena);
     if (strcmp(c->stage, "encoding") == 0) {
-        if (rk_config_check_encoding(c->data, c->len, &err) == 0)
+        if (rk_check_encoding(c->data, c->len, &err) == 0)
             rk_buf_puts(out, "ok");
         else
             dump_rejected(&err, out);
