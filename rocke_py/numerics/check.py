@@ -41,11 +41,15 @@ class Outcome:
 
 def emit_text(config: str, mode: str, engine: str) -> str:
     """Mode `mode`'s text from the engine, or ValueError naming the rejection."""
-    from rocke_py import cbridge
     from rocke_py import engine as py_engine
     from rocke_py.engine.result import Emitted
 
-    out = (py_engine.emit if engine == "py" else cbridge.emit)(config, mode, FLAVOR)
+    if engine == "py":
+        out = py_engine.emit(config, mode, FLAVOR)
+    else:
+        from rocke_py import cbridge  # only when asked: it needs the built extension
+
+        out = cbridge.emit(config, mode, FLAVOR)
     if not isinstance(out, Emitted):
         raise ValueError(f"{mode}: rejected {out.code}: {out.message}")
     return out.text
