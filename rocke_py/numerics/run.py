@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Optional, TextIO
 
-from rocke_py.parity.configs import Config, discover, resolve_id
+from rocke_py.check.isa import select_configs
+from rocke_py.parity.configs import Config
 
 from .check import Outcome, check_config
 from .variants import small_variant
@@ -21,17 +22,10 @@ HEADER = ("config", "size", "max error", "wrong", "unwritten", "hazards", "secon
 def select(root: Path, ids: list[str]) -> list[Config]:
     """The emitting configs named by `ids` (all of them when empty); ValueError for an
     unknown id or one that expects a rejection."""
-    disc = discover(root)
-    if not ids:
-        return [c for c in disc.configs if c.expect.emits]
-    chosen = []
-    for ref in ids:
-        cfg = resolve_id(disc, ref)
-        if cfg is None:
-            raise ValueError(f"unknown config {ref!r}")
+    chosen = select_configs(root, ids)
+    for cfg in chosen:
         if not cfg.expect.emits:
             raise ValueError(f"{cfg.id} expects a rejection: it has no kernel to run")
-        chosen.append(cfg)
     return chosen
 
 
