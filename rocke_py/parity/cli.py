@@ -177,7 +177,41 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("-j", "--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
     ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
     _common(ck)
+    _numerics_parser(sub)
     return ap
+
+
+# ---- numerics (issue 10 item 4): the kernels run on the CPU executor against NumPy references
+
+
+def _numerics_parser(sub) -> None:
+    nu = sub.add_parser(
+        "numerics",
+        help="run each emitting config's kernel on the CPU executor and compare it with a float64 NumPy convolution",
+    )
+    nu.add_argument("ids", nargs="*", metavar="ID")
+    nu.add_argument("--engine", choices=("py", "c"), default="py", help="the engine whose IR is run (default py)")
+    nu.add_argument("--json", metavar="FILE", help="write the outcomes as JSON (- for standard output)")
+    nu.add_argument("--small", action="store_true", help="each config's small variant (batch <= 2, input <= 9x9)")
+    nu.add_argument("--real", action="store_true", help="normally distributed inputs, compared within a dtype bound")
+    nu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default 2)")
+    _common(nu)
+
+
+def cmd_numerics(args: argparse.Namespace) -> int:
+    from rocke_py.numerics.run import run_numerics
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j needs a positive number")
+    try:
+        return run_numerics(
+            _root(args), list(args.ids), args.engine, args.small, args.real, args.jobs, args.json, sys.stdout
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+# ---- end of numerics
 
 
 def _diff_options(d: argparse.ArgumentParser) -> None:
@@ -488,6 +522,7 @@ _COMMANDS = {
     "list": cmd_list,
     "new": cmd_new,
     "check-llvm": cmd_check_llvm,
+    "numerics": cmd_numerics,
 }
 
 

@@ -1,0 +1,2 @@
+"""`rocke-parity numerics`: run emitted kernels on the CPU executor (rocke_py/exec) and compare
+them with float64 NumPy convolutions (issue 10 item 4, docs/numerics.md)."""
