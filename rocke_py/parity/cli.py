@@ -25,8 +25,18 @@ from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target,
 from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_engines, text_bytes
 from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
-from rocke_py.parity.report import JunitUnavailable, failure_line, make_progress, render, write_json, write_junit
+from rocke_py.parity.report import (
+    JunitUnavailable,
+    doc_text,
+    failure_line,
+    junit_text,
+    make_progress,
+    render,
+    render_doc,
+    report_doc,
+)
 from rocke_py.parity.runner import Interrupted, interrupts_raise
+from rocke_py.parity.shards import Shard
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
 
@@ -88,6 +98,18 @@ def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
             action="store_true",
             help="every job's whole record in --json (default: passing jobs without repeats, reason and golden entry)",
         )
+        _summary_options(p)
+
+
+def _summary_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--summary", metavar="FILE", help="write a Markdown summary (for $GITHUB_STEP_SUMMARY; - for stdout)"
+    )
+    p.add_argument(
+        "--base-golden",
+        metavar="FILE",
+        help="in --summary, compare the tree's golden.json with this manifest (e.g. the target branch's)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,7 +137,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--maxfail", type=int, metavar="N", help="stop handing out jobs after N failing ones")
     g.add_argument("-x", "--exitfirst", action="store_true", help="--maxfail 1")
+    g.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run shard I of N: a deterministic partition of the configs, balanced by cost (merge the --json reports)",
+    )
     _common(g)
+
+    mg = sub.add_parser("merge", help="combine the --json reports of gate --shard I/N into one run")
+    mg.add_argument("reports", nargs="+", metavar="REPORT.json")
+    mg.add_argument("--json", metavar="FILE", help="write the merged JSON report (- for standard output)")
+    mg.add_argument("--junit", metavar="FILE", help="write one JUnit XML report (- for standard output)")
+    _summary_options(mg)
+    _common(mg)
 
     d = sub.add_parser("diff", help="why do the engines disagree on this config?")
     _diff_options(d)
@@ -237,10 +271,22 @@ def _maxfail(args: argparse.Namespace) -> int | None:
     return n
 
 
+def _shard(args: argparse.Namespace) -> Shard | None:
+    text = getattr(args, "shard", None)
+    if text is None:
+        return None
+    try:
+        return Shard.parse(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def _run(args: argparse.Namespace, record: bool = True) -> GateRun:
     root = _root(args)
     only, first = _last_failed(args, root)
-    sel = dataclasses.replace(_selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only)
+    sel = dataclasses.replace(
+        _selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only, shard=_shard(args)
+    )
     run = run_gate(root, sel, _engines(args), args.jobs, args.timeout, make_progress(), first, _maxfail(args))
     if record:
         _record(run, run.verdicts)
@@ -251,7 +297,7 @@ def _record(run: GateRun, verdicts: Sequence) -> None:
     if verdicts:
         shas = {c.id: c.sha256 for c in run.configs}
         try:
-            lastrun.record(run.root, verdicts, shas)
+            lastrun.record(run.root, verdicts, shas, keep_seconds=run.shard is not None)
         except OSError as e:
             print(f"note: could not write {lastrun.path_for(run.root)}: {e}", file=sys.stderr)
 
@@ -259,32 +305,95 @@ def _record(run: GateRun, verdicts: Sequence) -> None:
 # ----------------------------------------------------------------------------- commands
 
 
+_REPORTS = (("--json", "json"), ("--junit", "junit"), ("--summary", "summary"))
+
+
 def _report_destinations(args: argparse.Namespace) -> list[tuple[str, str]]:
     """(option, destination) of the requested reports, checked before the run (WriteError, UsageError)."""
-    dests = [(opt, d) for opt, d in (("--json", args.json), ("--junit", args.junit)) if d is not None]
-    if sum(d == STDOUT for _, d in dests) > 1:
-        raise UsageError("--json - and --junit - cannot both write to standard output")
+    dests = [(opt, d) for opt, attr in _REPORTS if (d := getattr(args, attr, None)) is not None]
+    on_stdout = [opt for opt, d in dests if d == STDOUT]
+    if len(on_stdout) > 1:
+        raise UsageError(f"{' and '.join(f'{o} -' for o in on_stdout)} cannot both write to standard output")
     for opt, d in dests:
         check_destination(d, opt)
+    if getattr(args, "base_golden", None) is not None and getattr(args, "summary", None) is None:
+        raise UsageError("--base-golden goes with --summary")
     return dests
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
-    dests = _report_destinations(args)  # a destination that cannot be written: exit 2 before running
-    run = _run(args)
-    # a report on stdout gets stdout to itself: the human summary goes to stderr
-    render(run, sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout)
-    status = EXIT_OK if run.passed else EXIT_FAIL
+def _base_golden(args: argparse.Namespace) -> golden_mod.Manifest | None:
+    """The --base-golden manifest, read before the run (a usage error when it cannot be)."""
+    if getattr(args, "base_golden", None) is None:
+        return None
+    path = Path(args.base_golden)
+    if not path.is_file():
+        raise UsageError(f"--base-golden: no file {args.base_golden}")
+    try:
+        return golden_mod.load(path)
+    except golden_mod.GoldenError as e:
+        raise UsageError(f"--base-golden: {e}") from None
+
+
+def _write_reports(
+    args: argparse.Namespace,
+    dests: list[tuple[str, str]],
+    doc: dict,
+    golden: golden_mod.Manifest | None,
+    base: golden_mod.Manifest | None,
+) -> int:
+    """Each requested report of ``doc``; EXIT_USAGE when one cannot be written, else EXIT_OK."""
+    from rocke_py.parity.summary import markdown
+
+    status = EXIT_OK
     for opt, d in dests:
         try:
             if opt == "--json":
-                write_json(run, d, opt, args.json_full)
+                text = doc_text(doc)
+            elif opt == "--junit":
+                text = junit_text(doc)
             else:
-                write_junit(run, d, opt)
+                text = markdown(doc, golden, base, args.base_golden or "")
+            write_output(d, text.encode("utf-8"), opt)
         except WriteError as e:
             print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
             status = EXIT_USAGE
     return status
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    dests = _report_destinations(args)  # a destination that cannot be written: exit 2 before running
+    base = _base_golden(args)
+    run = _run(args)
+    # a report on stdout gets stdout to itself: the human summary goes to stderr
+    out = sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout
+    if not dests:
+        render(run, out)
+        return EXIT_OK if run.passed else EXIT_FAIL
+    doc = report_doc(run, args.json_full)
+    render_doc(doc, out)
+    written = _write_reports(args, dests, doc, run.manifest if run.golden_ok else None, base)
+    return written if written != EXIT_OK else (EXIT_OK if run.passed else EXIT_FAIL)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from rocke_py.parity.merge import MergeError, merge_reports
+
+    dests = _report_destinations(args)
+    base = _base_golden(args)
+    try:
+        doc = merge_reports(list(args.reports))
+    except MergeError as e:
+        print(f"rocke-parity merge: refused: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    render_doc(doc, sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout, "merge")
+    golden = None
+    if base is not None:
+        try:
+            golden = golden_mod.load(golden_mod.golden_path(_root(args)))
+        except (golden_mod.GoldenError, RootNotFound):
+            golden = None
+    written = _write_reports(args, dests, doc, golden, base)
+    return written if written != EXIT_OK else (EXIT_OK if doc["passed"] else EXIT_FAIL)
 
 
 def cmd_golden(args: argparse.Namespace) -> int:
@@ -482,6 +591,7 @@ def cmd_check_llvm(args: argparse.Namespace) -> int:
 
 _COMMANDS = {
     "gate": cmd_gate,
+    "merge": cmd_merge,
     "golden": cmd_golden,
     "diff": cmd_diff,
     "emit": cmd_emit,

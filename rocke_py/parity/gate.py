@@ -33,6 +33,7 @@ from rocke_py.parity.engines import (
 from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
 from rocke_py.parity.known_gaps import KnownGap, KnownGaps
 from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem
+from rocke_py.parity.shards import Shard, ShardInfo, shard_info
 
 _KERNEL_NAME_RE = re.compile(r"^kernel_name = (.*?)\r?$", re.MULTILINE)
 
@@ -74,9 +75,15 @@ class Selection:
     flavors: tuple[str, ...] | None = None  # None: all flavors
     patterns: tuple[str, ...] = ()  # -k: jobs whose label matches one of them
     only_jobs: frozenset[tuple[str, str]] | None = None  # --last-failed: (config id, job key)
+    shard: Shard | None = None  # --shard I/N: this shard's configs of the whole selection
 
     @property
     def full(self) -> bool:
+        return self.whole and self.shard is None
+
+    @property
+    def whole(self) -> bool:
+        """Every job of the tree, counting a shard's siblings: the run-level checks of a full run apply."""
         return (
             not self.families
             and not self.configs
@@ -144,6 +151,7 @@ class GateRun:
     configs: tuple[Config, ...] = ()
     not_run: int = 0  # jobs --maxfail left out
     engines: EngineSpec = EngineSpec()
+    shard: ShardInfo | None = None  # --shard: the partition of the whole selection
 
     @property
     def passed(self) -> bool:
@@ -153,11 +161,17 @@ class GateRun:
     def partial(self) -> bool:
         return not self.selection.full or self.not_run > 0
 
-    def partial_note(self) -> str:
-        """What a narrowed run left out ("" for a full run)."""
-        if not self.partial:
-            return ""
+    @property
+    def complete(self) -> bool:
+        """Every job of the whole selection ran, here or (for a shard) in a sibling shard."""
+        return self.selection.whole and self.not_run == 0
+
+    def partial_note(self, with_shard: bool = True) -> str:
+        """What a narrowed run left out ("" for a full run); ``with_shard=False``: what the
+        selection of every shard left out (the merged run's note)."""
         sel = self.selection
+        if not self.partial or (not with_shard and self.complete):
+            return ""
         parts = []
         if sel.families:
             parts.append(f"--family {','.join(sel.families)}")
@@ -173,6 +187,9 @@ class GateRun:
             parts.append(f"--last-failed ({len(sel.only_jobs)} job(s))")
         if self.not_run:
             parts.append(f"--maxfail: {self.not_run} job(s) not run")
+        if with_shard and self.shard is not None:
+            mine = sum(self.shard.owns(c) for c, _ in self.shard.all_jobs)
+            parts.append(f"--shard {self.shard.shard.label()}: {mine} of {len(self.shard.all_jobs)} job(s)")
         total = len(self.discovery.configs) if self.discovery else 0
         pinned = self.manifest.coverage.describe() if self.manifest and self.manifest.coverage else "not pinned"
         return (
@@ -266,7 +283,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
     sel = run.selection
     cov = manifest.coverage if manifest is not None else None
     if cov is None:
-        if manifest is not None and sel.full:
+        if manifest is not None and sel.whole:
             run.stale_golden.append(
                 "golden.json pins no coverage (the modes and flavors of the full gate): "
                 "rocke-parity golden --update records it"
@@ -285,7 +302,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
                 f"(py: {', '.join(info.py_modes) or 'nothing'}; c: {', '.join(info.c_modes) or 'nothing'}): "
                 f"the gate would cover less than it must"
             )
-        if sel.full:
+        if sel.whole:
             for m in run.modes:
                 if m not in cov.modes:
                     run.stale_golden.append(
@@ -296,7 +313,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
         for f in cov.flavors:
             if f not in ALL_FLAVORS or f not in run.flavors:
                 run.problems.append(f"coverage: golden.json pins flavor {f}, which this harness does not run")
-        if sel.full:
+        if sel.whole:
             for f in run.flavors:
                 if f not in cov.flavors:
                     run.stale_golden.append(f"coverage: flavor {f} is run but not pinned: rocke-parity golden --update")
@@ -494,7 +511,7 @@ def run_gate(
         if configs:
             jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail)
             matched = judge_all(run, results, configs, gaps)
-            if not run.partial:  # every job ran: what matched nothing is stale
+            if run.complete:  # every job ran (a shard: here or in its siblings): what matched nothing is stale
                 check_unmatched_gaps(run, gaps, matched)
                 check_stale_golden(run, jobs)
             # a config edited while its jobs ran: the verdicts are for the bytes read at the start
@@ -513,7 +530,7 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
     configs = select(disc, sel) if disc.configs else []
     run.configs = tuple(configs)
     fams = {c.family for c in configs}
-    run.problems.extend(p.message for p in disc.problems if sel.full or p.family is None or p.family in fams)
+    run.problems.extend(p.message for p in disc.problems if sel.whole or p.family is None or p.family in fams)
     gaps = gaps_mod.load(run.root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
     run.problems.extend(gaps.problems)
     try:
@@ -533,7 +550,8 @@ def run_jobs(
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
 ) -> tuple[list[Job], list[JobResult[Job]]]:
-    """Every job of the selection through the worker pool (both engines, twice)."""
+    """Every job of the selection through the worker pool (both engines, twice). Returns every
+    job of the selection (all shards') and the results of those that ran."""
     sel = run.selection
     run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
     try:
@@ -550,8 +568,15 @@ def run_jobs(
     if not jobs:
         raise UsageError("the selection is empty: -k or --last-failed keep no job")
     by_id = {c.id: c for c in configs}
-    items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
     costs = job_costs(run, jobs)
+    all_jobs = jobs
+    if sel.shard is not None:
+        run.shard = shard_info(sel.shard, [(j.config, j.key) for j in jobs], {c.id: c.sha256 for c in configs}, costs)
+        mine = [i for i, j in enumerate(jobs) if run.shard.owns(j.config)]
+        jobs, costs = [jobs[i] for i in mine], [costs[i] for i in mine]
+        if not jobs:
+            run.notes.append(f"shard {sel.shard.label()} has no job (more shards than configs)")
+    items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
     order = sorted(costliest_first(costs), key=lambda i: (jobs[i].config, jobs[i].key) not in failed_first)
     expect = {c.id: c.expect for c in configs}
     failing = 0
@@ -577,7 +602,7 @@ def run_jobs(
             progress.close()
     if pool.replaced:
         run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
-    return jobs, results
+    return all_jobs, results
 
 
 def job_costs(run: GateRun, jobs: list[Job]) -> list[float]:
@@ -625,8 +650,10 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
 
 
 def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int]) -> None:
-    """On a full run, a known gap that matched no job fails the run."""
+    """On a full run, a known gap that matched no job fails the run (a shard judges its own configs' gaps)."""
     for g in gaps.gaps:
+        if run.shard is not None and not run.shard.owns(g.config):
+            continue
         if g.index not in matched:
             hint = ""
             if g.mode not in run.modes:
