@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="configs with their expectation and last status")
     ls.add_argument("--family", metavar="F")
+    ls.add_argument("--json", action="store_true", help="the list as JSON (configs and problems)")
     _common(ls)
 
     n = sub.add_parser("new", help="add a config derived from an existing one")
@@ -221,6 +222,11 @@ def _diff_options(d: argparse.ArgumentParser) -> None:
     d.add_argument("--context", type=int, default=3, metavar="N", help="lines of context (default 3)")
     d.add_argument("--canonical", action="store_true", help="renumber SSA %%names on both sides before diffing")
     d.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
+    d.add_argument(
+        "--save",
+        metavar="DIR",
+        help="write both outputs of every job (and their canonical renumberings) under DIR for a diff tool",
+    )
     _common(d)
 
 
@@ -504,6 +510,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _engines(args),
         sys.stdout,
         args.timeout,
+        Path(args.save) if args.save else None,
     )
 
 
@@ -538,24 +545,64 @@ def cmd_emit(args: argparse.Namespace) -> int:
     return EXIT_CRASH
 
 
+LIST_WIDTH = 100
+_STATUS_WIDTH = 40
+_CHANGED = " (config changed since)"
+_MIN_DESCRIPTION = 24
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def _fit_status(text: str) -> str:
+    """The last-run cell, cut to its column; "(config changed since)" is never cut off."""
+    if text.endswith(_CHANGED):
+        return _fit(text[: -len(_CHANGED)], _STATUS_WIDTH - len(_CHANGED)) + _CHANGED
+    return _fit(text, _STATUS_WIDTH)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    import json
+
     root = _root(args)
     disc = discover(root)
-    configs = list(disc.configs)
+    configs = sorted(disc.configs, key=lambda c: (c.family, c.number, c.slug))  # 2 < 11 < 100
     if args.family:
         if args.family not in disc.families:
             raise UsageError(f"unknown family {args.family!r} (families: {', '.join(disc.families) or 'none'})")
         configs = [c for c in configs if c.family == args.family]
     last = lastrun.load(root)
-    rows = [(c.id, str(c.expect), lastrun.summary(last.get(c.id), c.sha256), c.description) for c in configs]
-    if rows:
-        w0 = max(len(r[0]) for r in rows)
-        w1 = max(len(r[1]) for r in rows)
-        w2 = max(len(r[2]) for r in rows)
-        for r in rows:
-            print(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}  {r[3]}".rstrip())
-    print(f"{len(rows)} config(s)")
     problems = [p.message for p in disc.problems if not args.family or p.family in (None, args.family)]
+    if args.json:
+        records = [
+            {
+                "id": c.id,
+                "family": c.family,
+                "number": c.number,
+                "file": c.relpath(root),
+                "expect": str(c.expect),
+                "last_run": lastrun.summary(last.get(c.id), c.sha256),
+                "description": c.description,
+            }
+            for c in configs
+        ]
+        print(json.dumps({"configs": records, "problems": problems}, indent=2))
+        return EXIT_OK if not problems else EXIT_FAIL
+    rows = [("config", "expect", "last run", "description")]
+    rows += [
+        (c.id, str(c.expect), _fit_status(lastrun.summary(last.get(c.id), c.sha256)), c.description) for c in configs
+    ]
+    w0, w1, w2 = (max(len(r[i]) for r in rows) for i in range(3))
+    room = LIST_WIDTH - (w0 + w1 + w2 + 6)
+    for n, r in enumerate(rows):
+        head = f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}"
+        if room >= _MIN_DESCRIPTION:
+            print(f"{head}  {_fit(r[3], room)}".rstrip())
+        else:  # the long codes of the negative configs leave no room: the description goes below
+            print(head.rstrip())
+            print(f"    {_fit(r[3], LIST_WIDTH - 4)}")
+    print(f"{len(configs)} config(s)")
     for prob in problems:
         print(f"problem: {prob}")
     return EXIT_OK if not problems else EXIT_FAIL
