@@ -22,7 +22,7 @@ from rocke_py.parity import golden_update, lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.configs import RootNotFound, discover, find_root
 from rocke_py.parity.diff import DEFAULT_FLAVOR, DiffUsageError, resolve_target, run_diff
-from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_engines, text_bytes
+from rocke_py.parity.engines import FLAVORS, MODES, EngineSpec, call_engine, load_side, text_bytes
 from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
 from rocke_py.parity.report import (
@@ -230,11 +230,18 @@ def _diff_options(d: argparse.ArgumentParser) -> None:
     _common(d)
 
 
-def _engines(args: argparse.Namespace) -> EngineSpec:
+def _engines(args: argparse.Namespace, needs_c: bool = True) -> EngineSpec:
+    """The engine pair; a stale C build is a usage error (exit 2) when the command runs the C engine."""
+    from rocke_py.parity.stale import stale_build
+
     try:
-        return EngineSpec.parse(args.engines) if args.engines else EngineSpec()
+        spec = EngineSpec.parse(args.engines) if args.engines else EngineSpec()
     except ValueError as e:
         raise UsageError(str(e)) from None
+    problem = stale_build(spec) if needs_c else None
+    if problem:
+        raise UsageError(problem)
+    return spec
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -522,10 +529,9 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_destination(args.output, "-o")
     target = resolve_target(root, args.target)
-    eng = load_engines(_engines(args))
-    modes = eng.modes(args.engine)
+    emit_fn, modes = load_side(_engines(args, needs_c=args.engine == "c"), args.engine)  # only the engine asked for
     mode = args.mode or (modes[-1] if modes else "spec")
-    run, text = call_engine(eng.emit_fn(args.engine), target.data, mode, args.flavor)
+    run, text = call_engine(emit_fn, target.data, mode, args.flavor)
     if run.kind == "emitted" and text is not None:
         data = text_bytes(text)
         if args.output is not None:

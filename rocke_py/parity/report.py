@@ -112,6 +112,10 @@ def text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [fmt(headers), *(fmt(r) for r in rows)]
 
 
+#: The statuses whose failure line is followed by the crash's head or the exception's last frames.
+_SHOW_DETAIL = (Status.CRASH.value, Status.TIMEOUT.value, Status.BUILD_FAILURE.value)
+
+
 def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
     render_doc(report_doc(run, with_summary=False), out, title)
 
@@ -147,7 +151,7 @@ def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
     for group in record_groups(records):
         rec = group[0]
         p(_record_line(rec))
-        if rec["status"] in (Status.CRASH.value, Status.TIMEOUT.value):
+        if rec["status"] in _SHOW_DETAIL:
             for ln in rec.get("detail") or ():
                 p(f"    | {ln}")
         if len(group) > 1:
@@ -353,10 +357,17 @@ def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None
 def repro_lines(v: Verdict, relpath: str) -> list[str]:
     """The commands that reproduce a job: the diff, and the C engine alone."""
     flavor = v.job.call_flavor
-    return [
+    lines = [
         f"rocke-parity diff {v.job.config} --mode {v.job.mode} --flavor {flavor}",
         f"rocke-emit {relpath} --mode {v.job.mode} --flavor {flavor}",
     ]
+    death = v.result.death
+    if death is not None and death.kind == "crash" and death.engine == "c":
+        # the dump has the Python frames only: the CMake build's binary under gdb gives the C frames
+        lines.append(
+            f"gdb -batch -ex run -ex bt --args build/rocke-emit {relpath} --mode {v.job.mode} --flavor {flavor}"
+        )
+    return lines
 
 
 def divergence_lines(v: Verdict, n_context: int = 2) -> list[str]:
