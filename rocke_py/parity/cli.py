@@ -142,6 +142,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="I/N",
         help="run shard I of N: a deterministic partition of the configs, balanced by cost (merge the --json reports)",
     )
+    g.add_argument(
+        "--changed",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only what the change since REV (default HEAD: uncommitted changes) can affect; "
+        "after one engine changed, the other's outputs come from the cache",
+    )
+    g.add_argument(
+        "--paths",
+        nargs="+",
+        metavar="FILE",
+        help="as --changed, for these changed files (the pre-commit hook passes them)",
+    )
+    g.add_argument(
+        "--reuse",
+        choices=("py", "c"),
+        help="take this engine's outputs from the cache where it has them (same build id and config bytes)",
+    )
     _common(g)
 
     mg = sub.add_parser("merge", help="combine the --json reports of gate --shard I/N into one run")
@@ -294,13 +313,48 @@ def _shard(args: argparse.Namespace) -> Shard | None:
         raise UsageError(str(e)) from None
 
 
+class NothingToGate(Exception):
+    """--changed or --paths: the change affects no config, engine or harness file (exit 0)."""
+
+
+def _changed(
+    args: argparse.Namespace, root: Path, sel: Selection, spec: EngineSpec
+) -> tuple[Selection, list[str], str | None]:
+    """--changed / --paths: the selection narrowed to what the change can affect, and its note."""
+    from rocke_py.parity.changes import ChangeError, affected, changed_since, given_paths
+
+    rev, paths = getattr(args, "changed", None), getattr(args, "paths", None)
+    if rev is None and not paths:
+        return sel, [], None
+    if rev is not None and paths:
+        raise UsageError("--changed and --paths cannot be combined")
+    if sel.configs:
+        raise UsageError(f"{'--changed' if rev is not None else '--paths'} chooses the configs: not with --config")
+    try:
+        files = changed_since(root, rev) if rev is not None else given_paths(root, paths)
+    except ChangeError as e:
+        raise UsageError(str(e)) from None
+    aff = affected(files, spec, root, set(discover(root).by_id()))
+    what = f"--changed {rev}" if rev is not None else f"--paths ({len(files)} file(s))"
+    if aff.nothing:
+        raise NothingToGate(f"{what}: {len(files)} changed file(s), none a config, an engine or a harness file")
+    if aff.configs is not None:
+        sel = dataclasses.replace(sel, configs=aff.configs)
+    scope = "every config" if aff.configs is None else f"{len(aff.configs)} config(s)"
+    return sel, [f"{what}: {'; '.join(aff.why)}: {scope}"], aff.reuse
+
+
 def _run(args: argparse.Namespace, record: bool = True) -> GateRun:
     root = _root(args)
     only, first = _last_failed(args, root)
     sel = dataclasses.replace(
         _selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only, shard=_shard(args)
     )
-    run = run_gate(root, sel, _engines(args), args.jobs, args.timeout, make_progress(), first, _maxfail(args))
+    spec = _engines(args)
+    sel, notes, reuse = _changed(args, root, sel, spec)
+    reuse = getattr(args, "reuse", None) or reuse
+    run = run_gate(root, sel, spec, args.jobs, args.timeout, make_progress(), first, _maxfail(args), reuse)
+    run.notes[:0] = notes
     if record:
         _record(run, run.verdicts)
     return run
@@ -376,7 +430,11 @@ def _write_reports(
 def cmd_gate(args: argparse.Namespace) -> int:
     dests = _report_destinations(args)  # a destination that cannot be written: exit 2 before running
     base = _base_golden(args)
-    run = _run(args)
+    try:
+        run = _run(args)
+    except NothingToGate as e:
+        print(f"rocke-parity gate: nothing to gate: {e}")
+        return EXIT_OK
     # a report on stdout gets stdout to itself: the human summary goes to stderr
     out = sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout
     if not dests:

@@ -8,6 +8,7 @@ empty selection) raise :class:`UsageError` (exit 2).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -18,7 +19,7 @@ from typing import Protocol
 
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
-from rocke_py.parity import lastrun
+from rocke_py.parity import lastrun, outcache
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (
@@ -493,10 +494,12 @@ def run_gate(
     progress: Progress | None = None,
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
+    reuse: str | None = None,
 ) -> GateRun:
     """``failed_first``: jobs (config id, key) handed out before the others (--failed-first);
     ``maxfail``: stop handing out jobs after that many failing ones (the run then fails and is
-    partial: it says how many jobs it did not run)."""
+    partial: it says how many jobs it did not run); ``reuse``: "py" or "c", that engine's
+    outputs are taken from the cache where it has them (``outcache``; --changed, --reuse)."""
     t0 = time.monotonic()
     check_names(sel)
     # the workers load the engines while this process reads the configs, the gaps and the manifest
@@ -509,7 +512,7 @@ def run_gate(
         run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
         configs, gaps = load_inputs(run)
         if configs:
-            jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail)
+            jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail, reuse)
             matched = judge_all(run, results, configs, gaps)
             if run.complete:  # every job ran (a shard: here or in its siblings): what matched nothing is stale
                 check_unmatched_gaps(run, gaps, matched)
@@ -549,6 +552,7 @@ def run_jobs(
     progress: Progress | None,
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
+    reuse: str | None = None,
 ) -> tuple[list[Job], list[JobResult[Job]]]:
     """Every job of the selection through the worker pool (both engines, twice). Returns every
     job of the selection (all shards') and the results of those that ran."""
@@ -577,6 +581,8 @@ def run_jobs(
         if not jobs:
             run.notes.append(f"shard {sel.shard.label()} has no job (more shards than configs)")
     items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
+    cached = cached_items(run, items, reuse) if reuse else {}
+    items = [dataclasses.replace(it, skip=reuse or "") if it.key in cached else it for it in items]
     order = sorted(costliest_first(costs), key=lambda i: (jobs[i].config, jobs[i].key) not in failed_first)
     expect = {c.id: c.expect for c in configs}
     failing = 0
@@ -600,9 +606,29 @@ def run_jobs(
     finally:
         if progress is not None:
             progress.close()
+    results = [outcache.fill(r, cached[r.item.key]) if r.item.skip and r.death is None else r for r in results]
+    tree = {c.sha256 for c in (run.discovery.configs if run.discovery else ())}
+    try:
+        outcache.record(run.root, run.engines, results, tree)
+    except OSError as e:
+        run.notes.append(f"could not record the engines' outputs in the cache: {e}")
     if pool.replaced:
         run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
     return all_jobs, results
+
+
+def cached_items(run: GateRun, items: list[WorkItem], side: str) -> dict[Job, tuple]:
+    """The jobs whose ``side`` outputs the cache holds, with them; a note says how many (a cached
+    result is never silent)."""
+    got = outcache.lookup(run.root, run.engines, side, items)
+    build = outcache.build_id_of(run.engines, side)
+    missing = len(items) - len(got)
+    run.notes.append(
+        f"--reuse {side}: {len(got)} job(s) took the {side} engine's outputs from the cache "
+        f"(build {build}; .rocke-parity/outputs/) instead of running it"
+        + (f"; {missing} job(s) were not in the cache and ran both engines" if missing else "")
+    )
+    return {items[i].key: v for i, v in got.items()}
 
 
 def job_costs(run: GateRun, jobs: list[Job]) -> list[float]:
@@ -643,6 +669,8 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
             prev = manifest.get(job.config, "spec")
             kname = prev.kernel_name if prev is not None else ""
         v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, splits.get(id(res)))
+        if res.item.skip:
+            v = dataclasses.replace(v, reason=f"{v.reason} [{res.item.skip} outputs from the cache]")
         if v.gap is not None:
             matched.add(v.gap.index)
         run.verdicts.append(v)

@@ -269,6 +269,8 @@ def job_record(v: Verdict, relpath: str = "") -> dict[str, object]:
         }
     if v.golden is not None:
         rec["golden"] = v.golden.as_json()
+    if res.item.skip:
+        rec["cached"] = res.item.skip  # that engine did not run: its outputs came from the cache
     if not v.passed:
         rec["cause"] = list(cause_of(v))
         rec["divergence"] = divergence_lines(v)

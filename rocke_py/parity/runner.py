@@ -167,6 +167,7 @@ class WorkItem(Generic[K]):
     data: bytes
     mode: str
     call_flavor: str  # the flavor passed to the engines (always a real flavor)
+    skip: str = ""  # "py" or "c": that engine is not called (its outputs come from the gate's cache)
 
 
 @dataclass(frozen=True)
@@ -258,11 +259,13 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
             return
         if msg is None:
             return
-        job_seq, data, mode, flavor = msg
+        job_seq, data, mode, flavor, skip = msg
         seq.value = job_seq
         runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
         texts: dict[str, str | None] = {"py": None, "c": None}
         for code, side in _ORDER:
+            if side == skip:
+                continue
             phase.value = code
             run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
             if code <= 2:
@@ -516,7 +519,7 @@ class Pool:
                     w.job = i
                     w.deadline = time.monotonic() + self.timeout
                     try:
-                        w.conn.send((i, it.data, it.mode, it.call_flavor))
+                        w.conn.send((i, it.data, it.mode, it.call_flavor, it.skip))
                     except (OSError, ValueError):
                         pending.appendleft(i)
                         w.job = None
