@@ -31,8 +31,8 @@ def _block(lines: list[str], lang: str = "text") -> list[str]:
     return [f"{fence}{lang}", *lines, fence]
 
 
-def _cut(n_shown: int, n_all: int, what: str) -> list[str]:
-    return [f"_… and {n_all - n_shown} more {what} (see the JSON report)_"] if n_all > n_shown else []
+def _cut(n_shown: int, n_all: int, what: str, where: str = " (see the JSON report)") -> list[str]:
+    return [f"_… and {n_all - n_shown} more {what}{where}_"] if n_all > n_shown else []
 
 
 def _head(doc: dict) -> list[str]:
@@ -157,8 +157,24 @@ def _against_base(base: Manifest | None, base_label: str, now: Manifest | None) 
     kinds = {k: sum(r[1] == k for r in rows) for k in ("added", "removed", "bytes moved", "verdict changed")}
     tally = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
     out += ["", f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'} changed ({tally}); {total:+d} bytes in all", ""]
-    out += md_table(["job", "change", "base", "this tree", "Δ bytes"], rows[:MAX_ROWS])
-    return out + _cut(min(len(rows), MAX_ROWS), len(rows), "entries")
+    grouped = _by_config(rows)
+    out += md_table(["outputs", "change", "base", "this tree", "Δ bytes"], grouped[:MAX_ROWS])
+    return out + _cut(min(len(grouped), MAX_ROWS), len(grouped), "configs", "")
+
+
+def _by_config(rows: list[list[str]]) -> list[list[str]]:
+    """One row for the outputs of a config that changed alike (a new negative config: its five
+    rejections), the output keys listed; the byte delta is then the sum."""
+    out: list[list[str]] = []
+    for job, *rest in rows:
+        cfg, key = job.strip("`").split(" ", 1)
+        last = out[-1] if out else None
+        if last is not None and last[0].startswith(f"`{cfg}`") and last[1:4] == rest[:3]:
+            last[0] += f", {key}"
+            last[4] = f"{int(last[4]) + int(rest[3]):+d}" if int(last[4]) + int(rest[3]) else "0"
+            continue
+        out.append([f"`{cfg}` {key}", *rest])
+    return out
 
 
 def markdown(doc: dict, golden: Manifest | None = None, base: Manifest | None = None, base_label: str = "") -> str:
