@@ -1,11 +1,13 @@
 """``rocke-parity`` (``main``) and ``parity-diff`` (``diff_main``).
 
-Exit statuses: 0 success / every job passed; 1 a failing job, a run-level failure, a rejection
-(``emit``) or a refusal (``new``, ``golden --update``); 2 a usage error (bad option, unknown
-config id, empty selection, a mode the engines do not implement) or an output that cannot be
-written (``--json``, ``--junit``, ``emit -o``: one line, and nothing half-written); 3 an
-engine crash in ``emit``; 128 + the signal for SIGINT (130) and SIGTERM (143), after every
-worker was killed.
+Exit statuses: 0 success / every job passed (and ``gate --changed`` with nothing to gate); 1 a
+failing job, a run-level failure, a rejection (``emit``) or a refusal (``new``, ``golden
+--update``); 2 a usage error (bad option, unknown config id, empty selection, a mode the
+engines do not implement, a bad ``--shard`` or ``--changed`` revision), a setup error (a C
+build older than its sources, ``check-llvm`` without llvmlite), shards that ``merge`` refuses,
+or an output that cannot be written (``--json``, ``--junit``, ``--summary``, ``emit -o``: one
+line, and nothing half-written); 3 an engine crash in ``emit``; 128 + the signal for SIGINT
+(130) and SIGTERM (143), after every worker was killed.
 """
 
 from __future__ import annotations
