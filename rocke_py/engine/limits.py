@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .arch import Target
-from .build_common import load_widths
 from .mma_atoms import atom_for
 from .problem import SUB_GEMM_FIELDS, ConvProblem, ceildiv, dgrad_sub_gemms, roundup, sub_gemm_candidates
 from .result import Rejected
-from .spec import ConvSpec, async_tiles, elem_bytes, tile_dwords, unrolled_k_iters, wg_k_padded
+from .spec import ConvSpec, async_tiles, elem_bytes, load_widths, tile_dwords, unrolled_k_iters, wg_k_padded
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 MAX_KERNEL_OPS = 65536  # IR ops of any kernel an engine builds (docs/kernels.md §9)

@@ -102,8 +102,10 @@ def test_new_refuses_without_an_expectation_and_proposes_one(tmp_path, capsys):
 def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     root = green(tmp_path)
     src = (root / "parity_configs/wgrad/00-a.toml").read_text()
-    sets = "--set tile_k=32 --set Hi=56 --set spec.lds_k_outer=auto"
-    assert run(root, *f"new wgrad --from wgrad/00-a {sets} --expect emit -j 1".split()) == 0
+    assert (
+        run(root, *pt.new_args("wgrad/00-a", "tile_k=32", "Hi=56", "spec.lds_k_outer=auto", expect="emit"), "-j", "1")
+        == 0
+    )
     out = capsys.readouterr().out
     path = root / "parity_configs/wgrad/01-a-tile-k-32-hi-56-lds-k-outer-auto.toml"
     assert f"wrote {path.relative_to(root).as_posix()}" in out
@@ -126,10 +128,7 @@ def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     assert doc["parity"]["expect"] == "emit"
     assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "bad", "--expect", "emit") == 2
     assert "--set takes key=value" in capsys.readouterr().err
-    assert (
-        run(root, *"new wgrad --from wgrad/100-n --set tile_k=7 --slug neg-tile-k --expect reject:E_X -j 1".split())
-        == 0
-    )
+    assert run(root, *pt.new_args("wgrad/100-n", "tile_k=7", expect="reject:E_X", slug="neg-tile-k"), "-j", "1") == 0
     assert (root / "parity_configs/wgrad/101-neg-tile-k.toml").exists()
     assert (
         run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=16", "--expect", "reject:E_X", "-j", "1")

@@ -74,8 +74,10 @@ def test_running_the_same_new_twice_is_refused_the_second_time(tmp_path, capsys)
     assert "duplicate of wgrad/01-a-tile-k-32" in out and "nothing written" in out
     assert written(before, files(root)) == []
     # the same content under another slug, or with a different [parity] or layout, is still a duplicate
-    other = ["--slug", "other", "--set", "parity.description=another text"]
-    assert run(root, "new", "wgrad", "--from", "wgrad/01-a-tile-k-32", *other, "--expect", "emit") == 1
+    assert (
+        run(root, *pt.new_args("wgrad/01-a-tile-k-32", "parity.description=another text", expect="emit", slug="other"))
+        == 1
+    )
     assert "duplicate of wgrad/01-a-tile-k-32" in capsys.readouterr().out
     # setting a value the source already has is a duplicate of the source (type matters: 64, not "64")
     assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=+64", "--expect", "emit") == 1
@@ -257,8 +259,15 @@ def test_a_derived_description_drops_the_sources_claims(tmp_path, capsys):
     assert "isa" not in parity  # unproven for this kernel: dropped, with a note on how to add one
     assert "rocke-parity check-llvm wgrad/01-a-tile-m-32-tile-k-32" in out and "isa" in out
     before = files(root)
-    own = ["--set", "tile_m=16", "--set", 'parity.description="tile_m 16: the smallest M tile"']
-    assert run(root, "new", "wgrad", "--from", "wgrad/00-a", *own, "--expect", "emit") == 0
+    assert (
+        run(
+            root,
+            *pt.new_args(
+                "wgrad/00-a", "tile_m=16", 'parity.description="tile_m 16: the smallest M tile"', expect="emit"
+            ),
+        )
+        == 0
+    )
     [new] = written(before, files(root))
     assert tomllib.loads(files(root)[new].decode())["parity"]["description"] == "tile_m 16: the smallest M tile"
 
@@ -286,7 +295,20 @@ def test_real_engines_description_and_negative(tmp_path, capsys):
     assert parity == {"description": "derived from wgrad/11-kouter-cshuffle with tile_k=32", "expect": "emit"}
     capsys.readouterr()
     before = files(root)
-    assert real(root, *"new wgrad --from wgrad/11 --set tile_k=7 --expect reject:WGRAD_TILE_DIVISIBILITY".split()) == 0
+    assert (
+        real(
+            root,
+            "new",
+            "wgrad",
+            "--from",
+            "wgrad/11",
+            "--set",
+            "tile_k=7",
+            "--expect",
+            "reject:WGRAD_TILE_DIVISIBILITY",
+        )
+        == 0
+    )
     [new] = written(before, files(root))
     parity = tomllib.loads(files(root)[new].decode())["parity"]
     assert parity["description"].startswith("rejected: WGRAD_TILE_DIVISIBILITY \u2014 tile_k = 7 ")
@@ -305,7 +327,7 @@ def test_a_negative_whose_modes_disagree_on_the_message_is_not_written(tmp_path,
         )
     )
     before = files(root)
-    assert run(root, *"new wgrad --from wgrad/100-n --set tile_k=7 --expect reject:E_X".split(), modes="all_modes") == 1
+    assert run(root, *pt.new_args("wgrad/100-n", "tile_k=7", expect="reject:E_X"), modes="all_modes") == 1
     assert "not one verdict" in capsys.readouterr().out
     assert written(before, files(root)) == []
 
