@@ -47,6 +47,6 @@ def stale_build(spec: EngineSpec) -> str | None:
         return None
     return (
         f"the C engine extension is older than {changed[0]} ({len(changed)} file(s) changed since it was built): "
-        f"rebuild it with `{Path(sys.executable).name} -m pip install -e {src.parent}` "
+        f"rebuild it with `{sys.executable} -m pip install -e {src.parent}` "
         "(or set ROCKE_PARITY_ALLOW_STALE=1 to run the old build)"
     )
