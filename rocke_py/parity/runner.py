@@ -173,6 +173,7 @@ class WorkItem(Generic[K]):
     data: bytes
     mode: str
     call_flavor: str  # the flavor passed to the engines (always a real flavor)
+    skip: str = ""  # "py" or "c": that engine is not called (its outputs come from the gate's cache)
 
 
 @dataclass(frozen=True)
@@ -264,15 +265,18 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
             return
         if msg is None:
             return
-        for job_seq, data, mode, flavor in msg:  # a batch: one result per job, as each finishes
+        for job_seq, data, mode, flavor, skip in msg:  # a batch: one result per job, as each finishes
             seq.value = job_seq
-            conn.send(_run_job(engines, phase, job_seq, data, mode, flavor))
+            conn.send(_run_job(engines, phase, job_seq, data, mode, flavor, skip))
 
 
-def _run_job(engines, phase, job_seq: int, data: bytes, mode: str, flavor: str) -> tuple:
+def _run_job(engines, phase, job_seq: int, data: bytes, mode: str, flavor: str, skip: str) -> tuple:
+    """Both engines twice (``skip``: the side whose outputs the gate takes from its cache)."""
     runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
     texts: dict[str, str | None] = {"py": None, "c": None}
     for code, side in _ORDER:
+        if side == skip:
+            continue
         phase.value = code
         run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
         if code <= 2:
@@ -533,7 +537,9 @@ class Pool:
                     w.batch.extend(pending.popleft() for _ in range(size))
                     w.deadline = time.monotonic() + self.timeout
                     try:
-                        w.conn.send([(i, items[i].data, items[i].mode, items[i].call_flavor) for i in w.batch])
+                        w.conn.send(
+                            [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in w.batch]
+                        )
                     except (OSError, ValueError):
                         w.kill()
                         replace(w)
