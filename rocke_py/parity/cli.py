@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from rocke_py.fuzz import command as fuzz_command
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import golden_update, lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
@@ -137,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("-j", "--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
     ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
     _common(ck)
+
+    fz = sub.add_parser("fuzz", help="differential fuzzing of the two engines; each failure reduced to a config")
+    fuzz_command.add_options(fz)
+    _common(fz)
     return ap
 
 
@@ -415,6 +420,10 @@ def cmd_check_llvm(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    return fuzz_command.run(args, _root(args), _engines(args), sys.stdout)
+
+
 _COMMANDS = {
     "gate": cmd_gate,
     "golden": cmd_golden,
@@ -423,6 +432,7 @@ _COMMANDS = {
     "list": cmd_list,
     "new": cmd_new,
     "check-llvm": cmd_check_llvm,
+    "fuzz": cmd_fuzz,
 }
 
 
