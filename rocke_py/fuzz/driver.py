@@ -4,7 +4,7 @@ Case ``i`` of seed ``S`` is drawn from ``random.Random(f"{S}:{i}")`` alone, so a
 same sequence of cases whatever the budget, ``-j`` or the machine (a longer run only goes
 further along it). A fifth of the cases are mutations of the shipped configs, the rest
 generated (:mod:`generate`). Cases run in batches over the worker pool, one job per mode; the
-first case of each failure signature is reduced (at most ``max_reductions`` of them, each
+smallest case (fewest keys) of each failure signature is reduced (at most ``max_reductions`` of them, each
 within ``reduce_seconds``), the others are counted.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rocke_py.fuzz import generate, mutate
-from rocke_py.fuzz.case import Case, encode
+from rocke_py.fuzz.case import Case, encode, key_count
 from rocke_py.fuzz.oracles import NumericsCheck, Outcome, judge
 from rocke_py.fuzz.reduce import reduce_case
 from rocke_py.fuzz.report import Progress, Tally, render
@@ -50,7 +50,7 @@ class Settings:
 class FuzzRun:
     tally: Tally
     seconds: float
-    failures: list[tuple[Case, Outcome, int]]  # first case of each signature, and how many had it
+    failures: list[tuple[Case, Outcome, int]]  # the smallest case of each signature, and how many had it
     saved: list[Saved]
     table: list[str]
 
@@ -125,7 +125,10 @@ def run_fuzz(
                     outcome = judge(results[k * len(modes) : (k + 1) * len(modes)], s.timeout, numerics)
                     tally.add(c, outcome)
                     if outcome.failed:
-                        first.setdefault(outcome.signature, [c, outcome, 0])[2] += 1
+                        seen = first.setdefault(outcome.signature, [c, outcome, 0])
+                        seen[2] += 1
+                        if key_count(c.text)[1] < key_count(seen[0].text)[1]:
+                            seen[0], seen[1] = c, outcome  # the smallest case of a signature reduces best
                 i += n
                 took = max(time.monotonic() - t0, 1e-3)
                 batch = max(pool.size, min(4096, int(n * _BATCH_SECONDS / took)))

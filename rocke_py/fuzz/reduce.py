@@ -4,7 +4,8 @@ Delta debugging (Zeller's ddmin) over the lines that can go — every key but th
 (a deleted key falls back to its default), comments and blank lines — then over values: each
 integer moves toward the smallest magnitude that keeps the failure (0, 1, then powers of two,
 half, one less, tried smallest first), each string toward ``""``, ``"a"``, its first half or its
-word characters, each ``true`` toward ``false``; then the keys once more, since a smaller value
+word characters, each ``true`` toward ``false``; after each ddmin, every pair of the keys left
+is tried (coupled keys, such as dtype_a and dtype_b, go only together); then the keys once more, since a smaller value
 can make another key unnecessary; last, headers of tables left empty. Every step tests its
 candidates in one batch (the caller runs them over the worker pool) and takes the first, in a
 fixed order, that keeps the signature, so a reduction is deterministic.
@@ -23,6 +24,7 @@ from rocke_py.fuzz.case import Line, join_lines, key_count, split_lines
 Tester = Callable[[list[str]], list[tuple[str, ...]]]
 _INT_RE = re.compile(r"^[+-]?(0|[1-9][0-9]*)$")
 _WORD_RE = re.compile(r"[^A-Za-z0-9_]")
+_PAIRS_UP_TO = 16  # deletable lines left after ddmin for which every pair is tried
 
 
 @dataclass
@@ -113,6 +115,23 @@ class Reducer:
         keep = set(items)
         return [ln for i, ln in enumerate(lines) if i not in set(deletable) - keep]
 
+    def pairs(self, lines: list[Line]) -> list[Line]:
+        """Delete two keys at once where ddmin left a 1-minimal set: coupled keys (dtype_a and
+        dtype_b, warp_tile_m and warp_tile_n) go only together, and ddmin's chunks only take
+        neighbours."""
+        while True:
+            deletable = [i for i, ln in enumerate(lines) if not ln.header and not ln.required]
+            if not 2 <= len(deletable) <= _PAIRS_UP_TO:
+                return lines
+            cands = [(a, b) for n, a in enumerate(deletable) for b in deletable[n + 1 :]]
+            texts = [join_lines([ln for i, ln in enumerate(lines) if i not in (a, b)]) for a, b in cands]
+            hit = self._first(texts)
+            if hit is None:
+                return lines
+            a, b = cands[hit]
+            self.result.log.append(f"pair: {lines[a].text.strip()!r} and {lines[b].text.strip()!r} deleted together")
+            lines = [ln for i, ln in enumerate(lines) if i not in (a, b)]
+
     # -- values
     def values(self, lines: list[Line]) -> list[Line]:
         for _ in range(3):
@@ -152,7 +171,7 @@ def reduce_case(text: str, signature: tuple[str, ...], test: Tester, seconds: fl
     for step in ("keys", "values", "keys", "tables"):
         start = len(lines)
         if step == "keys":
-            lines = r.ddmin(lines)
+            lines = r.pairs(r.ddmin(lines))
             now = key_count(join_lines(lines))
             r.result.log.append(
                 f"keys: {start} -> {len(lines)} lines, {now[0]} keys ({now[1]} beyond the required ones)"

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocke_py.fuzz.case import Case, encode, join_lines, key_count, split_lines, toml_scalar
+from rocke_py.fuzz.case import Case, Line, encode, join_lines, key_count, split_lines, toml_scalar
 from rocke_py.fuzz.oracles import Outcome
 from rocke_py.fuzz.reduce import Reduction
 from rocke_py.parity._toml import tomllib
@@ -60,7 +60,12 @@ def strip_parity(text: str) -> str:
     """``text`` without its ``[parity]`` table (the saved config gets a new one)."""
     lines = split_lines(text)
     kept = [ln for ln in lines if ln.table != "parity"]
-    body = join_lines(kept).lstrip("\n")
+    spaced: list[Line] = []
+    for ln in kept:
+        if ln.header and spaced and spaced[-1].text.strip():
+            spaced.append(Line(""))  # a blank line before each table, as the shipped configs have
+        spaced.append(ln)
+    body = join_lines(spaced).lstrip("\n")
     return body if body.endswith("\n") else body + "\n"
 
 
