@@ -384,6 +384,16 @@ def _vector_pow2(t: Tables, rng: random.Random) -> None:
     t["spec"]["vector_size_b"] = 3
 
 
+def _vec_c_divisibility(t: Tables, rng: random.Random) -> None:
+    """vector_size_c = 4 over a D run of 6 (fwd kpg, else cpg); the A and B caps left unset."""
+    s, p = t["spec"], t["problem"]
+    groups = int(p.get("groups", 1))
+    p["K" if s["family"] == "fwd" else "C"] = 6 * groups
+    for key in ("vector_size_a", "vector_size_b"):
+        s.pop(key, None)
+    s.update({"epilogue": "cshuffle", "vector_size_c": 4})
+
+
 def _mma_shape(t: Tables, rng: random.Random) -> None:
     t["spec"]["dtype_b"] = "bf16" if t["spec"].get("dtype_a", "fp16") != "bf16" else "fp16"
 
@@ -426,6 +436,7 @@ CROSSINGS: dict[str, tuple[tuple[str, ...], Callable[[Tables, random.Random], No
     "VECTOR_POW2": (FAMILIES, _vector_pow2),
     "VECTOR_RANGE": (FAMILIES, _spec("vector_size_a", 16)),
     "VEC_C_RANGE": (FAMILIES, lambda t, r: t["spec"].update({"vector_size_c": 32, "epilogue": "cshuffle"})),
+    "VEC_C_DIVISIBILITY": (FAMILIES, _vec_c_divisibility),
     "ACC_CLAMP_ORDER": (FAMILIES, _clamp_order),
     "LDS_XOR_UNSUPPORTED": (FAMILIES, _spec("lds_layout_xor", 4)),
     "FIELD_UNUSED": (FAMILIES, _spec("chiplet_wgm", 16)),

@@ -1,5 +1,6 @@
 """Text-level mutations of the shipped configs: value swaps between configs, boundary integers,
-dropped and duplicated keys, keys grafted from another config, and (rarely) byte damage.
+dropped and duplicated keys, keys grafted from another config, a renamed table, and (rarely)
+byte damage.
 
 A mutation edits the config's lines (:func:`rocke_py.fuzz.case.split_lines`), so everything else
 in the file (comments, ``[parity]``, layout) stays; what comes out need not be valid TOML.
@@ -118,6 +119,15 @@ def _graft(rng: random.Random, lines: list[Line], pool: dict[tuple[str, str], li
     return "graft"
 
 
+def _rename_table(rng: random.Random, lines: list[Line]) -> str:
+    headers = [i for i, ln in enumerate(lines) if ln.header]
+    if not headers:
+        return "none"
+    i = rng.choice(headers)
+    lines[i] = Line(f"[{lines[i].table}s]", f"{lines[i].table}s", header=True)
+    return "rename-table"
+
+
 def _damage(rng: random.Random, lines: list[Line]) -> str:
     if rng.random() < 0.05:
         lines.append(Line("# " + "x" * _TOO_LARGE))
@@ -143,8 +153,10 @@ def mutate(rng: random.Random, seed: Seed, pool: dict[tuple[str, str], list[str]
             what = _drop(rng, lines)
         elif roll < 0.8:
             what = _duplicate(rng, lines)
-        elif roll < 0.95:
+        elif roll < 0.92:
             what = _graft(rng, lines, pool)
+        elif roll < 0.95:
+            what = _rename_table(rng, lines)
         else:
             what = _damage(rng, lines)
         done.append(what)

@@ -37,7 +37,7 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Statuses of a job on which the engines agree (the case's verdict is then emit or reject).
 _AGREED = (Status.IDENTICAL, Status.UNEXPECTED_REJECT)
 _EMIT = Expectation()
-_NUMBER_RE = re.compile(r"[0-9]+")
+_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])[0-9]+")  # i32 stays a type
 _SSA_RE = re.compile(r"%[A-Za-z0-9_.]+")
 
 

@@ -24,6 +24,7 @@ from rocke_py.fuzz.case import Line, join_lines, key_count, split_lines
 Tester = Callable[[list[str]], list[tuple[str, ...]]]
 _INT_RE = re.compile(r"^[+-]?(0|[1-9][0-9]*)$")
 _WORD_RE = re.compile(r"[^A-Za-z0-9_]")
+_MOVES_PER_VALUE = 40
 _PAIRS_UP_TO = 16  # deletable lines left after ddmin for which every pair is tried
 
 
@@ -43,7 +44,7 @@ def smaller_ints(token: str) -> list[str]:
     out = [] if token == str(v) else [str(v)]  # "+7" and "-0" are spelt plainly first
     a, sign = abs(v), (-1 if v < 0 else 1)
     mags = {0, 1, a // 2, a - 1} | {1 << i for i in range(1, 32) if 1 << i < a}
-    out[:0] = [str(sign * m) for m in sorted(m for m in mags if m < a)]
+    out[:0] = [str(sign * m) for m in sorted(m for m in mags if 0 <= m < a)]
     return out
 
 
@@ -137,7 +138,9 @@ class Reducer:
         for _ in range(3):
             changed = False
             for i in range(len(lines)):
-                while lines[i].key is not None and lines[i].value is not None:
+                for _step in range(_MOVES_PER_VALUE):  # each move strictly shrinks; a bound all the same
+                    if lines[i].key is None or lines[i].value is None:
+                        break
                     cands = [lines[i].with_value(v) for v in simpler_values(lines[i].value or "")]
                     hit = self._first([join_lines(lines[:i] + [c] + lines[i + 1 :]) for c in cands])
                     if hit is None:
