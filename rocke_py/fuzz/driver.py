@@ -65,9 +65,9 @@ class CaseSource:
     def __init__(self, seed: int, families: tuple[str, ...], root: Path) -> None:
         self.seed = seed
         self.families = families
-        shipped = [(c.family, c.id, c.data) for c in discover(root).configs if c.family in families]
-        self.seeds = mutate.seeds(shipped)
-        self.pool = mutate.value_pool(mutate.seeds([(c.family, c.id, c.data) for c in discover(root).configs]))
+        every = mutate.seeds([(c.family, c.id, c.data) for c in discover(root).configs])
+        self.seeds = [s for s in every if s.family in families]
+        self.pool = mutate.value_pool(every)  # values come from every family's configs
 
     def case(self, i: int) -> Case:
         rng = random.Random(f"{self.seed}:{i}")

@@ -44,15 +44,14 @@ class Saved:
 
 
 def proposed_expectation(results: list[JobResult[Job]]) -> Expectation:
-    """The verdict of the Python engine's first run in the first mode, else the C engine's."""
+    """The Python engine's verdict in the first mode where it ran to a verdict, else the C
+    engine's; emit when neither did (a config that validates must build)."""
     for side in ("py", "c"):
         for res in results:
             runs = res.runs(side)
-            if res.death is not None and res.death.engine == side or not runs or runs[0].kind == "error":
-                break
-            if runs[0].kind == "rejected":
-                return Expectation(runs[0].code)
-            return Expectation()
+            if res.death is not None or not runs or runs[0].kind == "error":
+                continue
+            return Expectation(runs[0].code) if runs[0].kind == "rejected" else Expectation()
     return Expectation()
 
 

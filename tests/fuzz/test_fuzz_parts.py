@@ -166,3 +166,15 @@ def test_reducer_keeps_the_signature_and_shrinks() -> None:
     # values the failure does not need go to the smallest: 0 and the empty string
     assert "N = 0" in red.text and 'arch = ""' in red.text
     assert "pH" not in red.text and "# a comment" not in red.text
+
+
+def test_proposed_expectation() -> None:
+    from rocke_py.fuzz.save import proposed_expectation
+
+    rej = _run(code="E_X", message="m")
+    assert str(proposed_expectation([_res("spec", rej, _run("a\n"), None, "a\n")])) == "reject:E_X"
+    dead = _res("spec", None, None, death=Death("crash", "c", 1, -11))
+    assert str(proposed_expectation([dead, _res("ir", rej, rej)])) == "reject:E_X"
+    crash = _run(kind="error", code="ValueError", message="x")
+    assert str(proposed_expectation([_res("spec", crash, rej)])) == "reject:E_X"  # the C engine's, py crashed
+    assert str(proposed_expectation([dead])) == "emit"
