@@ -2,7 +2,7 @@
 
 The engine's sources are compiled with strict C99 flags as the static library `rocke_c`
 (setup.py); the generated wrapper is not clean under -pedantic, so it gets the default flags
-and links that library (docs/reference/toolchain.md §10.1). The cdef mirrors rocke.h exactly."""
+and links that library (docs/reference/toolchain.md §10.1). The cdef is read from rocke.h."""
 
 from pathlib import Path
 
@@ -10,24 +10,19 @@ from cffi import FFI
 
 ROOT = Path(__file__).resolve().parent
 
-CDEF = """
-typedef enum rocke_status { ROCKE_EMITTED = 0, ROCKE_REJECTED = 1, ROCKE_ERROR = 2 } rocke_status;
-typedef struct rocke_result {
-    rocke_status status;
-    char *text;
-    size_t text_len;
-    const char *code;
-    char *message;
-} rocke_result;
-rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
-                        const char *flavor, rocke_result *out);
-void rocke_result_free(rocke_result *result);
-const char *rocke_implemented_modes(void);
-const char *rocke_version(void);
-"""
+HEADER = ROOT / "rocke_c" / "include" / "rocke.h"
+
+
+def public_declarations(header: str) -> str:
+    """The declarations of rocke.h, read from the header itself (between its extern "C" lines)
+    so the binding cannot drift from it; ROCKE_API (a visibility attribute) means nothing to cffi."""
+    start = header.index('extern "C" {\n#endif\n') + len('extern "C" {\n#endif\n')
+    end = header.index("#ifdef __cplusplus\n}", start)
+    return header[start:end].replace("ROCKE_API ", "")
+
 
 ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
+ffibuilder.cdef(public_declarations(HEADER.read_text(encoding="utf-8")))
 ffibuilder.set_source(
     "rocke_py._rocke_c",
     '#include "rocke.h"',

@@ -1,10 +1,22 @@
-"""Benchmark: per-engine emission times, the C:Python ratio, and the gate's wall time.
+"""Benchmark: every speed and memory figure of the project from one run.
 
-    python bench/bench_gate.py [--repeat 7] [--gate-runs 3] [--json FILE]
+    python bench/bench_gate.py [--repeat 7] [--gate-runs 3] [--baseline REV]
+                               [--corpus 1250,2500,5000] [--json FILE]
 
 Numbers go in notes, never in a timed test (the machine is shared and noisy): medians over
-repeats, per family and mode. The gate target (README.md, "Performance") compares the gate's
-wall time with the engines' own summed emission time divided by the cores."""
+repeats. It prints and, with --json, writes:
+
+- per emitting job, each engine's median over --repeat calls, isolated (one engine's calls back
+  to back) and interleaved (each C call after a Python call, as a gate worker calls them); the
+  C:Python ratio, median over jobs, overall and per mode;
+- with --baseline REV: REV installed into a temporary folder, its Python engine timed in the
+  same run, per mode, and whether it emits the same bytes;
+- the gate's wall time on the shipped configs against the engines' summed emission time divided
+  by the cores (from the isolated medians, and from the engine seconds the gate's own workers
+  recorded); the same on generated corpora of the given sizes, with a least-squares line of
+  wall time against jobs;
+- peak memory: the C engine (rocke-emit, built here) on the largest accepted kernel, and the
+  largest process of a gate run."""
 
 from __future__ import annotations
 
@@ -14,123 +26,263 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "tools"))
 
 from rocke_py import cbridge  # noqa: E402
 from rocke_py import engine as py_engine  # noqa: E402
-from rocke_py.engine.result import Emitted  # noqa: E402
 from rocke_py.parity.configs import discover  # noqa: E402
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS  # noqa: E402
 
-
-def median_time(fn, data: bytes, mode: str, flavor: str, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn(data, mode, flavor)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+CORES = os.cpu_count() or 1
 
 
-def jobs(modes: tuple[str, ...]) -> list[tuple[str, str]]:
+def job_list(configs, modes: tuple[str, ...]) -> list[dict]:
     out = []
-    for mode in modes:
-        out += [(mode, "llvm22")] if mode in FLAVORLESS_MODES else [(mode, f) for f in FLAVORS]
+    for cfg in configs:
+        for mode in modes:
+            for flavor in ("llvm22",) if mode in FLAVORLESS_MODES else FLAVORS:
+                out.append({"config": cfg.id, "path": str(cfg.path), "mode": mode, "flavor": flavor})
     return out
+
+
+def engine_times(jobs: list[dict], repeat: int, pythonpath: Path, engines: str, interleaved: bool) -> list[dict]:
+    """bench/engine_times.py in a child whose rocke_py comes from ``pythonpath``."""
+    with tempfile.TemporaryDirectory(prefix="rocke-bench-") as tmp:
+        jf, of = Path(tmp) / "jobs.json", Path(tmp) / "out.json"
+        jf.write_text(json.dumps(jobs))
+        cmd = [sys.executable, str(BENCH / "engine_times.py"), str(jf), str(of), "--repeat", str(repeat)]
+        cmd += ["--engines", engines] + (["--interleaved"] if interleaved else [])
+        env = dict(os.environ, PYTHONPATH=str(pythonpath))
+        subprocess.run(cmd, check=True, env=env, cwd=tmp)
+        return json.loads(of.read_text())
+
+
+def median(values) -> float:
+    values = list(values)
+    return statistics.median(values) if values else 0.0
+
+
+def ratio_table(rows: list[dict], modes: tuple[str, ...]) -> dict:
+    emitting = [r for r in rows if r["kind"] == "emitted"]
+    table = {"all": {}}
+    for mode in ("all", *modes):
+        sel = [r for r in emitting if mode == "all" or r["mode"] == mode]
+        table[mode] = {
+            "jobs": len(sel),
+            "py_median_s": median(r["py_s"] for r in sel),
+            "c_median_s": median(r["c_s"] for r in sel),
+            "ratio_isolated": median(r["py_s"] / r["c_s"] for r in sel),
+            "ratio_interleaved": median(r["py_s"] / r["c_interleaved_s"] for r in sel),
+        }
+    return table
+
+
+def install_baseline(rev: str, into: Path) -> Path:
+    """REV's tree, built and installed (with its C extension) into ``into/site``."""
+    src = into / "src"
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    site = into / "site"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps"]
+    subprocess.run([*pip, "--target", str(site), str(src)], check=True)
+    return site
+
+
+def baseline_table(current: list[dict], base: list[dict], modes: tuple[str, ...]) -> dict:
+    table: dict = {"same_bytes": sum(a["py_digest"] == b["py_digest"] for a, b in zip(current, base))}
+    table["jobs"] = len(current)
+    for mode in modes:
+        pairs = [(a, b) for a, b in zip(current, base) if a["mode"] == mode and a["kind"] == "emitted"]
+        table[mode] = {
+            "jobs": len(pairs),
+            "baseline_py_median_s": median(b["py_s"] for _, b in pairs),
+            "py_median_s": median(a["py_s"] for a, _ in pairs),
+            "speedup": median(b["py_s"] / a["py_s"] for a, b in pairs),
+        }
+    return table
+
+
+def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
+    """Wall seconds, exit status and the peak RSS (KiB) of the largest process of the command's tree."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - t0, proc.returncode, usage.ru_maxrss
+
+
+def in_gate_engine_seconds(root: Path) -> tuple[float, int]:
+    """The engines' seconds as the gate's workers recorded them (last-run.json), and the job count."""
+    doc = json.loads((root / ".rocke-parity" / "last-run.json").read_text())
+    secs = [j.get("seconds", 0.0) for e in doc["configs"].values() for j in e["jobs"].values()]
+    return sum(secs), len(secs)
+
+
+def time_gate(root: Path, runs: int) -> dict:
+    exe = str(Path(sys.executable).with_name("rocke-parity"))
+    walls, peak = [], 0
+    for _ in range(runs):
+        wall, rc, rss = run_measured([exe, "gate", "--root", str(root)], root)
+        if rc != 0:
+            raise SystemExit(f"gate failed on {root} (exit {rc})")
+        walls.append(wall)
+        peak = max(peak, rss)
+    engine_s, jobs = in_gate_engine_seconds(root)
+    wall = median(walls)
+    return {
+        "jobs": jobs,
+        "wall_s": wall,
+        "in_gate_engine_s": engine_s,
+        "ratio_in_gate": wall / (engine_s / CORES),
+        "peak_rss_kib": peak,
+    }
+
+
+def fit(points: list[tuple[int, float]]) -> dict:
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if n < 2 or sxx == 0:
+        return {}
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    icpt = my - slope * mx
+    ss_res = sum((y - (icpt + slope * x)) ** 2 for x, y in points)
+    ss_tot = sum((y - my) ** 2 for _, y in points)
+    return {"intercept_s": icpt, "s_per_job": slope, "r2": 1 - ss_res / ss_tot if ss_tot else 1.0}
+
+
+def corpus_figures(shipped: list[tuple[str, bytes]], sizes: list[int], runs: int) -> dict:
+    from corpus import write_corpus
+
+    exe = str(Path(sys.executable).with_name("rocke-parity"))
+    out: dict = {"sizes": []}
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"rocke-corpus-{n}-") as tmp:
+            root = Path(tmp)
+            counts = write_corpus(shipped, root, n)
+            _, rc, _ = run_measured([exe, "golden", "--update", "--root", str(root)], root)
+            if rc != 0:
+                raise SystemExit(f"golden --update failed on the corpus of {n} (exit {rc})")
+            fig = time_gate(root, runs)
+            out["sizes"].append({"configs": n, **counts, **fig})
+    out["fit"] = fit([(s["jobs"], s["wall_s"]) for s in out["sizes"]])
+    return out
+
+
+def memory_figures(configs, modes: tuple[str, ...]) -> dict:
+    """The C engine's peak RSS on the accepted config with the largest ll output."""
+    import cbuild
+
+    golden = json.loads((ROOT / "parity_configs" / "golden.json").read_text())["entries"]
+    size, cfg_id = max(
+        (e["bytes"], cid)
+        for cid, outs in golden.items()
+        for key, e in outs.items()
+        if key.startswith("ll") and e.get("verdict") == "emit"
+    )
+    path = ROOT / "parity_configs" / f"{cfg_id}.toml"
+    with tempfile.TemporaryDirectory(prefix="rocke-bench-") as tmp:
+        exe = cbuild.build("rocke_c/cli/rocke-emit.c", Path(tmp), opt="-O2", name="rocke-emit")
+        _, rc, rss = run_measured([str(exe), str(path), "--mode", "ll", "-o", os.devnull], ROOT)
+    return {"largest_config": cfg_id, "ll_bytes": size, "c_engine_peak_rss_kib": rss, "exit": rc}
+
+
+def print_report(fig: dict, modes: tuple[str, ...]) -> None:
+    print(f"\n== engines (medians of {fig['repeat']} calls per job, emitting jobs)")
+    print(f"{'mode':5} {'jobs':>5} {'py':>10} {'c':>10} {'isolated':>9} {'interleaved':>12}")
+    for mode in ("all", *modes):
+        r = fig["engines"][mode]
+        print(
+            f"{mode:5} {r['jobs']:5d} {r['py_median_s'] * 1e3:8.3f}ms {r['c_median_s'] * 1e3:8.3f}ms "
+            f"{r['ratio_isolated']:8.1f}x {r['ratio_interleaved']:11.1f}x"
+        )
+    if "baseline" in fig:
+        b = fig["baseline"]
+        same = f"same bytes: {b['same_bytes']}/{b['jobs']} jobs"
+        print(f"\n== Python engine against --baseline {fig['baseline_rev']} ({same})")
+        for mode in modes:
+            r = b[mode]
+            print(
+                f"{mode:5} {r['jobs']:5d} jobs: {r['baseline_py_median_s'] * 1e3:8.3f}ms -> "
+                f"{r['py_median_s'] * 1e3:8.3f}ms, {r['speedup']:.2f}x faster"
+            )
+    g = fig["gate"]
+    print(
+        f"\n== gate on the shipped configs ({g['jobs']} jobs, median of {fig['gate_runs']}): wall {g['wall_s']:.2f} s; "
+        f"engines / {CORES} cores: {g['engine_over_cores_s']:.2f} s (isolated medians, ratio {g['ratio']:.2f}x), "
+        f"{g['in_gate_engine_s'] / CORES:.2f} s (as the workers measured, ratio {g['ratio_in_gate']:.2f}x)"
+    )
+    if "corpus" in fig:
+        print("\n== gate on generated corpora")
+        for s in fig["corpus"]["sizes"]:
+            print(
+                f"{s['configs']:6d} configs ({s['emitting']} emit, {s['rejected']} reject), {s['jobs']} jobs: "
+                f"wall {s['wall_s']:.2f} s, engines / {CORES} cores {s['in_gate_engine_s'] / CORES:.2f} s, "
+                f"ratio {s['ratio_in_gate']:.3f}x"
+            )
+        f = fig["corpus"]["fit"]
+        if f:
+            print(f"fit: wall = {f['intercept_s']:.2f} s + {f['s_per_job'] * 1e3:.3f} ms/job (r^2 = {f['r2']:.4f})")
+    m = fig["memory"]
+    print(
+        f"\n== memory: C engine peak RSS on {m['largest_config']} (ll, {m['ll_bytes']} bytes): "
+        f"{m['c_engine_peak_rss_kib'] / 1024:.1f} MiB; largest gate process: {g['peak_rss_kib'] / 1024:.1f} MiB"
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--gate-runs", type=int, default=3)
+    ap.add_argument("--baseline", metavar="REV", help="time this revision's Python engine in the same run")
+    ap.add_argument("--corpus", default="1250,2500,5000", help="corpus sizes (configs), or 0 for none")
     ap.add_argument("--json")
     args = ap.parse_args()
     modes = tuple(m for m in py_engine.implemented_modes() if m in cbridge.implemented_modes())
     configs = discover(ROOT).configs
-    rows = []
-    total_py = total_c = 0.0
-    largest = (0, "")
-    for cfg in configs:
-        for mode, flavor in jobs(modes):
-            tp, out = median_time(py_engine.emit, cfg.data, mode, flavor, args.repeat)
-            tc, _ = median_time(cbridge.emit, cfg.data, mode, flavor, args.repeat)
-            total_py += tp
-            total_c += tc
-            if isinstance(out, Emitted):
-                lines = out.text.count("\n")
-                largest = max(largest, (lines, f"{cfg.id} {mode} {flavor}"))
-                rows.append(
-                    {
-                        "config": cfg.id,
-                        "family": cfg.family,
-                        "mode": mode,
-                        "flavor": flavor,
-                        "py_s": tp,
-                        "c_s": tc,
-                        "lines": lines,
-                    }
-                )
-    print(f"modes {','.join(modes)}; {len(configs)} configs; medians of {args.repeat} runs per job (emitting jobs)\n")
-    print(f"{'family':8} {'mode':5} {'jobs':>5} {'py median':>11} {'c median':>11} {'py/c':>8}")
-    summary = []
-    for family in sorted({r["family"] for r in rows}):
-        for mode in modes:
-            sel = [r for r in rows if r["family"] == family and r["mode"] == mode]
-            if not sel:
-                continue
-            py = statistics.median(r["py_s"] for r in sel)
-            c = statistics.median(r["c_s"] for r in sel)
-            ratio = statistics.median(r["py_s"] / r["c_s"] for r in sel)
-            summary.append(
-                {
-                    "family": family,
-                    "mode": mode,
-                    "jobs": len(sel),
-                    "py_median_s": py,
-                    "c_median_s": c,
-                    "ratio_median": ratio,
-                }
-            )
-            print(f"{family:8} {mode:5} {len(sel):5d} {py * 1e3:9.3f}ms {c * 1e3:9.3f}ms {ratio:7.1f}x")
-    overall = statistics.median(r["py_s"] / r["c_s"] for r in rows) if rows else 0.0
-    print(f"\nC:Python speed ratio, median over emitting jobs: {overall:.1f}x")
-    print(f"largest emitted output: {largest[0]} lines ({largest[1]})")
-    cores = os.cpu_count() or 1
-    # The gate runs every job twice per engine (the nondeterminism check).
-    engine_time = 2 * (total_py + total_c)
-    gate_times = []
-    exe = Path(sys.executable).with_name("rocke-parity")
-    for _ in range(args.gate_runs):
-        t0 = time.perf_counter()
-        done = subprocess.run([str(exe), "gate"], cwd=ROOT, capture_output=True, text=True)
-        gate_times.append(time.perf_counter() - t0)
-        if done.returncode != 0:
-            print(done.stdout[-2000:], done.stderr[-2000:])
-            print("gate failed")
-            return 1
-    gate = statistics.median(gate_times)
-    bound = engine_time / cores
-    print(
-        f"gate wall time (median of {args.gate_runs}, process start included): {gate:.2f} s; "
-        f"engines' summed emission time / {cores} cores: {bound:.2f} s; ratio {gate / bound if bound else 0:.1f}x"
-    )
+    jobs = job_list(configs, modes)
+    fig: dict = {"repeat": args.repeat, "gate_runs": args.gate_runs, "cores": CORES, "modes": modes}
+
+    rows = engine_times(jobs, args.repeat, ROOT, "py,c", interleaved=True)
+    fig["engines"] = ratio_table(rows, modes)
+    if args.baseline:
+        with tempfile.TemporaryDirectory(prefix="rocke-baseline-") as tmp:
+            site = install_baseline(args.baseline, Path(tmp))
+            # alternate (current, baseline, current, baseline) and keep each job's best median of
+            # each side: a load that comes and goes on a shared machine then favours neither
+            base = engine_times(jobs, args.repeat, site, "py", interleaved=False)
+            again = engine_times(jobs, args.repeat, ROOT, "py", interleaved=False)
+            base_again = engine_times(jobs, args.repeat, site, "py", interleaved=False)
+        for row, later in zip(rows, again):
+            row["py_s"] = min(row["py_s"], later["py_s"])
+        for row, later in zip(base, base_again):
+            row["py_s"] = min(row["py_s"], later["py_s"])
+        fig["baseline_rev"] = args.baseline
+        fig["baseline"] = baseline_table(rows, base, modes)
+
+    gate = time_gate(ROOT, args.gate_runs)
+    engine_s = 2 * sum(r["py_s"] + r["c_s"] for r in rows)  # the gate runs every job twice per engine
+    gate["engine_over_cores_s"] = engine_s / CORES
+    gate["ratio"] = gate["wall_s"] / gate["engine_over_cores_s"]
+    fig["gate"] = gate
+
+    sizes = [int(s) for s in args.corpus.split(",") if int(s) > 0]
+    if sizes:
+        shipped = [(c.id, c.data) for c in configs if str(c.expect) == "emit"]
+        fig["corpus"] = corpus_figures(shipped, sizes, max(1, args.gate_runs - 1))
+    fig["memory"] = memory_figures(configs, modes)
+    print_report(fig, modes)
     if args.json:
-        Path(args.json).write_text(
-            json.dumps(
-                {
-                    "summary": summary,
-                    "ratio_median": overall,
-                    "gate_s": gate,
-                    "engine_over_cores_s": bound,
-                    "largest": largest,
-                },
-                indent=2,
-            )
-        )
+        Path(args.json).write_text(json.dumps(fig, indent=2) + "\n")
     return 0
 
 

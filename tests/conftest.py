@@ -14,6 +14,8 @@ the repository root):
   ir_driver       rocke_c/tests/ir_driver.c, builder scripts through the IR core, sanitized
   lower_driver    rocke_c/tests/lower_driver.c, builder scripts lowered to LLVM IR, sanitized;
                   lower_oom (rocke_c/tests/lower_oom.c) the same under allocation failure
+  parser_cases    rocke_c/tests/parser_cases.c, the parser cases (tests/data/parser_cases/) through
+                  the C engine's input stages, sanitized
 
 Each program fixture is session-scoped (built once per xdist worker, into that worker's
 tmp_path_factory) and compiled by tests/tools/cbuild.py with CMakeLists.txt's flags; it skips
@@ -90,3 +92,9 @@ def lower_oom(tmp_path_factory: pytest.TempPathFactory) -> Path:
         as_library=True,
         extra=("-Wl,--wrap=malloc", "-Wl,--wrap=realloc"),
     )
+
+
+@pytest.fixture(scope="session")
+def parser_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Linked against the engine as a library, as CMake's parser_cases target is."""
+    return build_or_skip(tmp_path_factory, "rocke_c/tests/parser_cases.c", sanitize=True, as_library=True)

@@ -1,6 +1,7 @@
 /* rocke-emit: the C engine as a standalone program.
  *
  *     rocke-emit CONFIG [--mode spec|ir|ll] [--flavor llvm20|llvm22|llvm23] [-o FILE]
+ *     rocke-emit --version
  *
  * Prints the same bytes as rocke_py.engine.emit. Exit 0 on emit; 1 on rejection, with
  * "REJECTED <CODE>" and then the message on stderr; 2 on a usage error, an unreadable file
@@ -45,6 +46,8 @@ static int parse_options(int argc, char **argv, options *o)
             slot = &o->output;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
             return 1;
+        else if (strcmp(a, "--version") == 0)
+            return 3;
         else if (a[0] == '-' && a[1] != '\0')
             return usage("unknown option"), -1;
         else if (o->config)
@@ -150,6 +153,10 @@ int main(int argc, char **argv)
     size_t len = 0;
     char *config;
     int rc = parse_options(argc, argv, &o);
+    if (rc == 3) {
+        printf("rocke-emit %s\n", rocke_version());
+        return 0;
+    }
     if (rc != 0)
         return rc > 0 ? (usage(NULL), 0) : 2;
     config = read_config(o.config, &len);

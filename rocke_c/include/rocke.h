@@ -4,11 +4,23 @@
  * validates the spec and prints the requested output. It keeps no global mutable state,
  * never exits or aborts on bad input, and releases all its memory before it returns,
  * except the strings it hands back in the result, which rocke_result_free() releases.
- * cffi mirrors exactly the declarations below (build_ffi.py). */
+ * cffi reads its declarations from this file (build_ffi.py takes the text between the
+ * extern "C" lines), so keep them plain C declarations.
+ *
+ * Only the ROCKE_API functions are exported: the engine is compiled with hidden visibility
+ * (-fvisibility=hidden in setup.py, C_VISIBILITY_PRESET in CMakeLists.txt), so its internal
+ * rk_ functions stay inside the library. The attribute is not C99; compilers without it
+ * (no __GNUC__) get an empty ROCKE_API and export as they do by default. */
 #ifndef ROCKE_H
 #define ROCKE_H
 
 #include <stddef.h>
+
+#if defined(__GNUC__)
+#define ROCKE_API __attribute__((visibility("default")))
+#else
+#define ROCKE_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,17 +41,17 @@ typedef struct rocke_result {
 } rocke_result;
 
 /* mode: "spec", "ir" or "ll"; flavor: "llvm20", "llvm22" or "llvm23" (always explicit). */
-rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
-                        const char *flavor, rocke_result *out);
+ROCKE_API rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
+                                  const char *flavor, rocke_result *out);
 
 /* Releases the strings of a result filled by rocke_emit; safe to call twice. */
-void rocke_result_free(rocke_result *result);
+ROCKE_API void rocke_result_free(rocke_result *result);
 
 /* Comma-separated list of the modes this build implements: "spec,ir,ll". */
-const char *rocke_implemented_modes(void);
+ROCKE_API const char *rocke_implemented_modes(void);
 
 /* Engine version string. */
-const char *rocke_version(void);
+ROCKE_API const char *rocke_version(void);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@ struct rk_arena_block {
     /* data follows, aligned like a max_align type */
 };
 
-static size_t rk_align(size_t n) { return (n + 15u) & ~(size_t)15u; }
+static size_t align(size_t n) { return (n + 15u) & ~(size_t)15u; }
 
 void rk_arena_init(rk_arena *arena)
 {
@@ -21,10 +21,10 @@ void rk_arena_init(rk_arena *arena)
     arena->failed = 0;
 }
 
-static rk_arena_block *rk_arena_grow(rk_arena *arena, size_t need)
+static rk_arena_block *grow(rk_arena *arena, size_t need)
 {
     size_t cap = need > RK_ARENA_BLOCK ? need : RK_ARENA_BLOCK;
-    rk_arena_block *block = malloc(rk_align(sizeof(rk_arena_block)) + cap);
+    rk_arena_block *block = malloc(align(sizeof(rk_arena_block)) + cap);
     if (!block) {
         arena->failed = 1;
         return NULL;
@@ -40,15 +40,15 @@ void *rk_alloc(rk_arena *arena, size_t size)
 {
     rk_arena_block *block = arena->head;
     char *base;
-    size = rk_align(size ? size : 1);
+    size = align(size ? size : 1);
     if (size < size - 1) /* wrapped */
         return NULL;
     if (!block || block->cap - block->used < size) {
-        block = rk_arena_grow(arena, size);
+        block = grow(arena, size);
         if (!block)
             return NULL;
     }
-    base = (char *)block + rk_align(sizeof(rk_arena_block));
+    base = (char *)block + align(sizeof(rk_arena_block));
     base += block->used;
     block->used += size;
     memset(base, 0, size);

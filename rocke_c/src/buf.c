@@ -34,7 +34,7 @@ int rk_buf_reserve(rk_buf *b, size_t n)
 }
 
 /* Room for extra more bytes, doubling (amortised). */
-static int rk_buf_grow(rk_buf *b, size_t extra)
+static int grow(rk_buf *b, size_t extra)
 {
     size_t need, cap;
     char *data;
@@ -62,7 +62,7 @@ static int rk_buf_grow(rk_buf *b, size_t extra)
 
 void rk_buf_putn_grow(rk_buf *b, const char *s, size_t n)
 {
-    if (rk_buf_grow(b, n) != 0)
+    if (grow(b, n) != 0)
         return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
@@ -85,7 +85,7 @@ void rk_buf_printf(rk_buf *b, const char *fmt, ...)
         rk_buf_putn(b, small, (size_t)n);
         return;
     }
-    if (rk_buf_grow(b, (size_t)n) != 0)
+    if (grow(b, (size_t)n) != 0)
         return;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

@@ -1,14 +1,14 @@
-/* build.c: mode `ir`'s builder: one implicit-GEMM kernel from a validated spec
+/* build.c: mode `ir`'s builder: one implicit-GEMM kernel from the plan of a validated spec
  * (docs/kernels.md).
  *
  * Twin of rocke_py/engine/build.py. The direction modules supply params, block decode and
  * descriptors; build_common.c the rest. The built kernel is verified and at most its size
- * bound (rk_limits_kernel_ops_bound, never more than RK_MAX_KERNEL_OPS); a failure is an
- * engine bug (an internal error, never a rejection). */
+ * bound (the plan's op_limit: rk_kernel_ops_bound, never more than RK_MAX_KERNEL_OPS);
+ * a failure is an engine bug (an internal error, never a rejection). */
 #include <string.h>
 #include "build.h"
 
-static const rk_family_module *rk_build_family(int family)
+static const rk_family_module *build_family(int family)
 {
     if (family == RK_FAMILY_FWD)
         return &rk_build_fwd_module;
@@ -17,70 +17,64 @@ static const rk_family_module *rk_build_family(int family)
     return &rk_build_dgrad_module;
 }
 
-static rk_accs rk_build_k_loop(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                               const rk_frag_plan *plan)
+static rk_accs k_loop(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
+                      const rk_frag_plan *frags)
 {
     const rk_spec *spec = kc->spec;
     if (spec->unroll_k)
-        return rk_build_common_k_loop_unrolled(kc, ops, wt, plan, rk_spec_unrolled_k_iters(spec, kc->problem));
+        return rk_k_loop_unrolled(kc, ops, wt, frags, kc->plan->k_iters);
     if (strcmp(spec->pipeline, "basic") == 0)
-        return rk_build_common_k_loop_basic(kc, ops, wt, plan, rk_spec_unrolled_k_iters(spec, kc->problem));
+        return rk_k_loop_basic(kc, ops, wt, frags, kc->plan->k_iters);
     if (spec->async_dma)
-        return rk_build_common_k_loop_async(kc, ops, wt, plan, rk_spec_unrolled_k_iters(spec, kc->problem));
-    return rk_build_common_k_loop_runtime(kc, ops, wt, plan);
+        return rk_k_loop_async(kc, ops, wt, frags, kc->plan->k_iters);
+    return rk_k_loop_runtime(kc, ops, wt, frags);
 }
 
 /* The build's first failure as an internal error (-1), or 0. */
-static int rk_build_check(const rk_kc *kc, rk_error *err)
+static int check(const rk_kc *kc, rk_error *err)
 {
     if (kc->error)
         return rk_fail_internal(err, "%s", kc->error);
     return rk_b_check(&kc->b, err);
 }
 
-int rk_build_build_kernel(const rk_spec *spec, const rk_problem *problem, const rk_target *target,
-                          rk_arena *arena, rk_ir_kernel **out, rk_error *err)
+int rk_build_kernel(const rk_plan *plan, rk_arena *arena, rk_ir_kernel **out, rk_error *err)
 {
+    const rk_spec *spec = &plan->spec;
     const rk_family_module *family;
     rk_operands ops;
     rk_wave_tile wt;
-    rk_frag_plan plan;
+    rk_frag_plan frags;
     rk_accs accs;
     rk_ir_kernel *kernel;
-    long long vec[3];
     const char *problem_text;
     rk_kc *kc;
     *out = NULL;
-    family = rk_build_family(spec->family);
+    family = build_family(spec->family);
     kc = rk_alloc(arena, sizeof *kc);
     if (!kc)
         return rk_fail_internal(err, "out of memory (kernel context)");
-    rk_build_common_begin_kernel(kc, spec, problem, target, arena);
-    /* validation kept the bound within RK_MAX_KERNEL_OPS; an op past it is an engine failure */
-    kc->b.op_limit = rk_limits_kernel_ops_bound(spec, problem, target).total;
-    if (kc->b.op_limit > RK_MAX_KERNEL_OPS)
-        kc->b.op_limit = RK_MAX_KERNEL_OPS;
+    rk_begin_kernel(kc, plan, arena);
     family->add_params(kc);
-    rk_build_common_thread_prologue(kc);
+    rk_thread_prologue(kc);
     family->block_decode(kc);
-    rk_build_common_make_rsrcs(kc, family->names, !rk_spec_atomic_split_k(spec));
+    rk_make_rsrcs(kc, family->names, !rk_atomic_split_k(spec));
     ops = family->operands(kc);
     wt = rk_build_common_wave_tile(kc);
-    plan = rk_build_common_frag_plan(kc, &wt, &ops.ta, &ops.tb);
-    accs = rk_build_k_loop(kc, &ops, &wt, &plan);
+    frags = rk_build_common_frag_plan(kc, &wt, &ops.ta, &ops.tb);
+    accs = k_loop(kc, &ops, &wt, &frags);
     if (strcmp(spec->epilogue, "cshuffle") == 0) {
         int exclusive = spec->family != RK_FAMILY_DGRAD || spec->cshuffle_no_alias;
-        rk_build_common_load_vectors(kc, vec);
-        rk_build_common_epilogue_cshuffle(kc, &accs, &wt, family->desc_d, vec[2], exclusive);
+        rk_epilogue_cshuffle(kc, &accs, &wt, family->desc_d, plan->vectors[2], exclusive);
     } else {
-        rk_build_common_epilogue_default(kc, &accs, &wt, family->desc_d);
+        rk_epilogue_default(kc, &accs, &wt, family->desc_d);
     }
-    kernel = rk_build_common_finish(kc);
-    if (rk_build_check(kc, err))
+    kernel = rk_finish(kc);
+    if (check(kc, err))
         return -1;
     if (arena->failed)
         return rk_fail_internal(err, "out of memory (arena)");
-    problem_text = rk_verify_verify_kernel(kernel, arena);
+    problem_text = rk_verify_kernel(kernel, arena);
     if (arena->failed)
         return rk_fail_internal(err, "out of memory (verifier)");
     if (problem_text)

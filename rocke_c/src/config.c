@@ -17,7 +17,7 @@
 #define RK_INT_MIN (-2147483647LL - 1)
 #define RK_INT_MAX 2147483647LL
 
-static const char *const rk_table_names[RK_TABLE_COUNT] = {"parity", "target", "problem", "spec"};
+static const char *const rk_table_names[RK_TABLE_COUNT + 1] = {"parity", "target", "problem", "spec", NULL};
 
 /* What the lines read so far have built (one per rk_config_parse call, on its stack). */
 typedef struct rk_parse_state {
@@ -43,7 +43,7 @@ typedef struct rk_line {
 
 /* ---- encoding (contract §2 step 5) ---- */
 
-static int rk_line_of(const char *data, size_t pos)
+static int line_of(const char *data, size_t pos)
 {
     int line = 1;
     size_t i;
@@ -53,12 +53,12 @@ static int rk_line_of(const char *data, size_t pos)
     return line;
 }
 
-static int rk_is_cont(unsigned char c) { return c >= 0x80 && c <= 0xBF; }
+static int is_cont(unsigned char c) { return c >= 0x80 && c <= 0xBF; }
 
 /* C only (Python's decoder does this): the length of the well-formed RFC 3629 sequence
  * starting at i, or 0 when it is ill-formed. The second byte's range excludes overlongs
  * (E0 80-9F, F0 80-8F), surrogates (ED A0-BF) and code points past U+10FFFF (F4 90+). */
-static size_t rk_utf8_sequence_len(const unsigned char *s, size_t len, size_t i)
+static size_t utf8_sequence_len(const unsigned char *s, size_t len, size_t i)
 {
     unsigned char c = s[i];
     unsigned char lo = 0x80, hi = 0xBF;
@@ -84,19 +84,19 @@ static size_t rk_utf8_sequence_len(const unsigned char *s, size_t len, size_t i)
     if (len - i < 2 || s[i + 1] < lo || s[i + 1] > hi)
         return 0;
     for (k = 2; k < need; k++)
-        if (len - i <= k || !rk_is_cont(s[i + k]))
+        if (len - i <= k || !is_cont(s[i + k]))
             return 0;
     return need;
 }
 
 /* Offset of the first byte of the first ill-formed sequence, or len when there is none
  * (the byte Python's UnicodeDecodeError.start names). */
-static size_t rk_first_invalid_utf8(const char *data, size_t len)
+static size_t first_invalid_utf8(const char *data, size_t len)
 {
     const unsigned char *s = (const unsigned char *)data;
     size_t i = 0;
     while (i < len) {
-        size_t n = rk_utf8_sequence_len(s, len, i);
+        size_t n = utf8_sequence_len(s, len, i);
         if (n == 0)
             return i;
         i += n;
@@ -104,22 +104,22 @@ static size_t rk_first_invalid_utf8(const char *data, size_t len)
     return len;
 }
 
-int rk_config_check_encoding(const char *data, size_t len, rk_error *err)
+int rk_check_encoding(const char *data, size_t len, rk_error *err)
 {
     const char *nul = len ? memchr(data, '\0', len) : NULL;
     size_t nul_at = nul ? (size_t)(nul - data) : len;
-    size_t bad = rk_first_invalid_utf8(data, len);
+    size_t bad = first_invalid_utf8(data, len);
     if (nul_at < len && nul_at < bad)
-        return rk_fail(err, "E_ENCODING", "line %d: NUL byte", rk_line_of(data, nul_at));
+        return rk_fail(err, "E_ENCODING", "line %d: NUL byte", line_of(data, nul_at));
     if (bad < len)
-        return rk_fail(err, "E_ENCODING", "line %d: invalid UTF-8", rk_line_of(data, bad));
+        return rk_fail(err, "E_ENCODING", "line %d: invalid UTF-8", line_of(data, bad));
     return 0;
 }
 
 /* ---- lexical helpers ---- */
 
 /* `line L: <what>` as E_SYNTAX; returns -1. */
-static int rk_syntax(rk_error *err, int lineno, const char *fmt, ...)
+static int syntax(rk_error *err, int lineno, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -132,7 +132,7 @@ static int rk_syntax(rk_error *err, int lineno, const char *fmt, ...)
 
 /* Index of the first control character (0x00-0x1F but tab, or 0x7F), or n when none.
  * Bytes suffice: no byte of a multi-byte UTF-8 sequence is below 0x80. */
-static size_t rk_find_control_char(const rk_line *line)
+static size_t find_control_char(const rk_line *line)
 {
     size_t i;
     for (i = 0; i < line->n; i++) {
@@ -143,37 +143,53 @@ static size_t rk_find_control_char(const rk_line *line)
     return line->n;
 }
 
-static size_t rk_skip_ws(const rk_line *line, size_t i)
+static size_t skip_ws(const rk_line *line, size_t i)
 {
     while (i < line->n && (line->p[i] == ' ' || line->p[i] == '\t'))
         i++;
     return i;
 }
 
-static int rk_is_bare_char(char c)
+static int is_bare_char(char c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
            || c == '-';
 }
 
-static size_t rk_bare_name_end(const rk_line *line, size_t i)
+static size_t bare_name_end(const rk_line *line, size_t i)
 {
-    while (i < line->n && rk_is_bare_char(line->p[i]))
+    while (i < line->n && is_bare_char(line->p[i]))
         i++;
     return i;
 }
 
-/* 1 if from i on there is only whitespace, then nothing or a comment. */
-static int rk_at_rest_ok(const rk_line *line, size_t i)
+/* The table name or key starting at i (it ends at *end) and the index *at of the `sep` after
+ * it; `missing` says what an empty one lacks, `what` names it. */
+static int name_then(const rk_line *line, size_t i, const char *missing, const char *what, char sep, size_t *end,
+                     size_t *at, rk_error *err)
 {
-    i = rk_skip_ws(line, i);
+    *end = bare_name_end(line, i);
+    if (*end == i)
+        return syntax(err, line->lineno, "%s", missing);
+    if (*end - i > RK_MAX_NAME)
+        return syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    *at = skip_ws(line, *end);
+    if (*at == line->n || line->p[*at] != sep)
+        return syntax(err, line->lineno, "expected '%c' after %s '%.*s'", sep, what, (int)(*end - i), line->p + i);
+    return 0;
+}
+
+/* 1 if from i on there is only whitespace, then nothing or a comment. */
+static int at_rest_ok(const rk_line *line, size_t i)
+{
+    i = skip_ws(line, i);
     return i == line->n || line->p[i] == '#';
 }
 
 /* ---- values ---- */
 
 /* The escaped character for `\c`, or 0 for an unsupported escape. */
-static char rk_escape(char c)
+static char escape(char c)
 {
     switch (c) {
     case '"': return '"';
@@ -186,8 +202,8 @@ static char rk_escape(char c)
 
 /* A basic string whose opening quote is at i; *next = index after the closing quote.
  * A backslash that ends the line escapes nothing: the string is unterminated. */
-static int rk_parse_string(const rk_line *line, size_t i, const char *key, rk_arena *arena,
-                           rk_value *out, size_t *next, rk_error *err)
+static int parse_string(const rk_line *line, size_t i, const char *key, rk_arena *arena,
+                        rk_value *out, size_t *next, rk_error *err)
 {
     char *text = rk_alloc(arena, line->n - i);
     size_t len = 0;
@@ -205,16 +221,16 @@ static int rk_parse_string(const rk_line *line, size_t i, const char *key, rk_ar
         if (c == '\\') {
             if (i + 1 == line->n)
                 break;
-            c = rk_escape(line->p[++i]);
+            c = escape(line->p[++i]);
             if (!c)
-                return rk_syntax(err, line->lineno, "key '%s': unsupported escape in string", key);
+                return syntax(err, line->lineno, "key '%s': unsupported escape in string", key);
         }
         text[len++] = c;
     }
-    return rk_syntax(err, line->lineno, "key '%s': unterminated string", key);
+    return syntax(err, line->lineno, "key '%s': unterminated string", key);
 }
 
-static size_t rk_token_end(const rk_line *line, size_t i)
+static size_t token_end(const rk_line *line, size_t i)
 {
     while (i < line->n && line->p[i] != ' ' && line->p[i] != '\t' && line->p[i] != '#')
         i++;
@@ -222,7 +238,7 @@ static size_t rk_token_end(const rk_line *line, size_t i)
 }
 
 /* [+-]?(0|[1-9][0-9]*) */
-static int rk_is_int_token(const char *t, size_t n)
+static int is_int_token(const char *t, size_t n)
 {
     size_t i = (n > 0 && (t[0] == '+' || t[0] == '-')) ? 1 : 0, k;
     if (i == n)
@@ -234,7 +250,7 @@ static int rk_is_int_token(const char *t, size_t n)
 }
 
 /* The integer of an int token into *out; -1 when it is outside int32. */
-static int rk_int_value(const char *t, size_t n, long long *out)
+static int int_value(const char *t, size_t n, long long *out)
 {
     int negative = t[0] == '-';
     size_t i = (t[0] == '+' || t[0] == '-') ? 1 : 0;
@@ -251,8 +267,8 @@ static int rk_int_value(const char *t, size_t n, long long *out)
     return 0;
 }
 
-static int rk_parse_token(const rk_line *line, size_t start, size_t end, const char *key,
-                          rk_value *out, rk_error *err)
+static int parse_token(const rk_line *line, size_t start, size_t end, const char *key,
+                       rk_value *out, rk_error *err)
 {
     const char *t = line->p + start;
     size_t n = end - start;
@@ -266,28 +282,28 @@ static int rk_parse_token(const rk_line *line, size_t start, size_t end, const c
         out->i = 0;
         return 0;
     }
-    if (rk_is_int_token(t, n)) {
+    if (is_int_token(t, n)) {
         out->kind = RK_VALUE_INT;
-        if (rk_int_value(t, n, &out->i) != 0)
+        if (int_value(t, n, &out->i) != 0)
             return rk_fail(err, "E_RANGE", "line %d: key '%s': integer is outside the 32-bit range",
                            line->lineno, key);
         return 0;
     }
-    return rk_syntax(err, line->lineno,
-                     "key '%s': invalid value (expected an integer, true, false or a \"string\")", key);
+    return syntax(err, line->lineno,
+                  "key '%s': invalid value (expected an integer, true, false or a \"string\")", key);
 }
 
 /* The value starting at i (whitespace already skipped); *next = index after it. */
-static int rk_parse_value(const rk_line *line, size_t i, const char *key, rk_arena *arena,
-                          rk_value *out, size_t *next, rk_error *err)
+static int parse_value(const rk_line *line, size_t i, const char *key, rk_arena *arena,
+                       rk_value *out, size_t *next, rk_error *err)
 {
     size_t end;
     if (i == line->n || line->p[i] == '#')
-        return rk_syntax(err, line->lineno, "key '%s': missing value", key);
+        return syntax(err, line->lineno, "key '%s': missing value", key);
     if (line->p[i] == '"')
-        return rk_parse_string(line, i, key, arena, out, next, err);
-    end = rk_token_end(line, i);
-    if (rk_parse_token(line, i, end, key, out, err) != 0)
+        return parse_string(line, i, key, arena, out, next, err);
+    end = token_end(line, i);
+    if (parse_token(line, i, end, key, out, err) != 0)
         return -1;
     *next = end;
     return 0;
@@ -295,32 +311,18 @@ static int rk_parse_value(const rk_line *line, size_t i, const char *key, rk_are
 
 /* ---- lines ---- */
 
-static int rk_table_index(const char *name, size_t n)
-{
-    int t;
-    for (t = 0; t < RK_TABLE_COUNT; t++)
-        if (strlen(rk_table_names[t]) == n && memcmp(rk_table_names[t], name, n) == 0)
-            return t;
-    return -1;
-}
-
 /* A table header whose '[' is at i. */
-static int rk_parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
+static int parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
 {
-    size_t start = rk_skip_ws(line, i + 1);
-    size_t end = rk_bare_name_end(line, start);
-    int name_len = (int)(end - start), table;
+    size_t start = skip_ws(line, i + 1), end;
+    int name_len, table;
     const char *name = line->p + start;
-    if (end == start)
-        return rk_syntax(err, line->lineno, "expected a table name after '['");
-    if (end - start > RK_MAX_NAME)
-        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
-    i = rk_skip_ws(line, end);
-    if (i == line->n || line->p[i] != ']')
-        return rk_syntax(err, line->lineno, "expected ']' after table name '%.*s'", name_len, name);
-    if (!rk_at_rest_ok(line, i + 1))
-        return rk_syntax(err, line->lineno, "unexpected text after table header [%.*s]", name_len, name);
-    table = rk_table_index(name, end - start);
+    if (name_then(line, start, "expected a table name after '['", "table name", ']', &end, &i, err) != 0)
+        return -1;
+    name_len = (int)(end - start);
+    if (!at_rest_ok(line, i + 1))
+        return syntax(err, line->lineno, "unexpected text after table header [%.*s]", name_len, name);
+    table = rk_str_index(name, end - start, rk_table_names);
     if (table < 0)
         return rk_fail(err, "E_UNKNOWN_TABLE",
                        "line %d: unknown table [%.*s] (expected [parity], [target], [problem] or [spec])",
@@ -334,7 +336,7 @@ static int rk_parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk
 }
 
 /* Room for one more entry in the entry array (doubled in the arena). */
-static int rk_reserve_entry(rk_parse_state *st, rk_error *err)
+static int reserve_entry(rk_parse_state *st, rk_error *err)
 {
     rk_config *cfg = st->config;
     if (cfg->n_entries == cfg->cap_entries) {
@@ -350,8 +352,8 @@ static int rk_reserve_entry(rk_parse_state *st, rk_error *err)
     return 0;
 }
 
-static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_parse_state *st,
-                        rk_error *err)
+static int add_entry(const char *key, const rk_value *value, int lineno, rk_parse_state *st,
+                     rk_error *err)
 {
     rk_config *cfg = st->config;
     rk_key_entry *slot;
@@ -361,7 +363,7 @@ static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_p
     int added;
     if (st->table < 0)
         return rk_fail(err, "E_UNKNOWN_KEY", "line %d: key '%s' is outside any table", lineno, key);
-    if (rk_reserve_entry(st, err) != 0)
+    if (reserve_entry(st, err) != 0)
         return -1;
     table_key = rk_alloc(st->arena, n + 2);
     if (!table_key)
@@ -384,41 +386,37 @@ static int rk_add_entry(const char *key, const rk_value *value, int lineno, rk_p
 }
 
 /* `key = value` with the key starting at i. */
-static int rk_parse_key_line(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
+static int parse_key_line(const rk_line *line, size_t i, rk_parse_state *st, rk_error *err)
 {
-    size_t end = rk_bare_name_end(line, i), next = 0;
+    size_t end, at, next = 0;
     const char *key;
     rk_value value;
-    if (end == i)
-        return rk_syntax(err, line->lineno, "expected a key, a table header or a comment");
-    if (end - i > RK_MAX_NAME)
-        return rk_syntax(err, line->lineno, "name longer than %d characters", RK_MAX_NAME);
+    if (name_then(line, i, "expected a key, a table header or a comment", "key", '=', &end, &at, err) != 0)
+        return -1;
     key = rk_strndup(st->arena, line->p + i, end - i);
     if (!key)
         return rk_fail_internal(err, "out of memory");
-    i = rk_skip_ws(line, end);
-    if (i == line->n || line->p[i] != '=')
-        return rk_syntax(err, line->lineno, "expected '=' after key '%s'", key);
+    i = at;
     memset(&value, 0, sizeof value);
-    if (rk_parse_value(line, rk_skip_ws(line, i + 1), key, st->arena, &value, &next, err) != 0)
+    if (parse_value(line, skip_ws(line, i + 1), key, st->arena, &value, &next, err) != 0)
         return -1;
-    if (!rk_at_rest_ok(line, next))
-        return rk_syntax(err, line->lineno, "key '%s': unexpected text after the value", key);
-    return rk_add_entry(key, &value, line->lineno, st, err);
+    if (!at_rest_ok(line, next))
+        return syntax(err, line->lineno, "key '%s': unexpected text after the value", key);
+    return add_entry(key, &value, line->lineno, st, err);
 }
 
 /* One line, without its '\n' and without the '\r' of a CRLF. */
-static int rk_parse_line(const rk_line *line, rk_parse_state *st, rk_error *err)
+static int parse_line(const rk_line *line, rk_parse_state *st, rk_error *err)
 {
-    size_t i = rk_find_control_char(line);
+    size_t i = find_control_char(line);
     if (i < line->n)
-        return rk_syntax(err, line->lineno, "control character 0x%02X", (unsigned)(unsigned char)line->p[i]);
-    i = rk_skip_ws(line, 0);
+        return syntax(err, line->lineno, "control character 0x%02X", (unsigned)(unsigned char)line->p[i]);
+    i = skip_ws(line, 0);
     if (i == line->n || line->p[i] == '#')
         return 0;
     if (line->p[i] == '[')
-        return rk_parse_header(line, i, st, err);
-    return rk_parse_key_line(line, i, st, err);
+        return parse_header(line, i, st, err);
+    return parse_key_line(line, i, st, err);
 }
 
 /* Lines in order, the first error wins; only '\n' ends a line. */
@@ -450,7 +448,7 @@ int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *ou
         if (end < len && line.n > 0 && line.p[line.n - 1] == '\r')
             line.n--; /* CRLF; a '\r' that no '\n' follows is a control character */
         line.lineno++;
-        if (rk_parse_line(&line, &st, err) != 0)
+        if (parse_line(&line, &st, err) != 0)
             return -1;
         if (end == len)
             return 0;

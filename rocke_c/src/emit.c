@@ -20,7 +20,7 @@ const char *rocke_implemented_modes(void) { return "spec,ir,ll"; }
 const char *rocke_version(void) { return "0.1.0"; }
 
 /* A mode or flavor is echoed only when it is 1-16 bytes of [a-z0-9] (contract §2). */
-static int rk_emit_echo(const char *word)
+static int echo(const char *word)
 {
     size_t i, n;
     if (!word)
@@ -34,22 +34,22 @@ static int rk_emit_echo(const char *word)
     return 1;
 }
 
-static int rk_emit_check_mode_flavor(const char *mode, const char *flavor, rk_error *err)
+static int check_mode_flavor(const char *mode, const char *flavor, rk_error *err)
 {
     if (!rk_str_in(mode, rk_modes)) {
-        if (rk_emit_echo(mode))
+        if (echo(mode))
             return rk_fail(err, "E_MODE", "unknown mode '%s' (expected spec, ir or ll)", mode);
         return rk_fail(err, "E_MODE", "unknown mode (expected spec, ir or ll)");
     }
     if (!rk_str_in(flavor, rk_flavors)) {
-        if (rk_emit_echo(flavor))
+        if (echo(flavor))
             return rk_fail(err, "E_FLAVOR", "unknown flavor '%s' (expected llvm20, llvm22 or llvm23)", flavor);
         return rk_fail(err, "E_FLAVOR", "unknown flavor (expected llvm20, llvm22 or llvm23)");
     }
     return 0;
 }
 
-static int rk_emit_check_size(size_t len, rk_error *err)
+static int check_size(size_t len, rk_error *err)
 {
     if (len > RK_MAX_CONFIG_BYTES)
         return rk_fail(err, "E_TOO_LARGE", "config is %zu bytes; the limit is %d", len,
@@ -58,7 +58,7 @@ static int rk_emit_check_size(size_t len, rk_error *err)
 }
 
 /* The documented bound on any emitted text (docs/kernels.md §9): past it, an engine bug. */
-static int rk_emit_check_output_size(const rk_buf *text, rk_error *err)
+static int check_output_size(const rk_buf *text, rk_error *err)
 {
     if (!text->failed && (long long)text->len > RK_MAX_OUTPUT_BYTES)
         return rk_fail_internal(err, "emit: the output is %zu bytes, more than %lld", text->len,
@@ -67,8 +67,8 @@ static int rk_emit_check_output_size(const rk_buf *text, rk_error *err)
 }
 
 /* Every mode runs the spec stages first, so all modes give one verdict per config. */
-static int rk_emit_emit_text(const char *text, size_t len, const char *mode, const char *flavor,
-                             rk_arena *arena, rk_buf *out, rk_error *err)
+static int emit_text(const char *text, size_t len, const char *mode, const char *flavor,
+                     rk_arena *arena, rk_buf *out, rk_error *err)
 {
     rk_config config;
     rk_fields fields;
@@ -76,49 +76,49 @@ static int rk_emit_emit_text(const char *text, size_t len, const char *mode, con
     const rk_target *target;
     rk_problem problem;
     rk_spec built, spec;
+    const rk_plan *plan;
     rk_ir_kernel *kernel;
     if (rk_config_parse(text, len, arena, &config, err) || rk_schema_check(&config, &fields, err))
         return -1;
     arch = fields.f[RK_KEY_ARCH].value.s;
     if (!(target = rk_target_for(arch)))
         return rk_fail_internal(err, "no target data for the schema-checked arch");
-    if (rk_problem_build_problem(&fields, &problem, err))
+    if (rk_build_problem(&fields, &problem, err))
         return -1;
-    if ((fields.family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&problem, err))
-        || rk_spec_check_dtypes(&fields, err))
+    if ((fields.family == RK_FAMILY_DGRAD && rk_check_sub_gemm_candidates(&problem, err))
+        || rk_check_dtypes(&fields, err))
         return -1;
-    rk_spec_build_spec(fields.family, arch, &fields, &built);
-    spec = rk_spec_deduce(&built, &problem, target);
-    if (rk_validate_validate(&spec, &problem, target, arena, err))
+    rk_build_spec(fields.family, arch, &fields, &built);
+    spec = rk_deduce(&built, &problem, target);
+    if (rk_validate(&spec, &problem, target, arena, err))
         return -1;
-    if (rk_print_spec_print_spec(&spec, &problem, target, arena, out, err))
+    if (rk_make_plan(&spec, &problem, target, arena, &plan, err))
         return -1;
     if (strcmp(mode, "spec") == 0)
-        return 0;
-    rk_buf_free(out); /* the spec text goes */
-    if (rk_build_build_kernel(&spec, &problem, target, arena, &kernel, err))
+        return rk_print_spec(plan, out, err); /* mode `ir` and `ll` build no spec text */
+    if (rk_build_kernel(plan, arena, &kernel, err))
         return -1;
-    if (strcmp(mode, "ir") == 0 ? rk_print_ir_print_ir(kernel, arena, out, err)
+    if (strcmp(mode, "ir") == 0 ? rk_print_ir(kernel, arena, out, err)
                                 : rk_lower_kernel(kernel, arch, flavor, arena, out, err))
         return -1;
-    return rk_emit_check_output_size(out, err);
+    return check_output_size(out, err);
 }
 
-static int rk_emit_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                        rk_arena *arena, rk_buf *out, rk_error *err)
+static int emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                rk_arena *arena, rk_buf *out, rk_error *err)
 {
     if (!config && config_len > 0)
         return rk_fail_internal(err, "config is NULL but config_len is not 0");
     if (!config)
         config = ""; /* NULL with length 0 is the empty config */
-    if (rk_emit_check_mode_flavor(mode, flavor, err))
+    if (check_mode_flavor(mode, flavor, err))
         return -1;
-    if (rk_emit_check_size(config_len, err) || rk_config_check_encoding(config, config_len, err))
+    if (check_size(config_len, err) || rk_check_encoding(config, config_len, err))
         return -1;
-    return rk_emit_emit_text(config, config_len, mode, flavor, arena, out, err);
+    return emit_text(config, config_len, mode, flavor, arena, out, err);
 }
 
-static char *rk_emit_strdup(const char *s)
+static char *emit_strdup(const char *s)
 {
     size_t n = strlen(s);
     char *copy = malloc(n + 1);
@@ -129,7 +129,7 @@ static char *rk_emit_strdup(const char *s)
 
 /* The one place the error or the text becomes the result (heap strings the caller frees);
  * the text's heap buffer is handed over, not copied. */
-static rocke_status rk_emit_result(rocke_result *out, rk_buf *text, const rk_error *err)
+static rocke_status result(rocke_result *out, rk_buf *text, const rk_error *err)
 {
     const char *message = err->message;
     out->status = err->internal ? ROCKE_ERROR : ROCKE_REJECTED;
@@ -149,7 +149,7 @@ static rocke_status rk_emit_result(rocke_result *out, rk_buf *text, const rk_err
         out->status = ROCKE_ERROR;
         out->code = "E_INTERNAL";
     }
-    out->message = rk_emit_strdup(message);
+    out->message = emit_strdup(message);
     if (!out->message) {
         out->status = ROCKE_ERROR;
         out->code = "E_INTERNAL";
@@ -169,13 +169,13 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
     rk_arena_init(&arena);
     rk_error_init(&err, &arena);
     rk_buf_init(&text);
-    rk_emit_emit(config, config_len, mode, flavor, &arena, &text, &err);
+    emit(config, config_len, mode, flavor, &arena, &text, &err);
     if (arena.failed && !err.internal) {
         /* A failed arena allocation surfaces as whatever error the stage reported; the
          * engine cannot trust that verdict, so it is an internal failure. */
         rk_fail_internal(&err, "out of memory (arena)");
     }
-    status = rk_emit_result(out, &text, &err);
+    status = result(out, &text, &err);
     rk_buf_free(&text);
     rk_arena_free(&arena);
     return status;

@@ -13,7 +13,7 @@ void rk_map_init(rk_map *m)
 }
 
 /* The slot of key: its entry's, or the empty one where it would go (cap > 0). */
-static rk_map_key **rk_map_slot(rk_map_key **slots, size_t cap, const char *key, unsigned int hash)
+static rk_map_key **map_slot(rk_map_key **slots, size_t cap, const char *key, unsigned int hash)
 {
     size_t mask = cap - 1, i = hash & mask;
     for (;;) {
@@ -26,10 +26,10 @@ static rk_map_key **rk_map_slot(rk_map_key **slots, size_t cap, const char *key,
 
 void *rk_map_get(const rk_map *m, const char *key, unsigned int hash)
 {
-    return m->cap ? *rk_map_slot(m->slots, m->cap, key, hash) : NULL;
+    return m->cap ? *map_slot(m->slots, m->cap, key, hash) : NULL;
 }
 
-static int rk_map_grow(rk_map *m, rk_arena *arena)
+static int map_grow(rk_map *m, rk_arena *arena)
 {
     size_t cap = m->cap ? m->cap * 2 : RK_MAP_MIN_CAP, i;
     rk_map_key **slots;
@@ -40,7 +40,7 @@ static int rk_map_grow(rk_map *m, rk_arena *arena)
         return -1;
     for (i = 0; i < m->cap; i++)
         if (m->slots[i])
-            *rk_map_slot(slots, cap, m->slots[i]->key, m->slots[i]->hash) = m->slots[i];
+            *map_slot(slots, cap, m->slots[i]->key, m->slots[i]->hash) = m->slots[i];
     m->slots = slots;
     m->cap = cap;
     return 0;
@@ -50,9 +50,9 @@ void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash,
                  int *added)
 {
     rk_map_key **slot;
-    if ((m->n + 1) * 2 > m->cap && rk_map_grow(m, arena) != 0)
+    if ((m->n + 1) * 2 > m->cap && map_grow(m, arena) != 0)
         return NULL;
-    slot = rk_map_slot(m->slots, m->cap, key, hash);
+    slot = map_slot(m->slots, m->cap, key, hash);
     if (added)
         *added = !*slot;
     if (!*slot) {

@@ -55,7 +55,7 @@ typedef struct rk_config {
 int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *out, rk_error *err);
 /* Contract §2 step 5: the first NUL byte or invalid UTF-8 sequence (RFC 3629), whichever
  * comes first, is E_ENCODING; 0 when the bytes are clean. */
-int rk_config_check_encoding(const char *data, size_t len, rk_error *err);
+int rk_check_encoding(const char *data, size_t len, rk_error *err);
 
 /* ---- schema (schema.c): every key of [target], [problem], [spec] ---- */
 enum rk_key {
@@ -95,8 +95,8 @@ typedef struct rk_fields {
 
 int rk_schema_check(const rk_config *config, rk_fields *out, rk_error *err);
 
-/* ==== spec-layer stages: arch, problem, spec, validate, print_spec (twins of
- * rocke_py/engine/{arch,problem,spec,validate,print_spec}.py, same names and order) ==== */
+/* ==== spec-layer stages: arch, problem, spec, validate, plan, print_spec (twins of
+ * rocke_py/engine/{arch,problem,spec,validate,plan,print_spec}.py, same names and order) ==== */
 
 #define RK_INT32_MAX 2147483647LL
 
@@ -137,34 +137,43 @@ typedef struct rk_problem {
 #define RK_SUB_GEMM_FIELDS 22
 #define RK_MAX_SUB_GEMM_CANDIDATES 4096
 
+/* The record fields, in record order (the index of each name in rk_sub_gemm_fields). */
+enum rk_sub_gemm_field {
+    RK_SG_BLOCK_START, RK_SG_NUM_M_TILES, RK_SG_NUM_N_TILES, RK_SG_GEMM_M, RK_SG_GEMM_K,
+    RK_SG_H_SLICE, RK_SG_W_SLICE, RK_SG_H_BEGIN, RK_SG_W_BEGIN, RK_SG_Y_DOT_SLICE, RK_SG_X_DOT_SLICE,
+    RK_SG_A_H_COEFF, RK_SG_A_W_COEFF, RK_SG_B_Y_STRIDE, RK_SG_B_Y_OFFSET, RK_SG_B_X_STRIDE,
+    RK_SG_B_X_OFFSET, RK_SG_D_H_STRIDE, RK_SG_D_H_OFFSET, RK_SG_D_W_STRIDE, RK_SG_D_W_OFFSET,
+    RK_SG_GEMM_K_PADDED
+};
+
 typedef struct rk_sub_gemm {
     long long v[RK_SUB_GEMM_FIELDS];  /* in the order of rk_sub_gemm_fields */
 } rk_sub_gemm;
 
 extern const char *const rk_sub_gemm_fields[RK_SUB_GEMM_FIELDS];
 
-long long rk_problem_cpg(const rk_problem *p);
-long long rk_problem_kpg(const rk_problem *p);
+long long rk_cpg(const rk_problem *p);
+long long rk_kpg(const rk_problem *p);
 long long rk_problem_ho(const rk_problem *p);
 long long rk_problem_wo(const rk_problem *p);
 long long rk_problem_do(const rk_problem *p);
-long long rk_problem_filter_z(const rk_problem *p);
-long long rk_problem_out_depth(const rk_problem *p);
-long long rk_problem_in_depth(const rk_problem *p);
-int rk_problem_is_pointwise(const rk_problem *p);
-void rk_problem_short(const rk_problem *p, char out[RK_SHORT_MAX]);
-long long rk_problem_out_size(long long size, long long pad, long long dil, long long filt,
-                              long long stride);
-int rk_problem_build_problem(const rk_fields *fields, rk_problem *out, rk_error *err);
-void rk_problem_fwd_gemm(const rk_problem *p, long long out[3]);
-void rk_problem_wgrad_gemm(const rk_problem *p, long long out[3]);
-void rk_problem_dgrad_gemm(const rk_problem *p, long long out[3]);
-void rk_problem_sub_gemm_candidates(const rk_problem *p, long long *rows, long long *cols);
-int rk_problem_check_sub_gemm_candidates(const rk_problem *p, rk_error *err);
+long long rk_filter_z(const rk_problem *p);
+long long rk_out_depth(const rk_problem *p);
+long long rk_in_depth(const rk_problem *p);
+int rk_is_pointwise(const rk_problem *p);
+void rk_short(const rk_problem *p, char out[RK_SHORT_MAX]);
+long long rk_out_size(long long size, long long pad, long long dil, long long filt,
+                      long long stride);
+int rk_build_problem(const rk_fields *fields, rk_problem *out, rk_error *err);
+void rk_fwd_gemm(const rk_problem *p, long long out[3]);
+void rk_wgrad_gemm(const rk_problem *p, long long out[3]);
+void rk_dgrad_gemm(const rk_problem *p, long long out[3]);
+void rk_sub_gemm_candidates(const rk_problem *p, long long *rows, long long *cols);
+int rk_check_sub_gemm_candidates(const rk_problem *p, rk_error *err);
 /* The kept tilde records (arena); -1 with err on allocation failure or a value past 64 bits. */
-int rk_problem_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
-                               long long tile_k, long long split_k, rk_arena *arena,
-                               rk_sub_gemm **records, int *n_records, rk_error *err);
+int rk_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
+                       long long tile_k, long long split_k, rk_arena *arena,
+                       rk_sub_gemm **records, int *n_records, rk_error *err);
 
 /* ---- spec (spec.c) ---- */
 typedef struct rk_opt {  /* Python Optional[int] */
@@ -209,54 +218,59 @@ typedef struct rk_async_tile {
 #define RK_MAX_UNROLLED_K_ITERS 128
 #define RK_TAG_MAX 128               /* acc_tag(): four %g numbers and the words */
 
-long long rk_spec_block_size(const rk_spec *s);
-int rk_spec_has_lds_layout(const rk_spec *s);
-int rk_spec_atomic_split_k(const rk_spec *s);
-int rk_spec_double_buffer(const rk_spec *s);
+long long rk_block_size(const rk_spec *s);
+int rk_has_lds_layout(const rk_spec *s);
+int rk_atomic_split_k(const rk_spec *s);
+int rk_double_buffer(const rk_spec *s);
 int rk_spec_is_sixteen_bit(const char *dtype);
-const char *rk_spec_normalise_dtype(const char *name);
-int rk_spec_echo_word(const char *value);  /* 1-16 of [A-Za-z0-9_]: may be echoed in a message */
-int rk_spec_check_dtypes(const rk_fields *fields, rk_error *err);
-void rk_spec_build_spec(int family, const char *arch, const rk_fields *fields, rk_spec *out);
-void rk_spec_spec_gemm(const rk_spec *s, const rk_problem *p, long long out[3]);
-long long rk_spec_auto_split_k(const rk_spec *s, const rk_problem *p, const rk_target *t);
-int rk_spec_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b,
-                                      long long warp_tile_m, long long warp_tile_n,
-                                      long long wave_size);
-int rk_spec_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n,
-                                      long long cpg, long long wave_size, const char *pipeline);
-rk_spec rk_spec_deduce(const rk_spec *s, const rk_problem *p, const rk_target *t);
-long long rk_spec_widest_vector(long long n, const char *dtype);
-void rk_spec_default_vector_sizes(const rk_spec *s, const rk_problem *p, long long out[3]);
-long long rk_spec_vector_cap(const rk_spec *s);
-long long rk_spec_vec_c_cap(const rk_spec *s);
+const char *rk_normalise_dtype(const char *name);
+int rk_echo_word(const char *value);  /* 1-16 of [A-Za-z0-9_]: may be echoed in a message */
+int rk_check_dtypes(const rk_fields *fields, rk_error *err);
+void rk_build_spec(int family, const char *arch, const rk_fields *fields, rk_spec *out);
+void rk_spec_gemm(const rk_spec *s, const rk_problem *p, long long out[3]);
+long long rk_auto_split_k(const rk_spec *s, const rk_problem *p, const rk_target *t);
+int rk_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b,
+                                 long long warp_tile_m, long long warp_tile_n,
+                                 long long wave_size);
+int rk_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n,
+                                 long long cpg, long long wave_size, const char *pipeline);
+rk_spec rk_deduce(const rk_spec *s, const rk_problem *p, const rk_target *t);
+long long rk_widest_vector(long long n, const char *dtype);
+void rk_default_vector_sizes(const rk_spec *s, const rk_problem *p, long long out[3]);
+/* The global load widths of A and B and the cshuffle store width (caps applied). */
+void rk_load_widths(const rk_spec *s, const rk_problem *p, long long out[3]);
+long long rk_vector_cap(const rk_spec *s);
+long long rk_vec_c_cap(const rk_spec *s);
 /* The stride-1 run of D a store chunk must stay inside: its name ("kpg" or "cpg") and length. */
-const char *rk_spec_vec_c_run(const rk_spec *s, const rk_problem *p, long long *run);
-long long rk_spec_wg_k_padded(const rk_spec *s, const rk_problem *p, long long split_k);
-long long rk_spec_unrolled_k_iters(const rk_spec *s, const rk_problem *p);
-long long rk_spec_effective_lds_pad(const rk_spec *s);
-void rk_spec_m_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
-void rk_spec_k_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
-void rk_spec_lds_shapes(const rk_spec *s, long long a[2], long long b[2]);
-long long rk_spec_lds_budget(const rk_spec *s);
-void rk_spec_frag_lens(const rk_spec *s, const rk_target *t, long long out[2]);
+const char *rk_vec_c_run(const rk_spec *s, const rk_problem *p, long long *run);
+long long rk_wg_k_padded(const rk_spec *s, const rk_problem *p, long long split_k);
+long long rk_unrolled_k_iters(const rk_spec *s, const rk_problem *p);
+long long rk_effective_lds_pad(const rk_spec *s);
+void rk_m_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
+void rk_k_outer_shape(const rk_spec *s, long long tile_mn, long long out[2]);
+/* Whether the A and the B tile are K-outer (out[0], out[1]). */
+void rk_lds_k_outer_sides(const rk_spec *s, int out[2]);
+void rk_lds_shapes(const rk_spec *s, long long a[2], long long b[2]);
+long long rk_lds_budget(const rk_spec *s);
+void rk_frag_lens(const rk_spec *s, const rk_target *t, long long out[2]);
 long long rk_spec_elem_bytes(const char *dtype);
-void rk_spec_async_tiles(const rk_spec *s, const rk_problem *p, rk_async_tile out[2]);
+void rk_async_tiles(const rk_spec *s, const rk_problem *p, rk_async_tile out[2]);
 /* 0 stands for Python's None (no dwords value fits). */
-long long rk_spec_choose_dwords(long long rows, long long cols, long long block_size,
-                                long long elem_bytes, long long max_dwords,
-                                const long long *contig_cols);
-long long rk_spec_tile_dwords(const rk_spec *s, const rk_async_tile *tile);
-void rk_spec_format_g(long long value, char *out, size_t cap);
-void rk_spec_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
-/* Append the kernel name to out; -1 when the arena or the buffer failed. */
-int rk_spec_kernel_name(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *out);
+long long rk_choose_dwords(long long rows, long long cols, long long block_size,
+                           long long elem_bytes, long long max_dwords,
+                           const long long *contig_cols);
+long long rk_tile_dwords(const rk_spec *s, const rk_async_tile *tile);
+void rk_format_g(long long value, char *out, size_t cap);
+void rk_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
+/* Append the kernel name to out (shape: the problem's short(); tag: rk_acc_tag); -1 when
+ * the arena or the buffer failed. */
+int rk_kernel_name(const rk_spec *s, const char *shape, const char *tag, rk_arena *arena, rk_buf *out);
 
 /* ---- validate (validate.c) ---- */
 /* Python's validate: 0 when the spec passes, else -1 with err the first failing rule's
  * rejection (its code and message). */
-int rk_validate_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                         rk_error *err);
+int rk_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                rk_error *err);
 
 /* ---- limits (limits.c): the limits this project adds beyond the reference ---- */
 #define RK_INT32_MIN (-2147483647LL - 1)
@@ -272,13 +286,47 @@ typedef struct rk_ops_bound {
 
 /* Each check appends its message and returns 1 when the limit is broken, else 0. The dgrad
  * records come from the arena (an allocation failure leaves them to mode spec's print). */
-int rk_limits_int32_range(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *msg);
-rk_ops_bound rk_limits_kernel_ops_bound(const rk_spec *s, const rk_problem *p, const rk_target *t);
-int rk_limits_kernel_size(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_buf *msg);
+int rk_int32_range(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *msg);
+rk_ops_bound rk_kernel_ops_bound(const rk_spec *s, const rk_problem *p, const rk_target *t);
+int rk_kernel_size(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_buf *msg);
+
+/* ---- plan (plan.c): every fact the later stages read, derived once after validation ---- */
+/* One operand's LDS tile: rows x cols, stored T[k][mn] when k_outer, else T[mn][k]. */
+typedef struct rk_lds_tile {
+    long long rows, cols;
+    int k_outer;
+} rk_lds_tile;
+
+typedef struct rk_plan {
+    rk_spec spec;
+    rk_problem problem;
+    const rk_target *target;
+    char short_name[RK_SHORT_MAX];   /* problem.short() (Python's plan.short) */
+    char acc_tag[RK_TAG_MAX];        /* "" for the identity */
+    const char *kernel_name;         /* arena */
+    long long gemm[3];               /* (M, N, K) of the direction's GEMM */
+    long long default_vectors[3];    /* the reference's default widths of A, B and C */
+    long long vectors[3];            /* the load widths of A and B, the cshuffle store width */
+    long long k_padded;              /* wgrad: the K extent rounded up to tile_k*split_k */
+    long long ks;                    /* wgrad: one slice's K width; 0: a runtime argument */
+    long long frag_lens[2];
+    long long lds_pad;
+    rk_lds_tile lds_a, lds_b;
+    long long lds_bytes;
+    long long async_dwords[2];       /* async_dma: each tile's dwords (0: none fits) */
+    const rk_sub_gemm *sub_gemms;    /* dgrad: the kept tilde records (arena) */
+    int n_sub_gemms;
+    long long k_iters;               /* the K steps an unrolled loop runs */
+    long long op_limit;              /* the kernel's op bound, at most RK_MAX_KERNEL_OPS */
+} rk_plan;
+
+/* The plan of a validated spec, in the arena; -1 with err: a dgrad record outside int32
+ * (E_RANGE) or an allocation failure. */
+int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
+                 const rk_plan **out, rk_error *err);
 
 /* ---- print_spec (print_spec.c) ---- */
-/* Mode `spec` text appended to out; -1 with err on an internal failure. */
-int rk_print_spec_print_spec(const rk_spec *s, const rk_problem *p, const rk_target *t,
-                             rk_arena *arena, rk_buf *out, rk_error *err);
+/* Mode `spec` text of a plan appended to out; -1 with err on an internal failure. */
+int rk_print_spec(const rk_plan *plan, rk_buf *out, rk_error *err);
 
 #endif

@@ -15,27 +15,27 @@ static const long long rk_ir_scalar_bit_counts[] = {1, 32, 64, 16, 16, 32};
 #define RK_IR_N_SCALARS 6
 
 /* The index of t[0:n] in SCALARS, or -1. */
-static int rk_ir_scalar_index(const char *t, size_t n)
+static int scalar_index(const char *t, size_t n)
 {
     int i;
     for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (strlen(rk_ir_scalars[i]) == n && memcmp(rk_ir_scalars[i], t, n) == 0)
+        if (strncmp(rk_ir_scalars[i], t, n) == 0 && strlen(rk_ir_scalars[i]) == n)
             return i;
     return -1;
 }
 
-int rk_ir_is_scalar(const char *t) { return rk_ir_scalar_index(t, strlen(t)) >= 0; }
+int rk_ir_is_scalar(const char *t) { return scalar_index(t, strlen(t)) >= 0; }
 
 long long rk_ir_scalar_bits(const char *t)
 {
-    int i = rk_ir_scalar_index(t, strlen(t));
+    int i = scalar_index(t, strlen(t));
     return i < 0 ? 0 : rk_ir_scalar_bit_counts[i];
 }
 
 /* ---- arena helpers ---- */
 
 /* Room for one more of n items of `size` bytes (amortised doubling); NULL on failure. */
-static void *rk_ir_grow(rk_arena *arena, void *items, int n, int *cap, size_t size)
+static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size)
 {
     void *bigger;
     int want;
@@ -51,12 +51,12 @@ static void *rk_ir_grow(rk_arena *arena, void *items, int n, int *cap, size_t si
     return bigger;
 }
 
-static char *rk_ir_strdup(rk_arena *arena, const char *s)
+static char *ir_strdup(rk_arena *arena, const char *s)
 {
     return rk_strndup(arena, s, strlen(s));
 }
 
-static char *rk_ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
+static char *ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
 {
     va_list again;
     char small[256];
@@ -84,14 +84,14 @@ char *rk_ir_printf(rk_arena *arena, const char *fmt, ...)
     va_list ap;
     char *out;
     va_start(ap, fmt);
-    out = rk_ir_vprintf(arena, fmt, ap);
+    out = ir_vprintf(arena, fmt, ap);
     va_end(ap);
     return out;
 }
 
 /* ---- attr values (AttrValue) ---- */
 
-static rk_attr *rk_attr_new(rk_arena *arena, rk_attr_kind kind)
+static rk_attr *attr_new(rk_arena *arena, rk_attr_kind kind)
 {
     rk_attr *a = rk_alloc(arena, sizeof *a);
     if (a)
@@ -101,7 +101,7 @@ static rk_attr *rk_attr_new(rk_arena *arena, rk_attr_kind kind)
 
 rk_attr *rk_attr_bool(rk_arena *arena, int value)
 {
-    rk_attr *a = rk_attr_new(arena, RK_ATTR_BOOL);
+    rk_attr *a = attr_new(arena, RK_ATTR_BOOL);
     if (a)
         a->i = value ? 1 : 0;
     return a;
@@ -109,7 +109,7 @@ rk_attr *rk_attr_bool(rk_arena *arena, int value)
 
 rk_attr *rk_attr_int(rk_arena *arena, long long value)
 {
-    rk_attr *a = rk_attr_new(arena, RK_ATTR_INT);
+    rk_attr *a = attr_new(arena, RK_ATTR_INT);
     if (a)
         a->i = value;
     return a;
@@ -117,7 +117,7 @@ rk_attr *rk_attr_int(rk_arena *arena, long long value)
 
 rk_attr *rk_attr_float(rk_arena *arena, double value)
 {
-    rk_attr *a = rk_attr_new(arena, RK_ATTR_FLOAT);
+    rk_attr *a = attr_new(arena, RK_ATTR_FLOAT);
     if (a)
         a->f = value;
     return a;
@@ -125,25 +125,25 @@ rk_attr *rk_attr_float(rk_arena *arena, double value)
 
 rk_attr *rk_attr_str(rk_arena *arena, const char *value)
 {
-    rk_attr *a = value ? rk_attr_new(arena, RK_ATTR_STR) : NULL;
+    rk_attr *a = value ? attr_new(arena, RK_ATTR_STR) : NULL;
     if (a) {
-        a->s = rk_ir_strdup(arena, value);
+        a->s = ir_strdup(arena, value);
         if (!a->s)
             return NULL;
     }
     return a;
 }
 
-rk_attr *rk_attr_list(rk_arena *arena) { return rk_attr_new(arena, RK_ATTR_LIST); }
+rk_attr *rk_attr_list(rk_arena *arena) { return attr_new(arena, RK_ATTR_LIST); }
 
-rk_attr *rk_attr_map(rk_arena *arena) { return rk_attr_new(arena, RK_ATTR_MAP); }
+rk_attr *rk_attr_map(rk_arena *arena) { return attr_new(arena, RK_ATTR_MAP); }
 
 int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
 {
     const rk_attr **items;
     if (!list || !item || list->kind != RK_ATTR_LIST)
         return -1;
-    items = rk_ir_grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items);
+    items = grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items);
     if (!items)
         return -1;
     items[list->n++] = item;
@@ -151,7 +151,7 @@ int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
     return 0;
 }
 
-static int rk_attrs_find(const rk_attrs *map, const char *key)
+static int attrs_find(const rk_attrs *map, const char *key)
 {
     int i;
     for (i = 0; i < map->n; i++)
@@ -166,12 +166,12 @@ int rk_attrs_set(rk_arena *arena, rk_attrs *map, const char *key, const rk_attr 
     int at;
     if (!key || !value)
         return -1;
-    at = rk_attrs_find(map, key);
+    at = attrs_find(map, key);
     if (at >= 0) {
         map->items[at].value = value;
         return 0;
     }
-    items = rk_ir_grow(arena, map->items, map->n, &map->cap, sizeof *items);
+    items = grow(arena, map->items, map->n, &map->cap, sizeof *items);
     if (!items)
         return -1;
     items[map->n].key = key;
@@ -183,13 +183,13 @@ int rk_attrs_set(rk_arena *arena, rk_attrs *map, const char *key, const rk_attr 
 
 const rk_attr *rk_attrs_get(const rk_attrs *map, const char *key)
 {
-    int at = rk_attrs_find(map, key);
+    int at = attrs_find(map, key);
     return at < 0 ? NULL : map->items[at].value;
 }
 
 int rk_attrs_del(rk_attrs *map, const char *key)
 {
-    int at = rk_attrs_find(map, key);
+    int at = attrs_find(map, key);
     if (at < 0)
         return 0;
     memmove(map->items + at, map->items + at + 1, (size_t)(map->n - at - 1) * sizeof *map->items);
@@ -209,7 +209,7 @@ int rk_attrs_copy(rk_arena *arena, rk_attrs *dst, const rk_attrs *src)
 }
 
 /* Python's comparison of a float with an int, exactly: -1, 0, 1, or 2 for a NaN. */
-static int rk_ir_cmp_float_int(double d, long long v)
+static int cmp_float_int(double d, long long v)
 {
     long long whole;
     double frac;
@@ -226,17 +226,17 @@ static int rk_ir_cmp_float_int(double d, long long v)
     return frac > 0 ? 1 : (frac < 0 ? -1 : 0);
 }
 
-static int rk_attr_is_number(const rk_attr *a)
+static int attr_is_number(const rk_attr *a)
 {
     return a->kind == RK_ATTR_BOOL || a->kind == RK_ATTR_INT || a->kind == RK_ATTR_FLOAT;
 }
 
 int rk_attr_py_cmp_int(const rk_attr *a, long long v)
 {
-    if (!a || !rk_attr_is_number(a))
+    if (!a || !attr_is_number(a))
         return -2;
     if (a->kind == RK_ATTR_FLOAT) {
-        int c = rk_ir_cmp_float_int(a->f, v);
+        int c = cmp_float_int(a->f, v);
         return c == 2 ? -2 : c;
     }
     return a->i < v ? -1 : (a->i > v ? 1 : 0);
@@ -249,18 +249,18 @@ int rk_attr_is_str(const rk_attr *a, const char *s)
     return a && a->kind == RK_ATTR_STR && strcmp(a->s, s) == 0;
 }
 
-static int rk_attr_numbers_eq(const rk_attr *a, const rk_attr *b)
+static int attr_numbers_eq(const rk_attr *a, const rk_attr *b)
 {
     if (a->kind == RK_ATTR_FLOAT && b->kind == RK_ATTR_FLOAT)
         return a->f == b->f;
     if (a->kind == RK_ATTR_FLOAT)
-        return rk_ir_cmp_float_int(a->f, b->i) == 0;
+        return cmp_float_int(a->f, b->i) == 0;
     if (b->kind == RK_ATTR_FLOAT)
-        return rk_ir_cmp_float_int(b->f, a->i) == 0;
+        return cmp_float_int(b->f, a->i) == 0;
     return a->i == b->i;
 }
 
-static int rk_attr_maps_eq(const rk_attrs *a, const rk_attrs *b)
+static int attr_maps_eq(const rk_attrs *a, const rk_attrs *b)
 {
     int i;
     if (a->n != b->n)
@@ -278,14 +278,14 @@ int rk_attr_py_eq(const rk_attr *a, const rk_attr *b)
     int i;
     if (!a || !b)
         return 0;
-    if (rk_attr_is_number(a) && rk_attr_is_number(b))
-        return rk_attr_numbers_eq(a, b);
+    if (attr_is_number(a) && attr_is_number(b))
+        return attr_numbers_eq(a, b);
     if (a->kind != b->kind)
         return 0;
     if (a->kind == RK_ATTR_STR)
         return strcmp(a->s, b->s) == 0;
     if (a->kind == RK_ATTR_MAP)
-        return rk_attr_maps_eq(&a->map, &b->map);
+        return attr_maps_eq(&a->map, &b->map);
     if (a->n != b->n)
         return 0;
     for (i = 0; i < a->n; i++)
@@ -311,7 +311,7 @@ void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
         rk_buf_put_int(o, a->i);
         return;
     case RK_ATTR_FLOAT:
-        rk_print_ir_format_float(o, a->f);
+        rk_format_float(o, a->f);
         return;
     case RK_ATTR_STR:
         if (!repr) {
@@ -370,47 +370,47 @@ void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
 
 /* ---- types (docs/ir.md §1) ---- */
 
-char *rk_ir_vec(rk_arena *arena, const char *elem, long long n)
+char *rk_vec(rk_arena *arena, const char *elem, long long n)
 {
     return elem ? rk_ir_printf(arena, "vec<%sx%lld>", elem, n) : NULL;
 }
 
-char *rk_ir_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
+char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
 {
     if (!elem)
         return NULL;
-    return n == 1 ? rk_ir_strdup(arena, elem) : rk_ir_vec(arena, elem, n);
+    return n == 1 ? ir_strdup(arena, elem) : rk_vec(arena, elem, n);
 }
 
-char *rk_ir_ptr(rk_arena *arena, const char *elem)
+char *rk_ptr(rk_arena *arena, const char *elem)
 {
     return elem ? rk_ir_printf(arena, "ptr<%s,global>", elem) : NULL;
 }
 
-char *rk_ir_smem(rk_arena *arena, const char *elem, long long rows, long long cols)
+char *rk_smem(rk_arena *arena, const char *elem, long long rows, long long cols)
 {
     return elem ? rk_ir_printf(arena, "smem<%s, [%lldx%lld]>", elem, rows, cols) : NULL;
 }
 
-int rk_ir_is_vec(const char *t) { return RK_TYPE_IS_VEC(t); }
+int rk_is_vec(const char *t) { return RK_TYPE_IS_VEC(t); }
 
-const char *rk_ir_vec_elem(rk_arena *arena, const char *t)
+const char *rk_vec_elem(rk_arena *arena, const char *t)
 {
     const char *elem;
     size_t len;
-    if (!rk_ir_is_vec(t))
+    if (!rk_is_vec(t))
         return t;
     if (rk_type_vec_elem(t, &elem, &len))
         return NULL;
     return rk_strndup(arena, elem, len);
 }
 
-long long rk_ir_vec_len(const char *t) { return rk_type_vec_len(t); }
+long long rk_vec_len(const char *t) { return rk_type_vec_len(t); }
 
-int rk_ir_is_ptr(const char *t) { return RK_TYPE_IS_PTR(t); }
+int rk_is_ptr(const char *t) { return RK_TYPE_IS_PTR(t); }
 
 /* t[start:t.index(",")], or NULL when t has no ',' (Python raises). */
-static const char *rk_ir_elem_before_comma(rk_arena *arena, const char *t, size_t start)
+static const char *elem_before_comma(rk_arena *arena, const char *t, size_t start)
 {
     const char *elem;
     size_t len;
@@ -419,33 +419,33 @@ static const char *rk_ir_elem_before_comma(rk_arena *arena, const char *t, size_
     return rk_strndup(arena, elem, len);
 }
 
-const char *rk_ir_ptr_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 4); }
+const char *rk_ptr_elem(rk_arena *arena, const char *t) { return elem_before_comma(arena, t, 4); }
 
-int rk_ir_is_smem(const char *t) { return RK_TYPE_IS_SMEM(t); }
+int rk_is_smem(const char *t) { return RK_TYPE_IS_SMEM(t); }
 
-const char *rk_ir_smem_elem(rk_arena *arena, const char *t) { return rk_ir_elem_before_comma(arena, t, 5); }
+const char *rk_smem_elem(rk_arena *arena, const char *t) { return elem_before_comma(arena, t, 5); }
 
-int rk_ir_smem_shape(const char *t, long long *rows, long long *cols) { return rk_type_smem_shape(t, rows, cols); }
+int rk_smem_shape(const char *t, long long *rows, long long *cols) { return rk_type_smem_shape(t, rows, cols); }
 
 /* SCALAR_BITS[vec_elem(t)], 0 when vec_elem(t) is not a scalar (Python raises KeyError). */
-static long long rk_ir_elem_bits(const char *t)
+static long long elem_bits(const char *t)
 {
     const char *elem;
     size_t len;
     int i;
     if (rk_type_vec_elem(t, &elem, &len))
         return 0;
-    i = rk_ir_scalar_index(elem, len);
+    i = scalar_index(elem, len);
     return i < 0 ? 0 : rk_ir_scalar_bit_counts[i];
 }
 
-long long rk_ir_type_bits(const char *t)
+long long rk_type_bits(const char *t)
 {
-    long long n = rk_ir_vec_len(t);
-    return n == RK_IR_BAD_LEN ? 0 : rk_ir_elem_bits(t) * n;
+    long long n = rk_vec_len(t);
+    return n == RK_IR_BAD_LEN ? 0 : elem_bits(t) * n;
 }
 
-long long rk_ir_elem_bytes_of(const char *t) { return rk_ir_elem_bits(t) / 8; }
+long long rk_elem_bytes_of(const char *t) { return elem_bits(t) / 8; }
 
 /* ---- the IR objects ---- */
 
@@ -454,8 +454,8 @@ rk_ir_value *rk_ir_make_value(rk_arena *arena, const char *name, const char *typ
     rk_ir_value *v = rk_alloc(arena, sizeof *v);
     if (!v || !name || !type)
         return NULL;
-    v->name = rk_ir_strdup(arena, name);
-    v->type = rk_ir_strdup(arena, type);
+    v->name = ir_strdup(arena, name);
+    v->type = ir_strdup(arena, type);
     return v->name && v->type ? v : NULL;
 }
 
@@ -464,13 +464,13 @@ rk_ir_region *rk_ir_make_region(rk_arena *arena, const char *name)
     rk_ir_region *r = rk_alloc(arena, sizeof *r);
     if (!r)
         return NULL;
-    r->name = rk_ir_strdup(arena, name);
+    r->name = ir_strdup(arena, name);
     return r->name ? r : NULL;
 }
 
 int rk_ir_region_append(rk_arena *arena, rk_ir_region *region, rk_ir_op *op)
 {
-    rk_ir_op **ops = rk_ir_grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops);
+    rk_ir_op **ops = grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops);
     if (!ops)
         return -1;
     ops[region->n_ops++] = op;
@@ -479,7 +479,7 @@ int rk_ir_region_append(rk_arena *arena, rk_ir_region *region, rk_ir_op *op)
 }
 
 /* The first failure sticks: "builder: <message>". */
-static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
+static void fail(rk_builder *b, const char *fmt, ...)
 {
     va_list ap;
     char *message;
@@ -487,7 +487,7 @@ static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
         return;
     b->failed = 1;
     va_start(ap, fmt);
-    message = rk_ir_vprintf(b->arena, fmt, ap);
+    message = ir_vprintf(b->arena, fmt, ap);
     va_end(ap);
     b->error = message ? rk_ir_printf(b->arena, "builder: %s", message) : NULL;
     if (!b->error)
@@ -496,21 +496,21 @@ static void rk_ir_fail(rk_builder *b, const char *fmt, ...)
 
 /* ---- the builder ---- */
 
-static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                                  int n_operands, const char *hint, const char *type, rk_attrs attrs);
+static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
+                               int n_operands, const char *hint, const char *type, rk_attrs attrs);
 
 /* A cached constant: Python's caches are one dict per open region, searched innermost
  * first; here one map holds every (type, value) key ever cached, and a key's constant is
  * live while the region that made it is open (a lookup only hits when the outer regions
  * had no such constant, so a key is live in at most one region). */
 struct rk_b_const {
-    rk_map_key k;             /* rk_b_const_key's text */
+    rk_map_key k;             /* b_const_key's text */
     rk_ir_value *result;      /* NULL once its region is popped */
     rk_b_const *frame_next;   /* in its region's list */
 };
 
 /* Not failed, and every one of the n value pointers that follow is set. */
-static int rk_b_ok(rk_builder *b, const char *what, int n, ...)
+static int b_ok(rk_builder *b, const char *what, int n, ...)
 {
     va_list ap;
     int i, missing = 0;
@@ -522,19 +522,19 @@ static int rk_b_ok(rk_builder *b, const char *what, int n, ...)
             missing = 1;
     va_end(ap);
     if (missing)
-        rk_ir_fail(b, "%s of a NULL value", what);
+        fail(b, "%s of a NULL value", what);
     return !missing;
 }
 
-static void rk_b_open(rk_builder *b, rk_ir_region *region)
+static void b_open(rk_builder *b, rk_ir_region *region)
 {
     rk_ir_region **regions;
     rk_b_const **frames;
     int cap = b->cap_regions;
-    regions = rk_ir_grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions);
-    frames = regions ? rk_ir_grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames) : NULL;
+    regions = grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions);
+    frames = regions ? grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames) : NULL;
     if (!regions || !frames) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return;
     }
     b->regions = regions;
@@ -551,16 +551,16 @@ void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs 
     b->arena = arena;
     b->kernel = rk_alloc(arena, sizeof *b->kernel);
     if (!b->kernel || !name || rk_attrs_copy(arena, &b->kernel->attrs, attrs)) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return;
     }
-    b->kernel->name = rk_ir_strdup(arena, name);
+    b->kernel->name = ir_strdup(arena, name);
     b->kernel->entry = rk_ir_make_region(arena, "entry");
     if (!b->kernel->name || !b->kernel->entry) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return;
     }
-    rk_b_open(b, b->kernel->entry);
+    b_open(b, b->kernel->entry);
 }
 
 int rk_b_check(const rk_builder *b, rk_error *err)
@@ -575,10 +575,10 @@ void rk_b_push_region(rk_builder *b, rk_ir_region *region)
     if (b->failed)
         return;
     if (!region) {
-        rk_ir_fail(b, "push_region of a NULL region");
+        fail(b, "push_region of a NULL region");
         return;
     }
-    rk_b_open(b, region);
+    b_open(b, region);
 }
 
 void rk_b_pop_region(rk_builder *b)
@@ -587,7 +587,7 @@ void rk_b_pop_region(rk_builder *b)
     if (b->failed)
         return;
     if (b->n_regions == 0) {
-        rk_ir_fail(b, "pop_region with no open region");
+        fail(b, "pop_region with no open region");
         return;
     }
     b->n_regions--;
@@ -600,8 +600,8 @@ void rk_b_pop_region(rk_builder *b)
  * float by its exact hex digits, a string (after another separator) by itself. In small when
  * it fits, else in the arena; NULL on a failed allocation, and for a NaN (never equal to
  * anything, so never cached). */
-static const char *rk_b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
-                                  size_t cap)
+static const char *b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
+                               size_t cap)
 {
     char number[64] = "i";
     const char *tail = number;
@@ -629,7 +629,7 @@ static const char *rk_b_const_key(rk_arena *arena, const char *ity, const rk_att
 }
 
 /* A copy of a scalar value (a string is copied too). */
-static rk_attr *rk_attr_copy(rk_arena *arena, const rk_attr *value)
+static rk_attr *attr_copy(rk_arena *arena, const rk_attr *value)
 {
     rk_attr *copy = value->kind == RK_ATTR_STR ? rk_attr_str(arena, value->s) : rk_alloc(arena, sizeof *copy);
     if (copy && value->kind != RK_ATTR_STR)
@@ -649,12 +649,12 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     if (b->failed)
         return NULL;
     if (!ity || !value || value->kind == RK_ATTR_LIST || value->kind == RK_ATTR_MAP) {
-        rk_ir_fail(b, "constant of a NULL type or an unhashable value");
+        fail(b, "constant of a NULL type or an unhashable value");
         return NULL;
     }
-    key = rk_b_const_key(b->arena, ity, value, small, sizeof small);
+    key = b_const_key(b->arena, ity, value, small, sizeof small);
     if (!key && b->arena->failed) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     if (key) {
@@ -663,12 +663,13 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
         if (entry && entry->result)
             return entry->result;
     }
-    copy = rk_attr_copy(b->arena, value);
+    copy = attr_copy(b->arena, value);
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
     rk_attrs_set(b->arena, &attrs, "value", copy);
-    result = rk_b_op_owned(b, "arith.constant", NULL, 0, "c", ity, attrs);
+    result = b_op_owned(b, RK_OP_CONSTANT, rk_ops[RK_OP_CONSTANT].name, NULL, 0, rk_ops[RK_OP_CONSTANT].hint, ity,
+                        attrs);
     if (!result) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     if (!key)
@@ -677,7 +678,7 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
         key = rk_strndup(b->arena, small, strlen(small));
     entry = key ? rk_map_put(&b->consts, b->arena, key, hash, sizeof *entry, NULL) : NULL;
     if (!entry) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     entry->result = result;
@@ -695,19 +696,19 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
     if (b->failed)
         return NULL;
     if (!name || !type) {
-        rk_ir_fail(b, "param of a NULL name or type");
+        fail(b, "param of a NULL name or type");
         return NULL;
     }
     p = rk_alloc(b->arena, sizeof *p);
-    params = p ? rk_ir_grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params) : NULL;
+    params = p ? grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params) : NULL;
     if (!params || rk_attrs_copy(b->arena, &p->attrs, attrs)) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     p->value.name = rk_ir_printf(b->arena, "%%%s", name);
-    p->value.type = rk_ir_strdup(b->arena, type);
+    p->value.type = ir_strdup(b->arena, type);
     if (!p->value.name || !p->value.type) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     params[k->n_params++] = p;
@@ -721,60 +722,61 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
     if (b->failed)
         return NULL;
     if (!hint || !type) {
-        rk_ir_fail(b, "new_value of a NULL hint or type");
+        fail(b, "new_value of a NULL hint or type");
         return NULL;
     }
     b->counter++;
     v = rk_alloc(b->arena, sizeof *v);
     if (v) {
         v->name = rk_ir_printf(b->arena, "%%%s%lld", hint, b->counter);
-        v->type = rk_ir_strdup(b->arena, type);
+        v->type = ir_strdup(b->arena, type);
     }
     if (!v || !v->name || !v->type) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     return v;
 }
 
 /* Appends op to the innermost open region: every op enters here, counted against op_limit. */
-static int rk_b_append(rk_builder *b, rk_ir_op *op)
+static int b_append(rk_builder *b, rk_ir_op *op)
 {
     b->num_ops++;
     if (b->op_limit > 0 && b->num_ops > b->op_limit) {
-        rk_ir_fail(b, "the kernel exceeds %lld IR ops", b->op_limit);
+        fail(b, "the kernel exceeds %lld IR ops", b->op_limit);
         return -1;
     }
     if (b->n_regions == 0) {
-        rk_ir_fail(b, "%s with no open region", op->name);
+        fail(b, "%s with no open region", op->name);
         return -1;
     }
     if (rk_ir_region_append(b->arena, b->regions[b->n_regions - 1], op)) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return -1;
     }
     return 0;
 }
 
-/* A new op (not yet appended) with copies of the operand values. */
-static rk_ir_op *rk_b_make_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                              int n_operands, int n_results)
+/* A new op (not yet appended) with copies of the operand values; code is name's row of rk_ops. */
+static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
+                           int n_operands, int n_results)
 {
     rk_ir_op *op;
     int i;
     for (i = 0; i < n_operands; i++)
         if (!operands[i]) {
-            rk_ir_fail(b, "%s of a NULL value", name);
+            fail(b, "%s of a NULL value", name);
             return NULL;
         }
     op = rk_alloc(b->arena, sizeof *op);
     if (op) {
         op->name = name;
+        op->code = code;
         op->operands = rk_alloc(b->arena, (size_t)n_operands * sizeof *op->operands);
         op->results = rk_alloc(b->arena, (size_t)n_results * sizeof *op->results);
     }
     if (!op || !op->operands || !op->results || b->arena->failed) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     for (i = 0; i < n_operands; i++)
@@ -783,9 +785,10 @@ static rk_ir_op *rk_b_make_op(rk_builder *b, const char *name, const rk_ir_value
     return op;
 }
 
-/* Builder.op with the attrs map handed over (no copy): the builder's own methods. */
-static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                                  int n_operands, const char *hint, const char *type, rk_attrs attrs)
+/* Builder.op with the attrs map handed over (no copy) and the op's code known: the builder's
+ * own methods. */
+static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
+                               int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
     rk_ir_value *result = NULL;
     rk_ir_op *op;
@@ -796,7 +799,7 @@ static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_v
         if (!result)
             return NULL;
     }
-    op = rk_b_make_op(b, name, operands, n_operands, result ? 1 : 0);
+    op = b_make_op(b, code, name, operands, n_operands, result ? 1 : 0);
     if (!op)
         return NULL;
     if (result) {
@@ -804,7 +807,7 @@ static rk_ir_value *rk_b_op_owned(rk_builder *b, const char *name, const rk_ir_v
         op->n_results = 1;
     }
     op->attrs = attrs;
-    if (rk_b_append(b, op))
+    if (b_append(b, op))
         return NULL;
     return result ? &op->results[0] : NULL;
 }
@@ -816,12 +819,12 @@ rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *
     const char *own_name;
     if (b->failed)
         return NULL;
-    own_name = name ? rk_ir_strdup(b->arena, name) : NULL;
+    own_name = name ? ir_strdup(b->arena, name) : NULL;
     if (!own_name || rk_attrs_copy(b->arena, &copy, attrs)) {
-        rk_ir_fail(b, "%s", name ? "out of memory" : "op of a NULL name");
+        fail(b, "%s", name ? "out of memory" : "op of a NULL name");
         return NULL;
     }
-    return rk_b_op_owned(b, own_name, operands, n_operands, hint, type, copy);
+    return b_op_owned(b, rk_op_code(own_name), own_name, operands, n_operands, hint, type, copy);
 }
 
 rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
@@ -829,27 +832,34 @@ rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *c
 {
     rk_ir_value *result;
     if (!b->failed && (!hint || !type)) {
-        rk_ir_fail(b, "value_op %s without a hint or type", name ? name : "(NULL)");
+        fail(b, "value_op %s without a hint or type", name ? name : "(NULL)");
         return NULL;
     }
     result = rk_b_op(b, name, operands, n_operands, hint, type, attrs);
     return result;
 }
 
-/* value_op of the builder's own methods: no copies, attrs built by the caller. */
-static rk_ir_value *rk_b_value(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                               int n_operands, const char *hint, const char *type, rk_attrs attrs)
+/* Builder.result_op: an op of the table that gives one result, named by the op's hint (no
+ * copies, attrs built by the caller; a NULL type is one the arena could not make). */
+static rk_ir_value *result_op(rk_builder *b, int code, const rk_ir_value *const *operands, int n_operands,
+                              const char *type, rk_attrs attrs)
 {
     if (!b->failed && !type) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
-    return rk_b_op_owned(b, name, operands, n_operands, hint, type, attrs);
+    return b_op_owned(b, code, rk_ops[code].name, operands, n_operands, rk_ops[code].hint, type, attrs);
+}
+
+/* Builder.plain_op: an op of the table that gives no result. */
+static void plain_op(rk_builder *b, int code, const rk_ir_value *const *operands, int n_operands, rk_attrs attrs)
+{
+    b_op_owned(b, code, rk_ops[code].name, operands, n_operands, NULL, NULL, attrs);
 }
 
 /* An attrs map of one to three int entries (NULL key: none). */
-static rk_attrs rk_b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2,
-                          const char *k3, long long v3)
+static rk_attrs b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2,
+                       const char *k3, long long v3)
 {
     rk_attrs attrs = {NULL, 0, 0};
     if (k1)
@@ -861,7 +871,7 @@ static rk_attrs rk_b_ints(rk_builder *b, const char *k1, long long v1, const cha
     return attrs;
 }
 
-static rk_attrs rk_b_str_attr(rk_builder *b, const char *key, const char *value)
+static rk_attrs b_str_attr(rk_builder *b, const char *key, const char *value)
 {
     rk_attrs attrs = {NULL, 0, 0};
     rk_attrs_set(b->arena, &attrs, key, rk_attr_str(b->arena, value));
@@ -905,169 +915,180 @@ rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
     if (b->failed)
         return NULL;
     if (!type) {
-        rk_ir_fail(b, "zeros of a NULL type");
+        fail(b, "zeros of a NULL type");
         return NULL;
     }
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, type));
     rk_attrs_set(b->arena, &attrs, "value", rk_attr_int(b->arena, 0));
-    return rk_b_value(b, "arith.constant_vec", NULL, 0, "cz", type, attrs);
+    return result_op(b, RK_OP_CONSTANT_VEC, NULL, 0, type, attrs);
+}
+
+/* Builder.binary with the op's code at hand (C only: the generic entry looks it up by name). */
+static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, const char *hint,
+                                  const rk_ir_value *x, const rk_ir_value *y)
+{
+    const rk_ir_value *operands[2];
+    if (!b_ok(b, name, 2, x, y))
+        return NULL;
+    if (strcmp(x->type, y->type) != 0) {
+        fail(b, "%s of %s and %s", name, x->type, y->type);
+        return NULL;
+    }
+    operands[0] = x;
+    operands[1] = y;
+    return b_op_owned(b, code, name, operands, 2, hint, x->type, rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x,
                          const rk_ir_value *y)
 {
-    const rk_ir_value *operands[2];
-    if (!rk_b_ok(b, name, 2, x, y))
-        return NULL;
-    if (strcmp(x->type, y->type) != 0) {
-        rk_ir_fail(b, "%s of %s and %s", name, x->type, y->type);
-        return NULL;
-    }
-    operands[0] = x;
-    operands[1] = y;
-    return rk_b_value(b, name, operands, 2, hint, x->type, rk_b_no_attrs);
+    return b_binary_code(b, name ? rk_op_code(name) : RK_OP_UNKNOWN, name, hint, x, y);
+}
+
+static rk_ir_value *binary_of(rk_builder *b, int code, const rk_ir_value *x, const rk_ir_value *y)
+{
+    return b_binary_code(b, code, rk_ops[code].name, rk_ops[code].hint, x, y);
 }
 
 rk_ir_value *rk_b_add(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.add", "add", x, y);
+    return binary_of(b, RK_OP_ADD, x, y);
 }
 
 rk_ir_value *rk_b_sub(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.sub", "sub", x, y);
+    return binary_of(b, RK_OP_SUB, x, y);
 }
 
 rk_ir_value *rk_b_mul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.mul", "mul", x, y);
+    return binary_of(b, RK_OP_MUL, x, y);
 }
 
 rk_ir_value *rk_b_div(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.div", "div", x, y);
+    return binary_of(b, RK_OP_DIV, x, y);
 }
 
 rk_ir_value *rk_b_mod(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.mod", "mod", x, y);
+    return binary_of(b, RK_OP_MOD, x, y);
 }
 
 rk_ir_value *rk_b_min(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.min", "min", x, y);
+    return binary_of(b, RK_OP_MIN, x, y);
 }
 
 rk_ir_value *rk_b_max(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.max", "max", x, y);
+    return binary_of(b, RK_OP_MAX, x, y);
 }
 
 rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.and", "and", x, y);
+    return binary_of(b, RK_OP_AND, x, y);
 }
 
 rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.or", "or", x, y);
+    return binary_of(b, RK_OP_OR, x, y);
 }
 
 rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y)
 {
     const rk_ir_value *operands[2];
-    if (!rk_b_ok(b, "arith.cmp", 2, x, y))
+    if (!b_ok(b, rk_ops[RK_OP_CMP].name, 2, x, y))
         return NULL;
     if (strcmp(x->type, y->type) != 0) {
-        rk_ir_fail(b, "arith.cmp of %s and %s", x->type, y->type);
+        fail(b, "arith.cmp of %s and %s", x->type, y->type);
         return NULL;
     }
     operands[0] = x;
     operands[1] = y;
-    return rk_b_value(b, "arith.cmp", operands, 2, "cmp", "i1", rk_b_str_attr(b, "pred", pred ? pred : ""));
+    return result_op(b, RK_OP_CMP, operands, 2, "i1", b_str_attr(b, "pred", pred ? pred : ""));
 }
 
 rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x,
                          const rk_ir_value *y)
 {
     const rk_ir_value *operands[3];
-    if (!rk_b_ok(b, "arith.select", 3, c, x, y))
+    if (!b_ok(b, rk_ops[RK_OP_SELECT].name, 3, c, x, y))
         return NULL;
     if (strcmp(x->type, y->type) != 0 || strcmp(c->type, "i1") != 0) {
-        rk_ir_fail(b, "arith.select of %s, %s, %s", c->type, x->type, y->type);
+        fail(b, "arith.select of %s, %s, %s", c->type, x->type, y->type);
         return NULL;
     }
     operands[0] = c;
     operands[1] = x;
     operands[2] = y;
-    return rk_b_value(b, "arith.select", operands, 3, "sel", x->type, rk_b_no_attrs);
+    return result_op(b, RK_OP_SELECT, operands, 3, x->type, rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_fadd(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fadd", "fadd", x, y);
+    return binary_of(b, RK_OP_FADD, x, y);
 }
 
 rk_ir_value *rk_b_fmul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fmul", "fmul", x, y);
+    return binary_of(b, RK_OP_FMUL, x, y);
 }
 
 rk_ir_value *rk_b_fmax(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fmax", "fmax", x, y);
+    return binary_of(b, RK_OP_FMAX, x, y);
 }
 
 rk_ir_value *rk_b_fmin(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    return rk_b_binary(b, "arith.fmin", "fmin", x, y);
+    return binary_of(b, RK_OP_FMIN, x, y);
 }
 
 /* fptrunc and bitcast: (a) -> to, attr `to`. */
-static rk_ir_value *rk_b_convert(rk_builder *b, const char *name, const char *hint,
-                                 const rk_ir_value *x, const char *to)
+static rk_ir_value *b_convert(rk_builder *b, int code, const rk_ir_value *x, const char *to)
 {
-    if (!rk_b_ok(b, name, 1, x))
+    if (!b_ok(b, rk_ops[code].name, 1, x))
         return NULL;
     if (!to) {
-        rk_ir_fail(b, "%s to a NULL type", name);
+        fail(b, "%s to a NULL type", rk_ops[code].name);
         return NULL;
     }
-    return rk_b_value(b, name, &x, 1, hint, to, rk_b_str_attr(b, "to", to));
+    return result_op(b, code, &x, 1, to, b_str_attr(b, "to", to));
 }
 
 rk_ir_value *rk_b_fptrunc(rk_builder *b, const rk_ir_value *x, const char *to)
 {
-    return rk_b_convert(b, "arith.fptrunc", "cvt", x, to);
+    return b_convert(b, RK_OP_FPTRUNC, x, to);
 }
 
 rk_ir_value *rk_b_bitcast(rk_builder *b, const rk_ir_value *x, const char *to)
 {
-    return rk_b_convert(b, "arith.bitcast", "bc", x, to);
+    return b_convert(b, RK_OP_BITCAST, x, to);
 }
 
 /* -- gpu (§4.2) -- */
 
 rk_ir_value *rk_b_thread_id(rk_builder *b)
 {
-    return rk_b_value(b, "gpu.thread_id", NULL, 0, "tid", "i32", rk_b_ints(b, "dim", 0, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_THREAD_ID, NULL, 0, "i32", b_ints(b, "dim", 0, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_block_id(rk_builder *b, long long dim)
 {
-    return rk_b_value(b, "gpu.block_id", NULL, 0, "bid", "i32", rk_b_ints(b, "dim", dim, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_BLOCK_ID, NULL, 0, "i32", b_ints(b, "dim", dim, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_lane_id(rk_builder *b)
 {
-    return rk_b_value(b, "gpu.lane_id", NULL, 0, "lane", "i32", rk_b_no_attrs);
+    return result_op(b, RK_OP_LANE_ID, NULL, 0, "i32", rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_readfirstlane(rk_builder *b, const rk_ir_value *x)
 {
-    if (!rk_b_ok(b, "gpu.readfirstlane", 1, x))
+    if (!b_ok(b, rk_ops[RK_OP_READFIRSTLANE].name, 1, x))
         return NULL;
-    return rk_b_value(b, "gpu.readfirstlane", &x, 1, "rfl", "i32", rk_b_no_attrs);
+    return result_op(b, RK_OP_READFIRSTLANE, &x, 1, "i32", rk_b_no_attrs);
 }
 
 /* -- memory (§4.3) -- */
@@ -1077,7 +1098,7 @@ rk_ir_value *rk_b_make_buffer_rsrc(rk_builder *b, const rk_ir_value *p, const rk
     const rk_ir_value *operands[2];
     operands[0] = p;
     operands[1] = nbytes;
-    return rk_b_value(b, "tile.make_buffer_rsrc", operands, 2, "rsrc", "rsrc", rk_b_no_attrs);
+    return result_op(b, RK_OP_MAKE_BUFFER_RSRC, operands, 2, "rsrc", rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
@@ -1085,17 +1106,17 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
 {
     const rk_ir_value *operands[2];
     rk_attrs attrs = {NULL, 0, 0};
-    if (!rk_b_ok(b, "tile.buffer_load", 2, r, off))
+    if (!b_ok(b, rk_ops[RK_OP_BUFFER_LOAD].name, 2, r, off))
         return NULL;
     if (!elem) {
-        rk_ir_fail(b, "tile.buffer_load of a NULL element type");
+        fail(b, "tile.buffer_load of a NULL element type");
         return NULL;
     }
     operands[0] = r;
     operands[1] = off;
     rk_attrs_set(b->arena, &attrs, "elem", rk_attr_str(b->arena, elem));
     rk_attrs_set(b->arena, &attrs, "n", rk_attr_int(b->arena, n));
-    return rk_b_value(b, "tile.buffer_load", operands, 2, "gv", rk_ir_vec_or_scalar(b->arena, elem, n), attrs);
+    return result_op(b, RK_OP_BUFFER_LOAD, operands, 2, rk_vec_or_scalar(b->arena, elem, n), attrs);
 }
 
 void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
@@ -1105,7 +1126,7 @@ void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *o
     operands[0] = r;
     operands[1] = off;
     operands[2] = v;
-    rk_b_op_owned(b, "tile.buffer_store", operands, 3, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_BUFFER_STORE, operands, 3, rk_b_no_attrs);
 }
 
 void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx,
@@ -1115,7 +1136,7 @@ void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_va
     operands[0] = p;
     operands[1] = idx;
     operands[2] = v;
-    rk_b_op_owned(b, "tile.global_atomic_fadd", operands, 3, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_GLOBAL_ATOMIC_FADD, operands, 3, rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_smem_alloc(rk_builder *b, const char *type, int exclusive)
@@ -1124,21 +1145,21 @@ rk_ir_value *rk_b_smem_alloc(rk_builder *b, const char *type, int exclusive)
     if (b->failed)
         return NULL;
     if (!type) {
-        rk_ir_fail(b, "tile.smem_alloc of a NULL type");
+        fail(b, "tile.smem_alloc of a NULL type");
         return NULL;
     }
-    attrs = rk_b_str_attr(b, "type", type);
+    attrs = b_str_attr(b, "type", type);
     if (exclusive)
         rk_attrs_set(b->arena, &attrs, "exclusive", rk_attr_bool(b->arena, 1));
-    return rk_b_value(b, "tile.smem_alloc", NULL, 0, "smem", type, attrs);
+    return result_op(b, RK_OP_SMEM_ALLOC, NULL, 0, type, attrs);
 }
 
 /* smem_elem(s.type), failing the builder where Python's str.index raises. */
-static const char *rk_b_smem_elem(rk_builder *b, const rk_ir_value *s)
+static const char *b_smem_elem(rk_builder *b, const rk_ir_value *s)
 {
-    const char *elem = rk_ir_smem_elem(b->arena, s->type);
+    const char *elem = rk_smem_elem(b->arena, s->type);
     if (!elem)
-        rk_ir_fail(b, "%s is not an smem type", s->type);
+        fail(b, "%s is not an smem type", s->type);
     return elem;
 }
 
@@ -1147,13 +1168,13 @@ rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_val
 {
     const rk_ir_value *operands[3];
     const char *elem;
-    if (!rk_b_ok(b, "tile.smem_load", 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
+    if (!b_ok(b, rk_ops[RK_OP_SMEM_LOAD].name, 3, s, row, col) || !(elem = b_smem_elem(b, s)))
         return NULL;
     operands[0] = s;
     operands[1] = row;
     operands[2] = col;
-    return rk_b_value(b, "tile.smem_load", operands, 3, "av", rk_ir_vec_or_scalar(b->arena, elem, n),
-                      rk_b_ints(b, "n", n, "align", align, NULL, 0));
+    return result_op(b, RK_OP_SMEM_LOAD, operands, 3, rk_vec_or_scalar(b->arena, elem, n),
+                      b_ints(b, "n", n, "align", align, NULL, 0));
 }
 
 void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
@@ -1164,40 +1185,39 @@ void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row
     operands[1] = row;
     operands[2] = col;
     operands[3] = v;
-    rk_b_op_owned(b, "tile.smem_store", operands, 4, NULL, NULL, rk_b_ints(b, "align", align, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_SMEM_STORE, operands, 4, b_ints(b, "align", align, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_smem_addr(rk_builder *b, const rk_ir_value *s)
 {
-    if (!rk_b_ok(b, "tile.smem_addr", 1, s))
+    if (!b_ok(b, rk_ops[RK_OP_SMEM_ADDR].name, 1, s))
         return NULL;
-    return rk_b_value(b, "tile.smem_addr", &s, 1, "sa", "i32", rk_b_no_attrs);
+    return result_op(b, RK_OP_SMEM_ADDR, &s, 1, "i32", rk_b_no_attrs);
 }
 
-static rk_ir_value *rk_b_transpose_read(rk_builder *b, const char *name, long long width,
-                                        const rk_ir_value *s, const rk_ir_value *row,
-                                        const rk_ir_value *col)
+static rk_ir_value *b_transpose_read(rk_builder *b, int code, long long width, const rk_ir_value *s,
+                                     const rk_ir_value *row, const rk_ir_value *col)
 {
     const rk_ir_value *operands[3];
     const char *elem;
-    if (!rk_b_ok(b, name, 3, s, row, col) || !(elem = rk_b_smem_elem(b, s)))
+    if (!b_ok(b, rk_ops[code].name, 3, s, row, col) || !(elem = b_smem_elem(b, s)))
         return NULL;
     operands[0] = s;
     operands[1] = row;
     operands[2] = col;
-    return rk_b_value(b, name, operands, 3, "tr", rk_ir_vec(b->arena, elem, width), rk_b_no_attrs);
+    return result_op(b, code, operands, 3, rk_vec(b->arena, elem, width), rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
                                    const rk_ir_value *col)
 {
-    return rk_b_transpose_read(b, "tile.ds_read_tr16_b64", 4, s, row, col);
+    return b_transpose_read(b, RK_OP_DS_READ_TR16_B64, 4, s, row, col);
 }
 
 rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
                                     const rk_ir_value *col)
 {
-    return rk_b_transpose_read(b, "tile.ds_read_tr16_b128", 8, s, row, col);
+    return b_transpose_read(b, RK_OP_DS_READ_TR16_B128, 8, s, row, col);
 }
 
 void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir_value *lds_addr,
@@ -1207,50 +1227,50 @@ void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir
     operands[0] = r;
     operands[1] = lds_addr;
     operands[2] = off;
-    rk_b_op_owned(b, "tile.async_buffer_load_lds", operands, 3, NULL, NULL,
-                  rk_b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
+    plain_op(b, RK_OP_ASYNC_BUFFER_LOAD_LDS, operands, 3,
+                  b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
 }
 
 void rk_b_s_waitcnt_vmcnt(rk_builder *b, long long vmcnt)
 {
-    rk_b_op_owned(b, "tile.s_waitcnt", NULL, 0, NULL, NULL, rk_b_ints(b, "vmcnt", vmcnt, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_S_WAITCNT, NULL, 0, b_ints(b, "vmcnt", vmcnt, NULL, 0, NULL, 0));
 }
 
-void rk_b_sync(rk_builder *b) { rk_b_op_owned(b, "tile.sync", NULL, 0, NULL, NULL, rk_b_no_attrs); }
+void rk_b_sync(rk_builder *b) { plain_op(b, RK_OP_SYNC, NULL, 0, rk_b_no_attrs); }
 
 void rk_b_sync_lds_only(rk_builder *b)
 {
-    rk_b_op_owned(b, "tile.sync_lds_only", NULL, 0, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_SYNC_LDS_ONLY, NULL, 0, rk_b_no_attrs);
 }
 
 /* -- vector (§4.4) -- */
 
 /* vec_elem(v.type), failing the builder where Python's str.rindex raises. */
-static const char *rk_b_vec_elem(rk_builder *b, const rk_ir_value *v)
+static const char *b_vec_elem(rk_builder *b, const rk_ir_value *v)
 {
-    const char *elem = rk_ir_vec_elem(b->arena, v->type);
+    const char *elem = rk_vec_elem(b->arena, v->type);
     if (!elem)
-        rk_ir_fail(b, "%s is a malformed vec type", v->type);
+        fail(b, "%s is a malformed vec type", v->type);
     return elem;
 }
 
 rk_ir_value *rk_b_extract(rk_builder *b, const rk_ir_value *v, long long index)
 {
     const char *elem;
-    if (!rk_b_ok(b, "vector.extract", 1, v) || !(elem = rk_b_vec_elem(b, v)))
+    if (!b_ok(b, rk_ops[RK_OP_EXTRACT].name, 1, v) || !(elem = b_vec_elem(b, v)))
         return NULL;
-    return rk_b_value(b, "vector.extract", &v, 1, "e", elem, rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_EXTRACT, &v, 1, elem, b_ints(b, "index", index, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_insert(rk_builder *b, const rk_ir_value *v, const rk_ir_value *x, long long index)
 {
     const rk_ir_value *operands[2];
-    if (!rk_b_ok(b, "vector.insert", 2, v, x))
+    if (!b_ok(b, rk_ops[RK_OP_INSERT].name, 2, v, x))
         return NULL;
     operands[0] = v;
     operands[1] = x;
-    return rk_b_value(b, "vector.insert", operands, 2, "vi", v->type,
-                      rk_b_ints(b, "index", index, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_INSERT, operands, 2, v->type,
+                      b_ints(b, "index", index, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int n)
@@ -1258,10 +1278,10 @@ rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int
     if (b->failed)
         return NULL;
     if (n < 1 || !xs || !xs[0]) {
-        rk_ir_fail(b, "vector.from_elements of no values");
+        fail(b, "vector.from_elements of no values");
         return NULL;
     }
-    return rk_b_value(b, "vector.from_elements", xs, n, "vp", rk_ir_vec(b->arena, xs[0]->type, n),
+    return result_op(b, RK_OP_FROM_ELEMENTS, xs, n, rk_vec(b->arena, xs[0]->type, n),
                       rk_b_no_attrs);
 }
 
@@ -1270,17 +1290,17 @@ rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value 
     const rk_ir_value *operands[2];
     const char *elem;
     long long nx, ny;
-    if (!rk_b_ok(b, "vector.concat", 2, x, y) || !(elem = rk_b_vec_elem(b, x)))
+    if (!b_ok(b, rk_ops[RK_OP_CONCAT].name, 2, x, y) || !(elem = b_vec_elem(b, x)))
         return NULL;
-    nx = rk_ir_vec_len(x->type);
-    ny = rk_ir_vec_len(y->type);
+    nx = rk_vec_len(x->type);
+    ny = rk_vec_len(y->type);
     if (nx == RK_IR_BAD_LEN || ny == RK_IR_BAD_LEN) {
-        rk_ir_fail(b, "vector.concat of a malformed vec type");
+        fail(b, "vector.concat of a malformed vec type");
         return NULL;
     }
     operands[0] = x;
     operands[1] = y;
-    return rk_b_value(b, "vector.concat", operands, 2, "vc", rk_ir_vec(b->arena, elem, nx + ny), rk_b_no_attrs);
+    return result_op(b, RK_OP_CONCAT, operands, 2, rk_vec(b->arena, elem, nx + ny), rk_b_no_attrs);
 }
 
 /* -- mma (§4.5) -- */
@@ -1289,37 +1309,37 @@ rk_ir_value *rk_b_mma(rk_builder *b, const char *op_id, const rk_ir_value *x, co
                       const rk_ir_value *c)
 {
     const rk_ir_value *operands[3];
-    if (!rk_b_ok(b, "tile.mma", 3, x, y, c))
+    if (!b_ok(b, rk_ops[RK_OP_MMA].name, 3, x, y, c))
         return NULL;
     operands[0] = x;
     operands[1] = y;
     operands[2] = c;
-    return rk_b_value(b, "tile.mma", operands, 3, "acc", c->type, rk_b_str_attr(b, "op_id", op_id ? op_id : ""));
+    return result_op(b, RK_OP_MMA, operands, 3, c->type, b_str_attr(b, "op_id", op_id ? op_id : ""));
 }
 
 /* -- schedule hints (§4.6) -- */
 
 void rk_b_sched_group_barrier(rk_builder *b, long long mask, long long size, long long sync_id)
 {
-    rk_b_op_owned(b, "tile.sched_group_barrier", NULL, 0, NULL, NULL,
-                  rk_b_ints(b, "mask", mask, "size", size, "sync_id", sync_id));
+    plain_op(b, RK_OP_SCHED_GROUP_BARRIER, NULL, 0,
+                  b_ints(b, "mask", mask, "size", size, "sync_id", sync_id));
 }
 
 void rk_b_sched_barrier(rk_builder *b, long long mask)
 {
-    rk_b_op_owned(b, "tile.sched_barrier", NULL, 0, NULL, NULL, rk_b_ints(b, "mask", mask, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_SCHED_BARRIER, NULL, 0, b_ints(b, "mask", mask, NULL, 0, NULL, 0));
 }
 
 void rk_b_s_setprio(rk_builder *b, long long prio)
 {
-    rk_b_op_owned(b, "tile.s_setprio", NULL, 0, NULL, NULL, rk_b_ints(b, "prio", prio, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_S_SETPRIO, NULL, 0, b_ints(b, "prio", prio, NULL, 0, NULL, 0));
 }
 
 /* -- control (§4.7) -- */
 
 /* The scf.for attrs: iv, iv_type, iter_args [{name, type}...], unroll when set. */
-static rk_attrs rk_b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *carried,
-                               int n_carried, int unroll)
+static rk_attrs b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *carried,
+                            int n_carried, int unroll)
 {
     rk_arena *a = b->arena;
     rk_attrs attrs = {NULL, 0, 0};
@@ -1342,8 +1362,8 @@ static rk_attrs rk_b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carrie
 }
 
 /* The ForLoop handle: the op, %iv and the carried values %name. */
-static rk_ir_for *rk_b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
-                                 const rk_ir_carried *carried, int n_carried)
+static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
+                              const rk_ir_carried *carried, int n_carried)
 {
     rk_ir_for *loop = rk_alloc(b->arena, sizeof *loop);
     int i;
@@ -1373,47 +1393,47 @@ rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_valu
     rk_ir_op *op;
     rk_ir_for *loop;
     int i;
-    if (!rk_b_ok(b, "scf.for", 3, lb, ub, step))
+    if (!b_ok(b, rk_ops[RK_OP_FOR].name, 3, lb, ub, step))
         return NULL;
     for (i = 0; i < n_carried; i++)
         if (!carried[i].name || !carried[i].init || !iv) {
-            rk_ir_fail(b, "scf.for of a NULL name or value");
+            fail(b, "scf.for of a NULL name or value");
             return NULL;
         }
     operands = rk_alloc(b->arena, (size_t)(3 + n_carried) * sizeof *operands);
     if (!operands) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     operands[0] = lb, operands[1] = ub, operands[2] = step;
     for (i = 0; i < n_carried; i++)
         operands[3 + i] = carried[i].init;
-    op = rk_b_make_op(b, "scf.for", operands, 3 + n_carried, n_carried);
+    op = b_make_op(b, RK_OP_FOR, rk_ops[RK_OP_FOR].name, operands, 3 + n_carried, n_carried);
     for (i = 0; op && i < n_carried; i++) {
-        result = rk_b_new_value(b, "for", carried[i].init->type);
+        result = rk_b_new_value(b, rk_ops[RK_OP_FOR].hint, carried[i].init->type);
         if (!result)
             return NULL;
         op->results[op->n_results++] = *result;
     }
-    body = op ? rk_ir_make_region(b->arena, "body") : NULL;
+    body = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_FOR].region) : NULL;
     if (op && body) {
-        op->attrs = rk_b_for_attrs(b, iv, carried, n_carried, unroll);
+        op->attrs = b_for_attrs(b, iv, carried, n_carried, unroll);
         op->regions = rk_alloc(b->arena, sizeof *op->regions);
     }
-    loop = op && body && op->regions ? rk_b_make_loop(b, op, iv, carried, n_carried) : NULL;
+    loop = op && body && op->regions ? b_make_loop(b, op, iv, carried, n_carried) : NULL;
     if (!loop || b->arena->failed) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     op->regions[0] = body;
     op->n_regions = 1;
-    if (rk_b_append(b, op))
+    if (b_append(b, op))
         return NULL;
     rk_b_push_region(b, body);
     return b->failed ? NULL : loop;
 }
 
-static int rk_b_closes(const rk_builder *b, const rk_ir_op *op)
+static int b_closes(const rk_builder *b, const rk_ir_op *op)
 {
     return b->n_regions > 0 && op->n_regions > 0 && b->regions[b->n_regions - 1] == op->regions[0];
 }
@@ -1423,12 +1443,12 @@ rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *con
 {
     if (b->failed)
         return NULL;
-    if (!loop || !rk_b_closes(b, loop->op)) {
-        rk_ir_fail(b, "for_end does not close the innermost region");
+    if (!loop || !b_closes(b, loop->op)) {
+        fail(b, "for_end does not close the innermost region");
         return NULL;
     }
-    rk_b_op_owned(b, "scf.yield", yielded, n_yielded, NULL, NULL,
-                  rk_b_ints(b, "num", n_yielded, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_YIELD, yielded, n_yielded,
+                  b_ints(b, "num", n_yielded, NULL, 0, NULL, 0));
     rk_b_pop_region(b);
     return b->failed ? NULL : loop->op->results;
 }
@@ -1437,19 +1457,19 @@ rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond)
 {
     rk_ir_region *then;
     rk_ir_op *op;
-    if (!rk_b_ok(b, "scf.if", 1, cond))
+    if (!b_ok(b, rk_ops[RK_OP_IF].name, 1, cond))
         return NULL;
-    op = rk_b_make_op(b, "scf.if", &cond, 1, 0);
-    then = op ? rk_ir_make_region(b->arena, "then") : NULL;
+    op = b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0);
+    then = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_IF].region) : NULL;
     if (then)
         op->regions = rk_alloc(b->arena, sizeof *op->regions);
     if (!op || !then || !op->regions) {
-        rk_ir_fail(b, "out of memory");
+        fail(b, "out of memory");
         return NULL;
     }
     op->regions[0] = then;
     op->n_regions = 1;
-    if (rk_b_append(b, op))
+    if (b_append(b, op))
         return NULL;
     rk_b_push_region(b, then);
     return b->failed ? NULL : op;
@@ -1459,8 +1479,8 @@ void rk_b_if_end(rk_builder *b, rk_ir_op *op)
 {
     if (b->failed)
         return;
-    if (!op || !rk_b_closes(b, op)) {
-        rk_ir_fail(b, "if_end does not close the innermost region");
+    if (!op || !b_closes(b, op)) {
+        fail(b, "if_end does not close the innermost region");
         return;
     }
     rk_b_pop_region(b);
@@ -1471,9 +1491,9 @@ rk_ir_kernel *rk_b_ret(rk_builder *b)
     if (b->failed)
         return NULL;
     if (b->n_regions != 1) {
-        rk_ir_fail(b, "ret inside an open region");
+        fail(b, "ret inside an open region");
         return NULL;
     }
-    rk_b_op_owned(b, "cf.return", NULL, 0, NULL, NULL, rk_b_no_attrs);
+    plain_op(b, RK_OP_RETURN, NULL, 0, rk_b_no_attrs);
     return b->failed ? NULL : b->kernel;
 }

@@ -17,6 +17,7 @@
 #define ROCKE_IR_H
 
 #include "internal.h"
+#include "ops.h"
 
 /* ---- attr values: Python's bool | int | float | str | list | dict ---- */
 typedef enum rk_attr_kind {
@@ -56,6 +57,7 @@ typedef struct rk_ir_region rk_ir_region;
 
 typedef struct rk_ir_op {
     const char *name;         /* "arith.add" */
+    int code;                 /* its row of rk_ops (ops.h), RK_OP_UNKNOWN for another name */
     rk_ir_value *operands;
     int n_operands;
     rk_ir_value *results;     /* never NULL (an empty array when the op has no result) */
@@ -150,20 +152,20 @@ char *rk_ir_printf(rk_arena *arena, const char *fmt, ...);
  * mirror Python's slicing. Where Python raises on a malformed name (no 'x' in a vec, no ','
  * in an smem), the C accessor gives NULL or RK_IR_BAD_LEN. */
 #define RK_IR_BAD_LEN RK_TYPE_BAD_INT   /* the parser is typename.c (support.h) */
-char *rk_ir_vec(rk_arena *arena, const char *elem, long long n);
-char *rk_ir_vec_or_scalar(rk_arena *arena, const char *elem, long long n);
-char *rk_ir_ptr(rk_arena *arena, const char *elem);
-char *rk_ir_smem(rk_arena *arena, const char *elem, long long rows, long long cols);
-int rk_ir_is_vec(const char *t);
-const char *rk_ir_vec_elem(rk_arena *arena, const char *t);  /* t itself for a non-vec */
-long long rk_ir_vec_len(const char *t);                       /* 1 for a non-vec */
-int rk_ir_is_ptr(const char *t);
-const char *rk_ir_ptr_elem(rk_arena *arena, const char *t);
-int rk_ir_is_smem(const char *t);
-const char *rk_ir_smem_elem(rk_arena *arena, const char *t);
-int rk_ir_smem_shape(const char *t, long long *rows, long long *cols); /* -1: malformed */
-long long rk_ir_type_bits(const char *t);      /* 0 when the element is not a scalar */
-long long rk_ir_elem_bytes_of(const char *t);
+char *rk_vec(rk_arena *arena, const char *elem, long long n);
+char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n);
+char *rk_ptr(rk_arena *arena, const char *elem);
+char *rk_smem(rk_arena *arena, const char *elem, long long rows, long long cols);
+int rk_is_vec(const char *t);
+const char *rk_vec_elem(rk_arena *arena, const char *t);  /* t itself for a non-vec */
+long long rk_vec_len(const char *t);                       /* 1 for a non-vec */
+int rk_is_ptr(const char *t);
+const char *rk_ptr_elem(rk_arena *arena, const char *t);
+int rk_is_smem(const char *t);
+const char *rk_smem_elem(rk_arena *arena, const char *t);
+int rk_smem_shape(const char *t, long long *rows, long long *cols); /* -1: malformed */
+long long rk_type_bits(const char *t);      /* 0 when the element is not a scalar */
+long long rk_elem_bytes_of(const char *t);
 
 /* the IR objects */
 rk_ir_value *rk_ir_make_value(rk_arena *arena, const char *name, const char *type);
@@ -255,19 +257,19 @@ void rk_b_if_end(rk_builder *b, rk_ir_op *op);
 rk_ir_kernel *rk_b_ret(rk_builder *b);
 
 /* ==== print_ir.c: mode `ir` (docs/ir.md §5) ==== */
-void rk_print_ir_escape(rk_buf *out, const char *text);
-void rk_print_ir_format_float(rk_buf *out, double value);   /* Python's repr(float) */
-void rk_print_ir_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value);
+void rk_escape(rk_buf *out, const char *text);
+void rk_format_float(rk_buf *out, double value);   /* Python's repr(float) */
+void rk_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value);
 void rk_print_ir_attr_map(rk_arena *arena, rk_buf *out, const rk_attrs *attrs);
-void rk_print_ir_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth);
-void rk_print_ir_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, int depth);
+void rk_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth);
+void rk_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, int depth);
 /* Appends the text to out; -1 with err (internal) when the arena or the buffer failed. */
-int rk_print_ir_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err);
+int rk_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err);
 
 /* ==== verify.c: the verifier (docs/ir.md §6) ==== */
 /* The first failure's message (arena or static), NULL when the kernel is well formed.
  * When arena->failed is set afterwards the verdict cannot be trusted (out of memory). */
-const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena);
+const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena);
 
 /* ==== mma_atoms.c: the MMA atoms (docs/ir.md §4.5) ==== */
 #define RK_OP_ID_MAX 64
@@ -282,14 +284,14 @@ typedef struct rk_atom {
 } rk_atom;
 
 const char *rk_mma_ir_elem(const char *dtype);  /* IR_ELEM[dtype]; NULL when unknown */
-const char *rk_mma_atom_kind(const rk_target *target);
-rk_atom rk_mma_make_atom(const char *kind, const char *elem, long long m, long long n, long long k);
-rk_atom rk_mma_atom_for(const rk_target *target, const char *dtype, long long m, long long n,
-                        long long k);
+const char *rk_atom_kind(const rk_target *target);
+rk_atom rk_make_atom(const char *kind, const char *elem, long long m, long long n, long long k);
+rk_atom rk_atom_for(const rk_target *target, const char *dtype, long long m, long long n,
+                    long long k);
 /* 1 with *out the atom an op_id names, 0 for an op_id outside docs/ir.md §4.5. */
-int rk_mma_atom_by_op_id(const char *op_id, rk_atom *out);
-int rk_mma_atom_known(const rk_atom *atom);
+int rk_atom_by_op_id(const char *op_id, rk_atom *out);
+int rk_atom_known(const rk_atom *atom);
 /* 1 with the (a, b, c) type names (arena) of op_id; 0 when unknown; -1 out of memory. */
-int rk_mma_atom_types(rk_arena *arena, const char *op_id, const char *types[3]);
+int rk_atom_types(rk_arena *arena, const char *op_id, const char *types[3]);
 
 #endif

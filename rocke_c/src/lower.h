@@ -1,9 +1,144 @@
-/* lower.h: mode `ll` (lower_ll.c), the twin of rocke_py/engine/lower_ll.py. The format is
- * docs/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. */
+/* lower.h: mode `ll`, in two sections named after their files: lower_ll_tables.c (the data
+ * tables, the twin of rocke_py/engine/lower_ll_tables.py) and lower_ll.c (the lowering, the
+ * twin of rocke_py/engine/lower_ll.py). The format is docs/reference/llvm-ir.md; every choice
+ * it leaves open is docs/lowering.md. */
 #ifndef ROCKE_LOWER_H
 #define ROCKE_LOWER_H
 
 #include "ir.h"
+
+/* ==== lower_ll_tables.c: the data tables of the lowering (docs/lowering.md §2) ====
+ * The twin of rocke_py/engine/lower_ll_tables.py, row for row. Each array's size is fixed
+ * here, so a row added or lost in the .c file without its count is a compile error. */
+
+#define TRIPLE "amdgcn-amd-amdhsa"
+#define MARKERS ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
+#define MAX_UNROLL 4096ULL
+
+/* ---- flavors (llvm-ir §3) ---- */
+
+typedef struct rk_ll_flavor {
+    const char *name;
+    int generation;         /* 0 llvm20, 1 llvm22, 2 llvm23: selects the declaration column */
+    const char *datalayout;
+    int rsrc_p8;            /* make.buffer.rsrc.p8.p1 with an i64 byte count (else .p1 with i32) */
+    const char *nocapture;  /* the spelling of the pointer-param capture attribute */
+} rk_ll_flavor;
+
+#define RK_LL_N_FLAVORS 3
+extern const rk_ll_flavor rk_ll_flavors[RK_LL_N_FLAVORS];
+
+const rk_ll_flavor *rk_find_flavor(const char *name);   /* NULL: unknown */
+
+/* ---- backends (llvm-ir §12.1, §12.6, §14) ---- */
+
+enum { WAIT_GFX9, WAIT_GFX11, WAIT_SPLIT };  /* gfx9 / gfx11 s_waitcnt; gfx1250 split counters */
+enum { TR_NONE, TR_B64, TR_B128 };           /* gfx950 ds.read.tr16.b64; gfx1250 ds.load.tr16.b128 */
+
+typedef struct rk_ll_backend {
+    const char *arch;
+    int wait;                   /* WAIT_* */
+    long long word3;            /* buffer resource DWORD3 */
+    long long drain_full;       /* tile.sync s_waitcnt immediate (WAIT_GFX9/WAIT_GFX11) */
+    long long drain_lds;        /* tile.sync_lds_only s_waitcnt immediate */
+    int lds_v8_volatile;        /* plain 8-wide LDS vector loads are `load volatile` (gfx1250) */
+    int transpose;              /* TR_* */
+    long long async_lds_dwords; /* the widest tile.async_buffer_load_lds (0: not available) */
+} rk_ll_backend;
+
+#define RK_LL_N_BACKENDS 5
+extern const rk_ll_backend rk_ll_backends[RK_LL_N_BACKENDS];
+#define VMCNT_MAX 63LL      /* 6-bit vmcnt / loadcnt / storecnt on every target */
+#define GFX9_EXPCNT_MAX 7LL
+#define GFX9_LGKMCNT_MAX 15LL
+#define GFX11_EXPCNT_MAX 7LL
+#define GFX11_LGKMCNT_MAX 63LL
+
+const rk_ll_backend *rk_find_backend(const char *arch);  /* NULL: unknown */
+
+/* ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
+ * (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the
+ * llvm22 column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else
+ * base. */
+
+typedef struct rk_ll_decl {
+    const char *key, *base, *llvm22, *llvm23;
+} rk_ll_decl;
+
+#define RK_LL_N_DECLS 51
+extern const rk_ll_decl rk_ll_decls[RK_LL_N_DECLS];
+
+/* The row's text in flavor's column. */
+const char *rk_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor);
+
+/* ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
+
+enum {
+    FORM_MFMA,  /* (a, b, c, i32 0, i32 0, i32 0) */
+    FORM_WMMA3, /* (a, b, c) */
+    FORM_WMMA8  /* (i1 false, a, i1 false, b, i16 0, c, i1 false, i1 false) */
+};
+
+typedef struct rk_ll_mma_row {
+    const char *op_id;
+    const char *archs[3];   /* NULL-terminated */
+    const char *intrinsic;  /* the declaration key; the callee is @llvm.amdgcn.<intrinsic> */
+    int form;               /* FORM_* */
+    const char *ab_type;    /* the LLVM type of A and B in the call */
+    int cast;               /* A and B are bitcast from their IR type (bf16) to ab_type (i16) */
+    const char *c_type;
+} rk_ll_mma_row;
+
+#define RK_LL_N_MMA_ROWS 17
+extern const rk_ll_mma_row rk_ll_mma_rows[RK_LL_N_MMA_ROWS];
+const rk_ll_mma_row *rk_mma_row(const char *op_id);   /* NULL: no row */
+
+/* ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ---- */
+
+typedef struct rk_ll_width {
+    long long bytes;
+    const char *suffix, *type;
+    /* C only, for speed: what Python builds by concatenation at each use */
+    const char *load_key, *store_key, *load_temp, *store_temp;
+} rk_ll_width;
+
+#define RK_LL_N_WIDTHS 4
+extern const rk_ll_width rk_ll_buffer_widths[RK_LL_N_WIDTHS];
+
+/* ---- types (llvm-ir §4) ---- */
+
+typedef struct rk_ll_scalar {
+    const char *ir, *llvm;
+    long long bytes;        /* in LDS */
+} rk_ll_scalar;
+
+#define RK_LL_N_SCALARS 6
+extern const rk_ll_scalar rk_ll_scalar_types[RK_LL_N_SCALARS];
+extern const char rk_ll_hex[17];
+
+/* ---- attributes (llvm-ir §7, docs/lowering.md §4): NULL-terminated ---- */
+
+extern const char *const rk_ll_param_attrs[];
+extern const char *const rk_ll_kernel_attrs[];
+extern const char *const rk_ll_sched_strategies[];
+
+/* ---- per-op opcodes and callees (docs/lowering.md §5), by op code (NULL: not that kind) ---- */
+
+typedef struct rk_ll_binary_call {
+    const char *key, *callee;
+} rk_ll_binary_call;
+
+extern const char *const rk_ll_binary_ops[RK_N_OPS];
+extern const rk_ll_binary_call rk_ll_binary_calls[RK_N_OPS];
+/* DIM_NAMES = ("x", "y", "z"); C spells out, for speed, the keys Python builds as
+ * ("workitem.id." | "workgroup.id.") + DIM_NAMES[dim] */
+extern const char *const rk_ll_id_keys[2][3];
+
+/* ---- names (docs/lowering.md §1) ---- */
+
+extern const char rk_ll_name_chars[];
+
+/* ==== lower_ll.c ==== */
 
 /* Python's lower_kernel(kernel, arch, flavor): appends the whole `.ll` module to out and
  * returns 0. A kernel the lowering refuses returns -1 with err an internal error whose
@@ -15,6 +150,6 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
 
 /* Python's f32_literal: "0x" and 16 uppercase hex digits of the double holding value rounded
  * to f32 (llvm-ir §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */
-int rk_lower_f32_literal(double value, char out[19]);
+int rk_f32_literal(double value, char out[19]);
 
 #endif

@@ -2,8 +2,8 @@
  *
  * Twin of rocke_py/engine/lower_ll.py, function for function in the same order. The format
  * is docs/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. The
- * program is a set of fixed tables (flavors, backends, declarations, MMA atoms, op
- * handlers), transcribed row for row, and one handler per op.
+ * data tables (flavors, backends, declarations, MMA atoms, ...) are lower_ll_tables.c; here
+ * are the plumbing and one handler per op, found by the op's code (rk_ll_handlers).
  *
  * Names: builder names are printed verbatim; lowerer temporaries are `%<hint>.<n>` from one
  * counter per lowering (starting at 1); block labels `<kind>.<n>` from one block counter
@@ -13,7 +13,7 @@
  *
  * C specifics: each block's lines go to its own growable buffer (the header of an scf.for
  * is filled after its body), joined into the caller's buffer at the end; a line is written
- * straight into its block by a small formatter (rk_ll_emit), never through a fixed-size
+ * straight into its block by a small formatter (emit), never through a fixed-size
  * buffer, so no line is ever truncated. Everything else lives in the caller's arena. Out of
  * memory sets a flag that is checked once at the end. Where Python itself would crash on a
  * malformed (unverified) kernel (an IndexError, a ValueError), C reports an internal error
@@ -23,283 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lower.h"
-
-#define TRIPLE "amdgcn-amd-amdhsa"
-
-/* ---- flavors (llvm-ir §3) ---- */
-
-#define DL_LLVM20 \
-    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128" \
-    "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512" \
-    "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-#define DL_LLVM22 \
-    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32" \
-    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256" \
-    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-#define DL_LLVM23 \
-    "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32" \
-    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256" \
-    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-
-typedef struct rk_ll_flavor {
-    const char *name;
-    int generation;         /* 0 llvm20, 1 llvm22, 2 llvm23: selects the declaration column */
-    const char *datalayout;
-    int rsrc_p8;            /* make.buffer.rsrc.p8.p1 with an i64 byte count (else .p1 with i32) */
-    const char *nocapture;  /* the spelling of the pointer-param capture attribute */
-} rk_ll_flavor;
-
-static const rk_ll_flavor rk_ll_flavors[] = {
-    {"llvm20", 0, DL_LLVM20, 0, "nocapture"},
-    {"llvm22", 1, DL_LLVM22, 1, "captures(none)"},
-    {"llvm23", 2, DL_LLVM23, 1, "captures(none)"},
-};
-#define RK_LL_N_FLAVORS ((int)(sizeof rk_ll_flavors / sizeof rk_ll_flavors[0]))
-
-/* ---- backends (llvm-ir §12.1, §12.6, §14) ---- */
-
-enum { WAIT_GFX9, WAIT_GFX11, WAIT_SPLIT };  /* gfx9 / gfx11 s_waitcnt; gfx1250 split counters */
-enum { TR_NONE, TR_B64, TR_B128 };           /* gfx950 ds.read.tr16.b64; gfx1250 ds.load.tr16.b128 */
-
-typedef struct rk_ll_backend {
-    const char *arch;
-    int wait;                   /* WAIT_* */
-    long long word3;            /* buffer resource DWORD3 */
-    long long drain_full;       /* tile.sync s_waitcnt immediate (WAIT_GFX9/WAIT_GFX11) */
-    long long drain_lds;        /* tile.sync_lds_only s_waitcnt immediate */
-    int lds_v8_volatile;        /* plain 8-wide LDS vector loads are `load volatile` (gfx1250) */
-    int transpose;              /* TR_* */
-    long long async_lds_dwords; /* the widest tile.async_buffer_load_lds (0: not available) */
-} rk_ll_backend;
-
-static const rk_ll_backend rk_ll_backends[] = {
-    {"gfx942", WAIT_GFX9, 159744, 112, 49279, 0, TR_NONE, 1},
-    {"gfx950", WAIT_GFX9, 159744, 112, 49279, 0, TR_B64, 4},
-    {"gfx1151", WAIT_GFX11, 822165504, 7, 64519, 0, TR_NONE, 0},
-    {"gfx1201", WAIT_GFX11, 822165504, 7, 64519, 0, TR_NONE, 0},
-    {"gfx1250", WAIT_SPLIT, 822165504, 0, 0, 1, TR_B128, 0},
-};
-#define RK_LL_N_BACKENDS ((int)(sizeof rk_ll_backends / sizeof rk_ll_backends[0]))
-
-#define VMCNT_MAX 63LL      /* 6-bit vmcnt / loadcnt / storecnt on every target */
-#define GFX9_EXPCNT_MAX 7LL
-#define GFX9_LGKMCNT_MAX 15LL
-#define GFX11_EXPCNT_MAX 7LL
-#define GFX11_LGKMCNT_MAX 63LL
-
-/* ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
- * (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the
- * llvm22 column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else
- * base. */
-
-typedef struct rk_ll_decl {
-    const char *key, *base, *llvm22, *llvm23;
-} rk_ll_decl;
-
-static const rk_ll_decl rk_ll_decls[] = {
-    {"workitem.id.x", "declare i32 @llvm.amdgcn.workitem.id.x()", "", ""},
-    {"workitem.id.y", "declare i32 @llvm.amdgcn.workitem.id.y()", "", ""},
-    {"workitem.id.z", "declare i32 @llvm.amdgcn.workitem.id.z()", "", ""},
-    {"workgroup.id.x", "declare i32 @llvm.amdgcn.workgroup.id.x()", "", ""},
-    {"workgroup.id.y", "declare i32 @llvm.amdgcn.workgroup.id.y()", "", ""},
-    {"workgroup.id.z", "declare i32 @llvm.amdgcn.workgroup.id.z()", "", ""},
-    {"mbcnt.lo", "declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)", "", ""},
-    {"mbcnt.hi", "declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)", "", ""},
-    {"readfirstlane.i32", "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)", "", ""},
-    {"smin.i32", "declare i32 @llvm.smin.i32(i32, i32)", "", ""},
-    {"smax.i32", "declare i32 @llvm.smax.i32(i32, i32)", "", ""},
-    {"minnum.f32", "declare float @llvm.minnum.f32(float, float)", "", ""},
-    {"maxnum.f32", "declare float @llvm.maxnum.f32(float, float)", "", ""},
-    {"make.buffer.rsrc",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)", ""},
-    {"raw.ptr.buffer.load.i16",
-     "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.load.i32",
-     "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.load.v2i32",
-     "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.load.v4i32",
-     "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.store.i16",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.store.i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
-    {"raw.ptr.buffer.store.v2i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""},
-    {"raw.ptr.buffer.store.v4i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""},
-    {"raw.ptr.buffer.load.lds",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"ds.read.tr16.b64.v4i16", "declare <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3))", "", ""},
-    {"ds.load.tr16.b128.v8f16", "declare <8 x half> @llvm.amdgcn.ds.load.tr16.b128.v8f16(ptr addrspace(3))", "", ""},
-    {"ds.load.tr16.b128.v8bf16",
-     "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))", "", ""},
-    {"s.waitcnt", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)", "", ""},
-    {"s.wait.loadcnt", "declare void @llvm.amdgcn.s.wait.loadcnt(i16 immarg)", "", ""},
-    {"s.wait.storecnt", "declare void @llvm.amdgcn.s.wait.storecnt(i16 immarg)", "", ""},
-    {"s.wait.dscnt", "declare void @llvm.amdgcn.s.wait.dscnt(i16 immarg)", "", ""},
-    {"s.barrier", "declare void @llvm.amdgcn.s.barrier()", "", ""},
-    {"mfma.f32.32x32x8f16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half>, <4 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x16f16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>, <4 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.32x32x16.f16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.f16(<8 x half>, <8 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x32.f16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.f16(<8 x half>, <8 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.32x32x8bf16.1k",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8bf16.1k(<4 x i16>, <4 x i16>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x16bf16.1k",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.32x32x16.bf16",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.bf16(<8 x bfloat>, <8 x bfloat>, <16 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x32.bf16",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""},
-    {"mfma.f32.16x16x4f32",
-     "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""},
-    {"mfma.f32.32x32x2f32",
-     "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x2f32(float, float, <16 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""},
-    {"wmma.f32.16x16x16.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x16.bf16.v8f32.v16i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x16.f16.v8f32.v8f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x16.bf16.v8f32.v8i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)",
-     "", ""},
-    {"wmma.f32.16x16x32.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 immarg, <16 x half>, i1 immarg,"
-     " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16(i1 immarg, <16 x bfloat>, i1 immarg,"
-     " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"wmma.f32.16x16x4.f32.v8f32.v2f32",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(i1 immarg, <2 x float>, i1 immarg,"
-     " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"sched.group.barrier", "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)",
-     "", ""},
-    {"sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)", "", ""},
-    {"s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)", "", ""},
-};
-#define RK_LL_N_DECLS ((int)(sizeof rk_ll_decls / sizeof rk_ll_decls[0]))
-
-/* ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
-
-enum {
-    FORM_MFMA,  /* (a, b, c, i32 0, i32 0, i32 0) */
-    FORM_WMMA3, /* (a, b, c) */
-    FORM_WMMA8  /* (i1 false, a, i1 false, b, i16 0, c, i1 false, i1 false) */
-};
-
-typedef struct rk_ll_mma_row {
-    const char *op_id;
-    const char *archs[3];   /* NULL-terminated */
-    const char *intrinsic;  /* the declaration key; the callee is @llvm.amdgcn.<intrinsic> */
-    int form;               /* FORM_* */
-    const char *ab_type;    /* the LLVM type of A and B in the call */
-    int cast;               /* A and B are bitcast from their IR type (bf16) to ab_type (i16) */
-    const char *c_type;
-} rk_ll_mma_row;
-
-static const rk_ll_mma_row rk_ll_mma_rows[] = {
-    {"mfma_f32_32x32x8_f16", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x8f16", FORM_MFMA, "<4 x half>", 0,
-     "<16 x float>"},
-    {"mfma_f32_16x16x16_f16", {"gfx942", "gfx950", NULL}, "mfma.f32.16x16x16f16", FORM_MFMA, "<4 x half>", 0,
-     "<4 x float>"},
-    {"mfma_f32_32x32x16_f16", {"gfx950", NULL, NULL}, "mfma.f32.32x32x16.f16", FORM_MFMA, "<8 x half>", 0,
-     "<16 x float>"},
-    {"mfma_f32_16x16x32_f16", {"gfx950", NULL, NULL}, "mfma.f32.16x16x32.f16", FORM_MFMA, "<8 x half>", 0,
-     "<4 x float>"},
-    {"mfma_f32_32x32x8_bf16", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x8bf16.1k", FORM_MFMA, "<4 x i16>", 1,
-     "<16 x float>"},
-    {"mfma_f32_16x16x16_bf16", {"gfx942", "gfx950", NULL}, "mfma.f32.16x16x16bf16.1k", FORM_MFMA, "<4 x i16>",
-     1, "<4 x float>"},
-    {"mfma_f32_32x32x16_bf16", {"gfx950", NULL, NULL}, "mfma.f32.32x32x16.bf16", FORM_MFMA, "<8 x bfloat>", 0,
-     "<16 x float>"},
-    {"mfma_f32_16x16x32_bf16", {"gfx950", NULL, NULL}, "mfma.f32.16x16x32.bf16", FORM_MFMA, "<8 x bfloat>", 0,
-     "<4 x float>"},
-    {"mfma_f32_16x16x4_f32", {"gfx942", "gfx950", NULL}, "mfma.f32.16x16x4f32", FORM_MFMA, "float", 0,
-     "<4 x float>"},
-    {"mfma_f32_32x32x2_f32", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x2f32", FORM_MFMA, "float", 0,
-     "<16 x float>"},
-    {"wmma_f32_16x16x16_f16", {"gfx1151", NULL, NULL}, "wmma.f32.16x16x16.f16.v8f32.v16f16", FORM_WMMA3,
-     "<16 x half>", 0, "<8 x float>"},
-    {"wmma_f32_16x16x16_bf16", {"gfx1151", NULL, NULL}, "wmma.f32.16x16x16.bf16.v8f32.v16i16", FORM_WMMA3,
-     "<16 x i16>", 1, "<8 x float>"},
-    {"wmma_gfx12_f32_16x16x16_f16", {"gfx1201", NULL, NULL}, "wmma.f32.16x16x16.f16.v8f32.v8f16", FORM_WMMA3,
-     "<8 x half>", 0, "<8 x float>"},
-    {"wmma_gfx12_f32_16x16x16_bf16", {"gfx1201", NULL, NULL}, "wmma.f32.16x16x16.bf16.v8f32.v8i16", FORM_WMMA3,
-     "<8 x i16>", 1, "<8 x float>"},
-    {"wmma_gfx1250_f32_16x16x32_f16", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x32.f16.v8f32.v16f16", FORM_WMMA8,
-     "<16 x half>", 0, "<8 x float>"},
-    {"wmma_gfx1250_f32_16x16x32_bf16", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-     FORM_WMMA8, "<16 x bfloat>", 0, "<8 x float>"},
-    {"wmma_gfx1250_f32_16x16x4_f32", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x4.f32.v8f32.v2f32", FORM_WMMA8,
-     "<2 x float>", 0, "<8 x float>"},
-};
-#define RK_LL_N_MMA_ROWS ((int)(sizeof rk_ll_mma_rows / sizeof rk_ll_mma_rows[0]))
-
-static const rk_ll_mma_row *rk_ll_mma_row_for(const char *op_id)
-{
-    int i;
-    for (i = 0; i < RK_LL_N_MMA_ROWS; i++)
-        if (strcmp(rk_ll_mma_rows[i].op_id, op_id) == 0)
-            return &rk_ll_mma_rows[i];
-    return NULL;
-}
-
-/* ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ---- */
-
-typedef struct rk_ll_width {
-    long long bytes;
-    const char *suffix, *type;
-    /* C only, for speed: what Python builds by concatenation at each use */
-    const char *load_key, *store_key, *load_temp, *store_temp;
-} rk_ll_width;
-
-static const rk_ll_width rk_ll_buffer_widths[] = {
-    {2, "i16", "i16", "raw.ptr.buffer.load.i16", "raw.ptr.buffer.store.i16", "bli16", "bsi16"},
-    {4, "i32", "i32", "raw.ptr.buffer.load.i32", "raw.ptr.buffer.store.i32", "bli32", "bsi32"},
-    {8, "v2i32", "<2 x i32>", "raw.ptr.buffer.load.v2i32", "raw.ptr.buffer.store.v2i32", "blv2i32", "bsv2i32"},
-    {16, "v4i32", "<4 x i32>", "raw.ptr.buffer.load.v4i32", "raw.ptr.buffer.store.v4i32", "blv4i32", "bsv4i32"},
-};
-
-/* ---- types (llvm-ir §4) ---- */
-
-typedef struct rk_ll_scalar {
-    const char *ir, *llvm;
-    long long bytes;        /* in LDS */
-} rk_ll_scalar;
-
-static const rk_ll_scalar rk_ll_scalar_types[] = {
-    {"i1", "i1", 1},
-    {"i32", "i32", 4},
-    {"i64", "i64", 8},
-    {"f16", "half", 2},
-    {"bf16", "bfloat", 2},
-    {"f32", "float", 4},
-};
-#define RK_LL_N_SCALARS ((int)(sizeof rk_ll_scalar_types / sizeof rk_ll_scalar_types[0]))
-
-static const char rk_ll_hex[] = "0123456789ABCDEF";
 
 /* ---- the LDS pool (llvm-ir §11) ---- */
 
@@ -335,7 +58,7 @@ typedef struct rk_ll_base {
 
 typedef struct rk_ll_block {
     const char *label;
-    rk_buf lines;           /* heap, freed by rk_ll_release */
+    rk_buf lines;           /* heap, freed by release */
     int terminated;
     rk_ll_base *bases;      /* (this block, alloc) -> base pointer temp */
 } rk_ll_block;
@@ -353,14 +76,6 @@ typedef struct rk_ll_entry {
     long long value;        /* ints only */
 } rk_ll_entry;
 
-static const char *const rk_ll_param_attrs[] = {"noalias", "readonly", "writeonly", "nocapture", "nonnull",
-                                                "align", "dereferenceable", "addr_space", NULL};
-static const char *const rk_ll_kernel_attrs[] = {"max_workgroup_size", "waves_per_eu", "scheduler_strategy",
-                                                 "agpr_alloc", NULL};
-static const char *const rk_ll_sched_strategies[] = {"max-ilp", "max-memory-clause", "iterative-ilp",
-                                                     "iterative-minreg", "iterative-maxocc", NULL};
-static const char *const rk_ll_cmp_preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", NULL};
-
 #define RK_LL_CACHE 64
 #define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
 
@@ -377,7 +92,7 @@ typedef struct rk_lowerer {
     long long block_counter;
     long long temp_counter;
     unsigned char needed[RK_LL_N_DECLS];
-    rk_ll_name *direct;     /* Python's names: by a name's trailing number (rk_ll_slot) */
+    rk_ll_name *direct;     /* Python's names: by a name's trailing number (slot) */
     size_t cap_direct;
     rk_map names;           /* the rest of names (rk_ll_entry) */
     rk_map ints;            /* Python's ints (rk_ll_entry) */
@@ -387,20 +102,18 @@ typedef struct rk_lowerer {
     const char *suffix;     /* ".unroll<k>" per open unrolled scf.for */
     int markers;            /* an atomic carries the !amdgpu.* markers (!1) */
     int oom;                /* an allocation or a buffer failed */
-    rk_buf scratch;         /* for strings that outlive one line (freed by rk_ll_release) */
+    rk_buf scratch;         /* for strings that outlive one line (freed by release) */
     int failed;             /* lw->err holds the first failure */
-    /* Speed only: the handler of an op name and the row of a declaration key, by the
-     * string's address (the builder's op names and our keys are mostly literals). */
-    struct { const char *name; int (*handler)(struct rk_lowerer *, const rk_ir_op *); } handlers[RK_LL_CACHE];
+    /* Speed only: the row of a declaration key, by the string's address (our keys are
+     * mostly literals). */
     struct { const char *key; int index; } decls[RK_LL_CACHE];
-    struct { const char *name, *opcode; } opcodes[RK_LL_CACHE];
 } rk_lowerer;
 
 /* ---- small helpers: failures, strings, numbers ---- */
 
 /* Python's `raise fail(message)`: "lower: " + message, an internal error in lw->err (the
  * message in the arena: names have no length limit). Only the first failure is kept. */
-static int rk_ll_fail(rk_lowerer *lw, const char *fmt, ...)
+static int fail(rk_lowerer *lw, const char *fmt, ...)
 {
     va_list ap;
     if (lw->failed)
@@ -410,27 +123,27 @@ static int rk_ll_fail(rk_lowerer *lw, const char *fmt, ...)
     rk_vfail(lw->err, "E_INTERNAL", 1, fmt, ap);
     va_end(ap);
     if (lw->arena->failed)
-        return -1;  /* rk_ll_lower's caller reports it as "out of memory (lower)" */
+        return -1;  /* lower's caller reports it as "out of memory (lower)" */
     return rk_fail_internal(lw->err, "lower: %s", lw->err->message);
 }
 
 /* Where Python itself would crash (an IndexError or ValueError on a malformed kernel that the
  * verifier refuses): an internal error, never an out-of-bounds read. */
-static int rk_ll_crash(rk_lowerer *lw, const rk_ir_op *op)
+static int crash(rk_lowerer *lw, const rk_ir_op *op)
 {
-    return rk_ll_fail(lw, "%s is malformed (an unverified kernel)", op ? op->name : "a type");
+    return fail(lw, "%s is malformed (an unverified kernel)", op ? op->name : "a type");
 }
 
 /* op has exactly n_operands operands (-1: any) and at least min_results results. */
-static int rk_ll_shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int min_results)
+static int shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int min_results)
 {
     if ((n_operands >= 0 && op->n_operands != n_operands) || op->n_results < min_results)
-        return rk_ll_crash(lw, op);
+        return crash(lw, op);
     return 0;
 }
 
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
-static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
+static const char *concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
     size_t na = a ? strlen(a) : 0, nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
     char *s = rk_alloc(lw->arena, na + nb + nc + 1);
@@ -450,71 +163,62 @@ static const char *rk_ll_concat(rk_lowerer *lw, const char *a, const char *b, co
 #define RK_LL_EQ(a, b) ((a)[0] == (b)[0] && strcmp((a), (b)) == 0)
 
 /* Python's floor division and align_up, for any sign of x (a > 0). */
-static long long rk_ll_align_up(long long x, long long a) { return rk_floordiv(x + a - 1, a) * a; }
+static long long align_up(long long x, long long a) { return rk_floordiv(x + a - 1, a) * a; }
 
 /* ---- tables: lookups ---- */
 
-static int rk_ll_decl_index(rk_lowerer *lw, const char *key)
+static int decl_index(rk_lowerer *lw, const char *key)
 {
     int i;
     for (i = 0; i < RK_LL_N_DECLS; i++)
         if (strcmp(rk_ll_decls[i].key, key) == 0)
             return i;
-    return rk_ll_fail(lw, "no declaration row %s", key);
+    return fail(lw, "no declaration row %s", key);
 }
 
-static const char *rk_ll_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor)
-{
-    if (flavor->generation >= 2 && row->llvm23[0])
-        return row->llvm23;
-    if (flavor->generation >= 1 && row->llvm22[0])
-        return row->llvm22;
-    return row->base;
-}
-
-static const rk_ll_width *rk_ll_buffer_width(rk_lowerer *lw, long long nbytes)
+static const rk_ll_width *buffer_width(rk_lowerer *lw, long long nbytes)
 {
     int i;
     for (i = 0; i < 4; i++)
         if (rk_ll_buffer_widths[i].bytes == nbytes)
             return &rk_ll_buffer_widths[i];
-    rk_ll_fail(lw, "a buffer access of %lld bytes (expected 2, 4, 8 or 16)", nbytes);
+    fail(lw, "a buffer access of %lld bytes (expected 2, 4, 8 or 16)", nbytes);
     return NULL;
 }
 
 /* scalar_row of t[0:n]; NULL after "no LLVM type for ...". */
-static const rk_ll_scalar *rk_ll_scalar_row(rk_lowerer *lw, const char *t, size_t n)
+static const rk_ll_scalar *scalar_row(rk_lowerer *lw, const char *t, size_t n)
 {
     int i;
     for (i = 0; i < RK_LL_N_SCALARS; i++)
         if (strlen(rk_ll_scalar_types[i].ir) == n && memcmp(rk_ll_scalar_types[i].ir, t, n) == 0)
             return &rk_ll_scalar_types[i];
-    rk_ll_fail(lw, "no LLVM type for %.*s", (int)(n > 400 ? 400 : n), t);
+    fail(lw, "no LLVM type for %.*s", (int)(n > 400 ? 400 : n), t);
     return NULL;
 }
 
 /* vec_len(t), or -1 (a crash) where Python's int() raises. */
-static int rk_ll_vec_len(rk_lowerer *lw, const char *t, long long *n)
+static int vec_len(rk_lowerer *lw, const char *t, long long *n)
 {
-    *n = rk_ir_vec_len(t);
+    *n = rk_vec_len(t);
     if (*n == RK_IR_BAD_LEN)
-        return rk_ll_crash(lw, NULL);
+        return crash(lw, NULL);
     return 0;
 }
 
 /* ll_type(t) appended to o. */
-static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
 {
     const rk_ll_scalar *row;
     const char *elem;
     size_t n;
     if (RK_TYPE_IS_VEC(t)) {
         long long len;
-        if (rk_ll_vec_len(lw, t, &len))
+        if (vec_len(lw, t, &len))
             return -1;
         if (rk_type_vec_elem(t, &elem, &n))
-            return rk_ll_crash(lw, NULL);
-        if (!(row = rk_ll_scalar_row(lw, elem, n)))
+            return crash(lw, NULL);
+        if (!(row = scalar_row(lw, elem, n)))
             return -1;
         rk_buf_putn(o, "<", 1);
         rk_buf_put_int(o, len);
@@ -535,18 +239,18 @@ static int rk_ll_put_type(rk_lowerer *lw, rk_buf *o, const char *t)
         rk_buf_puts(o, "ptr addrspace(3)");
         return 0;
     }
-    if (!(row = rk_ll_scalar_row(lw, t, strlen(t))))
+    if (!(row = scalar_row(lw, t, strlen(t))))
         return -1;
     rk_buf_puts(o, row->llvm);
     return 0;
 }
 
 /* ll_type(t) as an arena string (NULL on failure). */
-static const char *rk_ll_type(rk_lowerer *lw, const char *t)
+static const char *ll_type(rk_lowerer *lw, const char *t)
 {
     const char *s;
     lw->scratch.len = 0;
-    if (rk_ll_put_type(lw, &lw->scratch, t))
+    if (put_type(lw, &lw->scratch, t))
         return NULL;
     if (lw->scratch.failed) {
         lw->oom = 1;
@@ -559,32 +263,32 @@ static const char *rk_ll_type(rk_lowerer *lw, const char *t)
 }
 
 /* ll_type(t[0:n]) as an arena string (NULL on failure). */
-static const char *rk_ll_type_n(rk_lowerer *lw, const char *t, size_t n)
+static const char *type_n(rk_lowerer *lw, const char *t, size_t n)
 {
     const char *copy = rk_strndup(lw->arena, t, n);
     if (!copy) {
         lw->oom = 1;
         return NULL;
     }
-    return rk_ll_type(lw, copy);
+    return ll_type(lw, copy);
 }
 
 /* type_bytes(t); -1 on failure. */
-static int rk_ll_type_bytes(rk_lowerer *lw, const char *t, long long *bytes)
+static int type_bytes(rk_lowerer *lw, const char *t, long long *bytes)
 {
     const rk_ll_scalar *row;
     const char *elem;
     size_t n;
     long long len;
     if (rk_type_vec_elem(t, &elem, &n))
-        return rk_ll_crash(lw, NULL);
-    if (!(row = rk_ll_scalar_row(lw, elem, n)) || rk_ll_vec_len(lw, t, &len))
+        return crash(lw, NULL);
+    if (!(row = scalar_row(lw, elem, n)) || vec_len(lw, t, &len))
         return -1;
     *bytes = row->bytes * len;
     return 0;
 }
 
-int rk_lower_f32_literal(double value, char out[19])
+int rk_f32_literal(double value, char out[19])
 {
     float single;
     double widened;
@@ -613,17 +317,17 @@ int rk_lower_f32_literal(double value, char out[19])
 }
 
 /* f32_literal(value) as an arena string; NULL after the failure. */
-static const char *rk_ll_f32_literal(rk_lowerer *lw, double value)
+static const char *f32_literal(rk_lowerer *lw, double value)
 {
     char text[19];
     const char *s;
-    if (rk_lower_f32_literal(value, text)) {
+    if (rk_f32_literal(value, text)) {
         rk_buf repr;
         rk_buf_init(&repr);
-        rk_print_ir_format_float(&repr, value);
+        rk_format_float(&repr, value);
         if (!repr.data || repr.failed)
             lw->oom = 1;
-        rk_ll_fail(lw, "the f32 constant %s is out of range", repr.data && !repr.failed ? repr.data : "?");
+        fail(lw, "the f32 constant %s is out of range", repr.data && !repr.failed ? repr.data : "?");
         rk_buf_free(&repr);
         return NULL;
     }
@@ -635,19 +339,19 @@ static const char *rk_ll_f32_literal(rk_lowerer *lw, double value)
 
 /* ---- the LDS pool ---- */
 
-static long long rk_ll_count_ops(const rk_ir_region *region)
+static long long count_ops(const rk_ir_region *region)
 {
     long long n = 0;
     int i, j;
     for (i = 0; i < region->n_ops; i++) {
         n++;
         for (j = 0; j < region->ops[i]->n_regions; j++)
-            n += rk_ll_count_ops(region->ops[i]->regions[j]);
+            n += count_ops(region->ops[i]->regions[j]);
     }
     return n;
 }
 
-static rk_ll_alloc *rk_ll_find_alloc(const rk_ll_plan *plan, const char *name)
+static rk_ll_alloc *find_alloc(const rk_ll_plan *plan, const char *name)
 {
     int i;
     for (i = 0; i < plan->n; i++)
@@ -657,8 +361,8 @@ static rk_ll_alloc *rk_ll_find_alloc(const rk_ll_plan *plan, const char *name)
 }
 
 /* Live intervals: a use inside an scf.for counts at the end of the outermost loop. */
-static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan *plan, long long *pos,
-                          long long loop_end)
+static int scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan *plan, long long *pos,
+                    long long loop_end)
 {
     int i, j;
     for (i = 0; i < region->n_ops; i++) {
@@ -669,14 +373,14 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
         for (j = 0; j < op->n_operands; j++) {
             const rk_ir_value *v = &op->operands[j];
             if (RK_TYPE_IS_SMEM(v->type)) {
-                rk_ll_alloc *a = rk_ll_find_alloc(plan, v->name);
+                rk_ll_alloc *a = find_alloc(plan, v->name);
                 if (!a)
-                    return rk_ll_fail(lw, "%s is an LDS value that no tile.smem_alloc defines", v->name);
+                    return fail(lw, "%s is an LDS value that no tile.smem_alloc defines", v->name);
                 if (use_at > a->last)
                     a->last = use_at;
             }
         }
-        if (RK_LL_EQ(op->name, "tile.smem_alloc")) {
+        if (op->code == RK_OP_SMEM_ALLOC) {
             const char *t, *elem;
             size_t n;
             long long rows, cols;
@@ -684,11 +388,11 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
             const rk_attr *exclusive = rk_attrs_get(&op->attrs, "exclusive");
             rk_ll_alloc *a;
             if (op->n_results < 1)
-                return rk_ll_crash(lw, op);
+                return crash(lw, op);
             t = op->results[0].type;
-            if (rk_ir_smem_shape(t, &rows, &cols) || rk_type_elem_before_comma(t, 5, &elem, &n))
-                return rk_ll_crash(lw, op);
-            if (!(row = rk_ll_scalar_row(lw, elem, n)))
+            if (rk_smem_shape(t, &rows, &cols) || rk_type_elem_before_comma(t, 5, &elem, &n))
+                return crash(lw, op);
+            if (!(row = scalar_row(lw, elem, n)))
                 return -1;
             a = rk_alloc(lw->arena, sizeof *a);
             if (!a || plan->cap > 1000000000) {
@@ -714,7 +418,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
             a->align = row->bytes == 1 ? 16 : 4;
             a->exclusive = exclusive && exclusive->kind == RK_ATTR_BOOL && exclusive->i;
             a->offset = -1;
-            /* |rows|, |cols| < 10**18 (rk_ir_smem_shape); past RK_LL_HUGE the size is not kept */
+            /* |rows|, |cols| < 10**18 (rk_smem_shape); past RK_LL_HUGE the size is not kept */
             {
                 long long ar = rows < 0 ? -rows : rows, ac = cols < 0 ? -cols : cols;
                 if (ar > RK_LL_HUGE || ac > RK_LL_HUGE || (ar != 0 && ac * row->bytes > RK_LL_HUGE / ar))
@@ -725,13 +429,13 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
             plan->allocs[plan->n++] = a;
         }
         inner_end = loop_end;
-        if (RK_LL_EQ(op->name, "scf.for") && loop_end < 0) {
+        if (op->code == RK_OP_FOR && loop_end < 0) {
             if (op->n_regions < 1)
-                return rk_ll_crash(lw, op);
-            inner_end = here + rk_ll_count_ops(op->regions[0]);
+                return crash(lw, op);
+            inner_end = here + count_ops(op->regions[0]);
         }
         for (j = 0; j < op->n_regions; j++)
-            if (rk_ll_scan_lds(lw, op->regions[j], plan, pos, inner_end))
+            if (scan_lds(lw, op->regions[j], plan, pos, inner_end))
                 return -1;
     }
     return 0;
@@ -739,7 +443,7 @@ static int rk_ll_scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan
 
 /* Greedy linear scan in creation order: first fit at the lowest aligned offset that overlaps
  * no live allocation and no exclusive one; an exclusive allocation overlaps nothing placed. */
-static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan)
+static int plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan)
 {
     rk_ll_alloc **placed, **conflicts;
     int n_placed = 0, i, j, k;
@@ -747,7 +451,7 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
     plan->allocs = NULL;
     plan->n = plan->cap = 0;
     plan->size = 0;
-    if (rk_ll_scan_lds(lw, kernel->entry, plan, &pos, -1))
+    if (scan_lds(lw, kernel->entry, plan, &pos, -1))
         return -1;
     placed = rk_alloc(lw->arena, (size_t)(plan->n + 1) * sizeof *placed);
     conflicts = rk_alloc(lw->arena, (size_t)(plan->n + 1) * sizeof *conflicts);
@@ -762,7 +466,7 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
         if (a->last < 0)
             continue;
         if (a->huge)
-            return rk_ll_fail(lw, "%s is an LDS allocation of more than %lld bytes", a->name, RK_LL_HUGE);
+            return fail(lw, "%s is an LDS allocation of more than %lld bytes", a->name, RK_LL_HUGE);
         for (j = 0; j < n_placed; j++) {
             rk_ll_alloc *p = placed[j];
             if (a->exclusive || p->exclusive || p->last >= a->start) {
@@ -777,15 +481,15 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
             rk_ll_alloc *c = conflicts[j];
             if (off + a->size <= c->offset)
                 break;
-            if (rk_ll_align_up(c->offset + c->size, a->align) > off)
-                off = rk_ll_align_up(c->offset + c->size, a->align);
+            if (align_up(c->offset + c->size, a->align) > off)
+                off = align_up(c->offset + c->size, a->align);
         }
         a->offset = off;
         placed[n_placed++] = a;
         if (off + a->size > end)
             end = off + a->size;
     }
-    plan->size = rk_ll_align_up(end, 16);
+    plan->size = align_up(end, 16);
     return 0;
 }
 
@@ -796,7 +500,7 @@ static int rk_ll_plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan
  * ivs, carried names, or a number whose array slot another name holds). A name is in the
  * array iff its slot was free when it was first bound, and slots are never freed, so both
  * ways agree. The result is where key's text goes; NULL: absent (or the map could not grow). */
-static const char **rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
+static const char **slot(rk_lowerer *lw, const char *key, int insert)
 {
     const char *p = key + strlen(key);
     size_t number = 0, scale = 1;
@@ -826,9 +530,9 @@ static const char **rk_ll_slot(rk_lowerer *lw, const char *key, int insert)
 }
 
 /* names[key] = text */
-static void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text)
+static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    const char **e = rk_ll_slot(lw, key, 1);
+    const char **e = slot(lw, key, 1);
     if (!e || !text) {
         lw->oom = 1;
         return;
@@ -836,7 +540,7 @@ static void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text)
     *e = text;
 }
 
-static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
+static const char *temp(rk_lowerer *lw, const char *hint)
 {
     size_t n = strlen(hint), d;
     char digits[RK_INT_DIGITS], *s;
@@ -853,7 +557,7 @@ static const char *rk_ll_temp(rk_lowerer *lw, const char *hint)
     return s;
 }
 
-static rk_ll_block *rk_ll_new_block(rk_lowerer *lw, const char *kind)
+static rk_ll_block *new_block(rk_lowerer *lw, const char *kind)
 {
     rk_ll_block *block = rk_alloc(lw->arena, sizeof *block);
     char digits[RK_INT_DIGITS];
@@ -877,14 +581,14 @@ static rk_ll_block *rk_ll_new_block(rk_lowerer *lw, const char *kind)
     if (kind) {
         lw->block_counter++;
         rk_fmt_int(lw->block_counter, digits);
-        block->label = rk_ll_concat(lw, kind, ".", digits);
+        block->label = concat(lw, kind, ".", digits);
     } else
         block->label = "entry";
     lw->blocks[lw->n_blocks++] = block;
     return block;
 }
 
-static void rk_ll_put(rk_lowerer *lw, rk_buf *o, const char *s)
+static void put(rk_lowerer *lw, rk_buf *o, const char *s)
 {
     if (!s) {
         lw->oom = 1;
@@ -894,11 +598,11 @@ static void rk_ll_put(rk_lowerer *lw, rk_buf *o, const char *s)
 }
 
 /* val(v) appended to o. */
-static int rk_ll_put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    const char *const *e = rk_ll_slot(lw, v->name, 0);
+    const char *const *e = slot(lw, v->name, 0);
     if (!e || !*e)
-        return rk_ll_fail(lw, "%s is used before it is defined", v->name);
+        return fail(lw, "%s is used before it is defined", v->name);
     rk_buf_puts(o, *e);
     return 0;
 }
@@ -908,7 +612,7 @@ static int rk_ll_put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
  *   $s  a string (NULL: out of memory)     $d  a long long
  *   $T  ll_type of an IR type              $v  val(value)
  *   $t  typed(value) = ll_type(type) + " " + val(value)      $$ a '$' */
-static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap)
+static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap)
 {
     rk_buf *o;
     const char *p = fmt, *run = fmt;
@@ -928,25 +632,25 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
         p++;
         switch (*p) {
         case 's':
-            rk_ll_put(lw, o, va_arg(ap, const char *));
+            put(lw, o, va_arg(ap, const char *));
             break;
         case 'd':
             rk_buf_put_int(o, va_arg(ap, long long));
             break;
         case 'T':
-            if (rk_ll_put_type(lw, o, va_arg(ap, const char *)))
+            if (put_type(lw, o, va_arg(ap, const char *)))
                 return -1;
             break;
         case 'v':
-            if (rk_ll_put_val(lw, o, va_arg(ap, const rk_ir_value *)))
+            if (put_val(lw, o, va_arg(ap, const rk_ir_value *)))
                 return -1;
             break;
         case 't':
             v = va_arg(ap, const rk_ir_value *);
-            if (rk_ll_put_type(lw, o, v->type))
+            if (put_type(lw, o, v->type))
                 return -1;
             rk_buf_putn(o, " ", 1);
-            if (rk_ll_put_val(lw, o, v))
+            if (put_val(lw, o, v))
                 return -1;
             break;
         default:
@@ -961,35 +665,35 @@ static int rk_ll_vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_l
 }
 
 /* lw.emit(...): a line in the current block. */
-static int rk_ll_emit(rk_lowerer *lw, const char *fmt, ...)
+static int emit(rk_lowerer *lw, const char *fmt, ...)
 {
     va_list ap;
     int status;
     va_start(ap, fmt);
-    status = rk_ll_vemit(lw, lw->block, fmt, ap);
+    status = vemit(lw, lw->block, fmt, ap);
     va_end(ap);
     return status;
 }
 
 /* block.lines.append("  " + ...): a line in another block. */
-static int rk_ll_emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
+static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
 {
     va_list ap;
     int status;
     va_start(ap, fmt);
-    status = rk_ll_vemit(lw, block, fmt, ap);
+    status = vemit(lw, block, fmt, ap);
     va_end(ap);
     return status;
 }
 
-static int rk_ll_need(rk_lowerer *lw, const char *key)
+static int need(rk_lowerer *lw, const char *key)
 {
     size_t slot = RK_LL_CACHE_SLOT(key);
     int i;
     if (lw->decls[slot].key == key)
         i = lw->decls[slot].index;
     else {
-        if ((i = rk_ll_decl_index(lw, key)) < 0)
+        if ((i = decl_index(lw, key)) < 0)
             return -1;
         lw->decls[slot].key = key;
         lw->decls[slot].index = i;
@@ -998,61 +702,61 @@ static int rk_ll_need(rk_lowerer *lw, const char *key)
     return 0;
 }
 
-static const char *rk_ll_define(rk_lowerer *lw, const rk_ir_value *v)
+static const char *define(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *text = lw->suffix[0] ? rk_ll_concat(lw, v->name, lw->suffix, NULL) : v->name;
-    rk_ll_bind(lw, v->name, text);
+    const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
+    bind(lw, v->name, text);
     return text;
 }
 
 /* val(v) as a string (NULL after the failure). */
-static const char *rk_ll_val(rk_lowerer *lw, const rk_ir_value *v)
+static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *const *e = rk_ll_slot(lw, v->name, 0);
+    const char *const *e = slot(lw, v->name, 0);
     if (!e || !*e) {
-        rk_ll_fail(lw, "%s is used before it is defined", v->name);
+        fail(lw, "%s is used before it is defined", v->name);
         return NULL;
     }
     return *e;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
-static const char *rk_ll_typed(rk_lowerer *lw, const rk_ir_value *v)
+static const char *typed(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *t = rk_ll_type(lw, v->type), *text;
+    const char *t = ll_type(lw, v->type), *text;
     if (!t)
         return NULL;
-    if (!(text = rk_ll_val(lw, v)))
+    if (!(text = val(lw, v)))
         return NULL;
-    return rk_ll_concat(lw, t, " ", text);
+    return concat(lw, t, " ", text);
 }
 
-static int rk_ll_is_int(const rk_attr *a) { return a && a->kind == RK_ATTR_INT; }
+static int is_int(const rk_attr *a) { return a && a->kind == RK_ATTR_INT; }
 
 /* An integer attr printed as an i32 immediate (or a smaller one, checked by the handler). */
-static int rk_ll_int_attr(rk_lowerer *lw, const rk_ir_op *op, const char *key, long long *value)
+static int int_attr(rk_lowerer *lw, const rk_ir_op *op, const char *key, long long *value)
 {
     const rk_attr *a = rk_attrs_get(&op->attrs, key);
-    if (!rk_ll_is_int(a))
-        return rk_ll_fail(lw, "%s needs an integer attr %s", op->name, key);
+    if (!is_int(a))
+        return fail(lw, "%s needs an integer attr %s", op->name, key);
     if (a->i < -2147483648LL || a->i > 2147483647LL)
-        return rk_ll_fail(lw, "%s attr %s does not fit in i32", op->name, key);
+        return fail(lw, "%s attr %s does not fit in i32", op->name, key);
     *value = a->i;
     return 0;
 }
 
-static const rk_ll_alloc *rk_ll_alloc_of(rk_lowerer *lw, const rk_ir_value *v)
+static const rk_ll_alloc *alloc_of(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_alloc *a = rk_ll_find_alloc(&lw->plan, v->name);
+    const rk_ll_alloc *a = find_alloc(&lw->plan, v->name);
     if (!a || a->offset < 0) {
-        rk_ll_fail(lw, "%s is not a placed LDS allocation", v->name);
+        fail(lw, "%s is not a placed LDS allocation", v->name);
         return NULL;
     }
     return a;
 }
 
 /* The allocation's first byte: the pool itself at offset 0, else one GEP per block. */
-static const char *rk_ll_lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
+static const char *lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
 {
     rk_ll_base *e;
     const char *base;
@@ -1061,8 +765,8 @@ static const char *rk_ll_lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
     for (e = lw->block->bases; e; e = e->next)
         if (e->alloc == a)
             return e->text;
-    base = rk_ll_temp(lw, "smem_base");
-    if (rk_ll_emit(lw, "$s = getelementptr inbounds i8, ptr addrspace(3) $s, i32 $d", base, lw->pool, a->offset))
+    base = temp(lw, "smem_base");
+    if (emit(lw, "$s = getelementptr inbounds i8, ptr addrspace(3) $s, i32 $d", base, lw->pool, a->offset))
         return NULL;
     e = rk_alloc(lw->arena, sizeof *e);
     if (!e) {
@@ -1076,63 +780,63 @@ static const char *rk_ll_lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
     return base;
 }
 
-static const char *rk_ll_lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_value *row,
-                                 const rk_ir_value *col, const char *hint)
+static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_value *row,
+                           const rk_ir_value *col, const char *hint)
 {
-    const rk_ll_alloc *a = rk_ll_alloc_of(lw, s);
+    const rk_ll_alloc *a = alloc_of(lw, s);
     long long rows, cols;
     const char *base, *gep, *elem, *elem_type;
     size_t n;
     if (!a)
         return NULL;
-    if (rk_ir_smem_shape(a->type, &rows, &cols)) {
-        rk_ll_crash(lw, NULL);
+    if (rk_smem_shape(a->type, &rows, &cols)) {
+        crash(lw, NULL);
         return NULL;
     }
-    if (!(base = rk_ll_lds_base(lw, a)))
+    if (!(base = lds_base(lw, a)))
         return NULL;
-    gep = rk_ll_temp(lw, hint);
+    gep = temp(lw, hint);
     if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
-        rk_ll_crash(lw, NULL);
+        crash(lw, NULL);
         return NULL;
     }
-    if (!(elem_type = rk_ll_type_n(lw, elem, n)))
+    if (!(elem_type = type_n(lw, elem, n)))
         return NULL;
-    if (rk_ll_emit(lw, "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t", gep,
-                   rows, cols, elem_type, base, row, col))
+    if (emit(lw, "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t", gep,
+             rows, cols, elem_type, base, row, col))
         return NULL;
     return gep;
 }
 
-static int rk_ll_lds_align(rk_lowerer *lw, const rk_ir_op *op, const rk_ir_value *s, long long *align)
+static int lds_align(rk_lowerer *lw, const rk_ir_op *op, const rk_ir_value *s, long long *align)
 {
     const rk_ll_alloc *a;
-    if (rk_ll_int_attr(lw, op, "align", align))
+    if (int_attr(lw, op, "align", align))
         return -1;
-    if (!(a = rk_ll_alloc_of(lw, s)))
+    if (!(a = alloc_of(lw, s)))
         return -1;
     if (*align == 0)
-        return rk_ll_crash(lw, op); /* Python: ZeroDivisionError */
+        return crash(lw, op); /* Python: ZeroDivisionError */
     if (a->offset % *align != 0)
-        return rk_ll_fail(lw, "%s on %s claims align %lld but the allocation is at pool offset %lld", op->name,
-                          s->name, *align, a->offset);
+        return fail(lw, "%s on %s claims align %lld but the allocation is at pool offset %lld", op->name,
+                    s->name, *align, a->offset);
     return 0;
 }
 
 /* ---- the lowerer: the module ---- */
 
-static int rk_ll_signature(rk_lowerer *lw, rk_buf *o);
-static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o);
-static int rk_ll_lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry, int is_for_body);
+static int ll_signature(rk_lowerer *lw, rk_buf *o);
+static int ll_attributes(rk_lowerer *lw, rk_buf *o);
+static int lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry, int is_for_body);
 
 /* An upper bound of the module's bytes (the declarations counted in full). */
-static size_t rk_ll_module_size(const rk_lowerer *lw, const rk_buf *attributes, const rk_buf *signature)
+static size_t module_size(const rk_lowerer *lw, const rk_buf *attributes, const rk_buf *signature)
 {
     size_t n = 512 + strlen(lw->flavor->datalayout) + 2 * strlen(lw->kernel->name) + attributes->len
                + signature->len;
     int i;
     for (i = 0; i < RK_LL_N_DECLS; i++)
-        n += strlen(rk_ll_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
+        n += strlen(rk_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
     for (i = 0; i < lw->n_blocks; i++)
         n += strlen(lw->blocks[i]->label ? lw->blocks[i]->label : "") + 2 + lw->blocks[i]->lines.len;
     return n;
@@ -1140,35 +844,35 @@ static size_t rk_ll_module_size(const rk_lowerer *lw, const rk_buf *attributes, 
 
 /* Checks in a fixed order (kernel attrs, params, the LDS pool, then the ops in order), so both
  * engines report the same first problem. The module goes to out only when all went well. */
-static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
+static int lower(rk_lowerer *lw, rk_buf *out)
 {
     rk_buf attributes, signature;
     int i, printed = 0, status = -1;
     rk_buf_init(&attributes);
     rk_buf_init(&signature);
-    lw->cap_direct = (size_t)rk_ll_count_ops(lw->kernel->entry) + 64;
+    lw->cap_direct = (size_t)count_ops(lw->kernel->entry) + 64;
     lw->cap_direct += lw->cap_direct / 4;
     if (!(lw->direct = rk_alloc(lw->arena, lw->cap_direct * sizeof *lw->direct))) {
         lw->oom = 1;
         lw->cap_direct = 0;
         goto done;
     }
-    if (rk_ll_attributes(lw, &attributes) || rk_ll_signature(lw, &signature)
-        || rk_ll_plan_lds(lw, lw->kernel, &lw->plan))
+    if (ll_attributes(lw, &attributes) || ll_signature(lw, &signature)
+        || plan_lds(lw, lw->kernel, &lw->plan))
         goto done;
     if (lw->plan.size > lw->capacity) {
-        rk_ll_fail(lw, "the LDS pool of %lld bytes exceeds the %lld bytes of %s", lw->plan.size, lw->capacity,
-                   lw->backend->arch);
+        fail(lw, "the LDS pool of %lld bytes exceeds the %lld bytes of %s", lw->plan.size, lw->capacity,
+             lw->backend->arch);
         goto done;
     }
-    if (rk_ll_lower_region(lw, lw->kernel->entry, 1, 0))
+    if (lower_region(lw, lw->kernel->entry, 1, 0))
         goto done;
     if (!lw->block->terminated) {
-        if (rk_ll_emit(lw, "ret void"))
+        if (emit(lw, "ret void"))
             goto done;
         lw->block->terminated = 1;
     }
-    if (rk_buf_reserve(out, rk_ll_module_size(lw, &attributes, &signature)))
+    if (rk_buf_reserve(out, module_size(lw, &attributes, &signature)))
         lw->oom = 1;
     rk_buf_puts(out, "target datalayout = \"");
     rk_buf_puts(out, lw->flavor->datalayout);
@@ -1181,7 +885,7 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
     }
     for (i = 0; i < RK_LL_N_DECLS; i++)
         if (lw->needed[i]) {
-            rk_buf_puts(out, rk_ll_decl_text(&rk_ll_decls[i], lw->flavor));
+            rk_buf_puts(out, rk_decl_text(&rk_ll_decls[i], lw->flavor));
             rk_buf_putn(out, "\n", 1);
             printed++;
         }
@@ -1197,7 +901,7 @@ static int rk_ll_lower(rk_lowerer *lw, rk_buf *out)
     rk_buf_puts(out, ") #0 {\n");
     for (i = 0; i < lw->n_blocks; i++) {
         rk_ll_block *block = lw->blocks[i];
-        rk_ll_put(lw, out, block->label);
+        put(lw, out, block->label);
         rk_buf_puts(out, ":\n");
         if (block->lines.failed)
             lw->oom = 1;
@@ -1219,17 +923,17 @@ done:
     return status;
 }
 
-static int rk_ll_int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where,
-                             long long *value)
+static int int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where,
+                       long long *value)
 {
     const rk_attr *a = rk_attrs_get(attrs, key);
-    if (!rk_ll_is_int(a))
-        return rk_ll_fail(lw, "attr %s of %s must be an integer", key, where);
+    if (!is_int(a))
+        return fail(lw, "attr %s of %s must be an integer", key, where);
     *value = a->i;
     return 0;
 }
 
-static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
+static int ll_signature(rk_lowerer *lw, rk_buf *o)
 {
     int i, j;
     for (i = 0; i < lw->kernel->n_params; i++) {
@@ -1238,7 +942,7 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
         long long n = 0;
         for (j = 0; j < p->attrs.n; j++)
             if (!rk_str_in(p->attrs.items[j].key, rk_ll_param_attrs))
-                return rk_ll_fail(lw, "unknown param attr %s on %s", p->attrs.items[j].key, p->value.name);
+                return fail(lw, "unknown param attr %s on %s", p->attrs.items[j].key, p->value.name);
         if (i > 0)
             rk_buf_putn(o, ", ", 2);
         if (RK_TYPE_IS_PTR(t)) {
@@ -1246,7 +950,7 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
             if (rk_attr_is_str(space, "constant"))
                 rk_buf_puts(o, "ptr addrspace(4)");
             else if (space && !rk_attr_is_str(space, "global"))
-                return rk_ll_fail(lw, "unknown addr_space on %s", p->value.name);
+                return fail(lw, "unknown addr_space on %s", p->value.name);
             else
                 rk_buf_puts(o, "ptr addrspace(1)");
             a = rk_attrs_get(&p->attrs, "noalias");
@@ -1267,13 +971,13 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
             if (a && a->kind == RK_ATTR_BOOL && a->i)
                 rk_buf_puts(o, " nonnull");
             if (rk_attrs_get(&p->attrs, "align")) {
-                if (rk_ll_int_attr_of(lw, &p->attrs, "align", p->value.name, &n))
+                if (int_attr_of(lw, &p->attrs, "align", p->value.name, &n))
                     return -1;
                 rk_buf_puts(o, " align ");
                 rk_buf_put_int(o, n);
             }
             if (rk_attrs_get(&p->attrs, "dereferenceable")) {
-                if (rk_ll_int_attr_of(lw, &p->attrs, "dereferenceable", p->value.name, &n))
+                if (int_attr_of(lw, &p->attrs, "dereferenceable", p->value.name, &n))
                     return -1;
                 rk_buf_puts(o, " dereferenceable(");
                 rk_buf_put_int(o, n);
@@ -1281,37 +985,37 @@ static int rk_ll_signature(rk_lowerer *lw, rk_buf *o)
             }
         } else if (strcmp(t, "i32") == 0 || strcmp(t, "i64") == 0) {
             if (p->attrs.n)
-                return rk_ll_fail(lw, "a scalar param carries attrs: %s", p->value.name);
-            if (rk_ll_put_type(lw, o, t))
+                return fail(lw, "a scalar param carries attrs: %s", p->value.name);
+            if (put_type(lw, o, t))
                 return -1;
         } else
-            return rk_ll_fail(lw, "a kernel param of type %s: %s", t, p->value.name);
+            return fail(lw, "a kernel param of type %s: %s", t, p->value.name);
         rk_buf_putn(o, " ", 1);
-        rk_ll_put(lw, o, rk_ll_define(lw, &p->value));
+        put(lw, o, define(lw, &p->value));
     }
     return 0;
 }
 
 /* An int N gives "N,N"; a two-int list [lo, hi] gives "lo,hi". */
-static int rk_ll_pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
+static int pair_attr(rk_lowerer *lw, const char *key, rk_buf *o)
 {
     const rk_attr *value = rk_attrs_get(&lw->kernel->attrs, key);
     long long lo = 0, hi = 0;
-    if (rk_ll_is_int(value))
+    if (is_int(value))
         lo = hi = value->i;
-    else if (value && value->kind == RK_ATTR_LIST && value->n == 2 && rk_ll_is_int(value->items[0])
-             && rk_ll_is_int(value->items[1])) {
+    else if (value && value->kind == RK_ATTR_LIST && value->n == 2 && is_int(value->items[0])
+             && is_int(value->items[1])) {
         lo = value->items[0]->i;
         hi = value->items[1]->i;
     } else
-        return rk_ll_fail(lw, "kernel attr %s must be an integer or a pair", key);
+        return fail(lw, "kernel attr %s must be an integer or a pair", key);
     rk_buf_put_int(o, lo);
     rk_buf_putn(o, ",", 1);
     rk_buf_put_int(o, hi);
     return 0;
 }
 
-static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
+static int ll_attributes(rk_lowerer *lw, rk_buf *o)
 {
     const rk_attrs *attrs = &lw->kernel->attrs;
     const rk_attr *strategy;
@@ -1319,29 +1023,29 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
     int i;
     for (i = 0; i < attrs->n; i++)
         if (!rk_str_in(attrs->items[i].key, rk_ll_kernel_attrs))
-            return rk_ll_fail(lw, "unknown kernel attr %s", attrs->items[i].key);
+            return fail(lw, "unknown kernel attr %s", attrs->items[i].key);
     if (rk_attrs_get(attrs, "max_workgroup_size")
-        && rk_ll_int_attr_of(lw, attrs, "max_workgroup_size", "the kernel", &max_wg))
+        && int_attr_of(lw, attrs, "max_workgroup_size", "the kernel", &max_wg))
         return -1;
     rk_buf_puts(o, "attributes #0 = { \"uniform-work-group-size\"=\"true\" \"amdgpu-flat-work-group-size\"=\"64,");
     rk_buf_put_int(o, max_wg);
     rk_buf_putn(o, "\"", 1);
     if ((strategy = rk_attrs_get(attrs, "scheduler_strategy"))) {
         if (strategy->kind != RK_ATTR_STR || !rk_str_in(strategy->s, rk_ll_sched_strategies))
-            return rk_ll_fail(lw, "unknown scheduler_strategy");
+            return fail(lw, "unknown scheduler_strategy");
         rk_buf_puts(o, " \"amdgpu-sched-strategy\"=\"");
         rk_buf_puts(o, strategy->s);
         rk_buf_putn(o, "\"", 1);
     }
     if (rk_attrs_get(attrs, "waves_per_eu")) {
         rk_buf_puts(o, " \"amdgpu-waves-per-eu\"=\"");
-        if (rk_ll_pair_attr(lw, "waves_per_eu", o))
+        if (pair_attr(lw, "waves_per_eu", o))
             return -1;
         rk_buf_putn(o, "\"", 1);
     }
     if (rk_attrs_get(attrs, "agpr_alloc")) {
         rk_buf_puts(o, " \"amdgpu-agpr-alloc\"=\"");
-        if (rk_ll_pair_attr(lw, "agpr_alloc", o))
+        if (pair_attr(lw, "agpr_alloc", o))
             return -1;
         rk_buf_putn(o, "\"", 1);
     }
@@ -1351,578 +1055,516 @@ static int rk_ll_attributes(rk_lowerer *lw, rk_buf *o)
 
 /* ---- regions ---- */
 
-static int rk_ll_lower_op(rk_lowerer *lw, const rk_ir_op *op);
+static int lower_op(rk_lowerer *lw, const rk_ir_op *op);
 
 /* A for body's final scf.yield is read by lower_for, not lowered. */
-static int rk_ll_lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry, int is_for_body)
+static int lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry, int is_for_body)
 {
     int n = region->n_ops, i;
     if (is_for_body)
         n--;
     for (i = 0; i < n; i++) {
         const rk_ir_op *op = region->ops[i];
-        if (RK_LL_EQ(op->name, "cf.return") && !(is_entry && i == n - 1))
-            return rk_ll_fail(lw, "cf.return must be the last op of the kernel");
-        if (rk_ll_lower_op(lw, op))
+        if (op->code == RK_OP_RETURN && !(is_entry && i == n - 1))
+            return fail(lw, "cf.return must be the last op of the kernel");
+        if (lower_op(lw, op))
             return -1;
     }
     return 0;
 }
 
 typedef int (*rk_ll_handler)(rk_lowerer *lw, const rk_ir_op *op);
-static rk_ll_handler rk_ll_find_handler(const char *name);
+static const rk_ll_handler rk_ll_handlers[RK_N_OPS];
 
-static int rk_ll_lower_op(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_op(rk_lowerer *lw, const rk_ir_op *op)
 {
-    rk_ll_handler handler;
-    size_t slot;
-    if (RK_LL_EQ(op->name, "scf.yield"))
-        return rk_ll_fail(lw, "scf.yield outside the end of an scf.for body");
-    slot = RK_LL_CACHE_SLOT(op->name);
-    if (lw->handlers[slot].name == op->name)
-        handler = lw->handlers[slot].handler;
-    else {
-        handler = rk_ll_find_handler(op->name);
-        if (!handler)
-            return rk_ll_fail(lw, "no lowering for op %s", op->name);
-        lw->handlers[slot].name = op->name;
-        lw->handlers[slot].handler = handler;
-    }
+    rk_ll_handler handler = op->code >= 0 && op->code < RK_N_OPS ? rk_ll_handlers[op->code] : NULL;
+    if (op->code == RK_OP_YIELD)
+        return fail(lw, "scf.yield outside the end of an scf.for body");
+    if (!handler)
+        return fail(lw, "no lowering for op %s", op->name);
     return handler(lw, op);
 }
 
 /* ---- handlers: arith (docs/ir.md §4.1) ---- */
 
-static int rk_ll_lower_constant(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_constant(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *r;
     const rk_attr *value = rk_attrs_get(&op->attrs, "value");
     char digits[RK_INT_DIGITS];
-    if (rk_ll_shape(lw, op, -1, 1))
+    if (shape(lw, op, -1, 1))
         return -1;
     r = &op->results[0];
     if (strcmp(r->type, "f32") == 0) {
         const char *text;
         if (!value || value->kind != RK_ATTR_FLOAT)
-            return rk_ll_fail(lw, "an f32 arith.constant needs a float value");
-        if (!(text = rk_ll_f32_literal(lw, value->f)))
+            return fail(lw, "an f32 arith.constant needs a float value");
+        if (!(text = f32_literal(lw, value->f)))
             return -1;
-        rk_ll_bind(lw, r->name, text);
+        bind(lw, r->name, text);
         return 0;
     }
-    if (!rk_ll_is_int(value))
-        return rk_ll_fail(lw, "an integer arith.constant needs an integer value");
+    if (!is_int(value))
+        return fail(lw, "an integer arith.constant needs an integer value");
     if (strcmp(r->type, "i1") == 0)
-        rk_ll_bind(lw, r->name, value->i != 0 ? "true" : "false");
+        bind(lw, r->name, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
         rk_ll_entry *e;
         rk_fmt_int(value->i, digits);
-        rk_ll_bind(lw, r->name, rk_ll_concat(lw, digits, "", NULL));
+        bind(lw, r->name, concat(lw, digits, "", NULL));
         if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
             e->value = value->i;
         else
             lw->oom = 1;
     } else
-        return rk_ll_fail(lw, "arith.constant of type %s", r->type);
+        return fail(lw, "arith.constant of type %s", r->type);
     return 0;
 }
 
-static int rk_ll_lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
 {
     if (!rk_attr_py_eq_int(rk_attrs_get(&op->attrs, "value"), 0))
-        return rk_ll_fail(lw, "arith.constant_vec other than the zero vector");
-    if (rk_ll_shape(lw, op, -1, 1))
+        return fail(lw, "arith.constant_vec other than the zero vector");
+    if (shape(lw, op, -1, 1))
         return -1;
     /* Python computes t = ll_type(...) before define: a failing type wins over nothing else */
-    if (!rk_ll_type(lw, op->results[0].type))
+    if (!ll_type(lw, op->results[0].type))
         return -1;
-    return rk_ll_emit(lw, "$s = select i1 true, $T zeroinitializer, $T zeroinitializer",
-                      rk_ll_define(lw, &op->results[0]), op->results[0].type, op->results[0].type);
+    return emit(lw, "$s = select i1 true, $T zeroinitializer, $T zeroinitializer",
+                define(lw, &op->results[0]), op->results[0].type, op->results[0].type);
 }
 
-typedef struct rk_ll_binary_op {
-    const char *name, *opcode;
-} rk_ll_binary_op;
-
-static const rk_ll_binary_op rk_ll_binary_ops[] = {
-    {"arith.add", "add"},
-    {"arith.sub", "sub"},
-    {"arith.mul", "mul"},
-    {"arith.div", "sdiv"},
-    {"arith.mod", "srem"},
-    {"arith.and", "and"},
-    {"arith.or", "or"},
-    {"arith.fadd", "fadd"},
-    {"arith.fmul", "fmul"},
-};
-
-typedef struct rk_ll_binary_call {
-    const char *name, *key, *callee;
-} rk_ll_binary_call;
-
-static const rk_ll_binary_call rk_ll_binary_calls[] = {
-    {"arith.min", "smin.i32", "i32 @llvm.smin.i32"},
-    {"arith.max", "smax.i32", "i32 @llvm.smax.i32"},
-    {"arith.fmin", "minnum.f32", "float @llvm.minnum.f32"},
-    {"arith.fmax", "maxnum.f32", "float @llvm.maxnum.f32"},
-};
-
-static int rk_ll_lower_binary(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const char *opcode = "";
-    size_t i, slot = RK_LL_CACHE_SLOT(op->name);
-    if (lw->opcodes[slot].name == op->name)
-        opcode = lw->opcodes[slot].opcode;
-    else {
-        for (i = 0; i < sizeof rk_ll_binary_ops / sizeof rk_ll_binary_ops[0]; i++)
-            if (strcmp(rk_ll_binary_ops[i].name, op->name) == 0)
-                opcode = rk_ll_binary_ops[i].opcode;
-        lw->opcodes[slot].name = op->name;
-        lw->opcodes[slot].opcode = opcode;
-    }
-    if (rk_ll_shape(lw, op, 2, 1))
+    const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "";
+    if (shape(lw, op, 2, 1))
         return -1;
-    return rk_ll_emit(lw, "$s = $s $t, $v", rk_ll_define(lw, &op->results[0]), opcode, &op->operands[0],
-                      &op->operands[1]);
+    return emit(lw, "$s = $s $t, $v", define(lw, &op->results[0]), opcode, &op->operands[0],
+                &op->operands[1]);
 }
 
-static int rk_ll_lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
 {
-    size_t i;
-    for (i = 0; i < sizeof rk_ll_binary_calls / sizeof rk_ll_binary_calls[0]; i++)
-        if (strcmp(rk_ll_binary_calls[i].name, op->name) == 0) {
-            if (rk_ll_need(lw, rk_ll_binary_calls[i].key) || rk_ll_shape(lw, op, 2, 1))
-                return -1;
-            if (rk_ll_emit(lw, "$s = call $s($t, $t)", rk_ll_define(lw, &op->results[0]),
-                           rk_ll_binary_calls[i].callee, &op->operands[0], &op->operands[1]))
-                return -1;
-        }
-    return 0;
+    const rk_ll_binary_call *row = &rk_ll_binary_calls[op->code];
+    if (!row->key)
+        return 0;
+    if (need(lw, row->key) || shape(lw, op, 2, 1))
+        return -1;
+    return emit(lw, "$s = call $s($t, $t)", define(lw, &op->results[0]), row->callee, &op->operands[0],
+                &op->operands[1]);
 }
 
-static int rk_ll_lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *pred = rk_attrs_get(&op->attrs, "pred");
-    if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_ll_cmp_preds))
-        return rk_ll_fail(lw, "arith.cmp with an unknown pred");
-    if (rk_ll_shape(lw, op, 2, 1))
+    if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_cmp_preds))
+        return fail(lw, "arith.cmp with an unknown pred");
+    if (shape(lw, op, 2, 1))
         return -1;
-    return rk_ll_emit(lw, "$s = icmp $s $t, $v", rk_ll_define(lw, &op->results[0]), pred->s, &op->operands[0],
-                      &op->operands[1]);
+    return emit(lw, "$s = icmp $s $t, $v", define(lw, &op->results[0]), pred->s, &op->operands[0],
+                &op->operands[1]);
 }
 
-static int rk_ll_lower_select(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
 {
-    if (rk_ll_shape(lw, op, 3, 1))
+    if (shape(lw, op, 3, 1))
         return -1;
-    return rk_ll_emit(lw, "$s = select $t, $t, $t", rk_ll_define(lw, &op->results[0]), &op->operands[0],
-                      &op->operands[1], &op->operands[2]);
+    return emit(lw, "$s = select $t, $t, $t", define(lw, &op->results[0]), &op->operands[0],
+                &op->operands[1], &op->operands[2]);
 }
 
-static int rk_ll_lower_fptrunc(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_fptrunc(rk_lowerer *lw, const rk_ir_op *op)
 {
     if (op->n_results < 1 || op->n_operands < 1)
-        return rk_ll_crash(lw, op);
-    return rk_ll_emit(lw, "$s = fptrunc $t to $T", rk_ll_define(lw, &op->results[0]), &op->operands[0],
-                      op->results[0].type);
+        return crash(lw, op);
+    return emit(lw, "$s = fptrunc $t to $T", define(lw, &op->results[0]), &op->operands[0],
+                op->results[0].type);
 }
 
-static int rk_ll_lower_bitcast(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_bitcast(rk_lowerer *lw, const rk_ir_op *op)
 {
     if (op->n_results < 1 || op->n_operands < 1)
-        return rk_ll_crash(lw, op);
-    return rk_ll_emit(lw, "$s = bitcast $t to $T", rk_ll_define(lw, &op->results[0]), &op->operands[0],
-                      op->results[0].type);
+        return crash(lw, op);
+    return emit(lw, "$s = bitcast $t to $T", define(lw, &op->results[0]), &op->operands[0],
+                op->results[0].type);
 }
 
 /* ---- gpu (§4.2) ---- */
 
-/* DIM_NAMES = ("x", "y", "z"); C spells out, for speed, the keys Python builds as
- * ("workitem.id." | "workgroup.id.") + DIM_NAMES[dim] */
-static const char *const rk_ll_id_keys[2][3] = {{"workitem.id.x", "workitem.id.y", "workitem.id.z"},
-                                                {"workgroup.id.x", "workgroup.id.y", "workgroup.id.z"}};
-
-static int rk_ll_lower_id(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_id(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long dim = 0;
     const char *key;
-    if (rk_ll_int_attr(lw, op, "dim", &dim))
+    if (int_attr(lw, op, "dim", &dim))
         return -1;
     if (dim < 0 || dim > 2)
-        return rk_ll_fail(lw, "%s dim %lld", op->name, dim);
-    key = rk_ll_id_keys[strcmp(op->name, "gpu.thread_id") == 0 ? 0 : 1][dim];
-    if (rk_ll_need(lw, key) || rk_ll_shape(lw, op, -1, 1))
+        return fail(lw, "%s dim %lld", op->name, dim);
+    key = rk_ll_id_keys[op->code == RK_OP_THREAD_ID ? 0 : 1][dim];
+    if (need(lw, key) || shape(lw, op, -1, 1))
         return -1;
-    return rk_ll_emit(lw, "$s = call i32 @llvm.amdgcn.$s()", rk_ll_define(lw, &op->results[0]), key);
+    return emit(lw, "$s = call i32 @llvm.amdgcn.$s()", define(lw, &op->results[0]), key);
 }
 
-static int rk_ll_lower_lane_id(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_lane_id(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *lo;
-    if (rk_ll_need(lw, "mbcnt.lo") || rk_ll_need(lw, "mbcnt.hi"))
+    if (need(lw, "mbcnt.lo") || need(lw, "mbcnt.hi"))
         return -1;
-    lo = rk_ll_temp(lw, "mbcnt_lo");
-    if (rk_ll_emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.lo(i32 -1, i32 0)", lo) || rk_ll_shape(lw, op, -1, 1))
+    lo = temp(lw, "mbcnt_lo");
+    if (emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.lo(i32 -1, i32 0)", lo) || shape(lw, op, -1, 1))
         return -1;
-    return rk_ll_emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 $s)", rk_ll_define(lw, &op->results[0]),
-                      lo);
+    return emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 $s)", define(lw, &op->results[0]),
+                lo);
 }
 
-static int rk_ll_lower_readfirstlane(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_readfirstlane(rk_lowerer *lw, const rk_ir_op *op)
 {
-    if (rk_ll_need(lw, "readfirstlane.i32"))
+    if (need(lw, "readfirstlane.i32"))
         return -1;
     if (op->n_results < 1 || op->n_operands < 1)
-        return rk_ll_crash(lw, op);
-    return rk_ll_emit(lw, "$s = call i32 @llvm.amdgcn.readfirstlane.i32($t)", rk_ll_define(lw, &op->results[0]),
-                      &op->operands[0]);
+        return crash(lw, op);
+    return emit(lw, "$s = call i32 @llvm.amdgcn.readfirstlane.i32($t)", define(lw, &op->results[0]),
+                &op->operands[0]);
 }
 
 /* ---- memory (§4.3) ---- */
 
-static int rk_ll_lower_make_buffer_rsrc(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_make_buffer_rsrc(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *p, *nbytes;
     const char *nb, *r;
     long long word3;
-    if (rk_ll_shape(lw, op, 2, 0))
+    if (shape(lw, op, 2, 0))
         return -1;
     p = &op->operands[0];
     nbytes = &op->operands[1];
-    if (rk_ll_need(lw, "make.buffer.rsrc"))
+    if (need(lw, "make.buffer.rsrc"))
         return -1;
     word3 = lw->backend->word3;
-    nb = rk_ll_temp(lw, "nb64");                /* taken in every flavor, so temps number alike */
-    if (rk_ll_shape(lw, op, 2, 1))
+    nb = temp(lw, "nb64");                /* taken in every flavor, so temps number alike */
+    if (shape(lw, op, 2, 1))
         return -1;
-    r = rk_ll_define(lw, &op->results[0]);
+    r = define(lw, &op->results[0]);
     if (lw->flavor->rsrc_p8) {
-        if (rk_ll_emit(lw, "$s = zext $t to i64", nb, nbytes))
+        if (emit(lw, "$s = zext $t to i64", nb, nbytes))
             return -1;
-        return rk_ll_emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1($t, i16 0, i64 $s, "
-                          "i32 $d)", r, p, nb, word3);
+        return emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1($t, i16 0, i64 $s, "
+                    "i32 $d)", r, p, nb, word3);
     }
-    return rk_ll_emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1($t, i16 0, $t, i32 $d)", r,
-                      p, nbytes, word3);
+    return emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1($t, i16 0, $t, i32 $d)", r,
+                p, nbytes, word3);
 }
 
-static int rk_ll_lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
+/* The width row of a buffer load or store of type t, its declaration marked needed. */
+static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store)
 {
-    const rk_ir_value *r, *off, *res;
+    const rk_ll_width *width;
+    long long bytes = 0;
+    if (type_bytes(lw, t, &bytes) || !(width = buffer_width(lw, bytes)))
+        return NULL;
+    /* "raw.ptr.buffer.load." or "raw.ptr.buffer.store." + suffix */
+    return need(lw, store ? width->store_key : width->load_key) ? NULL : width;
+}
+
+static int lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
+{
     const rk_ll_width *width;
     const char *raw;
-    long long bytes = 0;
-    if (rk_ll_shape(lw, op, 2, 1))
+    if (shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
         return -1;
-    r = &op->operands[0];
-    off = &op->operands[1];
-    res = &op->results[0];
-    if (rk_ll_type_bytes(lw, res->type, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
+    raw = temp(lw, width->load_temp);         /* "bl" + suffix */
+    if (emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
+             width->suffix, &op->operands[0], &op->operands[1]))
         return -1;
-    if (rk_ll_need(lw, width->load_key))            /* "raw.ptr.buffer.load." + suffix */
-        return -1;
-    raw = rk_ll_temp(lw, width->load_temp);         /* "bl" + suffix */
-    if (rk_ll_emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
-                   width->suffix, r, off))
-        return -1;
-    return rk_ll_emit(lw, "$s = bitcast $s $s to $T", rk_ll_define(lw, res), width->type, raw, res->type);
+    return emit(lw, "$s = bitcast $s $s to $T", define(lw, &op->results[0]), width->type, raw,
+                op->results[0].type);
 }
 
-static int rk_ll_lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const rk_ir_value *r, *off, *v;
     const rk_ll_width *width;
     const char *bits;
-    long long bytes = 0;
-    if (rk_ll_shape(lw, op, 3, 0))
+    if (shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
         return -1;
-    r = &op->operands[0];
-    off = &op->operands[1];
-    v = &op->operands[2];
-    if (rk_ll_type_bytes(lw, v->type, &bytes) || !(width = rk_ll_buffer_width(lw, bytes)))
+    bits = temp(lw, width->store_temp);       /* "bs" + suffix */
+    if (emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
         return -1;
-    if (rk_ll_need(lw, width->store_key))           /* "raw.ptr.buffer.store." + suffix */
-        return -1;
-    bits = rk_ll_temp(lw, width->store_temp);       /* "bs" + suffix */
-    if (rk_ll_emit(lw, "$s = bitcast $t to $s", bits, v, width->type))
-        return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)",
-                      width->suffix, width->type, bits, r, off);
+    return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)",
+                width->suffix, width->type, bits, &op->operands[0], &op->operands[1]);
 }
 
-#define MARKERS ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
-
-static int rk_ll_lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *p, *idx, *v;
     const char *gep, *old, *elem, *elem_type;
     size_t n;
-    if (rk_ll_shape(lw, op, 3, 0))
+    if (shape(lw, op, 3, 0))
         return -1;
     p = &op->operands[0];
     idx = &op->operands[1];
     v = &op->operands[2];
-    gep = rk_ll_temp(lw, "gep");
+    gep = temp(lw, "gep");
     if (rk_type_elem_before_comma(p->type, 4, &elem, &n))
-        return rk_ll_crash(lw, op);
-    if (!(elem_type = rk_ll_type_n(lw, elem, n)))
+        return crash(lw, op);
+    if (!(elem_type = type_n(lw, elem, n)))
         return -1;
-    if (rk_ll_emit(lw, "$s = getelementptr inbounds $s, $t, $t", gep, elem_type, p, idx))
+    if (emit(lw, "$s = getelementptr inbounds $s, $t, $t", gep, elem_type, p, idx))
         return -1;
-    old = rk_ll_temp(lw, "atomic");
-    if (rk_ll_emit(lw, "$s = atomicrmw fadd ptr addrspace(1) $s, $t monotonic" MARKERS, old, gep, v))
+    old = temp(lw, "atomic");
+    if (emit(lw, "$s = atomicrmw fadd ptr addrspace(1) $s, $t monotonic" MARKERS, old, gep, v))
         return -1;
     lw->markers = 1;
     return 0;
 }
 
-static int rk_ll_lower_smem_alloc(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_smem_alloc(rk_lowerer *lw, const rk_ir_op *op)
 {
-    if (rk_ll_shape(lw, op, -1, 1))
+    if (shape(lw, op, -1, 1))
         return -1;
-    rk_ll_define(lw, &op->results[0]);      /* prints nothing; its uses go through the pool */
+    define(lw, &op->results[0]);      /* prints nothing; its uses go through the pool */
     return 0;
 }
 
-static int rk_ll_lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
     const char *gep, *load = "load ";
     long long align = 0, n = 0;
-    if (rk_ll_shape(lw, op, 3, 1))
+    if (shape(lw, op, 3, 1))
         return -1;
     s = &op->operands[0];
     res = &op->results[0];
-    if (rk_ll_lds_align(lw, op, s, &align))
+    if (lds_align(lw, op, s, &align))
         return -1;
-    if (!(gep = rk_ll_lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
+    if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
     if (lw->backend->lds_v8_volatile && RK_TYPE_IS_VEC(res->type)) {
-        if (rk_ll_vec_len(lw, res->type, &n))
+        if (vec_len(lw, res->type, &n))
             return -1;
         if (n == 8)
             load = "load volatile ";
     }
-    return rk_ll_emit(lw, "$s = $s$T, ptr addrspace(3) $s, align $d", rk_ll_define(lw, res), load, res->type, gep,
-                      align);
+    return emit(lw, "$s = $s$T, ptr addrspace(3) $s, align $d", define(lw, res), load, res->type, gep,
+                align);
 }
 
-static int rk_ll_lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s;
     const char *gep;
     long long align = 0;
-    if (rk_ll_shape(lw, op, 4, 0))
+    if (shape(lw, op, 4, 0))
         return -1;
     s = &op->operands[0];
-    if (rk_ll_lds_align(lw, op, s, &align))
+    if (lds_align(lw, op, s, &align))
         return -1;
-    if (!(gep = rk_ll_lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
+    if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
-    return rk_ll_emit(lw, "store $t, ptr addrspace(3) $s, align $d", &op->operands[3], gep, align);
+    return emit(lw, "store $t, ptr addrspace(3) $s, align $d", &op->operands[3], gep, align);
 }
 
-static int rk_ll_lower_smem_addr(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_smem_addr(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_alloc *a;
     const char *base;
     if (op->n_operands < 1)
-        return rk_ll_crash(lw, op);
-    if (!(a = rk_ll_alloc_of(lw, &op->operands[0])))
+        return crash(lw, op);
+    if (!(a = alloc_of(lw, &op->operands[0])))
         return -1;
-    if (!(base = rk_ll_lds_base(lw, a)))
+    if (!(base = lds_base(lw, a)))
         return -1;
     if (op->n_results < 1)
-        return rk_ll_crash(lw, op);
-    return rk_ll_emit(lw, "$s = ptrtoint ptr addrspace(3) $s to i32", rk_ll_define(lw, &op->results[0]), base);
+        return crash(lw, op);
+    return emit(lw, "$s = ptrtoint ptr addrspace(3) $s to i32", define(lw, &op->results[0]), base);
 }
 
-static int rk_ll_lower_ds_read_tr16_b64(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_ds_read_tr16_b64(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *res;
     const char *gep, *raw;
     if (lw->backend->transpose != TR_B64)
-        return rk_ll_fail(lw, "tile.ds_read_tr16_b64 is not available on %s (gfx950 only)", lw->backend->arch);
-    if (rk_ll_shape(lw, op, 3, 1))
+        return fail(lw, "tile.ds_read_tr16_b64 is not available on %s (gfx950 only)", lw->backend->arch);
+    if (shape(lw, op, 3, 1))
         return -1;
     res = &op->results[0];
-    if (rk_ll_need(lw, "ds.read.tr16.b64.v4i16"))
+    if (need(lw, "ds.read.tr16.b64.v4i16"))
         return -1;
-    if (!(gep = rk_ll_lds_gep(lw, &op->operands[0], &op->operands[1], &op->operands[2], "tr.base")))
+    if (!(gep = lds_gep(lw, &op->operands[0], &op->operands[1], &op->operands[2], "tr.base")))
         return -1;
-    raw = rk_ll_temp(lw, "tr.raw");
-    if (rk_ll_emit(lw, "$s = call <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3) $s)", raw, gep))
+    raw = temp(lw, "tr.raw");
+    if (emit(lw, "$s = call <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3) $s)", raw, gep))
         return -1;
-    return rk_ll_emit(lw, "$s = bitcast <4 x i16> $s to $T", rk_ll_define(lw, res), raw, res->type);
+    return emit(lw, "$s = bitcast <4 x i16> $s to $T", define(lw, res), raw, res->type);
 }
 
-static int rk_ll_lower_ds_read_tr16_b128(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_ds_read_tr16_b128(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
     const char *key, *gep, *elem;
     size_t n;
     if (lw->backend->transpose != TR_B128)
-        return rk_ll_fail(lw, "tile.ds_read_tr16_b128 is not available on %s (gfx1250 only)", lw->backend->arch);
-    if (rk_ll_shape(lw, op, 3, 1))
+        return fail(lw, "tile.ds_read_tr16_b128 is not available on %s (gfx1250 only)", lw->backend->arch);
+    if (shape(lw, op, 3, 1))
         return -1;
     s = &op->operands[0];
     res = &op->results[0];
     if (rk_type_elem_before_comma(s->type, 5, &elem, &n))
-        return rk_ll_crash(lw, op);
+        return crash(lw, op);
     key = n == 3 && memcmp(elem, "f16", 3) == 0 ? "ds.load.tr16.b128.v8f16" : "ds.load.tr16.b128.v8bf16";
-    if (rk_ll_need(lw, key))
+    if (need(lw, key))
         return -1;
-    if (!(gep = rk_ll_lds_gep(lw, s, &op->operands[1], &op->operands[2], "tr.base")))
+    if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "tr.base")))
         return -1;
-    return rk_ll_emit(lw, "$s = call $T @llvm.amdgcn.$s(ptr addrspace(3) $s)", rk_ll_define(lw, res), res->type,
-                      key, gep);
+    return emit(lw, "$s = call $T @llvm.amdgcn.$s(ptr addrspace(3) $s)", define(lw, res), res->type,
+                key, gep);
 }
 
-static int rk_ll_lower_async_buffer_load_lds(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_async_buffer_load_lds(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *r, *lds, *off;
     const char *ptr3;
     long long dwords = 0, aux = 0;
-    if (rk_ll_shape(lw, op, 3, 0))
+    if (shape(lw, op, 3, 0))
         return -1;
     r = &op->operands[0];
     lds = &op->operands[1];
     off = &op->operands[2];
-    if (rk_ll_int_attr(lw, op, "dwords", &dwords) || rk_ll_int_attr(lw, op, "aux", &aux))
+    if (int_attr(lw, op, "dwords", &dwords) || int_attr(lw, op, "aux", &aux))
         return -1;
     if (dwords > lw->backend->async_lds_dwords)
-        return rk_ll_fail(lw, "tile.async_buffer_load_lds of %lld bytes is not available on %s", dwords * 4,
-                          lw->backend->arch);
+        return fail(lw, "tile.async_buffer_load_lds of %lld bytes is not available on %s", dwords * 4,
+                    lw->backend->arch);
     if (aux < 0 || aux > 3)
-        return rk_ll_fail(lw, "tile.async_buffer_load_lds aux %lld", aux);
-    if (rk_ll_need(lw, "raw.ptr.buffer.load.lds"))
+        return fail(lw, "tile.async_buffer_load_lds aux %lld", aux);
+    if (need(lw, "raw.ptr.buffer.load.lds"))
         return -1;
-    ptr3 = rk_ll_temp(lw, "lds_ptr");
-    if (rk_ll_emit(lw, "$s = inttoptr $t to ptr addrspace(3)", ptr3, lds))
+    ptr3 = temp(lw, "lds_ptr");
+    if (emit(lw, "$s = inttoptr $t to ptr addrspace(3)", ptr3, lds))
         return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.load.lds($t, ptr addrspace(3) $s, i32 $d, $t, "
-                      "i32 0, i32 0, i32 $d)", r, ptr3, dwords * 4, off, aux);
+    return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.load.lds($t, ptr addrspace(3) $s, i32 $d, $t, "
+                "i32 0, i32 0, i32 $d)", r, ptr3, dwords * 4, off, aux);
 }
 
 /* -1 (no wait) and anything above the limit give the limit (llvm-ir §12.6). */
-static long long rk_ll_clamp_count(long long n, long long limit)
+static long long clamp_count(long long n, long long limit)
 {
     if (n < 0 || n > limit)
         return limit;
     return n;
 }
 
-static int rk_ll_lower_s_waitcnt(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_s_waitcnt(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long vm = 0, imm;
-    if (rk_ll_int_attr(lw, op, "vmcnt", &vm))
+    if (int_attr(lw, op, "vmcnt", &vm))
         return -1;
-    vm = rk_ll_clamp_count(vm, VMCNT_MAX);
+    vm = clamp_count(vm, VMCNT_MAX);
     if (lw->backend->wait == WAIT_SPLIT) {
-        if (rk_ll_need(lw, "s.wait.loadcnt") || rk_ll_need(lw, "s.wait.storecnt"))
+        if (need(lw, "s.wait.loadcnt") || need(lw, "s.wait.storecnt"))
             return -1;
-        if (rk_ll_emit(lw, "call void @llvm.amdgcn.s.wait.loadcnt(i16 $d)", vm))
+        if (emit(lw, "call void @llvm.amdgcn.s.wait.loadcnt(i16 $d)", vm))
             return -1;
-        return rk_ll_emit(lw, "call void @llvm.amdgcn.s.wait.storecnt(i16 $d)", vm);
+        return emit(lw, "call void @llvm.amdgcn.s.wait.storecnt(i16 $d)", vm);
     }
     if (lw->backend->wait == WAIT_GFX9)
         imm = (vm & 15) | (GFX9_EXPCNT_MAX << 4) | (GFX9_LGKMCNT_MAX << 8) | ((vm >> 4) << 14);
     else
         imm = GFX11_EXPCNT_MAX | (GFX11_LGKMCNT_MAX << 4) | (vm << 10);
-    if (rk_ll_need(lw, "s.waitcnt"))
+    if (need(lw, "s.waitcnt"))
         return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", imm);
+    return emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", imm);
 }
 
-static int rk_ll_emit_barrier(rk_lowerer *lw)
+static int emit_barrier(rk_lowerer *lw)
 {
-    if (rk_ll_need(lw, "s.barrier"))
+    if (need(lw, "s.barrier"))
         return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.s.barrier()");
+    return emit(lw, "call void @llvm.amdgcn.s.barrier()");
 }
 
-static int rk_ll_lower_sync(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_sync(rk_lowerer *lw, const rk_ir_op *op)
 {
     (void)op;
     if (lw->backend->wait == WAIT_SPLIT) {
-        if (rk_ll_need(lw, "s.wait.loadcnt") || rk_ll_need(lw, "s.wait.dscnt"))
+        if (need(lw, "s.wait.loadcnt") || need(lw, "s.wait.dscnt"))
             return -1;
-        if (rk_ll_emit(lw, "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)")
-            || rk_ll_emit(lw, "call void @llvm.amdgcn.s.wait.dscnt(i16 0)"))
+        if (emit(lw, "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)")
+            || emit(lw, "call void @llvm.amdgcn.s.wait.dscnt(i16 0)"))
             return -1;
     } else {
-        if (rk_ll_need(lw, "s.waitcnt"))
+        if (need(lw, "s.waitcnt"))
             return -1;
-        if (rk_ll_emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", lw->backend->drain_full))
+        if (emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", lw->backend->drain_full))
             return -1;
     }
-    return rk_ll_emit_barrier(lw);
+    return emit_barrier(lw);
 }
 
-static int rk_ll_lower_sync_lds_only(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_sync_lds_only(rk_lowerer *lw, const rk_ir_op *op)
 {
     (void)op;
     if (lw->backend->wait == WAIT_SPLIT) {
-        if (rk_ll_need(lw, "s.wait.dscnt"))
+        if (need(lw, "s.wait.dscnt"))
             return -1;
-        if (rk_ll_emit(lw, "call void @llvm.amdgcn.s.wait.dscnt(i16 0)"))
+        if (emit(lw, "call void @llvm.amdgcn.s.wait.dscnt(i16 0)"))
             return -1;
     } else {
-        if (rk_ll_need(lw, "s.waitcnt"))
+        if (need(lw, "s.waitcnt"))
             return -1;
-        if (rk_ll_emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", lw->backend->drain_lds))
+        if (emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", lw->backend->drain_lds))
             return -1;
     }
-    return rk_ll_emit_barrier(lw);
+    return emit_barrier(lw);
 }
 
 /* ---- vector (§4.4) ---- */
 
 /* Python evaluates "... + str(lw.int_attr(op, key))" after the typed operands, so their
  * failures come first: checked before the attr is read, then printed by the line. */
-static int rk_ll_typed_ok(rk_lowerer *lw, const rk_ir_value *v)
+static int typed_ok(rk_lowerer *lw, const rk_ir_value *v)
 {
-    return rk_ll_typed(lw, v) ? 0 : -1;
+    return typed(lw, v) ? 0 : -1;
 }
 
-static int rk_ll_lower_extract(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_extract(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long index = 0;
     const char *r;
     if (op->n_results < 1 || op->n_operands < 1)
-        return rk_ll_crash(lw, op);
-    r = rk_ll_define(lw, &op->results[0]);
-    if (rk_ll_typed_ok(lw, &op->operands[0]) || rk_ll_int_attr(lw, op, "index", &index))
+        return crash(lw, op);
+    r = define(lw, &op->results[0]);
+    if (typed_ok(lw, &op->operands[0]) || int_attr(lw, op, "index", &index))
         return -1;
-    return rk_ll_emit(lw, "$s = extractelement $t, i32 $d", r, &op->operands[0], index);
+    return emit(lw, "$s = extractelement $t, i32 $d", r, &op->operands[0], index);
 }
 
-static int rk_ll_lower_insert(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_insert(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long index = 0;
     const char *r;
-    if (rk_ll_shape(lw, op, 2, 1))
+    if (shape(lw, op, 2, 1))
         return -1;
-    r = rk_ll_define(lw, &op->results[0]);
-    if (rk_ll_typed_ok(lw, &op->operands[0]) || rk_ll_typed_ok(lw, &op->operands[1])
-        || rk_ll_int_attr(lw, op, "index", &index))
+    r = define(lw, &op->results[0]);
+    if (typed_ok(lw, &op->operands[0]) || typed_ok(lw, &op->operands[1])
+        || int_attr(lw, op, "index", &index))
         return -1;
-    return rk_ll_emit(lw, "$s = insertelement $t, $t, i32 $d", r, &op->operands[0], &op->operands[1], index);
+    return emit(lw, "$s = insertelement $t, $t, i32 $d", r, &op->operands[0], &op->operands[1], index);
 }
 
-static int rk_ll_lower_from_elements(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_from_elements(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *res;
     const char *t, *acc = "poison", *name;
     int n = op->n_operands, i;
-    if (rk_ll_shape(lw, op, -1, 1))
+    if (shape(lw, op, -1, 1))
         return -1;
     res = &op->results[0];
-    if (!(t = rk_ll_type(lw, res->type)))
+    if (!(t = ll_type(lw, res->type)))
         return -1;
     for (i = 0; i < n; i++) {
-        name = i == n - 1 ? rk_ll_define(lw, res) : rk_ll_temp(lw, "vp");
-        if (rk_ll_emit(lw, "$s = insertelement $s $s, $t, i32 $d", name, t, acc, &op->operands[i], (long long)i))
+        name = i == n - 1 ? define(lw, res) : temp(lw, "vp");
+        if (emit(lw, "$s = insertelement $s $s, $t, i32 $d", name, t, acc, &op->operands[i], (long long)i))
             return -1;
         acc = name;
     }
@@ -1930,7 +1572,7 @@ static int rk_ll_lower_from_elements(rk_lowerer *lw, const rk_ir_op *op)
 }
 
 /* A shufflevector mask into o; -1 is a poison lane. */
-static void rk_ll_mask_text(rk_buf *o, const long long *indices, long long n)
+static void mask_text(rk_buf *o, const long long *indices, long long n)
 {
     long long i;
     rk_buf_putn(o, "<", 1);
@@ -1950,11 +1592,11 @@ static void rk_ll_mask_text(rk_buf *o, const long long *indices, long long n)
 }
 
 /* mask_text as an arena string. */
-static const char *rk_ll_mask(rk_lowerer *lw, const long long *indices, long long n)
+static const char *ll_mask(rk_lowerer *lw, const long long *indices, long long n)
 {
     const char *s;
     lw->scratch.len = 0;
-    rk_ll_mask_text(&lw->scratch, indices, n);
+    mask_text(&lw->scratch, indices, n);
     if (lw->scratch.failed) {
         lw->oom = 1;
         return NULL;
@@ -1971,19 +1613,19 @@ typedef struct rk_ll_vector {
 } rk_ll_vector;
 
 /* A concat operand as (vector type, value, length); a scalar becomes a 1-element vector. */
-static int rk_ll_as_vector(rk_lowerer *lw, const rk_ir_value *v, rk_ll_vector *out)
+static int as_vector(rk_lowerer *lw, const rk_ir_value *v, rk_ll_vector *out)
 {
     const char *name, *t;
     if (RK_TYPE_IS_VEC(v->type)) {
-        if (!(out->type = rk_ll_type(lw, v->type)) || !(out->value = rk_ll_val(lw, v)))
+        if (!(out->type = ll_type(lw, v->type)) || !(out->value = val(lw, v)))
             return -1;
-        return rk_ll_vec_len(lw, v->type, &out->len);
+        return vec_len(lw, v->type, &out->len);
     }
-    name = rk_ll_temp(lw, "cs");
-    if (!(t = rk_ll_type(lw, v->type)))
+    name = temp(lw, "cs");
+    if (!(t = ll_type(lw, v->type)))
         return -1;
-    t = rk_ll_concat(lw, "<1 x ", t, ">");
-    if (rk_ll_emit(lw, "$s = insertelement $s poison, $t, i32 0", name, t, v))
+    t = concat(lw, "<1 x ", t, ">");
+    if (emit(lw, "$s = insertelement $s poison, $t, i32 0", name, t, v))
         return -1;
     out->type = t;
     out->value = name;
@@ -1992,7 +1634,7 @@ static int rk_ll_as_vector(rk_lowerer *lw, const rk_ir_value *v, rk_ll_vector *o
 }
 
 /* Pads a vector of n elements to `to` elements (poison lanes) for a two-input shufflevector. */
-static int rk_ll_widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const char *elem)
+static int widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const char *elem)
 {
     long long *indices = rk_alloc(lw->arena, (size_t)(to > 0 ? to : 1) * sizeof *indices), i;
     const char *name, *mask;
@@ -2003,38 +1645,38 @@ static int rk_ll_widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const ch
     }
     for (i = 0; i < to; i++)
         indices[i] = i < vec->len ? i : -1;
-    name = rk_ll_temp(lw, "cw");
-    mask = rk_ll_mask(lw, indices, to);
-    if (rk_ll_emit(lw, "$s = shufflevector $s $s, $s poison, $s", name, vec->type, vec->value, vec->type, mask))
+    name = temp(lw, "cw");
+    mask = ll_mask(lw, indices, to);
+    if (emit(lw, "$s = shufflevector $s $s, $s poison, $s", name, vec->type, vec->value, vec->type, mask))
         return -1;
     rk_fmt_int(to, digits);
-    vec->type = rk_ll_concat(lw, "<", digits, rk_ll_concat(lw, " x ", elem, ">"));
+    vec->type = concat(lw, "<", digits, concat(lw, " x ", elem, ">"));
     vec->value = name;
     return 0;
 }
 
-static int rk_ll_lower_concat(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_concat(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *res;
     const char *elem, *span, *mask;
     size_t n;
     rk_ll_vector a, b;
     long long width, *indices, i;
-    if (rk_ll_shape(lw, op, 2, 1))
+    if (shape(lw, op, 2, 1))
         return -1;
     res = &op->results[0];
     if (rk_type_vec_elem(res->type, &span, &n))
-        return rk_ll_crash(lw, op);
-    if (!(elem = rk_ll_type_n(lw, span, n)))
+        return crash(lw, op);
+    if (!(elem = type_n(lw, span, n)))
         return -1;
-    if (rk_ll_as_vector(lw, &op->operands[0], &a) || rk_ll_as_vector(lw, &op->operands[1], &b))
+    if (as_vector(lw, &op->operands[0], &a) || as_vector(lw, &op->operands[1], &b))
         return -1;
     if (a.len < 0 || b.len < 0 || a.len > 1000000000 || b.len > 1000000000)
-        return rk_ll_crash(lw, op);     /* Python: a MemoryError building the mask */
+        return crash(lw, op);     /* Python: a MemoryError building the mask */
     width = a.len > b.len ? a.len : b.len;
-    if (a.len < width && rk_ll_widen(lw, &a, width, elem))
+    if (a.len < width && widen(lw, &a, width, elem))
         return -1;
-    if (b.len < width && rk_ll_widen(lw, &b, width, elem))
+    if (b.len < width && widen(lw, &b, width, elem))
         return -1;
     indices = rk_alloc(lw->arena, (size_t)(a.len + b.len + 1) * sizeof *indices);
     if (!indices) {
@@ -2045,29 +1687,29 @@ static int rk_ll_lower_concat(rk_lowerer *lw, const rk_ir_op *op)
         indices[i] = i;
     for (i = 0; i < b.len; i++)
         indices[a.len + i] = width + i;
-    mask = rk_ll_mask(lw, indices, a.len + b.len);
-    return rk_ll_emit(lw, "$s = shufflevector $s $s, $s $s, $s", rk_ll_define(lw, res), a.type, a.value, b.type,
-                      b.value, mask);
+    mask = ll_mask(lw, indices, a.len + b.len);
+    return emit(lw, "$s = shufflevector $s $s, $s $s, $s", define(lw, res), a.type, a.value, b.type,
+                b.value, mask);
 }
 
 /* ---- mma (§4.5) ---- */
 
-static const char *rk_ll_mma_operand(rk_lowerer *lw, const rk_ll_mma_row *row, const rk_ir_value *v,
-                                     const char *hint)
+static const char *mma_operand(rk_lowerer *lw, const rk_ll_mma_row *row, const rk_ir_value *v,
+                               const char *hint)
 {
     const char *name, *value;
     if (!row->cast) {
-        if (!(value = rk_ll_val(lw, v)))
+        if (!(value = val(lw, v)))
             return NULL;
-        return rk_ll_concat(lw, row->ab_type, " ", value);
+        return concat(lw, row->ab_type, " ", value);
     }
-    name = rk_ll_temp(lw, hint);
-    if (rk_ll_emit(lw, "$s = bitcast $t to $s", name, v, row->ab_type))
+    name = temp(lw, hint);
+    if (emit(lw, "$s = bitcast $t to $s", name, v, row->ab_type))
         return NULL;
-    return rk_ll_concat(lw, row->ab_type, " ", name);
+    return concat(lw, row->ab_type, " ", name);
 }
 
-static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_mma(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *op_id, *family, *a_text, *b_text, *c_text, *value, *types[3], *r;
     const rk_ll_mma_row *row;
@@ -2081,75 +1723,75 @@ static int rk_ll_lower_mma(rk_lowerer *lw, const rk_ir_op *op)
         lw->oom = 1;
         return -1;
     }
-    row = rk_ll_mma_row_for(op_id);
+    row = rk_mma_row(op_id);
     if (!row)
-        return rk_ll_fail(lw, "tile.mma op_id %s has no lowering", op_id);
+        return fail(lw, "tile.mma op_id %s has no lowering", op_id);
     for (i = 0; row->archs[i] && strcmp(row->archs[i], lw->backend->arch) != 0; i++)
         ;
     if (!row->archs[i])
-        return rk_ll_fail(lw, "tile.mma %s is not available on %s", op_id, lw->backend->arch);
-    known = rk_mma_atom_types(lw->arena, op_id, types);
+        return fail(lw, "tile.mma %s is not available on %s", op_id, lw->backend->arch);
+    known = rk_atom_types(lw->arena, op_id, types);
     if (known < 0) {
         lw->oom = 1;
         return -1;
     }
-    if (rk_ll_shape(lw, op, 3, 0))
+    if (shape(lw, op, 3, 0))
         return -1;
     a = &op->operands[0];
     b = &op->operands[1];
     c = &op->operands[2];
     if (known == 0 || strcmp(a->type, types[0]) != 0 || strcmp(b->type, types[1]) != 0
         || strcmp(c->type, types[2]) != 0)
-        return rk_ll_fail(lw, "tile.mma %s operand types", op_id);
+        return fail(lw, "tile.mma %s operand types", op_id);
     family = row->form == FORM_MFMA ? "mfma" : "wmma";
-    if (!(a_text = rk_ll_mma_operand(lw, row, a, family[0] == 'm' ? "mfma_a_i16" : "wmma_a_i16"))
-        || !(b_text = rk_ll_mma_operand(lw, row, b, family[0] == 'm' ? "mfma_b_i16" : "wmma_b_i16")))
+    if (!(a_text = mma_operand(lw, row, a, family[0] == 'm' ? "mfma_a_i16" : "wmma_a_i16"))
+        || !(b_text = mma_operand(lw, row, b, family[0] == 'm' ? "mfma_b_i16" : "wmma_b_i16")))
         return -1;
-    if (!(value = rk_ll_val(lw, c)))
+    if (!(value = val(lw, c)))
         return -1;
-    c_text = rk_ll_concat(lw, row->c_type, " ", value);
-    if (rk_ll_need(lw, row->intrinsic) || rk_ll_shape(lw, op, 3, 1))
+    c_text = concat(lw, row->c_type, " ", value);
+    if (need(lw, row->intrinsic) || shape(lw, op, 3, 1))
         return -1;
-    r = rk_ll_define(lw, &op->results[0]);
+    r = define(lw, &op->results[0]);
     if (row->form == FORM_MFMA)
-        return rk_ll_emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s, i32 0, i32 0, i32 0)", r, row->c_type,
-                          row->intrinsic, a_text, b_text, c_text);
+        return emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s, i32 0, i32 0, i32 0)", r, row->c_type,
+                    row->intrinsic, a_text, b_text, c_text);
     if (row->form == FORM_WMMA3)
-        return rk_ll_emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s)", r, row->c_type, row->intrinsic, a_text,
-                          b_text, c_text);
-    return rk_ll_emit(lw, "$s = call $s @llvm.amdgcn.$s(i1 false, $s, i1 false, $s, i16 0, $s, i1 false, i1 false)",
-                      r, row->c_type, row->intrinsic, a_text, b_text, c_text);
+        return emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s)", r, row->c_type, row->intrinsic, a_text,
+                    b_text, c_text);
+    return emit(lw, "$s = call $s @llvm.amdgcn.$s(i1 false, $s, i1 false, $s, i16 0, $s, i1 false, i1 false)",
+                r, row->c_type, row->intrinsic, a_text, b_text, c_text);
 }
 
 /* ---- schedule hints (§4.6) ---- */
 
-static int rk_ll_lower_sched_group_barrier(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_sched_group_barrier(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long mask = 0, size = 0, sync_id = 0;
-    if (rk_ll_need(lw, "sched.group.barrier") || rk_ll_int_attr(lw, op, "mask", &mask)
-        || rk_ll_int_attr(lw, op, "size", &size) || rk_ll_int_attr(lw, op, "sync_id", &sync_id))
+    if (need(lw, "sched.group.barrier") || int_attr(lw, op, "mask", &mask)
+        || int_attr(lw, op, "size", &size) || int_attr(lw, op, "sync_id", &sync_id))
         return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.sched.group.barrier(i32 $d, i32 $d, i32 $d)", mask, size, sync_id);
+    return emit(lw, "call void @llvm.amdgcn.sched.group.barrier(i32 $d, i32 $d, i32 $d)", mask, size, sync_id);
 }
 
-static int rk_ll_lower_sched_barrier(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_sched_barrier(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long mask = 0;
-    if (rk_ll_need(lw, "sched.barrier") || rk_ll_int_attr(lw, op, "mask", &mask))
+    if (need(lw, "sched.barrier") || int_attr(lw, op, "mask", &mask))
         return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.sched.barrier(i32 $d)", mask);
+    return emit(lw, "call void @llvm.amdgcn.sched.barrier(i32 $d)", mask);
 }
 
-static int rk_ll_lower_s_setprio(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_s_setprio(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long prio = 0;
-    if (rk_ll_int_attr(lw, op, "prio", &prio))
+    if (int_attr(lw, op, "prio", &prio))
         return -1;
     if (prio < 0 || prio > 65535)
-        return rk_ll_fail(lw, "tile.s_setprio prio %lld does not fit in u16", prio);
-    if (rk_ll_need(lw, "s.setprio"))
+        return fail(lw, "tile.s_setprio prio %lld does not fit in u16", prio);
+    if (need(lw, "s.setprio"))
         return -1;
-    return rk_ll_emit(lw, "call void @llvm.amdgcn.s.setprio(i16 $d)", prio);
+    return emit(lw, "call void @llvm.amdgcn.s.setprio(i16 $d)", prio);
 }
 
 /* ---- control (§4.7, llvm-ir §10) ---- */
@@ -2166,14 +1808,14 @@ typedef struct rk_ll_for {
 } rk_ll_for;
 
 /* The iv name, the (name, type) of each carried value, and the yielded values. */
-static int rk_ll_for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
+static int for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
 {
     const rk_attr *iv = rk_attrs_get(&op->attrs, "iv"), *iter_args = rk_attrs_get(&op->attrs, "iter_args");
     const rk_ir_region *body;
     int i;
     if (!iv || iv->kind != RK_ATTR_STR || !iter_args || iter_args->kind != RK_ATTR_LIST
         || iter_args->n != op->n_operands - 3)
-        return rk_ll_fail(lw, "scf.for iv or iter_args");
+        return fail(lw, "scf.for iv or iter_args");
     out->iv = iv->s;
     out->n_carried = iter_args->n;
     out->carried = rk_alloc(lw->arena, (size_t)(iter_args->n + 1) * sizeof *out->carried);
@@ -2186,29 +1828,29 @@ static int rk_ll_for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
         const char *t;
         name = arg && arg->kind == RK_ATTR_MAP ? rk_attrs_get(&arg->map, "name") : NULL;
         if (!arg || arg->kind != RK_ATTR_MAP || !name || name->kind != RK_ATTR_STR)
-            return rk_ll_fail(lw, "scf.for iter_arg %d", i);
+            return fail(lw, "scf.for iter_arg %d", i);
         type = rk_attrs_get(&arg->map, "type");
         if (!rk_attr_is_str(type, op->operands[3 + i].type))
-            return rk_ll_fail(lw, "scf.for iter_arg %d type", i);
+            return fail(lw, "scf.for iter_arg %d type", i);
         t = type->s;
         if (!(RK_TYPE_IS_VEC(t) || rk_ir_is_scalar(t)))
-            return rk_ll_fail(lw, "scf.for carries a value of type %s", t);
+            return fail(lw, "scf.for carries a value of type %s", t);
         out->carried[i].name = name->s;
         out->carried[i].type = t;
     }
     if (op->n_regions < 1)
-        return rk_ll_crash(lw, op);
+        return crash(lw, op);
     body = op->regions[0];
-    if (!body->n_ops || !RK_LL_EQ(body->ops[body->n_ops - 1]->name, "scf.yield")
+    if (!body->n_ops || body->ops[body->n_ops - 1]->code != RK_OP_YIELD
         || body->ops[body->n_ops - 1]->n_operands != out->n_carried)
-        return rk_ll_fail(lw, "scf.for body must end with a matching scf.yield");
+        return fail(lw, "scf.for body must end with a matching scf.yield");
     out->yielded = body->ops[body->n_ops - 1]->operands;
     return 0;
 }
 
-static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op);
+static int lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op);
 
-static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *unroll = rk_attrs_get(&op->attrs, "unroll");
     rk_ll_for parts;
@@ -2216,14 +1858,14 @@ static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
     rk_ll_block *pred, *header, *body, *latch, *exit_;
     int i, n;
     if (unroll && unroll->kind == RK_ATTR_BOOL && unroll->i)
-        return rk_ll_lower_for_unrolled(lw, op);
-    if (rk_ll_for_parts(lw, op, &parts))
+        return lower_for_unrolled(lw, op);
+    if (for_parts(lw, op, &parts))
         return -1;
     n = parts.n_carried;
     if (op->n_results < n)
-        return rk_ll_crash(lw, op);
-    if (!(lb = rk_ll_val(lw, &op->operands[0])) || !(ub = rk_ll_val(lw, &op->operands[1]))
-        || !(step = rk_ll_val(lw, &op->operands[2])))
+        return crash(lw, op);
+    if (!(lb = val(lw, &op->operands[0])) || !(ub = val(lw, &op->operands[1]))
+        || !(step = val(lw, &op->operands[2])))
         return -1;
     inits = rk_alloc(lw->arena, (size_t)(n + 1) * sizeof *inits);
     phi_names = rk_alloc(lw->arena, (size_t)(n + 1) * sizeof *phi_names);
@@ -2233,83 +1875,81 @@ static int rk_ll_lower_for(rk_lowerer *lw, const rk_ir_op *op)
         return rk_fail_internal(lw->err, "out of memory (lower)");
     }
     for (i = 0; i < n; i++)
-        if (!(inits[i] = rk_ll_val(lw, &op->operands[3 + i])))
+        if (!(inits[i] = val(lw, &op->operands[3 + i])))
             return -1;
     pred = lw->block;
-    header = rk_ll_new_block(lw, "for.header");
-    body = rk_ll_new_block(lw, "for.body");
-    cmp = rk_ll_temp(lw, "cmp");
+    header = new_block(lw, "for.header");
+    body = new_block(lw, "for.body");
+    cmp = temp(lw, "cmp");
     if (!header || !body || !cmp) {
         lw->oom = 1;
         return rk_fail_internal(lw->err, "out of memory (lower)");
     }
-    if (rk_ll_emit_to(lw, pred, "br label %$s", header->label))
+    if (emit_to(lw, pred, "br label %$s", header->label))
         return -1;
     pred->terminated = 1;
-    iv_name = rk_ll_concat(lw, parts.iv, lw->suffix, NULL);
-    rk_ll_bind(lw, parts.iv, iv_name);
+    iv_name = concat(lw, parts.iv, lw->suffix, NULL);
+    bind(lw, parts.iv, iv_name);
     for (i = 0; i < n; i++) {
-        phi_names[i] = rk_ll_concat(lw, parts.carried[i].name, lw->suffix, NULL);
-        rk_ll_bind(lw, parts.carried[i].name, rk_ll_concat(lw, parts.carried[i].name, lw->suffix, NULL));
+        phi_names[i] = concat(lw, parts.carried[i].name, lw->suffix, NULL);
+        bind(lw, parts.carried[i].name, concat(lw, parts.carried[i].name, lw->suffix, NULL));
     }
     lw->block = body;
-    if (rk_ll_lower_region(lw, op->regions[0], 0, 1))
+    if (lower_region(lw, op->regions[0], 0, 1))
         return -1;
     for (i = 0; i < n; i++)
-        if (!(nexts[i] = rk_ll_val(lw, &parts.yielded[i])))
+        if (!(nexts[i] = val(lw, &parts.yielded[i])))
             return -1;
-    latch = rk_ll_new_block(lw, "for.latch");
-    exit_ = rk_ll_new_block(lw, "for.exit");
+    latch = new_block(lw, "for.latch");
+    exit_ = new_block(lw, "for.exit");
     if (!latch || !exit_) {
         lw->oom = 1;
         return rk_fail_internal(lw->err, "out of memory (lower)");
     }
-    if (rk_ll_emit(lw, "br label %$s", latch->label))
+    if (emit(lw, "br label %$s", latch->label))
         return -1;
     lw->block->terminated = 1;
-    tag = rk_ll_concat(lw, ".next.", header->label, NULL);
+    tag = concat(lw, ".next.", header->label, NULL);
     lw->block = header;
-    if (rk_ll_emit(lw, "$s = phi i32 [ $s, %$s ], [ %iv$s, %$s ]", iv_name, lb, pred->label, tag, latch->label))
+    if (emit(lw, "$s = phi i32 [ $s, %$s ], [ %iv$s, %$s ]", iv_name, lb, pred->label, tag, latch->label))
         return -1;
     for (i = 0; i < n; i++)
-        if (rk_ll_emit(lw, "$s = phi $T [ $s, %$s ], [ $s$s, %$s ]", phi_names[i], parts.carried[i].type, inits[i],
-                       pred->label, phi_names[i], tag, latch->label))
+        if (emit(lw, "$s = phi $T [ $s, %$s ], [ $s$s, %$s ]", phi_names[i], parts.carried[i].type, inits[i],
+                 pred->label, phi_names[i], tag, latch->label))
             return -1;
-    if (rk_ll_emit(lw, "$s = icmp slt i32 $s, $s", cmp, iv_name, ub)
-        || rk_ll_emit(lw, "br i1 $s, label %$s, label %$s", cmp, body->label, exit_->label))
+    if (emit(lw, "$s = icmp slt i32 $s, $s", cmp, iv_name, ub)
+        || emit(lw, "br i1 $s, label %$s, label %$s", cmp, body->label, exit_->label))
         return -1;
     header->terminated = 1;
     lw->block = latch;
-    if (rk_ll_emit(lw, "%iv$s = add nsw i32 $s, $s", tag, iv_name, step))
+    if (emit(lw, "%iv$s = add nsw i32 $s, $s", tag, iv_name, step))
         return -1;
     for (i = 0; i < n; i++)
-        if (rk_ll_emit(lw, "$s$s = bitcast $T $s to $T", phi_names[i], tag, parts.carried[i].type, nexts[i],
-                       parts.carried[i].type))
+        if (emit(lw, "$s$s = bitcast $T $s to $T", phi_names[i], tag, parts.carried[i].type, nexts[i],
+                 parts.carried[i].type))
             return -1;
-    if (rk_ll_emit(lw, "br label %$s", header->label))
+    if (emit(lw, "br label %$s", header->label))
         return -1;
     latch->terminated = 1;
     lw->block = exit_;
     for (i = 0; i < n; i++)
-        if (rk_ll_emit(lw, "$s = bitcast $T $s to $T", rk_ll_define(lw, &op->results[i]), parts.carried[i].type,
-                       phi_names[i], parts.carried[i].type))
+        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[i]), parts.carried[i].type,
+                 phi_names[i], parts.carried[i].type))
             return -1;
     return 0;
 }
 
-#define MAX_UNROLL 4096ULL
-
-static int rk_ll_const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
+static int const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
 {
     const rk_ll_entry *e = rk_map_get(&lw->ints, v->name, rk_hash(v->name));
     if (!e)
-        return rk_ll_fail(lw, "an unrolled scf.for needs constant bounds");
+        return fail(lw, "an unrolled scf.for needs constant bounds");
     *value = e->value;
     return 0;
 }
 
 /* lb + i * step, which lies in [lb, ub) (so in range), computed without signed overflow. */
-static long long rk_ll_unroll_value(long long lb, unsigned long long i, long long step)
+static long long unroll_value(long long lb, unsigned long long i, long long step)
 {
     unsigned long long u = (unsigned long long)lb + i * (unsigned long long)step;
     return u <= 9223372036854775807ULL ? (long long)u : -(long long)(~u) - 1;
@@ -2317,7 +1957,7 @@ static long long rk_ll_unroll_value(long long lb, unsigned long long i, long lon
 
 /* Each iteration: `%iv_const.T = add i32 0, <k>`, the body with names suffixed `.unroll<i>`;
  * a trailing tile.sync before the yield is kept only in the last iteration. */
-static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
 {
     rk_ll_for parts;
     long long lb = 0, ub = 0, step = 0;
@@ -2326,16 +1966,16 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
     const rk_ir_region *body;
     int n, j, n_ops, trailing_sync;
     char digits[RK_INT_DIGITS];
-    if (rk_ll_for_parts(lw, op, &parts))
+    if (for_parts(lw, op, &parts))
         return -1;
-    if (rk_ll_const_operand(lw, &op->operands[0], &lb) || rk_ll_const_operand(lw, &op->operands[1], &ub)
-        || rk_ll_const_operand(lw, &op->operands[2], &step))
+    if (const_operand(lw, &op->operands[0], &lb) || const_operand(lw, &op->operands[1], &ub)
+        || const_operand(lw, &op->operands[2], &step))
         return -1;
     if (step <= 0)
-        return rk_ll_fail(lw, "an unrolled scf.for needs a positive step");
+        return fail(lw, "an unrolled scf.for needs a positive step");
     n = parts.n_carried;
     if (op->n_results < n)
-        return rk_ll_crash(lw, op);
+        return crash(lw, op);
     values = rk_alloc(lw->arena, (size_t)(n + 1) * sizeof *values);
     nexts = rk_alloc(lw->arena, (size_t)(n + 1) * sizeof *nexts);
     if (!values || !nexts) {
@@ -2343,42 +1983,42 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
         return rk_fail_internal(lw->err, "out of memory (lower)");
     }
     for (j = 0; j < n; j++)
-        if (!(values[j] = rk_ll_val(lw, &op->operands[3 + j])))
+        if (!(values[j] = val(lw, &op->operands[3 + j])))
             return -1;
     body = op->regions[0];
     n_ops = body->n_ops;
-    trailing_sync = n_ops >= 2 && RK_LL_EQ(body->ops[n_ops - 2]->name, "tile.sync");
+    trailing_sync = n_ops >= 2 && body->ops[n_ops - 2]->code == RK_OP_SYNC;
     outer_suffix = lw->suffix;
     if (ub > lb) {
         diff = (unsigned long long)ub - (unsigned long long)lb;
         count = diff / (unsigned long long)step + (diff % (unsigned long long)step != 0);
     }
     if (count > MAX_UNROLL)
-        return rk_ll_fail(lw, "an unrolled scf.for of %llu iterations (the limit is %llu)", count, MAX_UNROLL);
+        return fail(lw, "an unrolled scf.for of %llu iterations (the limit is %llu)", count, MAX_UNROLL);
     for (i = 0; i < count; i++) {
         const char **swap;
         rk_fmt_int((long long)i, digits);
-        lw->suffix = rk_ll_concat(lw, outer_suffix, ".unroll", digits);
+        lw->suffix = concat(lw, outer_suffix, ".unroll", digits);
         if (!lw->suffix) {
             lw->suffix = outer_suffix;
             return rk_fail_internal(lw->err, "out of memory (lower)");
         }
-        cnst = rk_ll_temp(lw, "iv_const");
-        if (rk_ll_emit(lw, "$s = add i32 0, $d", cnst, rk_ll_unroll_value(lb, i, step)))
+        cnst = temp(lw, "iv_const");
+        if (emit(lw, "$s = add i32 0, $d", cnst, unroll_value(lb, i, step)))
             return -1;
-        rk_ll_bind(lw, parts.iv, cnst);
+        bind(lw, parts.iv, cnst);
         for (j = 0; j < n; j++)
-            rk_ll_bind(lw, parts.carried[j].name, values[j]);
+            bind(lw, parts.carried[j].name, values[j]);
         for (j = 0; j < n_ops - 1; j++) {
             if (j == n_ops - 2 && trailing_sync && i != count - 1)
                 continue;
-            if (RK_LL_EQ(body->ops[j]->name, "cf.return"))
-                return rk_ll_fail(lw, "cf.return must be the last op of the kernel");
-            if (rk_ll_lower_op(lw, body->ops[j]))
+            if (body->ops[j]->code == RK_OP_RETURN)
+                return fail(lw, "cf.return must be the last op of the kernel");
+            if (lower_op(lw, body->ops[j]))
                 return -1;
         }
         for (j = 0; j < n; j++)
-            if (!(nexts[j] = rk_ll_val(lw, &parts.yielded[j])))
+            if (!(nexts[j] = val(lw, &parts.yielded[j])))
                 return -1;
         swap = values;
         values = nexts;
@@ -2386,139 +2026,102 @@ static int rk_ll_lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
     }
     lw->suffix = outer_suffix;
     for (j = 0; j < n; j++)
-        if (rk_ll_emit(lw, "$s = bitcast $T $s to $T", rk_ll_define(lw, &op->results[j]), parts.carried[j].type,
-                       values[j], parts.carried[j].type))
+        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[j]), parts.carried[j].type,
+                 values[j], parts.carried[j].type))
             return -1;
     return 0;
 }
 
-static int rk_ll_lower_if(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_if(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *cond;
     rk_ll_block *pred, *then, *end;
     if (op->n_operands < 1 || op->n_regions < 1)
-        return rk_ll_crash(lw, op);
-    if (!(cond = rk_ll_typed(lw, &op->operands[0])))
+        return crash(lw, op);
+    if (!(cond = typed(lw, &op->operands[0])))
         return -1;
     pred = lw->block;
-    then = rk_ll_new_block(lw, "if.then");
+    then = new_block(lw, "if.then");
     if (!then)
         return rk_fail_internal(lw->err, "out of memory (lower)");
     lw->block = then;
-    if (rk_ll_lower_region(lw, op->regions[0], 0, 0))
+    if (lower_region(lw, op->regions[0], 0, 0))
         return -1;
-    end = rk_ll_new_block(lw, "if.end");
+    end = new_block(lw, "if.end");
     if (!end)
         return rk_fail_internal(lw->err, "out of memory (lower)");
-    if (rk_ll_emit(lw, "br label %$s", end->label))
+    if (emit(lw, "br label %$s", end->label))
         return -1;
     lw->block->terminated = 1;
-    if (rk_ll_emit_to(lw, pred, "br $s, label %$s, label %$s", cond, then->label, end->label))
+    if (emit_to(lw, pred, "br $s, label %$s, label %$s", cond, then->label, end->label))
         return -1;
     pred->terminated = 1;
     lw->block = end;
     return 0;
 }
 
-static int rk_ll_lower_return(rk_lowerer *lw, const rk_ir_op *op)
+static int lower_return(rk_lowerer *lw, const rk_ir_op *op)
 {
     (void)op;
-    if (rk_ll_emit(lw, "ret void"))
+    if (emit(lw, "ret void"))
         return -1;
     lw->block->terminated = 1;
     return 0;
 }
 
-typedef struct rk_ll_handler_row {
-    const char *name;
-    rk_ll_handler handler;
-} rk_ll_handler_row;
-
-static const rk_ll_handler_row rk_ll_handler_table[] = {
-    {"arith.constant", rk_ll_lower_constant},
-    {"arith.constant_vec", rk_ll_lower_constant_vec},
-    {"arith.add", rk_ll_lower_binary},
-    {"arith.sub", rk_ll_lower_binary},
-    {"arith.mul", rk_ll_lower_binary},
-    {"arith.div", rk_ll_lower_binary},
-    {"arith.mod", rk_ll_lower_binary},
-    {"arith.min", rk_ll_lower_binary_call},
-    {"arith.max", rk_ll_lower_binary_call},
-    {"arith.and", rk_ll_lower_binary},
-    {"arith.or", rk_ll_lower_binary},
-    {"arith.cmp", rk_ll_lower_cmp},
-    {"arith.select", rk_ll_lower_select},
-    {"arith.fadd", rk_ll_lower_binary},
-    {"arith.fmul", rk_ll_lower_binary},
-    {"arith.fmax", rk_ll_lower_binary_call},
-    {"arith.fmin", rk_ll_lower_binary_call},
-    {"arith.fptrunc", rk_ll_lower_fptrunc},
-    {"arith.bitcast", rk_ll_lower_bitcast},
-    {"gpu.thread_id", rk_ll_lower_id},
-    {"gpu.block_id", rk_ll_lower_id},
-    {"gpu.lane_id", rk_ll_lower_lane_id},
-    {"gpu.readfirstlane", rk_ll_lower_readfirstlane},
-    {"tile.make_buffer_rsrc", rk_ll_lower_make_buffer_rsrc},
-    {"tile.buffer_load", rk_ll_lower_buffer_load},
-    {"tile.buffer_store", rk_ll_lower_buffer_store},
-    {"tile.global_atomic_fadd", rk_ll_lower_global_atomic_fadd},
-    {"tile.smem_alloc", rk_ll_lower_smem_alloc},
-    {"tile.smem_load", rk_ll_lower_smem_load},
-    {"tile.smem_store", rk_ll_lower_smem_store},
-    {"tile.smem_addr", rk_ll_lower_smem_addr},
-    {"tile.ds_read_tr16_b64", rk_ll_lower_ds_read_tr16_b64},
-    {"tile.ds_read_tr16_b128", rk_ll_lower_ds_read_tr16_b128},
-    {"tile.async_buffer_load_lds", rk_ll_lower_async_buffer_load_lds},
-    {"tile.s_waitcnt", rk_ll_lower_s_waitcnt},
-    {"tile.sync", rk_ll_lower_sync},
-    {"tile.sync_lds_only", rk_ll_lower_sync_lds_only},
-    {"vector.extract", rk_ll_lower_extract},
-    {"vector.insert", rk_ll_lower_insert},
-    {"vector.from_elements", rk_ll_lower_from_elements},
-    {"vector.concat", rk_ll_lower_concat},
-    {"tile.mma", rk_ll_lower_mma},
-    {"tile.sched_group_barrier", rk_ll_lower_sched_group_barrier},
-    {"tile.sched_barrier", rk_ll_lower_sched_barrier},
-    {"tile.s_setprio", rk_ll_lower_s_setprio},
-    {"scf.for", rk_ll_lower_for},
-    {"scf.if", rk_ll_lower_if},
-    {"cf.return", rk_ll_lower_return},
+/* The handler of each op, by its code (scf.yield is read by lower_for, never lowered alone). */
+static const rk_ll_handler rk_ll_handlers[RK_N_OPS] = {
+    [RK_OP_CONSTANT] = lower_constant,
+    [RK_OP_CONSTANT_VEC] = lower_constant_vec,
+    [RK_OP_ADD] = lower_binary,
+    [RK_OP_SUB] = lower_binary,
+    [RK_OP_MUL] = lower_binary,
+    [RK_OP_DIV] = lower_binary,
+    [RK_OP_MOD] = lower_binary,
+    [RK_OP_MIN] = lower_binary_call,
+    [RK_OP_MAX] = lower_binary_call,
+    [RK_OP_AND] = lower_binary,
+    [RK_OP_OR] = lower_binary,
+    [RK_OP_CMP] = lower_cmp,
+    [RK_OP_SELECT] = lower_select,
+    [RK_OP_FADD] = lower_binary,
+    [RK_OP_FMUL] = lower_binary,
+    [RK_OP_FMAX] = lower_binary_call,
+    [RK_OP_FMIN] = lower_binary_call,
+    [RK_OP_FPTRUNC] = lower_fptrunc,
+    [RK_OP_BITCAST] = lower_bitcast,
+    [RK_OP_THREAD_ID] = lower_id,
+    [RK_OP_BLOCK_ID] = lower_id,
+    [RK_OP_LANE_ID] = lower_lane_id,
+    [RK_OP_READFIRSTLANE] = lower_readfirstlane,
+    [RK_OP_MAKE_BUFFER_RSRC] = lower_make_buffer_rsrc,
+    [RK_OP_BUFFER_LOAD] = lower_buffer_load,
+    [RK_OP_BUFFER_STORE] = lower_buffer_store,
+    [RK_OP_GLOBAL_ATOMIC_FADD] = lower_global_atomic_fadd,
+    [RK_OP_SMEM_ALLOC] = lower_smem_alloc,
+    [RK_OP_SMEM_LOAD] = lower_smem_load,
+    [RK_OP_SMEM_STORE] = lower_smem_store,
+    [RK_OP_SMEM_ADDR] = lower_smem_addr,
+    [RK_OP_DS_READ_TR16_B64] = lower_ds_read_tr16_b64,
+    [RK_OP_DS_READ_TR16_B128] = lower_ds_read_tr16_b128,
+    [RK_OP_ASYNC_BUFFER_LOAD_LDS] = lower_async_buffer_load_lds,
+    [RK_OP_S_WAITCNT] = lower_s_waitcnt,
+    [RK_OP_SYNC] = lower_sync,
+    [RK_OP_SYNC_LDS_ONLY] = lower_sync_lds_only,
+    [RK_OP_EXTRACT] = lower_extract,
+    [RK_OP_INSERT] = lower_insert,
+    [RK_OP_FROM_ELEMENTS] = lower_from_elements,
+    [RK_OP_CONCAT] = lower_concat,
+    [RK_OP_MMA] = lower_mma,
+    [RK_OP_SCHED_GROUP_BARRIER] = lower_sched_group_barrier,
+    [RK_OP_SCHED_BARRIER] = lower_sched_barrier,
+    [RK_OP_S_SETPRIO] = lower_s_setprio,
+    [RK_OP_FOR] = lower_for,
+    [RK_OP_IF] = lower_if,
+    [RK_OP_RETURN] = lower_return,
 };
 
-static rk_ll_handler rk_ll_find_handler(const char *name)
-{
-    size_t i;
-    for (i = 0; i < sizeof rk_ll_handler_table / sizeof rk_ll_handler_table[0]; i++)
-        if (strcmp(rk_ll_handler_table[i].name, name) == 0)
-            return rk_ll_handler_table[i].handler;
-    return NULL;
-}
-
-static const rk_ll_backend *rk_ll_find_backend(const char *arch)
-{
-    int i;
-    for (i = 0; i < RK_LL_N_BACKENDS; i++)
-        if (strcmp(rk_ll_backends[i].arch, arch) == 0)
-            return &rk_ll_backends[i];
-    return NULL;
-}
-
-static const rk_ll_flavor *rk_ll_find_flavor(const char *name)
-{
-    int i;
-    for (i = 0; i < RK_LL_N_FLAVORS; i++)
-        if (strcmp(rk_ll_flavors[i].name, name) == 0)
-            return &rk_ll_flavors[i];
-    return NULL;
-}
-
-/* LLVM takes a global name bare when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
- * "Identifiers"); any other is written in quotes, @"...". A kernel name holds letters, digits,
- * '_' and, from the acc tag (%g), '.', '-' (a negative value, the -inf of an unset clamp_min)
- * and '+' (1e+06); a name prefix may start with a digit. */
-static const char rk_ll_name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
-
-static int rk_ll_bare_name(const char *name)
+static int bare_name(const char *name)
 {
     const char *p;
     for (p = name; *p && strchr(rk_ll_name_chars, *p); p++)
@@ -2527,9 +2130,9 @@ static int rk_ll_bare_name(const char *name)
 }
 
 /* Printed as is inside @"...": printable ASCII but the quote and the backslash. */
-static int rk_ll_quotable(char ch) { return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\'; }
+static int quotable(char ch) { return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\'; }
 
-static void rk_ll_release(rk_lowerer *lw)
+static void release(rk_lowerer *lw)
 {
     int i;
     for (i = 0; i < lw->n_blocks; i++)
@@ -2555,30 +2158,30 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     err->code = NULL;
     rk_buf_init(&lw.scratch);
     status = -1;
-    if (!(backend = rk_ll_find_backend(arch)))
-        rk_ll_fail(&lw, "unknown arch %s", arch);
-    else if (!(fl = rk_ll_find_flavor(flavor)))
-        rk_ll_fail(&lw, "unknown flavor %s", flavor);
+    if (!(backend = rk_find_backend(arch)))
+        fail(&lw, "unknown arch %s", arch);
+    else if (!(fl = rk_find_flavor(flavor)))
+        fail(&lw, "unknown flavor %s", flavor);
     else if (!kernel->name[0])
-        rk_ll_fail(&lw, "the kernel has no name");
+        fail(&lw, "the kernel has no name");
     else {
-        for (p = kernel->name; *p && rk_ll_quotable(*p); p++)
+        for (p = kernel->name; *p && quotable(*p); p++)
             ;
         if (*p)
-            rk_ll_fail(&lw, "the kernel name has a character LLVM would need escaped");
+            fail(&lw, "the kernel name has a character LLVM would need escaped");
         else if (!(target = rk_target_for(arch)))
-            rk_ll_fail(&lw, "no target data for %s", arch);
+            fail(&lw, "no target data for %s", arch);
         else {
             lw.kernel = kernel;
             lw.backend = backend;
             lw.flavor = fl;
             lw.capacity = target->lds_capacity;
             lw.suffix = "";
-            lw.quote = rk_ll_bare_name(kernel->name) ? "" : "\"";   /* docs/lowering.md §1 */
-            lw.pool = lw.quote[0] ? rk_ll_concat(&lw, "@\"smem_pool.", kernel->name, "\"")
-                                  : rk_ll_concat(&lw, "@smem_pool.", kernel->name, NULL);
-            lw.block = rk_ll_new_block(&lw, NULL);
-            status = lw.block && !lw.oom ? rk_ll_lower(&lw, out) : -1;
+            lw.quote = bare_name(kernel->name) ? "" : "\"";   /* docs/lowering.md §1 */
+            lw.pool = lw.quote[0] ? concat(&lw, "@\"smem_pool.", kernel->name, "\"")
+                                  : concat(&lw, "@smem_pool.", kernel->name, NULL);
+            lw.block = new_block(&lw, NULL);
+            status = lw.block && !lw.oom ? lower(&lw, out) : -1;
         }
     }
     for (i = 0; i < lw.n_blocks; i++)
@@ -2595,6 +2198,6 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
         out->len = saved;
         out->data[saved] = '\0';
     }
-    rk_ll_release(&lw);
+    release(&lw);
     return status;
 }

@@ -4,7 +4,7 @@
  * Twin of rocke_py/engine/mma_atoms.py, function for function. Lane layouts are
  * docs/reference/conv-semantics.md §13; the op_ids are docs/ir.md §4.5. An atom is a plain
  * value (its op_id is held inline), so nothing here allocates except the type names of
- * rk_mma_atom_types. */
+ * rk_atom_types. */
 #include <stdio.h>
 #include <string.h>
 #include "ir.h"
@@ -20,7 +20,7 @@ const char *rk_mma_ir_elem(const char *dtype)
     return NULL;
 }
 
-const char *rk_mma_atom_kind(const rk_target *target)
+const char *rk_atom_kind(const rk_target *target)
 {
     if (target->is_mfma)
         return "mfma";
@@ -29,8 +29,8 @@ const char *rk_mma_atom_kind(const rk_target *target)
     return strcmp(target->arch, "gfx1250") == 0 ? "wmma_gfx1250" : "wmma_gfx12";
 }
 
-static rk_atom rk_mma_atom(const char *prefix, const char *kind, const char *elem, long long m,
-                           long long n, long long k, long long frag, long long c_len)
+static rk_atom atom(const char *prefix, const char *kind, const char *elem, long long m,
+                    long long n, long long k, long long frag, long long c_len)
 {
     rk_atom atom;
     snprintf(atom.op_id, sizeof atom.op_id, "%s%lldx%lldx%lld_%s", prefix, m, n, k, elem);
@@ -42,28 +42,28 @@ static rk_atom rk_mma_atom(const char *prefix, const char *kind, const char *ele
     return atom;
 }
 
-rk_atom rk_mma_make_atom(const char *kind, const char *elem, long long m, long long n, long long k)
+rk_atom rk_make_atom(const char *kind, const char *elem, long long m, long long n, long long k)
 {
     if (strcmp(kind, "mfma") == 0)
-        return rk_mma_atom("mfma_f32_", "mfma", elem, m, n, k, rk_floordiv(m * k, 64), rk_floordiv(m * n, 64));
+        return atom("mfma_f32_", "mfma", elem, m, n, k, rk_floordiv(m * k, 64), rk_floordiv(m * n, 64));
     if (strcmp(kind, "wmma_gfx11") == 0)
-        return rk_mma_atom("wmma_f32_", "wmma_gfx11", elem, m, n, k, k, 8);
+        return atom("wmma_f32_", "wmma_gfx11", elem, m, n, k, k, 8);
     if (strcmp(kind, "wmma_gfx12") == 0)
-        return rk_mma_atom("wmma_gfx12_f32_", "wmma_gfx12", elem, m, n, k, rk_floordiv(m * k, 32), 8);
-    return rk_mma_atom("wmma_gfx1250_f32_", kind, elem, m, n, k, rk_floordiv(m * k, 32), 8);
+        return atom("wmma_gfx12_f32_", "wmma_gfx12", elem, m, n, k, rk_floordiv(m * k, 32), 8);
+    return atom("wmma_gfx1250_f32_", kind, elem, m, n, k, rk_floordiv(m * k, 32), 8);
 }
 
 /* A dtype outside IR_ELEM (Python's KeyError) gives an atom of element "". */
-rk_atom rk_mma_atom_for(const rk_target *target, const char *dtype, long long m, long long n,
-                        long long k)
+rk_atom rk_atom_for(const rk_target *target, const char *dtype, long long m, long long n,
+                    long long k)
 {
     const char *elem = rk_mma_ir_elem(dtype);
-    return rk_mma_make_atom(rk_mma_atom_kind(target), elem ? elem : "", m, n, k);
+    return rk_make_atom(rk_atom_kind(target), elem ? elem : "", m, n, k);
 }
 
 /* s[0:len] as a dimension: ASCII digits only, at most 9 of them (a longer one cannot name
  * a known atom, so Python's verdict is None as well); -1 otherwise. */
-static long long rk_mma_dim(const char *s, size_t len)
+static long long dim(const char *s, size_t len)
 {
     long long v = 0;
     size_t i;
@@ -78,7 +78,7 @@ static long long rk_mma_dim(const char *s, size_t len)
 }
 
 /* shape.split("x") into exactly three dimensions; -1 otherwise. */
-static int rk_mma_dims(const char *shape, size_t len, long long dims[3])
+static int mma_dims(const char *shape, size_t len, long long dims[3])
 {
     size_t start = 0, i;
     int n = 0;
@@ -87,7 +87,7 @@ static int rk_mma_dims(const char *shape, size_t len, long long dims[3])
             continue;
         if (n == 3)
             return -1;
-        dims[n++] = rk_mma_dim(shape + start, i - start);
+        dims[n++] = dim(shape + start, i - start);
         start = i + 1;
     }
     if (n != 3)
@@ -96,7 +96,7 @@ static int rk_mma_dims(const char *shape, size_t len, long long dims[3])
 }
 
 /* The static IR element string when elem is one of IR_ELEM's values, else NULL. */
-static const char *rk_mma_ir_value(const char *elem)
+static const char *ir_value(const char *elem)
 {
     static const char *const values[3] = {"f16", "bf16", "f32"};
     int i;
@@ -106,7 +106,7 @@ static const char *rk_mma_ir_value(const char *elem)
     return NULL;
 }
 
-int rk_mma_atom_by_op_id(const char *op_id, rk_atom *out)
+int rk_atom_by_op_id(const char *op_id, rk_atom *out)
 {
     static const char *const kinds[4] = {"wmma_gfx1250", "wmma_gfx12", "wmma_gfx11", "mfma"};
     static const char *const prefixes[4] = {"wmma_gfx1250_f32_", "wmma_gfx12_f32_", "wmma_f32_", "mfma_f32_"};
@@ -120,11 +120,11 @@ int rk_mma_atom_by_op_id(const char *op_id, rk_atom *out)
         rest = op_id + plen;
         under = strchr(rest, '_'); /* shape, _, elem = rest.partition("_") */
         elem = under ? under + 1 : "";
-        elem = rk_mma_ir_value(elem);
-        if (!elem || rk_mma_dims(rest, under ? (size_t)(under - rest) : strlen(rest), dims))
+        elem = ir_value(elem);
+        if (!elem || mma_dims(rest, under ? (size_t)(under - rest) : strlen(rest), dims))
             return 0;
-        *out = rk_mma_make_atom(kinds[i], elem, dims[0], dims[1], dims[2]);
-        return strcmp(out->op_id, op_id) == 0 && rk_mma_atom_known(out);
+        *out = rk_make_atom(kinds[i], elem, dims[0], dims[1], dims[2]);
+        return strcmp(out->op_id, op_id) == 0 && rk_atom_known(out);
     }
     return 0;
 }
@@ -146,7 +146,7 @@ static const rk_mma_known_row rk_mma_known_atoms[] = {
     {"wmma_gfx1250", "f16", 16, 16, 32}, {"wmma_gfx1250", "bf16", 16, 16, 32}, {"wmma_gfx1250", "f32", 16, 16, 4},
 };
 
-int rk_mma_atom_known(const rk_atom *atom)
+int rk_atom_known(const rk_atom *atom)
 {
     size_t i;
     for (i = 0; i < sizeof rk_mma_known_atoms / sizeof rk_mma_known_atoms[0]; i++) {
@@ -158,13 +158,13 @@ int rk_mma_atom_known(const rk_atom *atom)
     return 0;
 }
 
-int rk_mma_atom_types(rk_arena *arena, const char *op_id, const char *types[3])
+int rk_atom_types(rk_arena *arena, const char *op_id, const char *types[3])
 {
     rk_atom atom;
-    if (!rk_mma_atom_by_op_id(op_id, &atom))
+    if (!rk_atom_by_op_id(op_id, &atom))
         return 0;
-    types[0] = rk_ir_vec_or_scalar(arena, atom.elem, atom.frag);
+    types[0] = rk_vec_or_scalar(arena, atom.elem, atom.frag);
     types[1] = types[0];
-    types[2] = rk_ir_vec(arena, "f32", atom.c_len);
+    types[2] = rk_vec(arena, "f32", atom.c_len);
     return types[0] && types[2] ? 1 : -1;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "ir.h"
 
-void rk_print_ir_escape(rk_buf *out, const char *text)
+void rk_escape(rk_buf *out, const char *text)
 {
     const char *p, *run = text;
     for (p = text; *p; p++) {
@@ -25,7 +25,7 @@ void rk_print_ir_escape(rk_buf *out, const char *text)
 
 /* The mantissa digits and the exponent of "%.*e": value = m * 10^q; 0 when it reads back
  * as v. */
-static int rk_print_ir_try(double v, int precision, long long *m, int *q)
+static int try(double v, int precision, long long *m, int *q)
 {
     char buf[64], *p;
     long long digits = 0;
@@ -38,7 +38,7 @@ static int rk_print_ir_try(double v, int precision, long long *m, int *q)
     return strtod(buf, NULL) == v ? 0 : (strtod(buf, NULL) > v ? 1 : -1);
 }
 
-static int rk_print_ir_reads_back(double v, long long m, int q)
+static int reads_back(double v, long long m, int q)
 {
     char buf[64];
     snprintf(buf, sizeof buf, "%llde%d", m, q);
@@ -48,15 +48,15 @@ static int rk_print_ir_reads_back(double v, long long m, int q)
 /* The shortest digits that read back as v > 0 (finite), closest to v among those (David
  * Gay's mode 0, which Python's repr uses): for each length, the correctly rounded
  * candidate, else its neighbour on the other side of v. */
-static void rk_print_ir_shortest(double v, char *digits, int *decpt)
+static void shortest(double v, char *digits, int *decpt)
 {
     long long m = 0;
     int q = 0, precision, side, n;
     for (precision = 0; precision < 17; precision++) {
-        side = rk_print_ir_try(v, precision, &m, &q);
+        side = try(v, precision, &m, &q);
         if (side == 0)
             break;
-        if (rk_print_ir_reads_back(v, m - side, q)) {
+        if (reads_back(v, m - side, q)) {
             m -= side;
             break;
         }
@@ -69,7 +69,7 @@ static void rk_print_ir_shortest(double v, char *digits, int *decpt)
 
 /* repr(float(value)) for the integral values below 2**53 that our kernels carry, and the
  * rest of Python's repr rules (exponent form below 1e-4 and from 1e16 on). */
-void rk_print_ir_format_float(rk_buf *out, double value)
+void rk_format_float(rk_buf *out, double value)
 {
     char digits[32];
     int decpt, n, i;
@@ -89,7 +89,7 @@ void rk_print_ir_format_float(rk_buf *out, double value)
         rk_buf_puts(out, "0.0");
         return;
     }
-    rk_print_ir_shortest(value, digits, &decpt);
+    shortest(value, digits, &decpt);
     n = (int)strlen(digits);
     if (decpt <= -4 || decpt > 16) {
         rk_buf_putn(out, digits, 1);
@@ -115,7 +115,7 @@ void rk_print_ir_format_float(rk_buf *out, double value)
     }
 }
 
-void rk_print_ir_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
+void rk_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
 {
     int i;
     switch (value->kind) {
@@ -127,11 +127,11 @@ void rk_print_ir_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
         return;
     case RK_ATTR_FLOAT:
         rk_buf_puts(out, "f:");
-        rk_print_ir_format_float(out, value->f);
+        rk_format_float(out, value->f);
         return;
     case RK_ATTR_STR:
         rk_buf_puts(out, "s:\"");
-        rk_print_ir_escape(out, value->s);
+        rk_escape(out, value->s);
         rk_buf_puts(out, "\"");
         return;
     case RK_ATTR_LIST:
@@ -139,7 +139,7 @@ void rk_print_ir_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
         for (i = 0; i < value->n; i++) {
             if (i)
                 rk_buf_puts(out, ", ");
-            rk_print_ir_tagged(arena, out, value->items[i]);
+            rk_tagged(arena, out, value->items[i]);
         }
         rk_buf_puts(out, " ]");
         return;
@@ -173,22 +173,22 @@ void rk_print_ir_attr_map(rk_arena *arena, rk_buf *out, const rk_attrs *attrs)
             rk_buf_puts(out, ", ");
         rk_buf_puts(out, order[i]->key);
         rk_buf_puts(out, " = ");
-        rk_print_ir_tagged(arena, out, order[i]->value);
+        rk_tagged(arena, out, order[i]->value);
     }
     rk_buf_puts(out, " }");
 }
 
-static void rk_print_ir_pad(rk_buf *out, int depth)
+static void pad(rk_buf *out, int depth)
 {
     int i;
     for (i = 0; i < depth; i++)
         rk_buf_putn(out, "  ", 2);
 }
 
-void rk_print_ir_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth)
+void rk_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth)
 {
     int i;
-    rk_print_ir_pad(out, depth);
+    pad(out, depth);
     for (i = 0; i < op->n_results; i++)
         rk_buf_printf(out, "%s%s : %s", i ? ", " : "", op->results[i].name, op->results[i].type);
     if (op->n_results)
@@ -207,23 +207,23 @@ void rk_print_ir_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int 
     }
     rk_buf_puts(out, "\n");
     for (i = 0; i < op->n_regions; i++)
-        rk_print_ir_print_region(arena, out, op->regions[i], depth + 1);
+        rk_print_region(arena, out, op->regions[i], depth + 1);
 }
 
-void rk_print_ir_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, int depth)
+void rk_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, int depth)
 {
     int i;
-    rk_print_ir_pad(out, depth);
+    pad(out, depth);
     rk_buf_puts(out, "region @");
     rk_buf_puts(out, region->name);
     rk_buf_puts(out, " {\n");
     for (i = 0; i < region->n_ops; i++)
-        rk_print_ir_print_op(arena, out, region->ops[i], depth + 1);
-    rk_print_ir_pad(out, depth);
+        rk_print_op(arena, out, region->ops[i], depth + 1);
+    pad(out, depth);
     rk_buf_puts(out, "}\n");
 }
 
-int rk_print_ir_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err)
+int rk_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err)
 {
     int i;
     rk_buf_puts(out, "rocke.ir v1\n");
@@ -246,7 +246,7 @@ int rk_print_ir_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *ou
         rk_buf_puts(out, "\n");
     }
     rk_buf_puts(out, "  }\n");
-    rk_print_ir_print_region(arena, out, kernel->entry, 1);
+    rk_print_region(arena, out, kernel->entry, 1);
     rk_buf_puts(out, "}\n");
     if (out->failed || arena->failed)
         return rk_fail_internal(err, "out of memory (ir text)");

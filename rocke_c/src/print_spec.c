@@ -1,6 +1,6 @@
 /* print_spec.c: mode `spec`: the normalised spec after defaults and deductions, one
  * `key = value` per line in a fixed order, with what follows from it (GEMM view, vector
- * sizes, LDS, kernel name).
+ * sizes, LDS, kernel name), all read from the plan.
  *
  * Twin of rocke_py/engine/print_spec.py; docs/engine-contract.md §7. Python's fmt() and
  * Lines.put() become one put function per value type; the text grows in one rk_buf, so
@@ -9,7 +9,7 @@
 #include <string.h>
 #include "internal.h"
 
-static void rk_print_spec_put_str(rk_buf *out, const char *key, const char *value)
+static void put_str(rk_buf *out, const char *key, const char *value)
 {
     rk_buf_puts(out, key);
     rk_buf_puts(out, " = ");
@@ -17,35 +17,34 @@ static void rk_print_spec_put_str(rk_buf *out, const char *key, const char *valu
     rk_buf_puts(out, "\n");
 }
 
-static void rk_print_spec_put_int(rk_buf *out, const char *key, long long value)
+static void put_int(rk_buf *out, const char *key, long long value)
 {
     rk_buf_printf(out, "%s = %lld\n", key, value);
 }
 
-static void rk_print_spec_put_bool(rk_buf *out, const char *key, int value)
+static void put_bool(rk_buf *out, const char *key, int value)
 {
-    rk_print_spec_put_str(out, key, value ? "true" : "false");
+    put_str(out, key, value ? "true" : "false");
 }
 
 /* Python's None prints as `unset`. */
-static void rk_print_spec_put_opt(rk_buf *out, const char *key, rk_opt value)
+static void put_opt(rk_buf *out, const char *key, rk_opt value)
 {
     if (value.set)
-        rk_print_spec_put_int(out, key, value.v);
+        put_int(out, key, value.v);
     else
-        rk_print_spec_put_str(out, key, "unset");
+        put_str(out, key, "unset");
 }
 
-static rk_opt rk_print_spec_opt(int set, long long v)
+static rk_opt opt(int set, long long v)
 {
     rk_opt o;
     o.set = set, o.v = set ? v : 0;
     return o;
 }
 
-static void rk_print_spec_print_problem(rk_buf *out, const rk_problem *p)
+static void print_problem(rk_buf *out, const rk_problem *p, const char *shape)
 {
-    char shape[RK_SHORT_MAX];
     const char *keys[14] = {"N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups"};
     long long values[14];
     int i;
@@ -53,161 +52,137 @@ static void rk_print_spec_print_problem(rk_buf *out, const rk_problem *p)
     values[5] = p->Y, values[6] = p->X, values[7] = p->sH, values[8] = p->sW, values[9] = p->pH;
     values[10] = p->pW, values[11] = p->dH, values[12] = p->dW, values[13] = p->groups;
     for (i = 0; i < 14; i++)
-        rk_print_spec_put_int(out, keys[i], values[i]);
-    rk_print_spec_put_opt(out, "Di", rk_print_spec_opt(p->has_3d, p->Di));
-    rk_print_spec_put_opt(out, "Z", rk_print_spec_opt(p->has_3d, p->Z));
-    rk_print_spec_put_opt(out, "sD", rk_print_spec_opt(p->has_3d, p->sD));
-    rk_print_spec_put_opt(out, "pD", rk_print_spec_opt(p->has_3d, p->pD));
-    rk_print_spec_put_opt(out, "dD", rk_print_spec_opt(p->has_3d, p->dD));
-    rk_print_spec_put_int(out, "Ho", rk_problem_ho(p));
-    rk_print_spec_put_int(out, "Wo", rk_problem_wo(p));
-    rk_print_spec_put_opt(out, "Do", rk_print_spec_opt(p->has_3d, p->has_3d ? rk_problem_do(p) : 0));
-    rk_print_spec_put_int(out, "cpg", rk_problem_cpg(p));
-    rk_print_spec_put_int(out, "kpg", rk_problem_kpg(p));
-    rk_print_spec_put_bool(out, "is_3d", p->has_3d);
-    rk_print_spec_put_bool(out, "is_pointwise", rk_problem_is_pointwise(p));
-    rk_problem_short(p, shape);
-    rk_print_spec_put_str(out, "short", shape);
+        put_int(out, keys[i], values[i]);
+    put_opt(out, "Di", opt(p->has_3d, p->Di));
+    put_opt(out, "Z", opt(p->has_3d, p->Z));
+    put_opt(out, "sD", opt(p->has_3d, p->sD));
+    put_opt(out, "pD", opt(p->has_3d, p->pD));
+    put_opt(out, "dD", opt(p->has_3d, p->dD));
+    put_int(out, "Ho", rk_problem_ho(p));
+    put_int(out, "Wo", rk_problem_wo(p));
+    put_opt(out, "Do", opt(p->has_3d, p->has_3d ? rk_problem_do(p) : 0));
+    put_int(out, "cpg", rk_cpg(p));
+    put_int(out, "kpg", rk_kpg(p));
+    put_bool(out, "is_3d", p->has_3d);
+    put_bool(out, "is_pointwise", rk_is_pointwise(p));
+    put_str(out, "short", shape);
 }
 
-static void rk_print_spec_print_fields(rk_buf *out, const rk_spec *s)
+static void print_fields(rk_buf *out, const rk_spec *s, const char *tag)
 {
-    char tag[RK_TAG_MAX];
-    rk_print_spec_put_str(out, "name", s->name);
-    rk_print_spec_put_str(out, "dtype_a", s->dtype_a);
-    rk_print_spec_put_str(out, "dtype_b", s->dtype_b);
-    rk_print_spec_put_str(out, "dtype_d", s->dtype_d);
-    rk_print_spec_put_str(out, "dtype_acc", "fp32");
-    rk_print_spec_put_int(out, "tile_m", s->tile_m);
-    rk_print_spec_put_int(out, "tile_n", s->tile_n);
-    rk_print_spec_put_int(out, "tile_k", s->tile_k);
-    rk_print_spec_put_int(out, "warp_m", s->warp_m);
-    rk_print_spec_put_int(out, "warp_n", s->warp_n);
-    rk_print_spec_put_int(out, "warp_tile_m", s->warp_tile_m);
-    rk_print_spec_put_int(out, "warp_tile_n", s->warp_tile_n);
-    rk_print_spec_put_int(out, "warp_tile_k", s->warp_tile_k);
-    rk_print_spec_put_int(out, "wave_size", s->wave_size);
-    rk_print_spec_put_int(out, "block_size", rk_spec_block_size(s));
-    rk_print_spec_put_str(out, "pipeline", s->pipeline);
-    rk_print_spec_put_str(out, "epilogue", s->epilogue);
-    rk_print_spec_put_bool(out, "async_dma", s->async_dma);
-    rk_print_spec_put_bool(out, "unroll_k", s->unroll_k);
-    rk_print_spec_put_opt(out, "lds_k_pad", s->lds_k_pad);
-    if (rk_spec_has_lds_layout(s))
+    put_str(out, "name", s->name);
+    put_str(out, "dtype_a", s->dtype_a);
+    put_str(out, "dtype_b", s->dtype_b);
+    put_str(out, "dtype_d", s->dtype_d);
+    put_str(out, "dtype_acc", "fp32");
+    put_int(out, "tile_m", s->tile_m);
+    put_int(out, "tile_n", s->tile_n);
+    put_int(out, "tile_k", s->tile_k);
+    put_int(out, "warp_m", s->warp_m);
+    put_int(out, "warp_n", s->warp_n);
+    put_int(out, "warp_tile_m", s->warp_tile_m);
+    put_int(out, "warp_tile_n", s->warp_tile_n);
+    put_int(out, "warp_tile_k", s->warp_tile_k);
+    put_int(out, "wave_size", s->wave_size);
+    put_int(out, "block_size", rk_block_size(s));
+    put_str(out, "pipeline", s->pipeline);
+    put_str(out, "epilogue", s->epilogue);
+    put_bool(out, "async_dma", s->async_dma);
+    put_bool(out, "unroll_k", s->unroll_k);
+    put_opt(out, "lds_k_pad", s->lds_k_pad);
+    if (rk_has_lds_layout(s))
         rk_buf_printf(out, "lds_layout = pad%lld_xor%lld\n", s->lds_layout_pad.v, s->lds_layout_xor);
     else
-        rk_print_spec_put_str(out, "lds_layout", "unset");
+        put_str(out, "lds_layout", "unset");
     if (s->family != RK_FAMILY_FWD) {
-        rk_print_spec_put_bool(out, "lds_k_outer", s->lds_k_outer);
-        rk_print_spec_put_str(out, "lds_k_outer_requested", s->lds_k_outer_requested);
+        put_bool(out, "lds_k_outer", s->lds_k_outer);
+        put_str(out, "lds_k_outer_requested", s->lds_k_outer_requested);
     }
-    rk_print_spec_put_opt(out, "vector_size_a", s->vector_size_a);
-    rk_print_spec_put_opt(out, "vector_size_b", s->vector_size_b);
-    rk_print_spec_put_opt(out, "vector_size_c", s->vector_size_c);
-    rk_print_spec_put_bool(out, "chiplet_swizzle", s->chiplet_swizzle);
-    rk_print_spec_put_int(out, "chiplet_wgm", s->chiplet_wgm);
-    rk_print_spec_put_int(out, "chiplet_num_xcds", s->chiplet_num_xcds);
-    rk_print_spec_put_int(out, "chiplet_chunk_size", s->chiplet_chunk_size);
-    rk_print_spec_put_opt(out, "waves_per_eu", s->waves_per_eu);
-    rk_print_spec_put_int(out, "bias", s->bias);
-    rk_print_spec_put_int(out, "scale", s->scale);
-    rk_print_spec_put_bool(out, "relu", s->relu);
-    rk_print_spec_put_opt(out, "clamp_min", s->clamp_min);
-    rk_print_spec_put_opt(out, "clamp_max", s->clamp_max);
-    rk_spec_acc_tag(s, tag);
-    rk_print_spec_put_str(out, "acc_epilogue", tag[0] ? tag : "identity");
+    put_opt(out, "vector_size_a", s->vector_size_a);
+    put_opt(out, "vector_size_b", s->vector_size_b);
+    put_opt(out, "vector_size_c", s->vector_size_c);
+    put_bool(out, "chiplet_swizzle", s->chiplet_swizzle);
+    put_int(out, "chiplet_wgm", s->chiplet_wgm);
+    put_int(out, "chiplet_num_xcds", s->chiplet_num_xcds);
+    put_int(out, "chiplet_chunk_size", s->chiplet_chunk_size);
+    put_opt(out, "waves_per_eu", s->waves_per_eu);
+    put_int(out, "bias", s->bias);
+    put_int(out, "scale", s->scale);
+    put_bool(out, "relu", s->relu);
+    put_opt(out, "clamp_min", s->clamp_min);
+    put_opt(out, "clamp_max", s->clamp_max);
+    put_str(out, "acc_epilogue", tag[0] ? tag : "identity");
     if (s->family != RK_FAMILY_FWD) {
-        rk_print_spec_put_int(out, "split_k", s->split_k);
-        rk_print_spec_put_int(out, "split_k_requested", s->split_k_requested);
+        put_int(out, "split_k", s->split_k);
+        put_int(out, "split_k_requested", s->split_k_requested);
     }
     if (s->family == RK_FAMILY_WGRAD) {
-        rk_print_spec_put_bool(out, "two_stage", s->two_stage);
-        rk_print_spec_put_bool(out, "force_deterministic", s->force_deterministic);
-        rk_print_spec_put_int(out, "group_merge", s->group_merge);
+        put_bool(out, "two_stage", s->two_stage);
+        put_bool(out, "force_deterministic", s->force_deterministic);
+        put_int(out, "group_merge", s->group_merge);
     }
     if (s->family == RK_FAMILY_DGRAD) {
-        rk_print_spec_put_int(out, "num_load_waves", s->num_load_waves);
-        rk_print_spec_put_bool(out, "cshuffle_no_alias", s->cshuffle_no_alias);
+        put_int(out, "num_load_waves", s->num_load_waves);
+        put_bool(out, "cshuffle_no_alias", s->cshuffle_no_alias);
     }
 }
 
 /* One `sub_gemm.<i> = block_start=... gemm_k_padded=...` line per kept tilde record. */
-static int rk_print_spec_print_sub_gemms(rk_buf *out, const rk_spec *s, const rk_problem *p,
-                                         rk_arena *arena, rk_error *err)
+static void print_sub_gemms(rk_buf *out, const rk_plan *plan)
 {
-    rk_sub_gemm *records = NULL;
-    int n = 0, i, k;
-    if (rk_problem_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records, &n, err))
-        return -1;
-    rk_print_spec_put_int(out, "num_sub_gemms", n);
-    for (i = 0; i < n; i++) {
+    int i, k;
+    put_int(out, "num_sub_gemms", plan->n_sub_gemms);
+    for (i = 0; i < plan->n_sub_gemms; i++) {
         rk_buf_printf(out, "sub_gemm.%d = ", i);
         for (k = 0; k < RK_SUB_GEMM_FIELDS; k++)
-            rk_buf_printf(out, "%s%s=%lld", k ? " " : "", rk_sub_gemm_fields[k], records[i].v[k]);
+            rk_buf_printf(out, "%s%s=%lld", k ? " " : "", rk_sub_gemm_fields[k], plan->sub_gemms[i].v[k]);
         rk_buf_puts(out, "\n");
     }
-    return 0;
 }
 
-static int rk_print_spec_print_derived(rk_buf *out, const rk_spec *s, const rk_problem *p, const rk_target *t,
-                                       rk_arena *arena, rk_error *err)
+static void print_derived(rk_buf *out, const rk_plan *plan)
 {
-    long long gemm[3], vec[3], lens[2], a[2], b[2], padded;
-    rk_async_tile tiles[2];
-    rk_spec_spec_gemm(s, p, gemm);
-    rk_print_spec_put_int(out, "gemm_m", gemm[0]);
-    rk_print_spec_put_int(out, "gemm_n", gemm[1]);
-    rk_print_spec_put_int(out, "gemm_k", gemm[2]);
-    rk_spec_default_vector_sizes(s, p, vec);
-    rk_print_spec_put_int(out, "default_vec_a", vec[0]);
-    rk_print_spec_put_int(out, "default_vec_b", vec[1]);
-    rk_print_spec_put_int(out, "default_vec_c", vec[2]);
+    const rk_spec *s = &plan->spec;
+    put_int(out, "gemm_m", plan->gemm[0]);
+    put_int(out, "gemm_n", plan->gemm[1]);
+    put_int(out, "gemm_k", plan->gemm[2]);
+    put_int(out, "default_vec_a", plan->default_vectors[0]);
+    put_int(out, "default_vec_b", plan->default_vectors[1]);
+    put_int(out, "default_vec_c", plan->default_vectors[2]);
     if (s->family == RK_FAMILY_WGRAD) {
-        padded = rk_spec_wg_k_padded(s, p, s->split_k > 1 ? s->split_k : 1);
-        rk_print_spec_put_int(out, "k_padded", padded);
+        put_int(out, "k_padded", plan->k_padded);
         if (s->split_k > 0)
-            rk_print_spec_put_int(out, "ks", rk_floordiv(padded, s->split_k));
+            put_int(out, "ks", plan->ks);
         else
-            rk_print_spec_put_str(out, "ks", "runtime");
+            put_str(out, "ks", "runtime");
     }
-    rk_spec_frag_lens(s, t, lens);
-    rk_print_spec_put_int(out, "a_frag_len", lens[0]);
-    rk_print_spec_put_int(out, "b_frag_len", lens[1]);
-    rk_spec_lds_shapes(s, a, b);
-    rk_print_spec_put_int(out, "lds_pad", rk_spec_effective_lds_pad(s));
-    rk_buf_printf(out, "lds_a_shape = %lldx%lld\n", a[0], a[1]);
-    rk_buf_printf(out, "lds_b_shape = %lldx%lld\n", b[0], b[1]);
-    rk_print_spec_put_bool(out, "lds_double_buffer", rk_spec_double_buffer(s));
-    rk_print_spec_put_int(out, "lds_bytes", rk_spec_lds_budget(s));
-    rk_print_spec_put_int(out, "lds_capacity", t->lds_capacity);
+    put_int(out, "a_frag_len", plan->frag_lens[0]);
+    put_int(out, "b_frag_len", plan->frag_lens[1]);
+    put_int(out, "lds_pad", plan->lds_pad);
+    rk_buf_printf(out, "lds_a_shape = %lldx%lld\n", plan->lds_a.rows, plan->lds_a.cols);
+    rk_buf_printf(out, "lds_b_shape = %lldx%lld\n", plan->lds_b.rows, plan->lds_b.cols);
+    put_bool(out, "lds_double_buffer", rk_double_buffer(s));
+    put_int(out, "lds_bytes", plan->lds_bytes);
+    put_int(out, "lds_capacity", plan->target->lds_capacity);
     if (s->async_dma) {
-        long long da, db;
-        rk_spec_async_tiles(s, p, tiles);
-        da = rk_spec_tile_dwords(s, &tiles[0]), db = rk_spec_tile_dwords(s, &tiles[1]);
-        rk_print_spec_put_opt(out, "async_dwords_a", rk_print_spec_opt(da != 0, da));
-        rk_print_spec_put_opt(out, "async_dwords_b", rk_print_spec_opt(db != 0, db));
+        long long da = plan->async_dwords[0], db = plan->async_dwords[1];
+        put_opt(out, "async_dwords_a", opt(da != 0, da));
+        put_opt(out, "async_dwords_b", opt(db != 0, db));
     }
     if (s->family == RK_FAMILY_DGRAD)
-        return rk_print_spec_print_sub_gemms(out, s, p, arena, err);
-    return 0;
+        print_sub_gemms(out, plan);
 }
 
-int rk_print_spec_print_spec(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                             rk_buf *out, rk_error *err)
+int rk_print_spec(const rk_plan *plan, rk_buf *out, rk_error *err)
 {
+    const rk_spec *s = &plan->spec;
     rk_buf_puts(out, "rocke.spec v1\n");
-    rk_print_spec_put_str(out, "family", s->family_name);
-    rk_print_spec_put_str(out, "arch", s->arch);
-    rk_print_spec_print_problem(out, p);
-    rk_print_spec_print_fields(out, s);
-    if (rk_print_spec_print_derived(out, s, p, t, arena, err))
-        return -1;
-    rk_buf_puts(out, "kernel_name = ");
-    /* kernel_name fails on the arena or on the buffer; the buffer's earlier failed grows
-     * (appends become no-ops) are reported once, below. */
-    if (rk_spec_kernel_name(s, p, arena, out))
-        return rk_fail_internal(err, "out of memory (spec text)");
-    rk_buf_puts(out, "\n");
+    put_str(out, "family", s->family_name);
+    put_str(out, "arch", s->arch);
+    print_problem(out, &plan->problem, plan->short_name);
+    print_fields(out, s, plan->acc_tag);
+    print_derived(out, plan);
+    put_str(out, "kernel_name", plan->kernel_name);
     if (out->failed)
         return rk_fail_internal(err, "out of memory (spec text)");
     return 0;

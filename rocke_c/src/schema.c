@@ -77,7 +77,7 @@ static const rk_key_info rk_keys[RK_KEY_COUNT] = {
     SPEC("cshuffle_no_alias", RK_T_BOOL, RK_MIN, RK_MAX, RK_D),
 };
 
-static const char *rk_expected(int type)
+static const char *expected(int type)
 {
     switch (type) {
     case RK_T_INT: return "an integer";
@@ -88,7 +88,7 @@ static const char *rk_expected(int type)
 }
 
 /* The key of (table, name), or -1 (Python: a dict lookup). */
-static int rk_find_key(int table, const char *name)
+static int find_key(int table, const char *name)
 {
     int k;
     for (k = 0; k < RK_KEY_COUNT; k++)
@@ -98,7 +98,7 @@ static int rk_find_key(int table, const char *name)
 }
 
 /* What the value is, for E_TYPE. */
-static const char *rk_kind_name(const rk_value *v)
+static const char *kind_name(const rk_value *v)
 {
     switch (v->kind) {
     case RK_VALUE_BOOL: return "a boolean";
@@ -107,7 +107,7 @@ static const char *rk_kind_name(const rk_value *v)
     }
 }
 
-static int rk_type_ok(const rk_key_info *key, const rk_value *v)
+static int type_ok(const rk_key_info *key, const rk_value *v)
 {
     switch (key->type) {
     case RK_T_INT: return v->kind == RK_VALUE_INT;
@@ -117,7 +117,7 @@ static int rk_type_ok(const rk_key_info *key, const rk_value *v)
     }
 }
 
-static int rk_is_name(const rk_value *v)
+static int is_name(const rk_value *v)
 {
     size_t i;
     if (v->s_len < 1 || v->s_len > RK_MAX_NAME)
@@ -131,24 +131,24 @@ static int rk_is_name(const rk_value *v)
     return 1;
 }
 
-static int rk_str_is(const rk_value *v, const char *word)
+static int str_is(const rk_value *v, const char *word)
 {
     return v->s_len == strlen(word) && memcmp(v->s, word, v->s_len) == 0;
 }
 
 /* Index of the value among the choices, or -1. */
-static int rk_choice_index(const rk_value *v, const char *const *choices)
+static int choice_index(const rk_value *v, const char *const *choices)
 {
     int i;
     for (i = 0; choices[i]; i++)
-        if (rk_str_is(v, choices[i]))
+        if (str_is(v, choices[i]))
             return i;
     return -1;
 }
 
 /* "a, b, c": the choices as the E_RANGE message lists them (cap is ample: asserted by the
  * unit test, which checks the full message). */
-static void rk_join_choices(const char *const *choices, char *out, size_t cap)
+static void join_choices(const char *const *choices, char *out, size_t cap)
 {
     size_t used = 0;
     int i;
@@ -166,7 +166,7 @@ static void rk_join_choices(const char *const *choices, char *out, size_t cap)
 }
 
 /* The range or rule of an already type-checked value. */
-static int rk_check_value(const rk_key_info *key, const rk_entry *e, rk_error *err)
+static int check_value(const rk_key_info *key, const rk_entry *e, rk_error *err)
 {
     const rk_value *v = &e->value;
     const char *table = rk_table_names[key->table];
@@ -174,38 +174,38 @@ static int rk_check_value(const rk_key_info *key, const rk_entry *e, rk_error *e
     if (key->type == RK_T_INT && (v->i < key->lo || v->i > key->hi))
         return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be between %lld and %lld, not %lld",
                        e->line, key->name, table, key->lo, key->hi, v->i);
-    if (key->type == RK_T_ENUM && rk_choice_index(v, key->choices) < 0) {
-        rk_join_choices(key->choices, list, sizeof list);
+    if (key->type == RK_T_ENUM && choice_index(v, key->choices) < 0) {
+        join_choices(key->choices, list, sizeof list);
         return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be one of %s", e->line, key->name,
                        table, list);
     }
-    if (key->type == RK_T_NAME && !rk_is_name(v))
+    if (key->type == RK_T_NAME && !is_name(v))
         return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be 1 to %d characters from [A-Za-z0-9_/]",
                        e->line, key->name, table, RK_MAX_NAME);
-    if (key->type == RK_T_TRI && v->kind == RK_VALUE_STR && !rk_str_is(v, "auto"))
+    if (key->type == RK_T_TRI && v->kind == RK_VALUE_STR && !str_is(v, "auto"))
         return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be true, false or \"auto\"", e->line,
                        key->name, table);
     return 0;
 }
 
 /* §4 step 1 for one entry of [target], [problem] or [spec]; *key_out = its key. */
-static int rk_check_entry(const rk_entry *e, int *key_out, rk_error *err)
+static int check_entry(const rk_entry *e, int *key_out, rk_error *err)
 {
-    int k = rk_find_key(e->table, e->key);
+    int k = find_key(e->table, e->key);
     const rk_key_info *key;
     if (k < 0)
         return rk_fail(err, "E_UNKNOWN_KEY", "line %d: unknown key '%s' in [%s]", e->line, e->key,
                        rk_table_names[e->table]);
     key = &rk_keys[k];
-    if (!rk_type_ok(key, &e->value))
+    if (!type_ok(key, &e->value))
         return rk_fail(err, "E_TYPE", "line %d: key '%s' in [%s] must be %s, not %s", e->line, key->name,
-                       rk_table_names[key->table], rk_expected(key->type), rk_kind_name(&e->value));
+                       rk_table_names[key->table], expected(key->type), kind_name(&e->value));
     *key_out = k;
-    return rk_check_value(key, e, err);
+    return check_value(key, e, err);
 }
 
 /* §4 step 2, in key-table order: arch; N, Hi, Wi, C, K, Y, X; family. */
-static int rk_check_required(const rk_fields *fields, rk_error *err)
+static int check_required(const rk_fields *fields, rk_error *err)
 {
     int k;
     for (k = 0; k < RK_KEY_COUNT; k++)
@@ -216,12 +216,12 @@ static int rk_check_required(const rk_fields *fields, rk_error *err)
 }
 
 /* §4 step 3: [spec] keys that are not fields of the family, in file order. */
-static int rk_check_family_fit(const rk_config *config, int family, rk_error *err)
+static int check_family_fit(const rk_config *config, int family, rk_error *err)
 {
     int bit = 1 << family, i; /* RK_F, RK_W, RK_D follow enum rk_family */
     for (i = 0; i < config->n_entries; i++) {
         const rk_entry *e = &config->entries[i];
-        int k = e->table == RK_TABLE_SPEC ? rk_find_key(e->table, e->key) : -1;
+        int k = e->table == RK_TABLE_SPEC ? find_key(e->table, e->key) : -1;
         if (k >= 0 && !(rk_keys[k].families & bit))
             return rk_fail(err, "E_UNKNOWN_KEY", "line %d: key '%s' in [spec] does not apply to family '%s'",
                            e->line, e->key, rk_families[family]);
@@ -238,14 +238,14 @@ int rk_schema_check(const rk_config *config, rk_fields *out, rk_error *err)
         int k = -1;
         if (e->table == RK_TABLE_PARITY)
             continue; /* the harness's table: never checked by the engines */
-        if (rk_check_entry(e, &k, err) != 0)
+        if (check_entry(e, &k, err) != 0)
             return -1;
         out->f[k].set = 1;
         out->f[k].line = e->line;
         out->f[k].value = e->value;
     }
-    if (rk_check_required(out, err) != 0)
+    if (check_required(out, err) != 0)
         return -1;
-    out->family = rk_choice_index(&out->f[RK_KEY_FAMILY].value, rk_families);
-    return rk_check_family_fit(config, out->family, err);
+    out->family = choice_index(&out->f[RK_KEY_FAMILY].value, rk_families);
+    return check_family_fit(config, out->family, err);
 }

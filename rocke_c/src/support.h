@@ -116,6 +116,7 @@ void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash,
 
 /* ---- list membership (strlist.c) over NULL-terminated lists ---- */
 int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */
+int rk_str_index(const char *s, size_t n, const char *const *list); /* list.index(s[0:n]), or -1 */
 void rk_str_join(rk_buf *out, const char *sep, const char *const *list); /* sep.join(list) */
 
 /* ---- integer helpers (intmath.c) ---- */

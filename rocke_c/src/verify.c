@@ -2,7 +2,7 @@
  *
  * Twin of rocke_py/engine/verify.py: the same rules in the same order with the same
  * messages, function for function. A kernel that fails is an engine bug:
- * rk_verify_verify_kernel returns the first failure's message (NULL when the kernel is well
+ * rk_verify_kernel returns the first failure's message (NULL when the kernel is well
  * formed) and the caller raises an internal error. Python's `a or b` chains of optional
  * messages are `bad = a; if (!bad) bad = b;` here. Attr comparisons follow Python's ==
  * (bool, int and float compare as numbers). */
@@ -15,12 +15,11 @@ static const char *const rk_verify_int_types[] = {"i32", "i64", NULL};
 static const char *const rk_verify_i32_types[] = {"i32", NULL};
 static const char *const rk_verify_logic_types[] = {"i1", "i32", NULL};
 static const char *const rk_verify_float_types[] = {"f32", NULL};
-static const char *const rk_verify_preds[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", NULL};
 
-static int rk_verify_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static int eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 /* `attr in (v0, v1, ...)` for ints, with Python's ==; the list ends with -1. */
-static int rk_verify_attr_in(const rk_attr *a, const long long *values)
+static int attr_in(const rk_attr *a, const long long *values)
 {
     int i;
     for (i = 0; values[i] >= 0; i++)
@@ -30,7 +29,7 @@ static int rk_verify_attr_in(const rk_attr *a, const long long *values)
 }
 
 /* Python's str() of an attr value (rk_attr_py_str) as an arena string; NULL on failure. */
-static const char *rk_verify_py_str(rk_arena *arena, const rk_attr *a)
+static const char *py_str(rk_arena *arena, const rk_attr *a)
 {
     rk_buf b;
     const char *out;
@@ -45,7 +44,7 @@ static const char *rk_verify_py_str(rk_arena *arena, const rk_attr *a)
 
 /* The message, or "out of memory" when the arena could not hold it (arena->failed is set,
  * which tells the caller the verdict is not to be trusted). */
-static const char *rk_verify_msg(rk_arena *arena, const char *fmt, ...)
+static const char *msg(rk_arena *arena, const char *fmt, ...)
 {
     va_list ap;
     char small[2], *out;
@@ -63,200 +62,202 @@ static const char *rk_verify_msg(rk_arena *arena, const char *fmt, ...)
 }
 
 /* A string made by the arena (a vec type, an element), or "" when it could not be made. */
-static const char *rk_verify_or_empty(const char *s) { return s ? s : ""; }
+static const char *or_empty(const char *s) { return s ? s : ""; }
 
-static int rk_verify_valid_type(rk_arena *arena, const char *t)
+static int valid_type(rk_arena *arena, const char *t)
 {
     if (rk_ir_is_scalar(t) || strcmp(t, "rsrc") == 0)
         return 1;
-    if (rk_ir_is_vec(t)) {
-        const char *elem = rk_ir_vec_elem(arena, t);
+    if (rk_is_vec(t)) {
+        const char *elem = rk_vec_elem(arena, t);
         long long n;
         if (!elem || !rk_ir_is_scalar(elem))
             return 0;
-        n = rk_ir_vec_len(t);
+        n = rk_vec_len(t);
         return n != RK_IR_BAD_LEN && n >= 1;
     }
-    if (rk_ir_is_ptr(t)) {
+    if (rk_is_ptr(t)) {
         size_t len = strlen(t);
         const char *tail = ",global>";
         return len >= strlen(tail) && strcmp(t + len - strlen(tail), tail) == 0
-               && rk_ir_is_scalar(rk_verify_or_empty(rk_ir_ptr_elem(arena, t)));
+               && rk_ir_is_scalar(or_empty(rk_ptr_elem(arena, t)));
     }
-    if (rk_ir_is_smem(t))
-        return rk_ir_is_scalar(rk_verify_or_empty(rk_ir_smem_elem(arena, t)));
+    if (rk_is_smem(t))
+        return rk_ir_is_scalar(or_empty(rk_smem_elem(arena, t)));
     return 0;
 }
 
-static const char *rk_verify_need(int cond, const char *message) { return cond ? NULL : message; }
+static const char *need(int cond, const char *message) { return cond ? NULL : message; }
 
-static const char *rk_verify_arity(const rk_ir_op *op, rk_arena *arena, int n_operands, int n_results)
+/* The operand and result counts of the op's row (rk_ops). */
+static const char *arity(const rk_ir_op *op, rk_arena *arena)
 {
-    if (op->n_operands != n_operands || op->n_results != n_results)
-        return rk_verify_msg(arena, "%s takes %d operands and gives %d results", op->name, n_operands,
-                             n_results);
+    const rk_op_info *info = &rk_ops[op->code];
+    if (op->n_operands != info->operands || op->n_results != info->results)
+        return msg(arena, "%s takes %d operands and gives %d results", op->name, info->operands,
+                   info->results);
     return NULL;
 }
 
 /* The keys that follow, NULL-terminated. */
-static const char *rk_verify_check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
+static const char *check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
 {
     va_list ap;
     const char *key, *bad = NULL;
     va_start(ap, arena);
     while (!bad && (key = va_arg(ap, const char *)) != NULL)
         if (!rk_attrs_get(&op->attrs, key))
-            bad = rk_verify_msg(arena, "%s needs attr %s", op->name, key);
+            bad = msg(arena, "%s needs attr %s", op->name, key);
     va_end(ap);
     return bad;
 }
 
-static const rk_attr *rk_verify_attr(const rk_ir_op *op, const char *key)
+static const rk_attr *attr(const rk_ir_op *op, const char *key)
 {
     return rk_attrs_get(&op->attrs, key);
 }
 
 /* ---- one check per op kind; each returns the failure message or NULL ---- */
 
-static const char *rk_verify_check_constant(const rk_ir_op *op, rk_arena *arena)
+static const char *check_constant(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const types[] = {"i1", "i32", "i64", "f32", NULL};
-    const char *bad = rk_verify_arity(op, arena, 0, 1), *t;
+    const char *bad = arity(op, arena), *t;
     int want_float;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "ity", "value", NULL);
+        bad = check_attrs(op, arena, "ity", "value", NULL);
     if (bad)
         return bad;
     t = op->results[0].type;
-    if (!rk_attr_is_str(rk_verify_attr(op, "ity"), t) || !rk_str_in(t, types))
-        return rk_verify_msg(arena, "arith.constant of type %s", t);
+    if (!rk_attr_is_str(attr(op, "ity"), t) || !rk_str_in(t, types))
+        return msg(arena, "arith.constant of type %s", t);
     want_float = strcmp(t, "f32") == 0;
-    return rk_verify_need((rk_verify_attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
-                          "arith.constant value has the wrong tag");
+    return need((attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
+                "arith.constant value has the wrong tag");
 }
 
-static const char *rk_verify_check_constant_vec(const rk_ir_op *op, rk_arena *arena)
+static const char *check_constant_vec(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    const char *bad = arity(op, arena);
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "ity", "value", NULL);
-    return bad ? bad : rk_verify_need(rk_ir_is_vec(op->results[0].type)
-                                      && rk_attr_is_str(rk_verify_attr(op, "ity"), op->results[0].type),
-                                      "arith.constant_vec needs a vec type");
+        bad = check_attrs(op, arena, "ity", "value", NULL);
+    return bad ? bad : need(rk_is_vec(op->results[0].type)
+                            && rk_attr_is_str(attr(op, "ity"), op->results[0].type),
+                            "arith.constant_vec needs a vec type");
 }
 
-static const char *rk_verify_same_type_binary(const rk_ir_op *op, rk_arena *arena,
-                                              const char *const *types)
+static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena,
+                                    const char *const *types)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = arity(op, arena);
     const rk_ir_value *a, *b, *r;
     if (bad)
         return bad;
     a = &op->operands[0], b = &op->operands[1], r = &op->results[0];
-    if (rk_verify_eq(a->type, b->type) && rk_verify_eq(b->type, r->type) && rk_str_in(a->type, types))
+    if (eq(a->type, b->type) && eq(b->type, r->type) && rk_str_in(a->type, types))
         return NULL;
-    return rk_verify_msg(arena, "%s on %s, %s -> %s", op->name, a->type, b->type, r->type);
+    return msg(arena, "%s on %s, %s -> %s", op->name, a->type, b->type, r->type);
 }
 
-static const char *rk_verify_check_cmp(const rk_ir_op *op, rk_arena *arena)
+static const char *check_cmp(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = arity(op, arena);
     const rk_attr *pred;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "pred", NULL);
+        bad = check_attrs(op, arena, "pred", NULL);
     if (bad)
         return bad;
-    pred = rk_verify_attr(op, "pred");
-    return rk_verify_need(rk_verify_eq(op->operands[0].type, "i32") && rk_verify_eq(op->operands[1].type, "i32")
-                          && rk_verify_eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
-                          && rk_str_in(pred->s, rk_verify_preds),
-                          "arith.cmp needs two i32 operands, a known pred and an i1 result");
+    pred = attr(op, "pred");
+    return need(eq(op->operands[0].type, "i32") && eq(op->operands[1].type, "i32")
+                && eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
+                && rk_str_in(pred->s, rk_cmp_preds),
+                "arith.cmp needs two i32 operands, a known pred and an i1 result");
 }
 
-static const char *rk_verify_check_select(const rk_ir_op *op, rk_arena *arena)
+static const char *check_select(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     if (bad)
         return bad;
     v = op->operands;
-    return rk_verify_need(rk_verify_eq(v[0].type, "i1") && rk_verify_eq(v[1].type, v[2].type)
-                          && rk_verify_eq(v[2].type, op->results[0].type), "arith.select types");
+    return need(eq(v[0].type, "i1") && eq(v[1].type, v[2].type)
+                && eq(v[2].type, op->results[0].type), "arith.select types");
 }
 
-static const char *rk_verify_check_fptrunc(const rk_ir_op *op, rk_arena *arena)
+static const char *check_fptrunc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1), *r;
+    const char *bad = arity(op, arena), *r;
     int ok;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "to", NULL);
+        bad = check_attrs(op, arena, "to", NULL);
     if (bad)
         return bad;
     r = op->results[0].type;
-    ok = rk_verify_eq(op->operands[0].type, "f32") && (rk_verify_eq(r, "f16") || rk_verify_eq(r, "bf16"));
-    return rk_verify_need(ok && rk_attr_is_str(rk_verify_attr(op, "to"), r), "arith.fptrunc is f32 -> f16|bf16");
+    ok = eq(op->operands[0].type, "f32") && (eq(r, "f16") || eq(r, "bf16"));
+    return need(ok && rk_attr_is_str(attr(op, "to"), r), "arith.fptrunc is f32 -> f16|bf16");
 }
 
-static int rk_verify_numeric(rk_arena *arena, const char *t)
+static int verify_numeric(rk_arena *arena, const char *t)
 {
-    return rk_ir_is_scalar(rk_verify_or_empty(rk_ir_vec_elem(arena, t)));
+    return rk_ir_is_scalar(or_empty(rk_vec_elem(arena, t)));
 }
 
-static const char *rk_verify_check_bitcast(const rk_ir_op *op, rk_arena *arena)
+static const char *check_bitcast(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1), *a, *r;
+    const char *bad = arity(op, arena), *a, *r;
     int numeric;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "to", NULL);
+        bad = check_attrs(op, arena, "to", NULL);
     if (bad)
         return bad;
     a = op->operands[0].type, r = op->results[0].type;
-    numeric = rk_verify_numeric(arena, a) && rk_verify_numeric(arena, r);
-    return rk_verify_need(rk_attr_is_str(rk_verify_attr(op, "to"), r) && numeric
-                          && rk_ir_type_bits(a) == rk_ir_type_bits(r), "arith.bitcast widths");
+    numeric = verify_numeric(arena, a) && verify_numeric(arena, r);
+    return need(rk_attr_is_str(attr(op, "to"), r) && numeric
+                && rk_type_bits(a) == rk_type_bits(r), "arith.bitcast widths");
 }
 
-static const char *rk_verify_check_i32_source(const rk_ir_op *op, rk_arena *arena)
+static const char *check_i32_source(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 0, 1);
-    if (bad || rk_verify_eq(op->results[0].type, "i32"))
+    const char *bad = arity(op, arena);
+    if (bad || eq(op->results[0].type, "i32"))
         return bad;
-    return rk_verify_msg(arena, "%s gives i32", op->name);
+    return msg(arena, "%s gives i32", op->name);
 }
 
-static const char *rk_verify_check_block_id(const rk_ir_op *op, rk_arena *arena)
+static const char *check_block_id(const rk_ir_op *op, rk_arena *arena)
 {
     static const long long dims[] = {0, 1, 2, -1};
-    const char *bad = rk_verify_check_i32_source(op, arena);
+    const char *bad = check_i32_source(op, arena);
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "dim", NULL);
-    return bad ? bad : rk_verify_need(rk_verify_attr_in(rk_verify_attr(op, "dim"), dims), "gpu.block_id dim");
+        bad = check_attrs(op, arena, "dim", NULL);
+    return bad ? bad : need(attr_in(attr(op, "dim"), dims), "gpu.block_id dim");
 }
 
-static const char *rk_verify_check_thread_id(const rk_ir_op *op, rk_arena *arena)
+static const char *check_thread_id(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_check_i32_source(op, arena);
-    return bad ? bad : rk_verify_check_attrs(op, arena, "dim", NULL);
+    const char *bad = check_i32_source(op, arena);
+    return bad ? bad : check_attrs(op, arena, "dim", NULL);
 }
 
-static const char *rk_verify_check_readfirstlane(const rk_ir_op *op, rk_arena *arena)
+static const char *check_readfirstlane(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1);
-    return bad ? bad : rk_verify_need(rk_verify_eq(op->operands[0].type, op->results[0].type)
-                                      && rk_verify_eq(op->results[0].type, "i32"), "gpu.readfirstlane is i32");
+    const char *bad = arity(op, arena);
+    return bad ? bad : need(eq(op->operands[0].type, op->results[0].type)
+                            && eq(op->results[0].type, "i32"), "gpu.readfirstlane is i32");
 }
 
-static const char *rk_verify_check_make_rsrc(const rk_ir_op *op, rk_arena *arena)
+static const char *check_make_rsrc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
-    return bad ? bad : rk_verify_need(rk_ir_is_ptr(op->operands[0].type) && rk_verify_eq(op->operands[1].type, "i32")
-                                      && rk_verify_eq(op->results[0].type, "rsrc"),
-                                      "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
+    const char *bad = arity(op, arena);
+    return bad ? bad : need(rk_is_ptr(op->operands[0].type) && eq(op->operands[1].type, "i32")
+                            && eq(op->results[0].type, "rsrc"),
+                            "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
 }
 
 static const long long rk_verify_access_bits[] = {16, 32, 64, 128, -1};
 
-static int rk_verify_bits_in(long long bits, const long long *values)
+static int bits_in(long long bits, const long long *values)
 {
     int i;
     for (i = 0; values[i] >= 0; i++)
@@ -265,197 +266,197 @@ static int rk_verify_bits_in(long long bits, const long long *values)
     return 0;
 }
 
-static const char *rk_verify_check_buffer_load(const rk_ir_op *op, rk_arena *arena)
+static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1), *t, *elem;
+    const char *bad = arity(op, arena), *t, *elem;
     long long n;
     int ok;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "elem", "n", NULL);
+        bad = check_attrs(op, arena, "elem", "n", NULL);
     if (bad)
         return bad;
     t = op->results[0].type;
-    elem = rk_ir_vec_elem(arena, t);
-    n = rk_ir_vec_len(t);
-    ok = rk_verify_eq(op->operands[0].type, "rsrc") && rk_verify_eq(op->operands[1].type, "i32")
-         && elem && rk_attr_is_str(rk_verify_attr(op, "elem"), elem)
-         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(rk_verify_attr(op, "n"), n)
-         && rk_ir_is_scalar(elem) && rk_verify_bits_in(rk_ir_type_bits(t), rk_verify_access_bits);
-    return rk_verify_need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes");
+    elem = rk_vec_elem(arena, t);
+    n = rk_vec_len(t);
+    ok = eq(op->operands[0].type, "rsrc") && eq(op->operands[1].type, "i32")
+         && elem && rk_attr_is_str(attr(op, "elem"), elem)
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(attr(op, "n"), n)
+         && rk_ir_is_scalar(elem) && bits_in(rk_type_bits(t), rk_verify_access_bits);
+    return need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes");
 }
 
-static const char *rk_verify_check_buffer_store(const rk_ir_op *op, rk_arena *arena)
+static const char *check_buffer_store(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     if (bad)
         return bad;
     v = op->operands;
-    return rk_verify_need(rk_verify_eq(v[0].type, "rsrc") && rk_verify_eq(v[1].type, "i32")
-                          && rk_verify_numeric(arena, v[2].type)
-                          && rk_verify_bits_in(rk_ir_type_bits(v[2].type), rk_verify_access_bits)
-                          && !rk_verify_eq(v[2].type, "i1"), "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)");
+    return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32")
+                && verify_numeric(arena, v[2].type)
+                && bits_in(rk_type_bits(v[2].type), rk_verify_access_bits)
+                && !eq(v[2].type, "i1"), "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)");
 }
 
-static const char *rk_verify_check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
+static const char *check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const values[] = {"f32", "vec<f16x2>", "vec<bf16x2>", NULL};
-    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     int ok;
     if (bad)
         return bad;
     v = op->operands;
-    ok = rk_ir_is_ptr(v[0].type) && rk_verify_eq(v[1].type, "i32")
-         && rk_verify_eq(rk_ir_vec_elem(arena, v[2].type), rk_ir_ptr_elem(arena, v[0].type))
+    ok = rk_is_ptr(v[0].type) && eq(v[1].type, "i32")
+         && eq(rk_vec_elem(arena, v[2].type), rk_ptr_elem(arena, v[0].type))
          && rk_str_in(v[2].type, values);
-    return rk_verify_need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
+    return need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
 }
 
-static const char *rk_verify_check_smem_alloc(const rk_ir_op *op, rk_arena *arena)
+static const char *check_smem_alloc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 0, 1);
+    const char *bad = arity(op, arena);
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "type", NULL);
-    return bad ? bad : rk_verify_need(rk_ir_is_smem(op->results[0].type)
-                                      && rk_attr_is_str(rk_verify_attr(op, "type"), op->results[0].type),
-                                      "tile.smem_alloc type");
+        bad = check_attrs(op, arena, "type", NULL);
+    return bad ? bad : need(rk_is_smem(op->results[0].type)
+                            && rk_attr_is_str(attr(op, "type"), op->results[0].type),
+                            "tile.smem_alloc type");
 }
 
-static const char *rk_verify_check_align(const rk_ir_op *op, rk_arena *arena, const char *t)
+static const char *check_align(const rk_ir_op *op, rk_arena *arena, const char *t)
 {
     static const long long aligns[] = {1, 2, 4, 8, 16, -1};
-    const rk_attr *align = rk_verify_attr(op, "align");
+    const rk_attr *align = attr(op, "align");
     int ok = align && (align->kind == RK_ATTR_INT || align->kind == RK_ATTR_BOOL)
-             && rk_verify_attr_in(align, aligns) && align->i >= rk_ir_elem_bytes_of(t);
+             && attr_in(align, aligns) && align->i >= rk_elem_bytes_of(t);
     if (ok)
         return NULL;
-    return rk_verify_msg(arena, "%s align must be a power of two in [element size, 16]", op->name);
+    return msg(arena, "%s align must be a power of two in [element size, 16]", op->name);
 }
 
-static const char *rk_verify_check_smem_load(const rk_ir_op *op, rk_arena *arena)
+static const char *check_smem_load(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1), *t;
+    const char *bad = arity(op, arena), *t;
     const rk_ir_value *v;
     long long n;
     int ok;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "n", "align", NULL);
+        bad = check_attrs(op, arena, "n", "align", NULL);
     if (bad)
         return bad;
     v = op->operands;
     t = op->results[0].type;
-    n = rk_ir_vec_len(t);
-    ok = rk_ir_is_smem(v[0].type) && rk_verify_eq(v[1].type, "i32") && rk_verify_eq(v[2].type, "i32")
-         && rk_verify_eq(rk_ir_vec_elem(arena, t), rk_ir_smem_elem(arena, v[0].type))
-         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(rk_verify_attr(op, "n"), n);
-    bad = rk_verify_need(ok, "tile.smem_load(smem<T>, i32, i32) -> T|vec<TxN>");
-    return bad ? bad : rk_verify_check_align(op, arena, t);
+    n = rk_vec_len(t);
+    ok = rk_is_smem(v[0].type) && eq(v[1].type, "i32") && eq(v[2].type, "i32")
+         && eq(rk_vec_elem(arena, t), rk_smem_elem(arena, v[0].type))
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(attr(op, "n"), n);
+    bad = need(ok, "tile.smem_load(smem<T>, i32, i32) -> T|vec<TxN>");
+    return bad ? bad : check_align(op, arena, t);
 }
 
-static const char *rk_verify_check_smem_store(const rk_ir_op *op, rk_arena *arena)
+static const char *check_smem_store(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 4, 0);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     int ok;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "align", NULL);
+        bad = check_attrs(op, arena, "align", NULL);
     if (bad)
         return bad;
     v = op->operands;
-    ok = rk_ir_is_smem(v[0].type) && rk_verify_eq(v[1].type, "i32") && rk_verify_eq(v[2].type, "i32")
-         && rk_verify_eq(rk_ir_vec_elem(arena, v[3].type), rk_ir_smem_elem(arena, v[0].type));
-    bad = rk_verify_need(ok, "tile.smem_store(smem<T>, i32, i32, T|vec<TxN>)");
-    return bad ? bad : rk_verify_check_align(op, arena, v[3].type);
+    ok = rk_is_smem(v[0].type) && eq(v[1].type, "i32") && eq(v[2].type, "i32")
+         && eq(rk_vec_elem(arena, v[3].type), rk_smem_elem(arena, v[0].type));
+    bad = need(ok, "tile.smem_store(smem<T>, i32, i32, T|vec<TxN>)");
+    return bad ? bad : check_align(op, arena, v[3].type);
 }
 
-static const char *rk_verify_check_no_values(const rk_ir_op *op, rk_arena *arena)
+static const char *check_no_values(const rk_ir_op *op, rk_arena *arena)
 {
-    return rk_verify_arity(op, arena, 0, 0);
+    return arity(op, arena);
 }
 
-static const char *rk_verify_check_smem_addr(const rk_ir_op *op, rk_arena *arena)
+static const char *check_smem_addr(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1);
-    return bad ? bad : rk_verify_need(rk_ir_is_smem(op->operands[0].type)
-                                      && rk_verify_eq(op->results[0].type, "i32"), "tile.smem_addr(smem) -> i32");
+    const char *bad = arity(op, arena);
+    return bad ? bad : need(rk_is_smem(op->operands[0].type)
+                            && eq(op->results[0].type, "i32"), "tile.smem_addr(smem) -> i32");
 }
 
-static const char *rk_verify_transpose_read(const rk_ir_op *op, rk_arena *arena, int width)
+static const char *transpose_read(const rk_ir_op *op, rk_arena *arena, int width)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1), *elem;
+    const char *bad = arity(op, arena), *elem;
     const rk_ir_value *v;
     int ok;
     if (bad)
         return bad;
     v = op->operands;
-    elem = rk_ir_is_smem(v[0].type) ? rk_ir_smem_elem(arena, v[0].type) : NULL;
-    ok = elem && (rk_verify_eq(elem, "f16") || rk_verify_eq(elem, "bf16")) && rk_verify_eq(v[1].type, "i32")
-         && rk_verify_eq(v[2].type, "i32") && rk_verify_eq(op->results[0].type, rk_ir_vec(arena, elem, width));
+    elem = rk_is_smem(v[0].type) ? rk_smem_elem(arena, v[0].type) : NULL;
+    ok = elem && (eq(elem, "f16") || eq(elem, "bf16")) && eq(v[1].type, "i32")
+         && eq(v[2].type, "i32") && eq(op->results[0].type, rk_vec(arena, elem, width));
     if (ok)
         return NULL;
-    return rk_verify_msg(arena, "%s(smem<f16|bf16>, i32, i32) -> vec<Tx%d>", op->name, width);
+    return msg(arena, "%s(smem<f16|bf16>, i32, i32) -> vec<Tx%d>", op->name, width);
 }
 
-static const char *rk_verify_check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
+static const char *check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
 {
     static const long long dwords[] = {1, 3, 4, -1};
-    const char *bad = rk_verify_arity(op, arena, 3, 0);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "dwords", "aux", NULL);
+        bad = check_attrs(op, arena, "dwords", "aux", NULL);
     if (bad)
         return bad;
     v = op->operands;
-    return rk_verify_need(rk_verify_eq(v[0].type, "rsrc") && rk_verify_eq(v[1].type, "i32")
-                          && rk_verify_eq(v[2].type, "i32") && rk_verify_attr_in(rk_verify_attr(op, "dwords"), dwords),
-                          "tile.async_buffer_load_lds(rsrc, i32, i32) with dwords 1, 3 or 4");
+    return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32")
+                && eq(v[2].type, "i32") && attr_in(attr(op, "dwords"), dwords),
+                "tile.async_buffer_load_lds(rsrc, i32, i32) with dwords 1, 3 or 4");
 }
 
-static const char *rk_verify_check_waitcnt(const rk_ir_op *op, rk_arena *arena)
+static const char *check_waitcnt(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_check_no_values(op, arena);
-    return bad ? bad : rk_verify_check_attrs(op, arena, "vmcnt", NULL);
+    const char *bad = check_no_values(op, arena);
+    return bad ? bad : check_attrs(op, arena, "vmcnt", NULL);
 }
 
 /* Python's 0 <= index < n (an index that is not a number fails). */
-static int rk_verify_index_in(const rk_attr *index, long long n)
+static int index_in(const rk_attr *index, long long n)
 {
     return n != RK_IR_BAD_LEN && rk_attr_py_cmp_int(index, 0) >= 0 && rk_attr_py_cmp_int(index, n) == -1;
 }
 
-static const char *rk_verify_check_extract(const rk_ir_op *op, rk_arena *arena)
+static const char *check_extract(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 1, 1);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     int ok;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "index", NULL);
+        bad = check_attrs(op, arena, "index", NULL);
     if (bad)
         return bad;
     v = &op->operands[0];
-    ok = rk_ir_is_vec(v->type) && rk_verify_eq(op->results[0].type, rk_ir_vec_elem(arena, v->type))
-         && rk_verify_index_in(rk_verify_attr(op, "index"), rk_ir_vec_len(v->type));
-    return rk_verify_need(ok, "vector.extract element type or index");
+    ok = rk_is_vec(v->type) && eq(op->results[0].type, rk_vec_elem(arena, v->type))
+         && index_in(attr(op, "index"), rk_vec_len(v->type));
+    return need(ok, "vector.extract element type or index");
 }
 
-static const char *rk_verify_check_insert(const rk_ir_op *op, rk_arena *arena)
+static const char *check_insert(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1);
+    const char *bad = arity(op, arena);
     const rk_ir_value *v, *x;
     int ok;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "index", NULL);
+        bad = check_attrs(op, arena, "index", NULL);
     if (bad)
         return bad;
     v = &op->operands[0], x = &op->operands[1];
-    ok = rk_ir_is_vec(v->type) && rk_verify_eq(x->type, rk_ir_vec_elem(arena, v->type))
-         && rk_verify_eq(op->results[0].type, v->type)
-         && rk_verify_index_in(rk_verify_attr(op, "index"), rk_ir_vec_len(v->type));
-    return rk_verify_need(ok, "vector.insert types or index");
+    ok = rk_is_vec(v->type) && eq(x->type, rk_vec_elem(arena, v->type))
+         && eq(op->results[0].type, v->type)
+         && index_in(attr(op, "index"), rk_vec_len(v->type));
+    return need(ok, "vector.insert types or index");
 }
 
-static const char *rk_verify_check_from_elements(const rk_ir_op *op, rk_arena *arena)
+static const char *check_from_elements(const rk_ir_op *op, rk_arena *arena)
 {
     const char *t;
     int i, ok;
@@ -464,143 +465,142 @@ static const char *rk_verify_check_from_elements(const rk_ir_op *op, rk_arena *a
     t = op->operands[0].type;
     ok = 1;
     for (i = 0; i < op->n_operands; i++)
-        ok = ok && rk_verify_eq(op->operands[i].type, t);
-    ok = ok && rk_ir_is_scalar(t) && rk_verify_eq(op->results[0].type, rk_ir_vec(arena, t, op->n_operands));
-    return rk_verify_need(ok, "vector.from_elements types");
+        ok = ok && eq(op->operands[i].type, t);
+    ok = ok && rk_ir_is_scalar(t) && eq(op->results[0].type, rk_vec(arena, t, op->n_operands));
+    return need(ok, "vector.from_elements types");
 }
 
-static const char *rk_verify_check_concat(const rk_ir_op *op, rk_arena *arena)
+static const char *check_concat(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 2, 1), *elem;
+    const char *bad = arity(op, arena), *elem;
     long long na, nb;
     int ok;
     if (bad)
         return bad;
-    elem = rk_ir_vec_elem(arena, op->operands[0].type);
-    na = rk_ir_vec_len(op->operands[0].type);
-    nb = rk_ir_vec_len(op->operands[1].type);
-    ok = elem && rk_verify_eq(elem, rk_ir_vec_elem(arena, op->operands[1].type))
+    elem = rk_vec_elem(arena, op->operands[0].type);
+    na = rk_vec_len(op->operands[0].type);
+    nb = rk_vec_len(op->operands[1].type);
+    ok = elem && eq(elem, rk_vec_elem(arena, op->operands[1].type))
          && na != RK_IR_BAD_LEN && nb != RK_IR_BAD_LEN
-         && rk_verify_eq(op->results[0].type, rk_ir_vec(arena, elem, na + nb));
-    return rk_verify_need(ok, "vector.concat types");
+         && eq(op->results[0].type, rk_vec(arena, elem, na + nb));
+    return need(ok, "vector.concat types");
 }
 
-static const char *rk_verify_check_mma(const rk_ir_op *op, rk_arena *arena)
+static const char *check_mma(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_arity(op, arena, 3, 1), *op_id, *types[3];
+    const char *bad = arity(op, arena), *op_id, *types[3];
     int known;
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "op_id", NULL);
+        bad = check_attrs(op, arena, "op_id", NULL);
     if (bad)
         return bad;
-    op_id = rk_verify_py_str(arena, rk_verify_attr(op, "op_id"));
+    op_id = py_str(arena, attr(op, "op_id"));
     if (!op_id)
         return "out of memory";
-    known = rk_mma_atom_types(arena, op_id, types);
+    known = rk_atom_types(arena, op_id, types);
     if (known < 0)
         return "out of memory";
     if (known == 0)
-        return rk_verify_msg(arena, "tile.mma: unknown op_id %s", op_id);
-    if (rk_verify_eq(op->operands[0].type, types[0]) && rk_verify_eq(op->operands[1].type, types[1])
-        && rk_verify_eq(op->operands[2].type, types[2]) && rk_verify_eq(op->results[0].type, types[2]))
+        return msg(arena, "tile.mma: unknown op_id %s", op_id);
+    if (eq(op->operands[0].type, types[0]) && eq(op->operands[1].type, types[1])
+        && eq(op->operands[2].type, types[2]) && eq(op->results[0].type, types[2]))
         return NULL;
-    return rk_verify_msg(arena, "tile.mma %s operand types", op_id);
+    return msg(arena, "tile.mma %s operand types", op_id);
 }
 
-static const char *rk_verify_check_sched_group_barrier(const rk_ir_op *op, rk_arena *arena)
+static const char *check_sched_group_barrier(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_check_no_values(op, arena);
-    return bad ? bad : rk_verify_check_attrs(op, arena, "mask", "size", "sync_id", NULL);
+    const char *bad = check_no_values(op, arena);
+    return bad ? bad : check_attrs(op, arena, "mask", "size", "sync_id", NULL);
 }
 
-static const char *rk_verify_check_sched_barrier(const rk_ir_op *op, rk_arena *arena)
+static const char *check_sched_barrier(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_check_no_values(op, arena);
-    return bad ? bad : rk_verify_check_attrs(op, arena, "mask", NULL);
+    const char *bad = check_no_values(op, arena);
+    return bad ? bad : check_attrs(op, arena, "mask", NULL);
 }
 
-static const char *rk_verify_check_setprio(const rk_ir_op *op, rk_arena *arena)
+static const char *check_setprio(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = rk_verify_check_no_values(op, arena);
-    return bad ? bad : rk_verify_check_attrs(op, arena, "prio", NULL);
+    const char *bad = check_no_values(op, arena);
+    return bad ? bad : check_attrs(op, arena, "prio", NULL);
 }
 
-/* CHECKS: a plain check, or same_type_binary(types), or transpose_read(width). */
+/* CHECKS, by op code: a plain check, or same_type_binary(types), or transpose_read(width);
+ * scf.for, scf.if and scf.yield are checked in verify_op (they need the scope). */
 typedef const char *(*rk_verify_check_fn)(const rk_ir_op *op, rk_arena *arena);
 
 typedef struct rk_verify_rule {
-    const char *name;
     rk_verify_check_fn check;
     const char *const *types;
     int width;
 } rk_verify_rule;
 
-static const rk_verify_rule rk_verify_checks[] = {
-    {"arith.constant", rk_verify_check_constant, NULL, 0},
-    {"arith.constant_vec", rk_verify_check_constant_vec, NULL, 0},
-    {"arith.add", NULL, rk_verify_int_types, 0},
-    {"arith.sub", NULL, rk_verify_int_types, 0},
-    {"arith.mul", NULL, rk_verify_int_types, 0},
-    {"arith.div", NULL, rk_verify_i32_types, 0},
-    {"arith.mod", NULL, rk_verify_i32_types, 0},
-    {"arith.min", NULL, rk_verify_i32_types, 0},
-    {"arith.max", NULL, rk_verify_i32_types, 0},
-    {"arith.and", NULL, rk_verify_logic_types, 0},
-    {"arith.or", NULL, rk_verify_logic_types, 0},
-    {"arith.cmp", rk_verify_check_cmp, NULL, 0},
-    {"arith.select", rk_verify_check_select, NULL, 0},
-    {"arith.fadd", NULL, rk_verify_float_types, 0},
-    {"arith.fmul", NULL, rk_verify_float_types, 0},
-    {"arith.fmax", NULL, rk_verify_float_types, 0},
-    {"arith.fmin", NULL, rk_verify_float_types, 0},
-    {"arith.fptrunc", rk_verify_check_fptrunc, NULL, 0},
-    {"arith.bitcast", rk_verify_check_bitcast, NULL, 0},
-    {"gpu.thread_id", rk_verify_check_thread_id, NULL, 0},
-    {"gpu.block_id", rk_verify_check_block_id, NULL, 0},
-    {"gpu.lane_id", rk_verify_check_i32_source, NULL, 0},
-    {"gpu.readfirstlane", rk_verify_check_readfirstlane, NULL, 0},
-    {"tile.make_buffer_rsrc", rk_verify_check_make_rsrc, NULL, 0},
-    {"tile.buffer_load", rk_verify_check_buffer_load, NULL, 0},
-    {"tile.buffer_store", rk_verify_check_buffer_store, NULL, 0},
-    {"tile.global_atomic_fadd", rk_verify_check_atomic_fadd, NULL, 0},
-    {"tile.smem_alloc", rk_verify_check_smem_alloc, NULL, 0},
-    {"tile.smem_load", rk_verify_check_smem_load, NULL, 0},
-    {"tile.smem_store", rk_verify_check_smem_store, NULL, 0},
-    {"tile.smem_addr", rk_verify_check_smem_addr, NULL, 0},
-    {"tile.ds_read_tr16_b64", NULL, NULL, 4},
-    {"tile.ds_read_tr16_b128", NULL, NULL, 8},
-    {"tile.async_buffer_load_lds", rk_verify_check_async_load_lds, NULL, 0},
-    {"tile.s_waitcnt", rk_verify_check_waitcnt, NULL, 0},
-    {"tile.sync", rk_verify_check_no_values, NULL, 0},
-    {"tile.sync_lds_only", rk_verify_check_no_values, NULL, 0},
-    {"vector.extract", rk_verify_check_extract, NULL, 0},
-    {"vector.insert", rk_verify_check_insert, NULL, 0},
-    {"vector.from_elements", rk_verify_check_from_elements, NULL, 0},
-    {"vector.concat", rk_verify_check_concat, NULL, 0},
-    {"tile.mma", rk_verify_check_mma, NULL, 0},
-    {"tile.sched_group_barrier", rk_verify_check_sched_group_barrier, NULL, 0},
-    {"tile.sched_barrier", rk_verify_check_sched_barrier, NULL, 0},
-    {"tile.s_setprio", rk_verify_check_setprio, NULL, 0},
-    {"cf.return", rk_verify_check_no_values, NULL, 0},
+static const rk_verify_rule rk_verify_checks[RK_N_OPS] = {
+    [RK_OP_CONSTANT] = {check_constant, NULL, 0},
+    [RK_OP_CONSTANT_VEC] = {check_constant_vec, NULL, 0},
+    [RK_OP_ADD] = {NULL, rk_verify_int_types, 0},
+    [RK_OP_SUB] = {NULL, rk_verify_int_types, 0},
+    [RK_OP_MUL] = {NULL, rk_verify_int_types, 0},
+    [RK_OP_DIV] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_MOD] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_MIN] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_MAX] = {NULL, rk_verify_i32_types, 0},
+    [RK_OP_AND] = {NULL, rk_verify_logic_types, 0},
+    [RK_OP_OR] = {NULL, rk_verify_logic_types, 0},
+    [RK_OP_CMP] = {check_cmp, NULL, 0},
+    [RK_OP_SELECT] = {check_select, NULL, 0},
+    [RK_OP_FADD] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FMUL] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FMAX] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FMIN] = {NULL, rk_verify_float_types, 0},
+    [RK_OP_FPTRUNC] = {check_fptrunc, NULL, 0},
+    [RK_OP_BITCAST] = {check_bitcast, NULL, 0},
+    [RK_OP_THREAD_ID] = {check_thread_id, NULL, 0},
+    [RK_OP_BLOCK_ID] = {check_block_id, NULL, 0},
+    [RK_OP_LANE_ID] = {check_i32_source, NULL, 0},
+    [RK_OP_READFIRSTLANE] = {check_readfirstlane, NULL, 0},
+    [RK_OP_MAKE_BUFFER_RSRC] = {check_make_rsrc, NULL, 0},
+    [RK_OP_BUFFER_LOAD] = {check_buffer_load, NULL, 0},
+    [RK_OP_BUFFER_STORE] = {check_buffer_store, NULL, 0},
+    [RK_OP_GLOBAL_ATOMIC_FADD] = {check_atomic_fadd, NULL, 0},
+    [RK_OP_SMEM_ALLOC] = {check_smem_alloc, NULL, 0},
+    [RK_OP_SMEM_LOAD] = {check_smem_load, NULL, 0},
+    [RK_OP_SMEM_STORE] = {check_smem_store, NULL, 0},
+    [RK_OP_SMEM_ADDR] = {check_smem_addr, NULL, 0},
+    [RK_OP_DS_READ_TR16_B64] = {NULL, NULL, 4},
+    [RK_OP_DS_READ_TR16_B128] = {NULL, NULL, 8},
+    [RK_OP_ASYNC_BUFFER_LOAD_LDS] = {check_async_load_lds, NULL, 0},
+    [RK_OP_S_WAITCNT] = {check_waitcnt, NULL, 0},
+    [RK_OP_SYNC] = {check_no_values, NULL, 0},
+    [RK_OP_SYNC_LDS_ONLY] = {check_no_values, NULL, 0},
+    [RK_OP_EXTRACT] = {check_extract, NULL, 0},
+    [RK_OP_INSERT] = {check_insert, NULL, 0},
+    [RK_OP_FROM_ELEMENTS] = {check_from_elements, NULL, 0},
+    [RK_OP_CONCAT] = {check_concat, NULL, 0},
+    [RK_OP_MMA] = {check_mma, NULL, 0},
+    [RK_OP_SCHED_GROUP_BARRIER] = {check_sched_group_barrier, NULL, 0},
+    [RK_OP_SCHED_BARRIER] = {check_sched_barrier, NULL, 0},
+    [RK_OP_S_SETPRIO] = {check_setprio, NULL, 0},
+    [RK_OP_RETURN] = {check_no_values, NULL, 0},
 };
 
-#define RK_VERIFY_N_CHECKS ((int)(sizeof rk_verify_checks / sizeof rk_verify_checks[0]))
-
-static const rk_verify_rule *rk_verify_rule_for(const char *name)
+/* The rule of a code; NULL for an unknown op and the three checked in verify_op. */
+static const rk_verify_rule *rule_for(int code)
 {
-    int i;
-    for (i = 0; i < RK_VERIFY_N_CHECKS; i++)
-        if (strcmp(rk_verify_checks[i].name, name) == 0)
-            return &rk_verify_checks[i];
-    return NULL;
+    const rk_verify_rule *rule;
+    if (code < 0 || code >= RK_N_OPS)
+        return NULL;
+    rule = &rk_verify_checks[code];
+    return rule->check || rule->types || rule->width ? rule : NULL;
 }
 
-static const char *rk_verify_run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena *arena)
+static const char *run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena *arena)
 {
     if (rule->types)
-        return rk_verify_same_type_binary(op, arena, rule->types);
+        return same_type_binary(op, arena, rule->types);
     if (rule->width)
-        return rk_verify_transpose_read(op, arena, rule->width);
+        return transpose_read(op, arena, rule->width);
     return rule->check(op, arena);
 }
 
@@ -622,7 +622,7 @@ typedef struct rk_verify_scope {
     int n_frames, cap_frames;
 } rk_verify_scope;
 
-static int rk_verify_push_frame(rk_verify_scope *scope)
+static int push_frame(rk_verify_scope *scope)
 {
     if (scope->n_frames == scope->cap_frames) {
         int cap = scope->cap_frames ? scope->cap_frames * 2 : 16;
@@ -638,7 +638,7 @@ static int rk_verify_push_frame(rk_verify_scope *scope)
     return 0;
 }
 
-static void rk_verify_pop_frame(rk_verify_scope *scope)
+static void pop_frame(rk_verify_scope *scope)
 {
     rk_verify_name *entry;
     scope->n_frames--;
@@ -646,7 +646,7 @@ static void rk_verify_pop_frame(rk_verify_scope *scope)
         entry->visible = 0;
 }
 
-static const char *rk_verify_define(rk_verify_scope *scope, const char *name, const char *type)
+static const char *define(rk_verify_scope *scope, const char *name, const char *type)
 {
     rk_verify_name *entry;
     int added;
@@ -655,9 +655,9 @@ static const char *rk_verify_define(rk_verify_scope *scope, const char *name, co
     if (!entry)
         return "out of memory";
     if (!added)
-        return rk_verify_msg(scope->arena, "%s is defined twice", name);
-    if (!rk_verify_valid_type(scope->arena, type))
-        return rk_verify_msg(scope->arena, "%s has an invalid type %s", name, type);
+        return msg(scope->arena, "%s is defined twice", name);
+    if (!valid_type(scope->arena, type))
+        return msg(scope->arena, "%s has an invalid type %s", name, type);
     entry->type = type;
     entry->visible = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
@@ -665,160 +665,160 @@ static const char *rk_verify_define(rk_verify_scope *scope, const char *name, co
     return NULL;
 }
 
-static const char *rk_verify_lookup(const rk_verify_scope *scope, const char *name)
+static const char *lookup(const rk_verify_scope *scope, const char *name)
 {
     const rk_verify_name *entry = rk_map_get(&scope->names, name, rk_hash(name));
     return entry && entry->visible ? entry->type : NULL;
 }
 
-static const char *rk_verify_verify_region(const rk_ir_region *region, rk_verify_scope *scope,
-                                           const char *where, int allow_yield);
+static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope,
+                                 const char *where, int allow_yield);
 
 /* `arg` is an iter_args entry {name, type}: "scf.for iter_arg, init and result types
  * differ" unless it is a map whose type is init's. */
-static int rk_verify_arg_matches(const rk_attr *arg, const char *init_type)
+static int arg_matches(const rk_attr *arg, const char *init_type)
 {
     return arg->kind == RK_ATTR_MAP && rk_attr_is_str(rk_attrs_get(&arg->map, "type"), init_type);
 }
 
 /* Registers the iv and the iter_args in a new frame and verifies the body under them. */
-static const char *rk_verify_for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_verify_scope *scope,
-                                      const char *where)
+static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_verify_scope *scope,
+                            const char *where)
 {
-    const char *bad, *iv = rk_verify_py_str(scope->arena, rk_verify_attr(op, "iv"));
+    const char *bad, *iv = py_str(scope->arena, attr(op, "iv"));
     int i;
-    if (!iv || rk_verify_push_frame(scope))
+    if (!iv || push_frame(scope))
         return "out of memory";
-    bad = rk_verify_define(scope, iv, "i32");
+    bad = define(scope, iv, "i32");
     for (i = 0; !bad && i < iter_args->n; i++) {
         const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
         const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
-        const char *text = name ? rk_verify_py_str(scope->arena, name) : NULL;
+        const char *text = name ? py_str(scope->arena, name) : NULL;
         if (!name) /* Python raises KeyError here */
             bad = "scf.for iter_arg has no name";
         else
-            bad = text ? rk_verify_define(scope, text, type->s) : "out of memory";
+            bad = text ? define(scope, text, type->s) : "out of memory";
     }
     if (!bad) {
-        const char *inner = rk_verify_msg(scope->arena, "%s.body", where);
-        bad = rk_verify_verify_region(op->regions[0], scope, inner, 1);
+        const char *inner = msg(scope->arena, "%s.body", where);
+        bad = verify_region(op->regions[0], scope, inner, 1);
     }
-    rk_verify_pop_frame(scope);
+    pop_frame(scope);
     return bad;
 }
 
-static const char *rk_verify_check_for(const rk_ir_op *op, rk_verify_scope *scope, const char *where)
+static const char *check_for(const rk_ir_op *op, rk_verify_scope *scope, const char *where)
 {
     const rk_attr *iter_args;
     const rk_ir_region *body;
     const rk_ir_op *last;
     const char *bad;
     int n_inits, i;
-    if (op->n_operands < 3 || op->n_regions != 1 || strcmp(op->regions[0]->name, "body") != 0)
+    if (op->n_operands < 3 || op->n_regions != 1 || strcmp(op->regions[0]->name, rk_ops[RK_OP_FOR].region) != 0)
         return "scf.for needs lb, ub, step and a @body region";
-    bad = rk_verify_check_attrs(op, scope->arena, "iv", "iv_type", "iter_args", NULL);
+    bad = check_attrs(op, scope->arena, "iv", "iv_type", "iter_args", NULL);
     if (bad)
         return bad;
     for (i = 0; i < 3; i++)
-        if (!rk_verify_eq(op->operands[i].type, "i32"))
+        if (!eq(op->operands[i].type, "i32"))
             return "scf.for bounds and iv must be i32";
-    if (!rk_attr_is_str(rk_verify_attr(op, "iv_type"), "i32"))
+    if (!rk_attr_is_str(attr(op, "iv_type"), "i32"))
         return "scf.for bounds and iv must be i32";
-    iter_args = rk_verify_attr(op, "iter_args");
+    iter_args = attr(op, "iter_args");
     n_inits = op->n_operands - 3;
     if (iter_args->kind != RK_ATTR_LIST || iter_args->n != n_inits || op->n_results != n_inits)
         return "scf.for iter_args, inits and results differ in number";
     for (i = 0; i < n_inits; i++) {
         const char *init = op->operands[3 + i].type;
-        if (!rk_verify_arg_matches(iter_args->items[i], init) || !rk_verify_eq(op->results[i].type, init))
+        if (!arg_matches(iter_args->items[i], init) || !eq(op->results[i].type, init))
             return "scf.for iter_arg, init and result types differ";
     }
     body = op->regions[0];
     last = body->n_ops ? body->ops[body->n_ops - 1] : NULL;
-    if (!last || strcmp(last->name, "scf.yield") != 0)
+    if (!last || last->code != RK_OP_YIELD)
         return "scf.for body must end with scf.yield";
     if (last->n_operands != n_inits)
         return "scf.yield does not match the iter_args";
     for (i = 0; i < n_inits; i++)
-        if (!rk_verify_eq(last->operands[i].type, op->operands[3 + i].type))
+        if (!eq(last->operands[i].type, op->operands[3 + i].type))
             return "scf.yield does not match the iter_args";
-    return rk_verify_for_body(op, iter_args, scope, where);
+    return for_body(op, iter_args, scope, where);
 }
 
-static const char *rk_verify_check_if(const rk_ir_op *op, rk_verify_scope *scope, const char *where)
+static const char *check_if(const rk_ir_op *op, rk_verify_scope *scope, const char *where)
 {
     const char *bad;
-    if (op->n_operands != 1 || !rk_verify_eq(op->operands[0].type, "i1") || op->n_results)
+    if (op->n_operands != 1 || !eq(op->operands[0].type, "i1") || op->n_results)
         return "scf.if takes one i1 condition and gives no results";
-    if (op->n_regions != 1 || strcmp(op->regions[0]->name, "then") != 0)
+    if (op->n_regions != 1 || strcmp(op->regions[0]->name, rk_ops[RK_OP_IF].region) != 0)
         return "scf.if needs a @then region";
-    if (rk_verify_push_frame(scope))
+    if (push_frame(scope))
         return "out of memory";
-    bad = rk_verify_verify_region(op->regions[0], scope, rk_verify_msg(scope->arena, "%s.then", where), 0);
-    rk_verify_pop_frame(scope);
+    bad = verify_region(op->regions[0], scope, msg(scope->arena, "%s.then", where), 0);
+    pop_frame(scope);
     return bad;
 }
 
-static const char *rk_verify_check_yield(const rk_ir_op *op, rk_arena *arena, int last_in_for)
+static const char *check_yield(const rk_ir_op *op, rk_arena *arena, int last_in_for)
 {
-    const char *bad = rk_verify_need(last_in_for, "scf.yield outside the end of a for body");
+    const char *bad = need(last_in_for, "scf.yield outside the end of a for body");
     if (!bad)
-        bad = rk_verify_check_attrs(op, arena, "num", NULL);
-    return bad ? bad : rk_verify_need(rk_attr_py_eq_int(rk_verify_attr(op, "num"), op->n_operands)
-                                      && !op->n_results, "scf.yield num");
+        bad = check_attrs(op, arena, "num", NULL);
+    return bad ? bad : need(rk_attr_py_eq_int(attr(op, "num"), op->n_operands)
+                            && !op->n_results, "scf.yield num");
 }
 
-static const char *rk_verify_verify_op(const rk_ir_op *op, rk_verify_scope *scope, const char *where,
-                                       int last_in_for)
+static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const char *where,
+                             int last_in_for)
 {
     const rk_verify_rule *rule;
     const char *bad;
     int i;
     for (i = 0; i < op->n_operands; i++) {
         const rk_ir_value *v = &op->operands[i];
-        const char *t = rk_verify_lookup(scope, v->name);
+        const char *t = lookup(scope, v->name);
         if (!t)
-            return rk_verify_msg(scope->arena, "%s is not visible", v->name);
+            return msg(scope->arena, "%s is not visible", v->name);
         if (strcmp(t, v->type) != 0)
-            return rk_verify_msg(scope->arena, "%s is used as %s but defined as %s", v->name, v->type, t);
+            return msg(scope->arena, "%s is used as %s but defined as %s", v->name, v->type, t);
     }
-    if (strcmp(op->name, "scf.for") == 0)
-        bad = rk_verify_check_for(op, scope, where);
-    else if (strcmp(op->name, "scf.if") == 0)
-        bad = rk_verify_check_if(op, scope, where);
-    else if (strcmp(op->name, "scf.yield") == 0)
-        bad = rk_verify_check_yield(op, scope->arena, last_in_for);
-    else if ((rule = rk_verify_rule_for(op->name)) != NULL) {
-        bad = op->n_regions ? rk_verify_msg(scope->arena, "%s has no regions", op->name) : NULL;
+    if (op->code == RK_OP_FOR)
+        bad = check_for(op, scope, where);
+    else if (op->code == RK_OP_IF)
+        bad = check_if(op, scope, where);
+    else if (op->code == RK_OP_YIELD)
+        bad = check_yield(op, scope->arena, last_in_for);
+    else if ((rule = rule_for(op->code)) != NULL) {
+        bad = op->n_regions ? msg(scope->arena, "%s has no regions", op->name) : NULL;
         if (!bad)
-            bad = rk_verify_run(rule, op, scope->arena);
+            bad = run(rule, op, scope->arena);
     } else
-        bad = rk_verify_msg(scope->arena, "unknown op %s", op->name);
+        bad = msg(scope->arena, "unknown op %s", op->name);
     if (bad)
         return bad;
     for (i = 0; i < op->n_results; i++) {
-        bad = rk_verify_define(scope, op->results[i].name, op->results[i].type);
+        bad = define(scope, op->results[i].name, op->results[i].type);
         if (bad)
             return bad;
     }
     return NULL;
 }
 
-static const char *rk_verify_verify_region(const rk_ir_region *region, rk_verify_scope *scope,
-                                           const char *where, int allow_yield)
+static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope,
+                                 const char *where, int allow_yield)
 {
     int index;
     for (index = 0; index < region->n_ops; index++) {
         const rk_ir_op *op = region->ops[index];
         int last = allow_yield && index == region->n_ops - 1;
-        const char *bad = rk_verify_verify_op(op, scope, where, last);
+        const char *bad = verify_op(op, scope, where, last);
         if (bad)
-            return rk_verify_msg(scope->arena, "%s op %d (%s): %s", where, index, op->name, bad);
+            return msg(scope->arena, "%s op %d (%s): %s", where, index, op->name, bad);
     }
     return NULL;
 }
 
-const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
+const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
 {
     rk_verify_scope scope;
     const rk_ir_region *entry = kernel->entry;
@@ -826,16 +826,16 @@ const char *rk_verify_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     memset(&scope, 0, sizeof scope);
     scope.arena = arena;
     rk_map_init(&scope.names);
-    if (rk_verify_push_frame(&scope))
+    if (push_frame(&scope))
         return "out of memory";
     for (i = 0; i < kernel->n_params; i++) {
-        const char *bad = rk_verify_define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
+        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
         if (bad)
-            return rk_verify_msg(arena, "param: %s", bad);
+            return msg(arena, "param: %s", bad);
     }
     if (strcmp(entry->name, "entry") != 0)
         return "the kernel region must be @entry";
-    if (!entry->n_ops || strcmp(entry->ops[entry->n_ops - 1]->name, "cf.return") != 0)
+    if (!entry->n_ops || entry->ops[entry->n_ops - 1]->code != RK_OP_RETURN)
         return "the kernel must end with cf.return";
-    return rk_verify_verify_region(entry, &scope, "entry", 0);
+    return verify_region(entry, &scope, "entry", 0);
 }

@@ -238,21 +238,40 @@ static int key_char(char ch)
            || ch == '.';
 }
 
+/* The opening bracket of a map or list (made: its attr, NULL when it could not be allocated):
+ * 1 when items follow; 0 when there are none (the closing bracket taken) or on an error. */
+static int open_items(script *s, cursor *c, const char *opening, char close, const rk_attr *made)
+{
+    expect(s, c, opening);
+    if (!made || s->error[0])
+        return 0;
+    if (peek(c) != close)
+        return 1;
+    c->pos++;
+    return 0;
+}
+
+/* After an item: 1 at the closing bracket, 0 at a comma; anything else is a script error. */
+static int end_of_items(script *s, cursor *c, char close)
+{
+    char ch = peek(c);
+    c->pos++;
+    if (ch == close)
+        return 1;
+    if (ch != ',')
+        bad(s, close == '}' ? "expected , or }" : "expected , or ]");
+    return 0;
+}
+
 static rk_attr *parse_map(script *s, cursor *c)
 {
     rk_attr *map = rk_attr_map(s->arena);
-    expect(s, c, "{");
-    if (!map || s->error[0])
+    if (!open_items(s, c, "{", '}', map))
         return map;
-    if (peek(c) == '}') {
-        c->pos++;
-        return map;
-    }
     while (!s->error[0]) {
         size_t start;
         const char *key;
         const rk_attr *value;
-        char ch;
         skip(c);
         start = c->pos;
         while (c->pos < c->len && key_char(c->text[c->pos]))
@@ -269,12 +288,8 @@ static rk_attr *parse_map(script *s, cursor *c)
         if (s->error[0])
             break;
         rk_attrs_set(s->arena, &map->map, key, value);
-        ch = peek(c);
-        c->pos++;
-        if (ch == '}')
+        if (end_of_items(s, c, '}'))
             break;
-        if (ch != ',')
-            bad(s, "expected , or }");
     }
     return map;
 }
@@ -282,25 +297,15 @@ static rk_attr *parse_map(script *s, cursor *c)
 static rk_attr *parse_list(script *s, cursor *c)
 {
     rk_attr *list = rk_attr_list(s->arena);
-    expect(s, c, "l:[");
-    if (!list || s->error[0])
+    if (!open_items(s, c, "l:[", ']', list))
         return list;
-    if (peek(c) == ']') {
-        c->pos++;
-        return list;
-    }
     while (!s->error[0]) {
         const rk_attr *item = parse_tagged(s, c);
-        char ch;
         if (s->error[0])
             break;
         rk_attr_list_append(s->arena, list, item);
-        ch = peek(c);
-        c->pos++;
-        if (ch == ']')
+        if (end_of_items(s, c, ']'))
             break;
-        if (ch != ',')
-            bad(s, "expected , or ]");
     }
     return list;
 }
@@ -524,6 +529,14 @@ static void *grown(script *s, const void *items, int n, size_t size)
     return out;
 }
 
+/* Removes item j of the n items (each size bytes) at items. */
+static void drop_at(void *items, int *n, int j, size_t size)
+{
+    char *base = items;
+    memmove(base + (size_t)j * size, base + (size_t)(j + 1) * size, (size_t)(*n - j - 1) * size);
+    (*n)--;
+}
+
 static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
 {
     int j;
@@ -559,10 +572,12 @@ static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
         }
     } else if (!strcmp(cmd, "t_drop_result")) {
         j = index_arg(s, c, op->n_results);
-        if (!s->error[0]) {
-            memmove(op->results + j, op->results + j + 1, (size_t)(op->n_results - j - 1) * sizeof *op->results);
-            op->n_results--;
-        }
+        if (!s->error[0])
+            drop_at(op->results, &op->n_results, j, sizeof *op->results);
+    } else if (!strcmp(cmd, "t_drop_operand")) {
+        j = index_arg(s, c, op->n_operands);
+        if (!s->error[0])
+            drop_at(op->operands, &op->n_operands, j, sizeof *op->operands);
     } else if (!strcmp(cmd, "t_set_operand")) {
         const rk_ir_value *v;
         j = index_arg(s, c, op->n_operands);
@@ -576,12 +591,6 @@ static void tamper_op(script *s, const char *cmd, rk_ir_op *op, cursor *c)
             operands[op->n_operands] = *v;
             op->operands = operands;
             op->n_operands++;
-        }
-    } else if (!strcmp(cmd, "t_drop_operand")) {
-        j = index_arg(s, c, op->n_operands);
-        if (!s->error[0]) {
-            memmove(op->operands + j, op->operands + j + 1, (size_t)(op->n_operands - j - 1) * sizeof *op->operands);
-            op->n_operands--;
         }
     } else {
         char message[128];
@@ -598,8 +607,7 @@ static void tamper(script *s, const char *cmd, cursor *c)
         region = op_at(s, need(s, c), &i);
         if (!region)
             return;
-        memmove(region->ops + i, region->ops + i + 1, (size_t)(region->n_ops - i - 1) * sizeof *region->ops);
-        region->n_ops--;
+        drop_at(region->ops, &region->n_ops, i, sizeof *region->ops);
     } else if (!strcmp(cmd, "t_rename_entry")) {
         const char *name = need(s, c);
         if (!s->error[0])
@@ -693,14 +701,29 @@ static void op_call(script *s, const char *lhs, const char *cmd, cursor *c)
 }
 
 /* The calls with value arguments only: (A), (A, B), (A, B, C). */
+/* The next two integers into *a and *b (in that order). */
+static void int_args(script *s, cursor *c, long long *a, long long *b)
+{
+    *a = int_arg(s, c);
+    *b = int_arg(s, c);
+}
+
+/* The next two values into *x and *y, then a third into *z unless z is NULL (in that order). */
+static void next_operands(script *s, cursor *c, const rk_ir_value **x, const rk_ir_value **y, const rk_ir_value **z)
+{
+    *x = next_value(s, c);
+    *y = next_value(s, c);
+    if (z)
+        *z = next_value(s, c);
+}
+
 static int call_values(script *s, const char *lhs, const char *cmd, cursor *c)
 {
     rk_builder *b = &s->b;
     const rk_ir_value *x, *y, *z;
     int bi = binary_index(cmd);
     if (bi >= 0 || !strcmp(cmd, "make_buffer_rsrc") || !strcmp(cmd, "concat")) {
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         if (s->error[0])
             return 1;
         bind(s, lhs, ENV_VALUE, bi >= 0 ? binary_fns[bi](b, x, y)
@@ -711,9 +734,7 @@ static int call_values(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, cmd[0] == 'r' ? rk_b_readfirstlane(b, x) : rk_b_smem_addr(b, x));
     } else if (!strcmp(cmd, "select") || !strcmp(cmd, "buffer_store") || !strcmp(cmd, "global_atomic_fadd")
                || !strcmp(cmd, "ds_read_tr16_b64") || !strcmp(cmd, "ds_read_tr16_b128")) {
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
+        next_operands(s, c, &x, &y, &z);
         if (s->error[0])
             return 1;
         if (!strcmp(cmd, "select"))
@@ -817,14 +838,12 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_constant(b, ity, v));
     } else if (!strcmp(cmd, "binary")) {
         const char *name = need(s, c), *hint = need(s, c);
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_binary(b, name, hint, x, y));
     } else if (!strcmp(cmd, "cmp")) {
         const char *pred = need(s, c);
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_cmp(b, pred, x, y));
     } else if (!strcmp(cmd, "fptrunc") || !strcmp(cmd, "bitcast")) {
@@ -836,8 +855,7 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
     } else if (!strcmp(cmd, "buffer_load")) {
         const char *elem;
         long long n;
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         elem = need(s, c);
         n = int_arg(s, c);
         if (!s->error[0])
@@ -850,29 +868,21 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_smem_alloc(b, type, flag != NULL));
     } else if (!strcmp(cmd, "smem_load")) {
         long long n, align;
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
-        n = int_arg(s, c);
-        align = int_arg(s, c);
+        next_operands(s, c, &x, &y, &z);
+        int_args(s, c, &n, &align);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_smem_load(b, x, y, z, n, align));
     } else if (!strcmp(cmd, "smem_store")) {
         long long align;
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
+        next_operands(s, c, &x, &y, &z);
         w = next_value(s, c);
         align = int_arg(s, c);
         if (!s->error[0])
             rk_b_smem_store(b, x, y, z, w, align);
     } else if (!strcmp(cmd, "async_buffer_load_lds")) {
         long long dwords, aux;
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
-        dwords = int_arg(s, c);
-        aux = int_arg(s, c);
+        next_operands(s, c, &x, &y, &z);
+        int_args(s, c, &dwords, &aux);
         if (!s->error[0])
             rk_b_async_buffer_load_lds(b, x, y, z, dwords, aux);
     } else if (!strcmp(cmd, "extract")) {
@@ -883,8 +893,7 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_extract(b, x, index));
     } else if (!strcmp(cmd, "insert")) {
         long long index;
-        x = next_value(s, c);
-        y = next_value(s, c);
+        next_operands(s, c, &x, &y, NULL);
         index = int_arg(s, c);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_insert(b, x, y, index));
@@ -895,9 +904,7 @@ static int call_mixed(script *s, const char *lhs, const char *cmd, cursor *c)
             bind(s, lhs, ENV_VALUE, rk_b_from_elements(b, xs, n));
     } else if (!strcmp(cmd, "mma")) {
         const char *op_id = need(s, c);
-        x = next_value(s, c);
-        y = next_value(s, c);
-        z = next_value(s, c);
+        next_operands(s, c, &x, &y, &z);
         if (!s->error[0])
             bind(s, lhs, ENV_VALUE, rk_b_mma(b, op_id, x, y, z));
     } else
@@ -978,19 +985,16 @@ static void statement(script *s, const char *line, size_t len)
 
 static int blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
 
-/* The output of one script into out; -1 (and "script error: ...") for a malformed one. */
-static int run(const char *text, size_t len, rk_buf *out)
+/* Builds the script's kernel into s, a fresh script state over arena: 0 when it is built, 1
+ * when the builder failed ("error: <failure>" in out; the partial kernel is in s), -1 when the
+ * script is malformed ("script error: ..." in out). Shared with lower_driver.c and lower_oom.c. */
+static int build_script(const char *text, size_t len, rk_arena *arena, script *s, rk_buf *out)
 {
-    rk_arena arena;
-    script s;
-    rk_error err;
     size_t pos = 0;
-    int number = 0, status = 0;
-    const char *verdict;
-    rk_arena_init(&arena);
-    memset(&s, 0, sizeof s);
-    s.arena = &arena;
-    while (pos <= len && !s.error[0] && !(s.have_kernel && s.b.failed)) {
+    int number = 0;
+    memset(s, 0, sizeof *s);
+    s->arena = arena;
+    while (pos <= len && !s->error[0] && !(s->have_kernel && s->b.failed)) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len, start = pos;
         number++;
@@ -1001,21 +1005,38 @@ static int run(const char *text, size_t len, rk_buf *out)
             end--;
         if (start == end || text[start] == '#')
             continue;
-        statement(&s, text + start, end - start);
+        statement(s, text + start, end - start);
     }
-    if (s.error[0] || !s.have_kernel) {
-        if (s.error[0])
-            rk_buf_printf(out, "script error: line %d: %s\n", number, s.error);
+    if (s->error[0] || !s->have_kernel) {
+        if (s->error[0])
+            rk_buf_printf(out, "script error: line %d: %s\n", number, s->error);
         else
             rk_buf_puts(out, "script error: no kernel statement\n");
+        return -1;
+    }
+    if (s->b.failed) {
+        rk_buf_printf(out, "error: %s\n", s->b.error);
+        return 1;
+    }
+    return 0;
+}
+
+/* The output of one script into out; -1 (and "script error: ...") for a malformed one. */
+static int run(const char *text, size_t len, rk_buf *out)
+{
+    rk_arena arena;
+    script s;
+    rk_error err;
+    int status = 0;
+    const char *verdict;
+    rk_arena_init(&arena);
+    if (build_script(text, len, &arena, &s, out) < 0) {
         status = -1;
     } else {
-        if (s.b.failed)
-            rk_buf_printf(out, "error: %s\n", s.b.error);
         rk_error_init(&err, &arena);
-        if (rk_print_ir_print_ir(s.b.kernel, &arena, out, &err))
+        if (rk_print_ir(s.b.kernel, &arena, out, &err))
             rk_buf_printf(out, "print_ir failed: %s\n", err.message);
-        verdict = rk_verify_verify_kernel(s.b.kernel, &arena);
+        verdict = rk_verify_kernel(s.b.kernel, &arena);
         rk_buf_printf(out, "verify: %s\n", verdict ? verdict : "ok");
         if (arena.failed)
             status = -1;
@@ -1024,22 +1045,20 @@ static int run(const char *text, size_t len, rk_buf *out)
     return status;
 }
 
-int main(int argc, char **argv)
+/* For each script path argv[first..argc): its output by run_one as "<len>\n<output>\n" on
+ * stdout. 0, or 1 when a script was malformed, or 2 when one could not be read. Shared with
+ * lower_driver.c. */
+static int run_scripts(int argc, char **argv, int first, int (*run_one)(const char *, size_t, rk_buf *))
 {
     int i, status = 0;
-    if (argc < 2) {
-        fprintf(stderr, "usage: ir_driver SCRIPT...\n");
-        return 2;
-    }
-    for (i = 1; i < argc; i++) {
+    for (i = first; i < argc; i++) {
         size_t len = 0;
         char *data = driver_slurp(argv[i], &len);
         rk_buf out;
-        if (!data) {
+        if (!data)
             return 2;
-        }
         rk_buf_init(&out);
-        if (run(data, len, &out))
+        if (run_one(data, len, &out))
             status = 1;
         printf("%lu\n", (unsigned long)out.len);
         if (out.len)
@@ -1049,4 +1068,13 @@ int main(int argc, char **argv)
         free(data);
     }
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: ir_driver SCRIPT...\n");
+        return 2;
+    }
+    return run_scripts(argc, argv, 1, run);
 }

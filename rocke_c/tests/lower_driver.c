@@ -56,39 +56,6 @@ static void lower_one(const rk_ir_kernel *kernel, const char *arch, const char *
     rk_arena_free(&arena);
 }
 
-/* Builds the script's kernel into s (arena-backed); -1 with a message in out when the script
- * is malformed or the builder failed. */
-static int build_script(const char *text, size_t len, script *s, rk_buf *out)
-{
-    size_t pos = 0;
-    int number = 0;
-    while (pos <= len && !s->error[0] && !(s->have_kernel && s->b.failed)) {
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - text) : len, start = pos;
-        number++;
-        pos = end + 1;
-        while (start < end && blank(text[start]))
-            start++;
-        while (end > start && blank(text[end - 1]))
-            end--;
-        if (start == end || text[start] == '#')
-            continue;
-        statement(s, text + start, end - start);
-    }
-    if (s->error[0] || !s->have_kernel) {
-        if (s->error[0])
-            rk_buf_printf(out, "script error: line %d: %s\n", number, s->error);
-        else
-            rk_buf_puts(out, "script error: no kernel statement\n");
-        return -1;
-    }
-    if (s->b.failed) {
-        rk_buf_printf(out, "error: %s\n", s->b.error);
-        return 1;
-    }
-    return 0;
-}
-
 #define TARGETS_TAG "# lower-targets:"
 
 /* The text after a "# lower-targets:" line's tag (up to its end), or NULL. */
@@ -134,12 +101,10 @@ static int lower_script(const char *text, size_t len, rk_buf *out)
     int status, a, f;
     const char *verdict;
     rk_arena_init(&arena);
-    memset(&s, 0, sizeof s);
-    s.arena = &arena;
-    status = build_script(text, len, &s, out);
+    status = build_script(text, len, &arena, &s, out);
     if (status == 0) {
         const char *targets = find_targets(text, len);
-        verdict = rk_verify_verify_kernel(s.b.kernel, &arena);
+        verdict = rk_verify_kernel(s.b.kernel, &arena);
         rk_buf_printf(out, "verify: %s\n", verdict ? "fail" : "ok");
         if (targets)
             lower_targets(s.b.kernel, targets, out);
@@ -164,10 +129,8 @@ static int time_script(const char *text, size_t len, long n)
     clock_t t0;
     double seconds;
     rk_arena_init(&arena);
-    memset(&s, 0, sizeof s);
-    s.arena = &arena;
     rk_buf_init(&out);
-    if (build_script(text, len, &s, &out)) {
+    if (build_script(text, len, &arena, &s, &out)) {
         fwrite(out.data, 1, out.len, stdout);
         rk_buf_free(&out);
         rk_arena_free(&arena);
@@ -195,13 +158,12 @@ static int time_script(const char *text, size_t len, long n)
 
 int main(int argc, char **argv)
 {
-    int i, status = 0;
     if (argc == 4 && strcmp(argv[1], "--time") == 0) {
         size_t len = 0;
         char *data = driver_slurp(argv[3], &len);
-        if (!data) {
+        int status;
+        if (!data)
             return 2;
-        }
         status = time_script(data, len, strtol(argv[2], NULL, 10));
         free(data);
         return status;
@@ -210,22 +172,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lower_driver SCRIPT... | lower_driver --time N SCRIPT\n");
         return 2;
     }
-    for (i = 1; i < argc; i++) {
-        size_t len = 0;
-        char *data = driver_slurp(argv[i], &len);
-        rk_buf out;
-        if (!data) {
-            return 2;
-        }
-        rk_buf_init(&out);
-        if (lower_script(data, len, &out))
-            status = 1;
-        printf("%lu\n", (unsigned long)out.len);
-        if (out.len)
-            fwrite(out.data, 1, out.len, stdout);
-        printf("\n");
-        rk_buf_free(&out);
-        free(data);
-    }
-    return status;
+    return run_scripts(argc, argv, 1, lower_script);
 }

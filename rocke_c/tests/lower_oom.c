@@ -31,24 +31,6 @@ void *__wrap_realloc(void *p, size_t size)
     return __real_realloc(p, size);
 }
 
-static int build(const char *text, size_t len, script *s)
-{
-    size_t pos = 0;
-    while (pos <= len && !s->error[0] && !(s->have_kernel && s->b.failed)) {
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - text) : len, start = pos;
-        pos = end + 1;
-        while (start < end && blank(text[start]))
-            start++;
-        while (end > start && blank(text[end - 1]))
-            end--;
-        if (start == end || text[start] == '#')
-            continue;
-        statement(s, text + start, end - start);
-    }
-    return s->error[0] || !s->have_kernel || s->b.failed ? -1 : 0;
-}
-
 /* One lowering with the nth allocation failing (0: none); 1 when it reached that allocation. */
 static int lower_with(const rk_ir_kernel *kernel, long n, rk_buf *out, int *status, char *message)
 {
@@ -74,16 +56,15 @@ int main(int argc, char **argv)
         char *data = driver_slurp(argv[i], &len), message[128];
         rk_arena arena;
         script s;
-        rk_buf good, out;
+        rk_buf good, out, built;
         int status, good_status;
         long n, runs = 0;
         if (!data)
             return 2;
         rk_arena_init(&arena);
-        memset(&s, 0, sizeof s);
-        s.arena = &arena;
         rk_buf_init(&good);
-        if (build(data, len, &s)) {
+        rk_buf_init(&built);
+        if (build_script(data, len, &arena, &s, &built)) {
             printf("%s: not built\n", argv[i]);
             bad = 1;
         } else {
@@ -112,6 +93,7 @@ int main(int argc, char **argv)
             printf("%s: %ld failing runs ok\n", argv[i], runs);
         }
         rk_buf_free(&good);
+        rk_buf_free(&built);
         rk_arena_free(&arena);
         free(data);
     }

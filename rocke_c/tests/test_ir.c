@@ -17,7 +17,7 @@ static char *print(const rk_ir_kernel *k, rk_arena *arena)
     rk_error err;
     rk_buf_init(&out);
     rk_error_init(&err, arena);
-    CHECK(rk_print_ir_print_ir(k, arena, &out, &err) == 0);
+    CHECK(rk_print_ir(k, arena, &out, &err) == 0);
     return rk_buf_take(&out);
 }
 
@@ -26,29 +26,29 @@ static void test_types(void)
     rk_arena a;
     long long rows = 0, cols = 0;
     rk_arena_init(&a);
-    CHECK(streq(rk_ir_vec(&a, "f32", 16), "vec<f32x16>"));
-    CHECK(streq(rk_ir_vec_or_scalar(&a, "f16", 1), "f16"));
-    CHECK(streq(rk_ir_vec_or_scalar(&a, "f16", 4), "vec<f16x4>"));
-    CHECK(streq(rk_ir_ptr(&a, "bf16"), "ptr<bf16,global>"));
-    CHECK(streq(rk_ir_smem(&a, "f16", 128, 32), "smem<f16, [128x32]>"));
-    CHECK(rk_ir_is_vec("vec<i1x2>") && !rk_ir_is_vec("i32"));
-    CHECK(streq(rk_ir_vec_elem(&a, "vec<bf16x8>"), "bf16"));
-    CHECK(streq(rk_ir_vec_elem(&a, "i64"), "i64"));
-    CHECK(rk_ir_vec_elem(&a, "vec<f32>") == NULL);        /* Python raises: no 'x' */
-    CHECK(rk_ir_vec_len("vec<f32x16>") == 16 && rk_ir_vec_len("f32") == 1);
-    CHECK(rk_ir_vec_len("vec<f32x-1>") == -1);
-    CHECK(rk_ir_vec_len("vec<f32x1_6>") == 16);           /* int("1_6") */
-    CHECK(rk_ir_vec_len("vec<f32x>") == RK_IR_BAD_LEN);
-    CHECK(rk_ir_vec_len("vec<f32x16]") == 16);            /* t[...:-1] drops any last char */
-    CHECK(rk_ir_is_ptr("ptr<f16,global>") && streq(rk_ir_ptr_elem(&a, "ptr<f16,global>"), "f16"));
-    CHECK(rk_ir_is_smem("smem<f32, [4x8]>") && streq(rk_ir_smem_elem(&a, "smem<f32, [4x8]>"), "f32"));
-    CHECK(streq(rk_ir_smem_elem(&a, "ptr<f16,global>"), "16"));   /* Python's t[5:t.index(",")] */
-    CHECK(rk_ir_smem_elem(&a, "i32") == NULL);
-    CHECK(rk_ir_smem_shape("smem<f32, [4x8]>", &rows, &cols) == 0 && rows == 4 && cols == 8);
-    CHECK(rk_ir_smem_shape("smem<f32, [4x8x2]>", &rows, &cols) == -1);
-    CHECK(rk_ir_type_bits("vec<f16x8>") == 128 && rk_ir_type_bits("i1") == 1);
-    CHECK(rk_ir_type_bits("rsrc") == 0 && rk_ir_type_bits("vec<i8x4>") == 0);
-    CHECK(rk_ir_elem_bytes_of("vec<f32x4>") == 4 && rk_ir_elem_bytes_of("i1") == 0);
+    CHECK(streq(rk_vec(&a, "f32", 16), "vec<f32x16>"));
+    CHECK(streq(rk_vec_or_scalar(&a, "f16", 1), "f16"));
+    CHECK(streq(rk_vec_or_scalar(&a, "f16", 4), "vec<f16x4>"));
+    CHECK(streq(rk_ptr(&a, "bf16"), "ptr<bf16,global>"));
+    CHECK(streq(rk_smem(&a, "f16", 128, 32), "smem<f16, [128x32]>"));
+    CHECK(rk_is_vec("vec<i1x2>") && !rk_is_vec("i32"));
+    CHECK(streq(rk_vec_elem(&a, "vec<bf16x8>"), "bf16"));
+    CHECK(streq(rk_vec_elem(&a, "i64"), "i64"));
+    CHECK(rk_vec_elem(&a, "vec<f32>") == NULL);        /* Python raises: no 'x' */
+    CHECK(rk_vec_len("vec<f32x16>") == 16 && rk_vec_len("f32") == 1);
+    CHECK(rk_vec_len("vec<f32x-1>") == -1);
+    CHECK(rk_vec_len("vec<f32x1_6>") == 16);           /* int("1_6") */
+    CHECK(rk_vec_len("vec<f32x>") == RK_IR_BAD_LEN);
+    CHECK(rk_vec_len("vec<f32x16]") == 16);            /* t[...:-1] drops any last char */
+    CHECK(rk_is_ptr("ptr<f16,global>") && streq(rk_ptr_elem(&a, "ptr<f16,global>"), "f16"));
+    CHECK(rk_is_smem("smem<f32, [4x8]>") && streq(rk_smem_elem(&a, "smem<f32, [4x8]>"), "f32"));
+    CHECK(streq(rk_smem_elem(&a, "ptr<f16,global>"), "16"));   /* Python's t[5:t.index(",")] */
+    CHECK(rk_smem_elem(&a, "i32") == NULL);
+    CHECK(rk_smem_shape("smem<f32, [4x8]>", &rows, &cols) == 0 && rows == 4 && cols == 8);
+    CHECK(rk_smem_shape("smem<f32, [4x8x2]>", &rows, &cols) == -1);
+    CHECK(rk_type_bits("vec<f16x8>") == 128 && rk_type_bits("i1") == 1);
+    CHECK(rk_type_bits("rsrc") == 0 && rk_type_bits("vec<i8x4>") == 0);
+    CHECK(rk_elem_bytes_of("vec<f32x4>") == 4 && rk_elem_bytes_of("i1") == 0);
     CHECK(rk_ir_is_scalar("bf16") && !rk_ir_is_scalar("i8") && rk_ir_scalar_bits("i64") == 64);
     CHECK(!a.failed);
     rk_arena_free(&a);
@@ -84,6 +84,13 @@ static void test_attrs(void)
     rk_arena_free(&a);
 }
 
+/* A fresh arena and a builder of kernel `name` in it. */
+static void begin(rk_arena *a, rk_builder *b, const char *name)
+{
+    rk_arena_init(a);
+    rk_b_init(b, a, name, NULL);
+}
+
 static void test_counter_and_cache(void)
 {
     rk_arena a;
@@ -93,8 +100,7 @@ static void test_counter_and_cache(void)
     rk_ir_for *loop;
     rk_ir_value *results;
     rk_attr v;
-    rk_arena_init(&a);
-    rk_b_init(&b, &a, "k", NULL);
+    begin(&a, &b, "k");
     tid = rk_b_thread_id(&b);
     c1 = rk_b_const_i32(&b, 1);
     c1b = rk_b_const_i32(&b, 1);
@@ -141,8 +147,7 @@ static void test_cache_keys_and_py_str(void)
     rk_attr *list;
     rk_buf o;
     rk_ir_value *n1, *n2, *h1, *h2, *s1, *s2;
-    rk_arena_init(&a);
-    rk_b_init(&b, &a, "k", NULL);
+    begin(&a, &b, "k");
     memset(&v, 0, sizeof v);
     memset(&w, 0, sizeof w);
     v.kind = RK_ATTR_FLOAT;
@@ -314,7 +319,7 @@ static void test_printer(void)
     if (!streq(text, expected_text))
         fprintf(stderr, "got:\n%s", text ? text : "(null)");
     free(text);
-    CHECK(rk_verify_verify_kernel(k, &a) == NULL && !a.failed);
+    CHECK(rk_verify_kernel(k, &a) == NULL && !a.failed);
     rk_arena_free(&a);
 }
 
@@ -322,7 +327,7 @@ static void float_is(double v, const char *want)
 {
     rk_buf out;
     rk_buf_init(&out);
-    rk_print_ir_format_float(&out, v);
+    rk_format_float(&out, v);
     CHECK(streq(out.data, want));
     if (!streq(out.data, want))
         fprintf(stderr, "format_float: got %s, want %s\n", out.data, want);
@@ -363,7 +368,7 @@ static void test_escape_and_sort(void)
                                          "j", "i", "h", "g", "f", "e", "d", "c", "b", "a"};
     rk_arena_init(&a);
     rk_buf_init(&out);
-    rk_print_ir_escape(&out, "a\\b\"c\nd\te");
+    rk_escape(&out, "a\\b\"c\nd\te");
     CHECK(streq(out.data, "a\\\\b\\\"c\\nd\\te"));
     rk_buf_free(&out);
     for (i = 0; i < 20; i++)                 /* more keys than the printer's small-map array */
@@ -393,7 +398,7 @@ static void verdict_is(void (*edit)(rk_arena *, rk_ir_kernel *), const char *wan
     rk_arena_init(&a);
     k = small_kernel(&a, &b);
     edit(&a, k);
-    got = rk_verify_verify_kernel(k, &a);
+    got = rk_verify_kernel(k, &a);
     CHECK(streq(got, want));
     if (!streq(got, want))
         fprintf(stderr, "verify: got %s, want %s\n", got ? got : "(ok)", want);
@@ -423,7 +428,12 @@ static void edit_use_out_of_scope(rk_arena *a, rk_ir_kernel *k)
     k->entry->ops[1]->operands = k->entry->ops[3]->regions[0]->ops[0]->results; /* %cmp5 */
     k->entry->ops[1]->n_operands = 1;
 }
-static void edit_unknown_op(rk_arena *a, rk_ir_kernel *k) { (void)a; k->entry->ops[0]->name = "gpu.warp_id"; }
+static void edit_unknown_op(rk_arena *a, rk_ir_kernel *k)
+{
+    (void)a;
+    k->entry->ops[0]->name = "gpu.warp_id";
+    k->entry->ops[0]->code = RK_OP_UNKNOWN;  /* as the builder codes an unknown name */
+}
 
 static void test_verifier(void)
 {
@@ -445,29 +455,29 @@ static void test_atoms(void)
     rk_atom atom;
     const char *types[3];
     rk_arena_init(&a);
-    CHECK(rk_mma_atom_by_op_id("mfma_f32_32x32x8_f16", &atom) == 1);
+    CHECK(rk_atom_by_op_id("mfma_f32_32x32x8_f16", &atom) == 1);
     CHECK(streq(atom.kind, "mfma") && atom.m == 32 && atom.k == 8 && atom.frag == 4 && atom.c_len == 16);
-    CHECK(rk_mma_atom_by_op_id("wmma_f32_16x16x16_bf16", &atom) == 1 && atom.frag == 16 && atom.c_len == 8);
-    CHECK(rk_mma_atom_by_op_id("wmma_gfx12_f32_16x16x16_f16", &atom) == 1 && atom.frag == 8);
-    CHECK(rk_mma_atom_by_op_id("wmma_gfx1250_f32_16x16x4_f32", &atom) == 1 && atom.frag == 2);
-    CHECK(rk_mma_atom_by_op_id("mfma_f32_016x16x16_f16", &atom) == 0);  /* not the canonical spelling */
-    CHECK(rk_mma_atom_by_op_id("mfma_f32_16x16x16_f8", &atom) == 0);
-    CHECK(rk_mma_atom_by_op_id("mfma_f32_16x16x4_bf16", &atom) == 0);   /* not in the table */
-    CHECK(rk_mma_atom_by_op_id("mfma_f32_99999999999x16x16_f16", &atom) == 0);
-    CHECK(rk_mma_atom_types(&a, "mfma_f32_16x16x4_f32", types) == 1);
+    CHECK(rk_atom_by_op_id("wmma_f32_16x16x16_bf16", &atom) == 1 && atom.frag == 16 && atom.c_len == 8);
+    CHECK(rk_atom_by_op_id("wmma_gfx12_f32_16x16x16_f16", &atom) == 1 && atom.frag == 8);
+    CHECK(rk_atom_by_op_id("wmma_gfx1250_f32_16x16x4_f32", &atom) == 1 && atom.frag == 2);
+    CHECK(rk_atom_by_op_id("mfma_f32_016x16x16_f16", &atom) == 0);  /* not the canonical spelling */
+    CHECK(rk_atom_by_op_id("mfma_f32_16x16x16_f8", &atom) == 0);
+    CHECK(rk_atom_by_op_id("mfma_f32_16x16x4_bf16", &atom) == 0);   /* not in the table */
+    CHECK(rk_atom_by_op_id("mfma_f32_99999999999x16x16_f16", &atom) == 0);
+    CHECK(rk_atom_types(&a, "mfma_f32_16x16x4_f32", types) == 1);
     CHECK(streq(types[0], "f32") && streq(types[1], "f32") && streq(types[2], "vec<f32x4>"));
-    CHECK(rk_mma_atom_types(&a, "wmma_gfx1250_f32_16x16x32_bf16", types) == 1);
+    CHECK(rk_atom_types(&a, "wmma_gfx1250_f32_16x16x32_bf16", types) == 1);
     CHECK(streq(types[0], "vec<bf16x16>") && streq(types[2], "vec<f32x8>"));
-    CHECK(rk_mma_atom_types(&a, "nope", types) == 0);
-    atom = rk_mma_atom_for(rk_target_for("gfx942"), "fp16", 16, 16, 16);
+    CHECK(rk_atom_types(&a, "nope", types) == 0);
+    atom = rk_atom_for(rk_target_for("gfx942"), "fp16", 16, 16, 16);
     CHECK(streq(atom.op_id, "mfma_f32_16x16x16_f16"));
-    atom = rk_mma_atom_for(rk_target_for("gfx1151"), "bf16", 16, 16, 16);
+    atom = rk_atom_for(rk_target_for("gfx1151"), "bf16", 16, 16, 16);
     CHECK(streq(atom.op_id, "wmma_f32_16x16x16_bf16") &&
-          streq(rk_mma_atom_kind(rk_target_for("gfx1151")), "wmma_gfx11"));
-    atom = rk_mma_atom_for(rk_target_for("gfx1201"), "fp16", 16, 16, 16);
+          streq(rk_atom_kind(rk_target_for("gfx1151")), "wmma_gfx11"));
+    atom = rk_atom_for(rk_target_for("gfx1201"), "fp16", 16, 16, 16);
     CHECK(streq(atom.op_id, "wmma_gfx12_f32_16x16x16_f16"));
-    atom = rk_mma_atom_for(rk_target_for("gfx1250"), "fp32", 16, 16, 4);
-    CHECK(streq(atom.op_id, "wmma_gfx1250_f32_16x16x4_f32") && rk_mma_atom_known(&atom));
+    atom = rk_atom_for(rk_target_for("gfx1250"), "fp32", 16, 16, 4);
+    CHECK(streq(atom.op_id, "wmma_gfx1250_f32_16x16x4_f32") && rk_atom_known(&atom));
     CHECK(streq(rk_mma_ir_elem("fp16"), "f16") && rk_mma_ir_elem("f16") == NULL);
     rk_arena_free(&a);
 }
@@ -480,8 +490,7 @@ static void test_large(void)
     rk_ir_value *x;
     rk_ir_kernel *k;
     int i;
-    rk_arena_init(&a);
-    rk_b_init(&b, &a, "big", NULL);
+    begin(&a, &b, "big");
     x = rk_b_thread_id(&b);
     for (i = 0; i < 20000; i++) {
         rk_ir_value *c = rk_b_const_i32(&b, i % 1000);
@@ -489,7 +498,7 @@ static void test_large(void)
     }
     k = rk_b_ret(&b);
     CHECK(k && b.counter == 1 + 1000 + 20000);
-    CHECK(rk_verify_verify_kernel(k, &a) == NULL && !a.failed);
+    CHECK(rk_verify_kernel(k, &a) == NULL && !a.failed);
     rk_arena_free(&a);
 }
 

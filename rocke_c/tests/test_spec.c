@@ -42,6 +42,7 @@ static void run_stages(const rk_fields *f, outcome *o)
     rk_error err;
     rk_problem problem;
     rk_spec built, spec;
+    const rk_plan *plan;
     const rk_target *target = rk_target_for(f->f[RK_KEY_ARCH].value.s);
     rk_arena_init(&arena);
     rk_error_init(&err, &arena);
@@ -52,15 +53,16 @@ static void run_stages(const rk_fields *f, outcome *o)
         o->code = "NO_TARGET";
         goto done;
     }
-    if (rk_problem_build_problem(f, &problem, &err)
-        || (f->family == RK_FAMILY_DGRAD && rk_problem_check_sub_gemm_candidates(&problem, &err))
-        || rk_spec_check_dtypes(f, &err))
+    if (rk_build_problem(f, &problem, &err)
+        || (f->family == RK_FAMILY_DGRAD && rk_check_sub_gemm_candidates(&problem, &err))
+        || rk_check_dtypes(f, &err))
         goto fail;
-    rk_spec_build_spec(f->family, f->f[RK_KEY_ARCH].value.s, f, &built);
-    spec = rk_spec_deduce(&built, &problem, target);
-    if (rk_validate_validate(&spec, &problem, target, &arena, &err))
+    rk_build_spec(f->family, f->f[RK_KEY_ARCH].value.s, f, &built);
+    spec = rk_deduce(&built, &problem, target);
+    if (rk_validate(&spec, &problem, target, &arena, &err))
         goto fail;
-    if (rk_print_spec_print_spec(&spec, &problem, target, &arena, &o->out, &err) == 0)
+    if (rk_make_plan(&spec, &problem, target, &arena, &plan, &err) == 0
+        && rk_print_spec(plan, &o->out, &err) == 0)
         goto done;
 fail:
     o->code = err.code;

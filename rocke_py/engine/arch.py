@@ -9,27 +9,16 @@ from dataclasses import dataclass
 
 ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 
+
+def mma_rows(dtypes: tuple[str, ...], atoms: tuple[tuple[int, int, int], ...]) -> tuple[tuple[str, int, int, int], ...]:
+    """(dtype, m, n, k) for each dtype and each atom, dtype-major (Python only: arch.c spells its rows out)."""
+    return tuple((dtype, m, n, k) for dtype in dtypes for m, n, k in atoms)
+
+
 # (dtype, m, n, k) rows with dtype_a == dtype_b and an fp32 accumulator.
-_MFMA_GFX942 = (
-    ("fp16", 16, 16, 16),
-    ("fp16", 32, 32, 8),
-    ("bf16", 16, 16, 16),
-    ("bf16", 32, 32, 8),
-    ("fp32", 16, 16, 4),
-    ("fp32", 32, 32, 2),
-)
-_MFMA_GFX950 = (
-    ("fp16", 16, 16, 16),
-    ("fp16", 16, 16, 32),
-    ("fp16", 32, 32, 8),
-    ("fp16", 32, 32, 16),
-    ("bf16", 16, 16, 16),
-    ("bf16", 16, 16, 32),
-    ("bf16", 32, 32, 8),
-    ("bf16", 32, 32, 16),
-    ("fp32", 16, 16, 4),
-    ("fp32", 32, 32, 2),
-)
+_MFMA_FP32 = (("fp32", 16, 16, 4), ("fp32", 32, 32, 2))
+_MFMA_GFX942 = mma_rows(("fp16", "bf16"), ((16, 16, 16), (32, 32, 8))) + _MFMA_FP32
+_MFMA_GFX950 = mma_rows(("fp16", "bf16"), ((16, 16, 16), (16, 16, 32), (32, 32, 8), (32, 32, 16))) + _MFMA_FP32
 _WMMA_RDNA = (("fp16", 16, 16, 16), ("bf16", 16, 16, 16))
 _WMMA_GFX1250 = (("fp16", 16, 16, 32), ("bf16", 16, 16, 32), ("fp32", 16, 16, 4))
 

@@ -14,18 +14,10 @@ from typing import Callable, Optional
 from .arch import Target
 from .ir import AttrValue, Builder, Kernel, Value, ptr, smem, vec
 from .mma_atoms import IR_ELEM, Atom, atom_for
+from .plan import LdsTile, Plan
 from .problem import ConvProblem, ceildiv
 from .result import EngineFailure
-from .spec import (
-    ConvSpec,
-    async_tiles,
-    default_vector_sizes,
-    effective_lds_pad,
-    k_outer_shape,
-    kernel_name,
-    tile_dwords,
-    widest_vector,
-)
+from .spec import ConvSpec
 
 OOB_OFFSET = 0x7FFFFFFF  # a byte offset past any buffer: loads read 0, stores drop
 SCHED_MFMA = 0x008
@@ -48,9 +40,11 @@ class TileOperand:
 
 @dataclass
 class Kc:
-    """The kernel under construction and the kernel-wide values the stages share."""
+    """The kernel under construction and the kernel-wide values the stages share (the plan
+    and, for short, its spec, problem and target)."""
 
     b: Builder
+    plan: Plan
     spec: ConvSpec
     problem: ConvProblem
     target: Target
@@ -87,33 +81,27 @@ def c(kc: Kc, value: int) -> Value:
     return kc.b.const_i32(value)
 
 
+def op_c(kc: Kc, op: Callable[[Value, Value], Value], x: Value, value: int) -> Value:
+    """x op value, the constant made first."""
+    cv = c(kc, value)
+    return op(x, cv)
+
+
 def add_c(kc: Kc, x: Value, value: int) -> Value:
     """x + value, with no op when value is 0."""
-    if value == 0:
-        return x
-    cv = c(kc, value)
-    return kc.b.add(x, cv)
+    return x if value == 0 else op_c(kc, kc.b.add, x, value)
 
 
 def mul_c(kc: Kc, x: Value, value: int) -> Value:
-    if value == 1:
-        return x
-    cv = c(kc, value)
-    return kc.b.mul(x, cv)
+    return x if value == 1 else op_c(kc, kc.b.mul, x, value)
 
 
 def div_c(kc: Kc, x: Value, value: int) -> Value:
-    if value == 1:
-        return x
-    cv = c(kc, value)
-    return kc.b.div(x, cv)
+    return x if value == 1 else op_c(kc, kc.b.div, x, value)
 
 
 def mod_c(kc: Kc, x: Value, value: int) -> Value:
-    if value == 1:
-        return c(kc, 0)
-    cv = c(kc, value)
-    return kc.b.mod(x, cv)
+    return c(kc, 0) if value == 1 else op_c(kc, kc.b.mod, x, value)
 
 
 def below(kc: Kc, x: Value, bound: int) -> Value:
@@ -131,6 +119,11 @@ def all_of(kc: Kc, conds: list[Value]) -> Value:
     for cond in conds[1:]:
         acc = kc.b.and_(acc, cond)
     return acc
+
+
+def both_below(kc: Kc, x: Value, x_end: int, y: Value, y_end: int) -> Value:
+    """x < x_end and y < y_end: a descriptor's two bounds."""
+    return all_of(kc, [below(kc, x, x_end), below(kc, y, y_end)])
 
 
 def byte_offset(kc: Kc, off: Value, valid: Value, eb: int) -> Value:
@@ -155,13 +148,31 @@ def elem_bytes(elem: str) -> int:
 # ---- the kernel context ----
 
 
-def begin_kernel(spec: ConvSpec, problem: ConvProblem, target: Target) -> Kc:
+def launch_grid(plan: Plan) -> list[AttrValue]:
+    """The launch grid in workgroups, x y z (docs/kernels.md §2, §4); wgrad split_k = 0
+    counts z per runtime slice."""
+    spec, problem = plan.spec, plan.problem
+    if spec.family == "dgrad":
+        tiles = sum(r[1] * r[2] for r in plan.sub_gemms)
+        return [tiles, problem.groups, max(spec.split_k, 1)]
+    gemm_m, gemm_n = plan.gemm[:2]
+    slices = spec.split_k if spec.family == "wgrad" and spec.split_k > 1 else 1
+    return [ceildiv(gemm_n, spec.tile_n), ceildiv(gemm_m, spec.tile_m), problem.groups * slices]
+
+
+def begin_kernel(plan: Plan) -> Kc:
+    spec = plan.spec
     attrs: dict[str, AttrValue] = {"max_workgroup_size": spec.block_size}
     if spec.waves_per_eu is not None:
         attrs["waves_per_eu"] = spec.waves_per_eu
-    b = Builder(kernel_name(spec, problem), attrs)
-    atom = atom_for(target, spec.dtype_a, spec.warp_tile_m, spec.warp_tile_n, spec.warp_tile_k)
-    return Kc(b, spec, problem, target, atom)
+    attrs["grid"] = launch_grid(plan)
+    attrs["wave_size"] = spec.wave_size
+    if spec.family == "wgrad" and spec.split_k == 0:
+        attrs["split_k_runtime"] = True
+    b = Builder(plan.kernel_name, attrs)
+    b.op_limit = plan.op_limit  # validation kept it within MAX_KERNEL_OPS: an op past it is an engine failure
+    atom = atom_for(plan.target, spec.dtype_a, spec.warp_tile_m, spec.warp_tile_n, spec.warp_tile_k)
+    return Kc(b, plan, spec, plan.problem, plan.target, atom)
 
 
 def add_tensor_params(kc: Kc, names: tuple[str, str, str], atomic_d: bool) -> None:
@@ -215,13 +226,13 @@ def chiplet_remap(kc: Kc, flat: Value, grid_m: int, grid_n: int) -> tuple[Value,
     return m_tile, n_tile
 
 
-def grid_tiles(kc: Kc, gemm_m: int, gemm_n: int) -> None:
+def grid_tiles(kc: Kc) -> None:
     """m0, n0 from block ids x (N tiles) and y (M tiles), remapped under chiplet_swizzle."""
     s = kc.spec
     bx = kc.b.block_id(0)
     by = kc.b.block_id(1)
     if s.chiplet_swizzle:
-        grid_m, grid_n = ceildiv(gemm_m, s.tile_m), ceildiv(gemm_n, s.tile_n)
+        grid_m, grid_n = ceildiv(kc.plan.gemm[0], s.tile_m), ceildiv(kc.plan.gemm[1], s.tile_n)
         row = mul_c(kc, by, grid_n)
         flat = kc.b.add(row, bx)
         m_tile, n_tile = chiplet_remap(kc, flat, grid_m, grid_n)
@@ -253,51 +264,70 @@ def add_opt(kc: Kc, x: Value, y: Optional[Value]) -> Value:
     return x if y is None else kc.b.add(x, y)
 
 
-def input_offset(kc: Kc, m: Value, k: Value) -> tuple[Value, Value]:
-    """X (NHWC) at GEMM (m, k): m -> (n, [do,] ho, wo), k -> ([z,] y, x, c)."""
+def row_offset(kc: Kc, row: Value, width: int, per_group: int, col: Value) -> Value:
+    """row*width + group*per_group + col: a row of NHWK (or pointwise NHWC) by GEMM row."""
+    start = mul_c(kc, row, width)
+    grouped = add_opt(kc, start, group_base(kc, per_group))
+    return kc.b.add(grouped, col)
+
+
+def group_row_offset(kc: Kc, row: Value, per_group: int, width: int, col: Value) -> Value:
+    """(group*per_group + row)*width + col: a row of the group's filters (KYXC, dW)."""
+    k_out = add_opt(kc, row, group_base(kc, per_group))
+    start = mul_c(kc, k_out, width)
+    return kc.b.add(start, col)
+
+
+def digits(kc: Kc, x: Value, radices: tuple[int, ...]) -> list[Value]:
+    """x in a mixed radix, innermost first: x % r0, (x / r0) % r1, ..., then what is left."""
+    out = []
+    for radix in radices:
+        out.append(mod_c(kc, x, radix))
+        x = div_c(kc, x, radix)
+    out.append(x)
+    return out
+
+
+def input_offset(kc: Kc, m: Value, k: Value, m_end: int, k_end: int) -> tuple[Value, Value]:
+    """X (NHWC) at GEMM (m, k): m -> (n, [do,] ho, wo), k -> ([z,] y, x, c); valid below
+    (m_end, k_end), the im2col view's N*[Do*]Ho*Wo and [Z*]Y*X*cpg."""
     b, p = kc.b, kc.problem
-    wo = mod_c(kc, m, p.Wo)
-    m1 = div_c(kc, m, p.Wo)
-    ho = mod_c(kc, m1, p.Ho)
-    m2 = div_c(kc, m1, p.Ho)
     if p.is_3d:
-        do = mod_c(kc, m2, p.Do)
-        n = div_c(kc, m2, p.Do)
+        wo, ho, do, n = digits(kc, m, (p.Wo, p.Ho, p.Do))
+        ch, x, y, z = digits(kc, k, (p.cpg, p.X, p.Y))
     else:
-        n = m2
-    ch = mod_c(kc, k, p.cpg)
-    k1 = div_c(kc, k, p.cpg)
-    x = mod_c(kc, k1, p.X)
-    k2 = div_c(kc, k1, p.X)
-    if p.is_3d:
-        y = mod_c(kc, k2, p.Y)
-        z = div_c(kc, k2, p.Y)
-    else:
-        y = k2
+        wo, ho, n = digits(kc, m, (p.Wo, p.Ho))
+        ch, x, y = digits(kc, k, (p.cpg, p.X))
     hi = tap(kc, ho, p.sH, y, p.dH, p.pH)
     wi = tap(kc, wo, p.sW, x, p.dW, p.pW)
     conds = [below(kc, hi, p.Hi), below(kc, wi, p.Wi)]
     if p.is_3d:
         di = tap(kc, do, p.sD, z, p.dD, p.pD)
         conds.append(below(kc, di, p.Di))
-    gemm_m = p.N * p.out_depth * p.Ho * p.Wo
-    gemm_k = p.filter_z * p.Y * p.X * p.cpg
-    conds.append(below(kc, m, gemm_m))
-    conds.append(below(kc, k, gemm_k))
+    conds.append(below(kc, m, m_end))
+    conds.append(below(kc, k, k_end))
     valid = all_of(kc, conds)
     if p.is_3d:
         nd = mul_c(kc, n, p.Di)
         spatial = b.add(nd, di)
     else:
         spatial = n
-    sh = mul_c(kc, spatial, p.Hi)
-    row = b.add(sh, hi)
-    sw = mul_c(kc, row, p.Wi)
-    pixel = b.add(sw, wi)
-    base = mul_c(kc, pixel, p.C)
-    grouped = add_opt(kc, base, group_base(kc, p.cpg))
-    off = b.add(grouped, ch)
-    return off, valid
+    return pixel_offset(kc, spatial, (hi, p.Hi), (wi, p.Wi), (ch, p.C), p.cpg), valid
+
+
+def pixel_offset(
+    kc: Kc, image: Value, h: tuple[Value, int], w: tuple[Value, int], c: tuple[Value, int], per_group: int
+) -> Value:
+    """(((image*H + h)*W + w)*C + group*per_group + c): an NHWC (or NHWK) element offset, each
+    coordinate given with its extent."""
+    b = kc.b
+    ih = mul_c(kc, image, h[1])
+    row = b.add(ih, h[0])
+    rw = mul_c(kc, row, w[1])
+    pixel = b.add(rw, w[0])
+    base = mul_c(kc, pixel, c[1])
+    grouped = add_opt(kc, base, group_base(kc, per_group))
+    return b.add(grouped, c[0])
 
 
 def tap(kc: Kc, out: Value, stride: int, filt: Value, dil: int, pad: int) -> Value:
@@ -311,29 +341,6 @@ def tap(kc: Kc, out: Value, stride: int, filt: Value, dil: int, pad: int) -> Val
 # ---- tiles ----
 
 
-def load_vectors(kc: Kc) -> tuple[int, int, int]:
-    """The global load widths of A and B and the cshuffle store width (caps applied)."""
-    return load_widths(kc.spec, kc.problem)
-
-
-def load_widths(s: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
-    """load_vectors of a spec (the kernel-size bound needs them before any kernel exists)."""
-    vec_a, vec_b, vec_c = default_vector_sizes(s, p)
-    if s.family == "wgrad":
-        vec_c = widest_vector(p.cpg, s.dtype_d)  # cshuffle stores with split_k = 1 widths
-    else:
-        vec_c = min(vec_c, 16 // elem_bytes(IR_ELEM[s.dtype_d]))  # one D store: at most 16 bytes
-    if s.vector_size_a is not None:
-        vec_a = min(vec_a, s.vector_size_a)
-    if s.vector_size_b is not None:
-        vec_b = min(vec_b, s.vector_size_b)
-    if s.vector_size_c is not None:
-        vec_c = min(vec_c, s.vector_size_c)
-    if s.family == "dgrad" and s.split_k > 1:
-        vec_a = 1
-    return vec_a, vec_b, vec_c
-
-
 def fit_width(width: int, extent: int) -> int:
     """The widest power of two <= width (itself a power of two) that divides extent: a chunk
     must not run past its tile row (docs/kernels.md §5)."""
@@ -342,18 +349,13 @@ def fit_width(width: int, extent: int) -> int:
     return width
 
 
-def m_outer_tile(kc: Kc, name: str, dtype: str, tile_mn: int, vec_width: int, axis: str) -> TileOperand:
-    s = kc.spec
-    pad = effective_lds_pad(s)
+def operand_tile(kc: Kc, name: str, dtype: str, lds: LdsTile, mn: int, vec_width: int, axis: str) -> TileOperand:
+    """A K-outer tile is loaded along mn (one wide store per chunk); a tile loaded along k
+    takes the widest width that divides tile_k."""
+    axis = "row" if lds.k_outer else axis
     if axis == "col":
-        vec_width = fit_width(vec_width, s.tile_k)
-    return TileOperand(name, IR_ELEM[dtype], tile_mn, s.tile_k + pad, tile_mn, vec_width, axis, False)
-
-
-def k_outer_tile(kc: Kc, name: str, dtype: str, tile_mn: int, vec_width: int) -> TileOperand:
-    """The K-outer tile (tile_k, tile_mn + P): loaded along mn, one wide store per chunk."""
-    rows, cols = k_outer_shape(kc.spec, tile_mn)
-    return TileOperand(name, IR_ELEM[dtype], rows, cols, tile_mn, vec_width, "row", True)
+        vec_width = fit_width(vec_width, kc.spec.tile_k)
+    return TileOperand(name, IR_ELEM[dtype], lds.rows, lds.cols, mn, vec_width, axis, lds.k_outer)
 
 
 def alloc_tile(kc: Kc, t: TileOperand) -> Value:
@@ -621,6 +623,14 @@ class Operands:
     b_mn0: Value
 
 
+def make_operands(kc: Kc, axis_a: str, axis_b: str, desc_a: Desc, desc_b: Desc) -> Operands:
+    """The plan's A and B tiles, loaded along axis_a and axis_b (a K-outer tile along mn)."""
+    s, plan = kc.spec, kc.plan
+    ta = operand_tile(kc, "a", s.dtype_a, plan.lds_a, s.tile_m, plan.vectors[0], axis_a)
+    tb = operand_tile(kc, "b", s.dtype_b, plan.lds_b, s.tile_n, plan.vectors[1], axis_b)
+    return Operands(ta, tb, desc_a, desc_b, kc.m0, kc.n0)
+
+
 def acc_names(wt: WaveTile) -> list[str]:
     return [f"acc_m{mi}_n{ni}" for mi in range(wt.mfmas_m) for ni in range(wt.mfmas_n)]
 
@@ -721,8 +731,7 @@ class AsyncPlan:
 
 
 def async_plan(kc: Kc, t: TileOperand, index: int) -> AsyncPlan:
-    tile = async_tiles(kc.spec, kc.problem)[index]
-    dwords = tile_dwords(kc.spec, tile)
+    dwords = kc.plan.async_dwords[index] if kc.plan.async_dwords else None
     if dwords is None:
         raise fail("async tile without dwords (CONV_ASYNC_NO_DWORDS is checked in mode spec)")
     elems = dwords * 4 // elem_bytes(t.elem)
@@ -906,37 +915,19 @@ def store_d_atomic_vector(kc: Kc, d_ptr: Value, off: Value, v: Value) -> None:
 D_NAMES = {"fwd": "Y", "wgrad": "dW", "dgrad": "dX"}
 
 
-def epilogue_default(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc) -> None:
-    """Each accumulator slot stored by its own lane at its (m, n) (guarded by the descriptor)."""
+def store_slots(
+    kc: Kc,
+    accs: list[Value],
+    wt: WaveTile,
+    m_base: Value,
+    n_base: Value,
+    desc_d: Optional[Desc],
+    staging: Optional[Value],
+) -> None:
+    """Every accumulator slot through the accumulator epilogue, at (m_base, n_base) plus its
+    atom's and its own row and column: to D through desc_d, or (desc_d None) to the staging tile."""
     b, s, a = kc.b, kc.spec, kc.atom
-    lanes = c_lanes(kc)
-    m_wave = b.add(kc.m0, wt.m)
-    m_base = b.add(m_wave, lanes.mn)
-    n_wave = b.add(kc.n0, wt.n)
-    n_base = b.add(n_wave, lanes.k)
-    for mi in range(wt.mfmas_m):
-        m_atom = add_c(kc, m_base, mi * s.warp_tile_m)
-        for ni in range(wt.mfmas_n):
-            n_atom = add_c(kc, n_base, ni * s.warp_tile_n)
-            acc = accs[mi * wt.mfmas_n + ni]
-            for r in range(a.c_len):
-                gm = add_c(kc, m_atom, c_row_of_slot(kc, r))
-                e = b.extract(acc, r)
-                v = acc_epilogue(kc, e)
-                d = to_d(kc, v)
-                off, valid = desc_d(kc, gm, n_atom)
-                store_d_value(kc, off, valid, d)
-
-
-def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec_c: int, exclusive: bool) -> None:
-    """Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1)."""
-    b, s, a = kc.b, kc.spec, kc.atom
-    d_elem = IR_ELEM[s.dtype_d]
-    eb = elem_bytes(d_elem)
-    staging = b.smem_alloc(smem(d_elem, s.tile_m, s.tile_n), exclusive)
-    lanes = c_lanes(kc)
-    m_base = b.add(wt.m, lanes.mn)
-    n_base = b.add(wt.n, lanes.k)
+    eb = elem_bytes(IR_ELEM[s.dtype_d])
     for mi in range(wt.mfmas_m):
         m_atom = add_c(kc, m_base, mi * s.warp_tile_m)
         for ni in range(wt.mfmas_n):
@@ -947,7 +938,34 @@ def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec
                 e = b.extract(acc, r)
                 v = acc_epilogue(kc, e)
                 d = to_d(kc, v)
-                b.smem_store(staging, row, n_atom, d, eb)
+                if desc_d is not None:
+                    off, valid = desc_d(kc, row, n_atom)
+                    store_d_value(kc, off, valid, d)
+                else:
+                    b.smem_store(staging, row, n_atom, d, eb)
+
+
+def epilogue_default(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc) -> None:
+    """Each accumulator slot stored by its own lane at its (m, n) (guarded by the descriptor)."""
+    b = kc.b
+    lanes = c_lanes(kc)
+    m_wave = b.add(kc.m0, wt.m)
+    m_base = b.add(m_wave, lanes.mn)
+    n_wave = b.add(kc.n0, wt.n)
+    n_base = b.add(n_wave, lanes.k)
+    store_slots(kc, accs, wt, m_base, n_base, desc_d, None)
+
+
+def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec_c: int, exclusive: bool) -> None:
+    """Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1)."""
+    b, s = kc.b, kc.spec
+    d_elem = IR_ELEM[s.dtype_d]
+    eb = elem_bytes(d_elem)
+    staging = b.smem_alloc(smem(d_elem, s.tile_m, s.tile_n), exclusive)
+    lanes = c_lanes(kc)
+    m_base = b.add(wt.m, lanes.mn)
+    n_base = b.add(wt.n, lanes.k)
+    store_slots(kc, accs, wt, m_base, n_base, None, staging)
     b.sync()
     chunks = s.tile_m * s.tile_n // vec_c
     per_row = s.tile_n // vec_c

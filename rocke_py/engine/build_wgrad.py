@@ -6,32 +6,16 @@ Twin of rocke_c/src/build_wgrad.c."""
 
 from __future__ import annotations
 
-from .build_common import (
-    Kc,
-    Operands,
-    add_opt,
-    add_tensor_params,
-    all_of,
-    below,
-    c,
-    grid_tiles,
-    group_base,
-    input_offset,
-    k_outer_tile,
-    load_vectors,
-    m_outer_tile,
-    mul_c,
-)
+from . import build_common as bc
+from .build_common import Kc, Operands
 from .ir import Value
-from .problem import wgrad_gemm
-from .spec import wg_k_padded
 
 NAMES = ("dY", "X", "dW")
 
 
 def add_params(kc: Kc) -> None:
     s, p = kc.spec, kc.problem
-    add_tensor_params(kc, NAMES, atomic_d=s.atomic_split_k)
+    bc.add_tensor_params(kc, NAMES, atomic_d=s.atomic_split_k)
     if s.split_k == 0:
         kc.params["ks"] = kc.b.param("ks", "i32")
         if p.groups > 1:
@@ -41,18 +25,17 @@ def add_params(kc: Kc) -> None:
 def block_decode(kc: Kc) -> None:
     """Tiles from x/y; z is the group (split_k = 1) or group*split_k + slice."""
     b, s, p = kc.b, kc.spec, kc.problem
-    wg_m, wg_n, wg_k = wgrad_gemm(p)
-    grid_tiles(kc, wg_m, wg_n)
+    bc.grid_tiles(kc)
     bz = b.block_id(2)
     if s.split_k == 1:
         if p.groups > 1:
             kc.group = bz
-        kc.k_lo = c(kc, 0)
-        kc.k_hi = c(kc, wg_k)
+        kc.k_lo = bc.c(kc, 0)
+        kc.k_hi = bc.c(kc, kc.plan.gemm[2])
         return
     if s.split_k > 1:
-        ks = c(kc, wg_k_padded(s, p, s.split_k) // s.split_k)
-        count = c(kc, s.split_k)
+        ks = bc.c(kc, kc.plan.ks)
+        count = bc.c(kc, s.split_k)
     else:
         ks = kc.params["ks"]
         count = kc.params["ks_count"] if p.groups > 1 else None
@@ -70,45 +53,28 @@ def block_decode(kc: Kc) -> None:
 def desc_a(kc: Kc, mn: Value, k: Value) -> tuple[Value, Value]:
     """dY (NHWK) at (k_out = mn, k_wg = k): k_wg runs over the contiguous (n, [do,] ho, wo)."""
     p = kc.problem
-    wg_k = wgrad_gemm(p)[2]
-    valid = all_of(kc, [below(kc, mn, p.kpg), below(kc, k, wg_k)])
-    row = mul_c(kc, k, p.K)
-    grouped = add_opt(kc, row, group_base(kc, p.kpg))
-    off = kc.b.add(grouped, mn)
-    return off, valid
+    valid = bc.both_below(kc, mn, p.kpg, k, kc.plan.gemm[2])
+    return bc.row_offset(kc, k, p.K, p.kpg, mn), valid
 
 
 def desc_b(kc: Kc, mn: Value, k: Value) -> tuple[Value, Value]:
     """X at (n_wg = mn, k_wg = k): the forward A descriptor with m := k_wg, k := n_wg."""
     p = kc.problem
+    _, wg_n, wg_k = kc.plan.gemm
     if p.is_pointwise:
-        wg_n, wg_k = wgrad_gemm(p)[1:]
-        valid = all_of(kc, [below(kc, mn, wg_n), below(kc, k, wg_k)])
-        row = mul_c(kc, k, p.C)
-        grouped = add_opt(kc, row, group_base(kc, p.cpg))
-        off = kc.b.add(grouped, mn)
-        return off, valid
-    return input_offset(kc, k, mn)
+        valid = bc.both_below(kc, mn, wg_n, k, wg_k)
+        return bc.row_offset(kc, k, p.C, p.cpg, mn), valid
+    return bc.input_offset(kc, k, mn, wg_k, wg_n)
 
 
 def desc_d(kc: Kc, m: Value, n: Value) -> tuple[Value, Value]:
     """dW at (k_out = m, n_wg = n), packed per group: row (group*kpg + k_out) of wg_N."""
     p = kc.problem
-    wg_m, wg_n = wgrad_gemm(p)[:2]
-    valid = all_of(kc, [below(kc, m, wg_m), below(kc, n, wg_n)])
-    k_out = add_opt(kc, m, group_base(kc, p.kpg))
-    row = mul_c(kc, k_out, wg_n)
-    off = kc.b.add(row, n)
-    return off, valid
+    wg_m, wg_n, _ = kc.plan.gemm
+    valid = bc.both_below(kc, m, wg_m, n, wg_n)
+    return bc.group_row_offset(kc, m, p.kpg, wg_n, n), valid
 
 
 def operands(kc: Kc) -> Operands:
-    s = kc.spec
-    vec_a, vec_b, _ = load_vectors(kc)
-    if s.lds_k_outer:
-        ta = k_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a)
-        tb = k_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b)
-    else:
-        ta = m_outer_tile(kc, "a", s.dtype_a, s.tile_m, vec_a, "row")
-        tb = m_outer_tile(kc, "b", s.dtype_b, s.tile_n, vec_b, "row")
-    return Operands(ta, tb, desc_a, desc_b, kc.m0, kc.n0)
+    """Both tiles loaded along mn, M-outer or (lds_k_outer) K-outer."""
+    return bc.make_operands(kc, "row", "row", desc_a, desc_b)

@@ -107,6 +107,21 @@ def bare_name_end(line: str, i: int) -> int:
     return i
 
 
+def name_then(line: str, i: int, lineno: int, missing: str, what: str, sep: str) -> Union[tuple[str, int], Rejected]:
+    """The table name or key starting at i and the index of the `sep` after it; `missing` says
+    what an empty one lacks, `what` names it."""
+    end = bare_name_end(line, i)
+    if end == i:
+        return syntax(lineno, missing)
+    if end - i > MAX_NAME:
+        return syntax(lineno, f"name longer than {MAX_NAME} characters")
+    name = line[i:end]
+    at = skip_ws(line, end)
+    if at == len(line) or line[at] != sep:
+        return syntax(lineno, f"expected '{sep}' after {what} '{name}'")
+    return name, at
+
+
 def at_rest_ok(line: str, i: int) -> bool:
     """True if from i on there is only whitespace, then nothing or a comment."""
     i = skip_ws(line, i)
@@ -194,15 +209,10 @@ def parse_value(line: str, i: int, lineno: int, key: str) -> Union[tuple[Value, 
 def parse_header(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
     """A table header whose '[' is at i."""
     start = skip_ws(line, i + 1)
-    end = bare_name_end(line, start)
-    if end == start:
-        return syntax(lineno, "expected a table name after '['")
-    if end - start > MAX_NAME:
-        return syntax(lineno, f"name longer than {MAX_NAME} characters")
-    name = line[start:end]
-    i = skip_ws(line, end)
-    if i == len(line) or line[i] != "]":
-        return syntax(lineno, f"expected ']' after table name '{name}'")
+    got = name_then(line, start, lineno, "expected a table name after '['", "table name", "]")
+    if isinstance(got, Rejected):
+        return got
+    name, i = got
     if not at_rest_ok(line, i + 1):
         return syntax(lineno, f"unexpected text after table header [{name}]")
     if name not in TABLES:
@@ -235,15 +245,10 @@ def add_entry(key: str, value: Value, lineno: int, state: _State) -> Optional[Re
 
 def parse_key_line(line: str, i: int, lineno: int, state: _State) -> Optional[Rejected]:
     """`key = value` with the key starting at i."""
-    end = bare_name_end(line, i)
-    if end == i:
-        return syntax(lineno, "expected a key, a table header or a comment")
-    if end - i > MAX_NAME:
-        return syntax(lineno, f"name longer than {MAX_NAME} characters")
-    key = line[i:end]
-    i = skip_ws(line, end)
-    if i == len(line) or line[i] != "=":
-        return syntax(lineno, f"expected '=' after key '{key}'")
+    got = name_then(line, i, lineno, "expected a key, a table header or a comment", "key", "=")
+    if isinstance(got, Rejected):
+        return got
+    key, i = got
     parsed = parse_value(line, skip_ws(line, i + 1), lineno, key)
     if isinstance(parsed, Rejected):
         return parsed

@@ -11,6 +11,7 @@ from .build import build_kernel
 from .config import check_encoding, parse_config
 from .limits import MAX_OUTPUT_BYTES
 from .lower_ll import lower_kernel
+from .plan import make_plan
 from .print_ir import print_ir
 from .print_spec import print_spec
 from .problem import build_problem, check_sub_gemm_candidates
@@ -77,10 +78,12 @@ def emit_text(text: str, mode: str, flavor: str) -> Union[str, Rejected]:
     bad = validate(spec, problem, target)
     if bad:
         return bad
-    spec_text = print_spec(spec, problem, target)
-    if mode == "spec" or isinstance(spec_text, Rejected):
-        return spec_text
-    kernel = build_kernel(spec, problem, target)
+    plan = make_plan(spec, problem, target)
+    if isinstance(plan, Rejected):
+        return plan
+    if mode == "spec":
+        return print_spec(plan)  # mode `ir` and `ll` build no spec text
+    kernel = build_kernel(plan)
     text = print_ir(kernel) if mode == "ir" else lower_kernel(kernel, values["arch"], flavor)
     return check_output_size(text)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from . import ops
+from .ops import OPS
 from .result import EngineFailure
 
 AttrValue = Union[bool, int, float, str, list, dict]
@@ -100,6 +102,10 @@ class Op:
     results: list[Value]
     attrs: dict[str, AttrValue]
     regions: list[Region] = field(default_factory=list)
+    code: int = field(init=False, repr=False, compare=False)  # the row of ops.OPS, ops.UNKNOWN
+
+    def __post_init__(self) -> None:
+        self.code = ops.op_code(self.name)
 
 
 @dataclass(frozen=True)
@@ -158,7 +164,7 @@ class Builder:
         for cache in reversed(self.constants):
             if key in cache:
                 return cache[key]
-        result = self.value_op("arith.constant", [], "c", ity, {"ity": ity, "value": value})
+        result = self.result_op(ops.CONSTANT, [], ity, {"ity": ity, "value": value})
         self.constants[-1][key] = result
         return result
 
@@ -199,6 +205,16 @@ class Builder:
         assert result is not None
         return result
 
+    def result_op(
+        self, code: int, operands: list[Value], type_: str, attrs: dict[str, AttrValue] | None = None
+    ) -> Value:
+        """An op of the table that gives one result, named by the op's hint."""
+        return self.value_op(OPS[code].name, operands, OPS[code].hint, type_, attrs)
+
+    def plain_op(self, code: int, operands: list[Value], attrs: dict[str, AttrValue] | None = None) -> None:
+        """An op of the table that gives no result."""
+        self.op(OPS[code].name, operands, None, None, attrs)
+
     # -- arith (docs/ir.md §4.1) --
 
     def const_i32(self, value: int) -> Value:
@@ -211,160 +227,166 @@ class Builder:
         return self.constant("f32", float(value))
 
     def zeros(self, type_: str) -> Value:
-        return self.value_op("arith.constant_vec", [], "cz", type_, {"ity": type_, "value": 0})
+        return self.result_op(ops.CONSTANT_VEC, [], type_, {"ity": type_, "value": 0})
 
     def binary(self, name: str, hint: str, a: Value, b: Value) -> Value:
         if a.type != b.type:
             raise fail(f"{name} of {a.type} and {b.type}")
         return self.value_op(name, [a, b], hint, a.type)
 
+    def binary_of(self, code: int, a: Value, b: Value) -> Value:
+        return self.binary(OPS[code].name, OPS[code].hint, a, b)
+
     def add(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.add", "add", a, b)
+        return self.binary_of(ops.ADD, a, b)
 
     def sub(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.sub", "sub", a, b)
+        return self.binary_of(ops.SUB, a, b)
 
     def mul(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.mul", "mul", a, b)
+        return self.binary_of(ops.MUL, a, b)
 
     def div(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.div", "div", a, b)
+        return self.binary_of(ops.DIV, a, b)
 
     def mod(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.mod", "mod", a, b)
+        return self.binary_of(ops.MOD, a, b)
 
     def min(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.min", "min", a, b)
+        return self.binary_of(ops.MIN, a, b)
 
     def max(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.max", "max", a, b)
+        return self.binary_of(ops.MAX, a, b)
 
     def and_(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.and", "and", a, b)
+        return self.binary_of(ops.AND, a, b)
 
     def or_(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.or", "or", a, b)
+        return self.binary_of(ops.OR, a, b)
 
     def cmp(self, pred: str, a: Value, b: Value) -> Value:
         if a.type != b.type:
             raise fail(f"arith.cmp of {a.type} and {b.type}")
-        return self.value_op("arith.cmp", [a, b], "cmp", "i1", {"pred": pred})
+        return self.result_op(ops.CMP, [a, b], "i1", {"pred": pred})
 
     def select(self, c: Value, a: Value, b: Value) -> Value:
         if a.type != b.type or c.type != "i1":
             raise fail(f"arith.select of {c.type}, {a.type}, {b.type}")
-        return self.value_op("arith.select", [c, a, b], "sel", a.type)
+        return self.result_op(ops.SELECT, [c, a, b], a.type)
 
     def fadd(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.fadd", "fadd", a, b)
+        return self.binary_of(ops.FADD, a, b)
 
     def fmul(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.fmul", "fmul", a, b)
+        return self.binary_of(ops.FMUL, a, b)
 
     def fmax(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.fmax", "fmax", a, b)
+        return self.binary_of(ops.FMAX, a, b)
 
     def fmin(self, a: Value, b: Value) -> Value:
-        return self.binary("arith.fmin", "fmin", a, b)
+        return self.binary_of(ops.FMIN, a, b)
 
     def fptrunc(self, a: Value, to: str) -> Value:
-        return self.value_op("arith.fptrunc", [a], "cvt", to, {"to": to})
+        return self.result_op(ops.FPTRUNC, [a], to, {"to": to})
 
     def bitcast(self, a: Value, to: str) -> Value:
-        return self.value_op("arith.bitcast", [a], "bc", to, {"to": to})
+        return self.result_op(ops.BITCAST, [a], to, {"to": to})
 
     # -- gpu (§4.2) --
 
     def thread_id(self) -> Value:
-        return self.value_op("gpu.thread_id", [], "tid", "i32", {"dim": 0})
+        return self.result_op(ops.THREAD_ID, [], "i32", {"dim": 0})
 
     def block_id(self, dim: int) -> Value:
-        return self.value_op("gpu.block_id", [], "bid", "i32", {"dim": dim})
+        return self.result_op(ops.BLOCK_ID, [], "i32", {"dim": dim})
 
     def lane_id(self) -> Value:
-        return self.value_op("gpu.lane_id", [], "lane", "i32")
+        return self.result_op(ops.LANE_ID, [], "i32")
 
     def readfirstlane(self, a: Value) -> Value:
-        return self.value_op("gpu.readfirstlane", [a], "rfl", "i32")
+        return self.result_op(ops.READFIRSTLANE, [a], "i32")
 
     # -- memory (§4.3) --
 
     def make_buffer_rsrc(self, p: Value, nbytes: Value) -> Value:
-        return self.value_op("tile.make_buffer_rsrc", [p, nbytes], "rsrc", "rsrc")
+        return self.result_op(ops.MAKE_BUFFER_RSRC, [p, nbytes], "rsrc")
 
     def buffer_load(self, r: Value, off: Value, elem: str, n: int) -> Value:
-        return self.value_op("tile.buffer_load", [r, off], "gv", vec_or_scalar(elem, n), {"elem": elem, "n": n})
+        return self.result_op(ops.BUFFER_LOAD, [r, off], vec_or_scalar(elem, n), {"elem": elem, "n": n})
 
     def buffer_store(self, r: Value, off: Value, v: Value) -> None:
-        self.op("tile.buffer_store", [r, off, v], None, None)
+        self.plain_op(ops.BUFFER_STORE, [r, off, v])
 
     def global_atomic_fadd(self, p: Value, idx: Value, v: Value) -> None:
-        self.op("tile.global_atomic_fadd", [p, idx, v], None, None)
+        self.plain_op(ops.GLOBAL_ATOMIC_FADD, [p, idx, v])
 
     def smem_alloc(self, type_: str, exclusive: bool = False) -> Value:
         attrs: dict[str, AttrValue] = {"type": type_}
         if exclusive:
             attrs["exclusive"] = True
-        return self.value_op("tile.smem_alloc", [], "smem", type_, attrs)
+        return self.result_op(ops.SMEM_ALLOC, [], type_, attrs)
 
     def smem_load(self, s: Value, row: Value, col: Value, n: int, align: int) -> Value:
         t = vec_or_scalar(smem_elem(s.type), n)
-        return self.value_op("tile.smem_load", [s, row, col], "av", t, {"n": n, "align": align})
+        return self.result_op(ops.SMEM_LOAD, [s, row, col], t, {"n": n, "align": align})
 
     def smem_store(self, s: Value, row: Value, col: Value, v: Value, align: int) -> None:
-        self.op("tile.smem_store", [s, row, col, v], None, None, {"align": align})
+        self.plain_op(ops.SMEM_STORE, [s, row, col, v], {"align": align})
 
     def smem_addr(self, s: Value) -> Value:
-        return self.value_op("tile.smem_addr", [s], "sa", "i32")
+        return self.result_op(ops.SMEM_ADDR, [s], "i32")
+
+    def transpose_read(self, code: int, width: int, s: Value, row: Value, col: Value) -> Value:
+        return self.result_op(code, [s, row, col], vec(smem_elem(s.type), width))
 
     def ds_read_tr16_b64(self, s: Value, row: Value, col: Value) -> Value:
-        return self.value_op("tile.ds_read_tr16_b64", [s, row, col], "tr", vec(smem_elem(s.type), 4))
+        return self.transpose_read(ops.DS_READ_TR16_B64, 4, s, row, col)
 
     def ds_read_tr16_b128(self, s: Value, row: Value, col: Value) -> Value:
-        return self.value_op("tile.ds_read_tr16_b128", [s, row, col], "tr", vec(smem_elem(s.type), 8))
+        return self.transpose_read(ops.DS_READ_TR16_B128, 8, s, row, col)
 
     def async_buffer_load_lds(self, r: Value, lds_addr: Value, off: Value, dwords: int, aux: int) -> None:
-        self.op("tile.async_buffer_load_lds", [r, lds_addr, off], None, None, {"dwords": dwords, "aux": aux})
+        self.plain_op(ops.ASYNC_BUFFER_LOAD_LDS, [r, lds_addr, off], {"dwords": dwords, "aux": aux})
 
     def s_waitcnt_vmcnt(self, vmcnt: int) -> None:
-        self.op("tile.s_waitcnt", [], None, None, {"vmcnt": vmcnt})
+        self.plain_op(ops.S_WAITCNT, [], {"vmcnt": vmcnt})
 
     def sync(self) -> None:
-        self.op("tile.sync", [], None, None)
+        self.plain_op(ops.SYNC, [])
 
     def sync_lds_only(self) -> None:
-        self.op("tile.sync_lds_only", [], None, None)
+        self.plain_op(ops.SYNC_LDS_ONLY, [])
 
     # -- vector (§4.4) --
 
     def extract(self, v: Value, index: int) -> Value:
-        return self.value_op("vector.extract", [v], "e", vec_elem(v.type), {"index": index})
+        return self.result_op(ops.EXTRACT, [v], vec_elem(v.type), {"index": index})
 
     def insert(self, v: Value, x: Value, index: int) -> Value:
-        return self.value_op("vector.insert", [v, x], "vi", v.type, {"index": index})
+        return self.result_op(ops.INSERT, [v, x], v.type, {"index": index})
 
     def from_elements(self, xs: list[Value]) -> Value:
-        return self.value_op("vector.from_elements", xs, "vp", vec(xs[0].type, len(xs)))
+        return self.result_op(ops.FROM_ELEMENTS, xs, vec(xs[0].type, len(xs)))
 
     def concat(self, a: Value, b: Value) -> Value:
         t = vec(vec_elem(a.type), vec_len(a.type) + vec_len(b.type))
-        return self.value_op("vector.concat", [a, b], "vc", t)
+        return self.result_op(ops.CONCAT, [a, b], t)
 
     # -- mma (§4.5) --
 
     def mma(self, op_id: str, a: Value, b: Value, c: Value) -> Value:
-        return self.value_op("tile.mma", [a, b, c], "acc", c.type, {"op_id": op_id})
+        return self.result_op(ops.MMA, [a, b, c], c.type, {"op_id": op_id})
 
     # -- schedule hints (§4.6) --
 
     def sched_group_barrier(self, mask: int, size: int, sync_id: int) -> None:
-        self.op("tile.sched_group_barrier", [], None, None, {"mask": mask, "size": size, "sync_id": sync_id})
+        self.plain_op(ops.SCHED_GROUP_BARRIER, [], {"mask": mask, "size": size, "sync_id": sync_id})
 
     def sched_barrier(self, mask: int) -> None:
-        self.op("tile.sched_barrier", [], None, None, {"mask": mask})
+        self.plain_op(ops.SCHED_BARRIER, [], {"mask": mask})
 
     def s_setprio(self, prio: int) -> None:
-        self.op("tile.s_setprio", [], None, None, {"prio": prio})
+        self.plain_op(ops.S_SETPRIO, [], {"prio": prio})
 
     # -- control (§4.7) --
 
@@ -372,7 +394,7 @@ class Builder:
         self, lb: Value, ub: Value, step: Value, iv: str, carried: list[tuple[str, Value]], unroll: bool = False
     ) -> ForLoop:
         """Opens an scf.for; its results are numbered now, before anything in the body."""
-        results = [self.new_value("for", init.type) for _, init in carried]
+        results = [self.new_value(OPS[ops.FOR].hint, init.type) for _, init in carried]
         attrs: dict[str, AttrValue] = {
             "iv": f"%{iv}",
             "iv_type": "i32",
@@ -380,8 +402,8 @@ class Builder:
         }
         if unroll:
             attrs["unroll"] = True
-        body = Region("body")
-        op = Op("scf.for", [lb, ub, step] + [init for _, init in carried], results, attrs, [body])
+        body = Region(OPS[ops.FOR].region)
+        op = Op(OPS[ops.FOR].name, [lb, ub, step] + [init for _, init in carried], results, attrs, [body])
         self.append(op)
         self.push_region(body)
         return ForLoop(op, Value(f"%{iv}", "i32"), [Value(f"%{name}", init.type) for name, init in carried])
@@ -389,13 +411,13 @@ class Builder:
     def for_end(self, loop: ForLoop, yielded: list[Value]) -> list[Value]:
         if self.regions[-1] is not loop.op.regions[0]:
             raise fail("for_end does not close the innermost region")
-        self.op("scf.yield", yielded, None, None, {"num": len(yielded)})
+        self.plain_op(ops.YIELD, yielded, {"num": len(yielded)})
         self.pop_region()
         return list(loop.op.results)
 
     def if_begin(self, cond: Value) -> Op:
-        then = Region("then")
-        op = Op("scf.if", [cond], [], {}, [then])
+        then = Region(OPS[ops.IF].region)
+        op = Op(OPS[ops.IF].name, [cond], [], {}, [then])
         self.append(op)
         self.push_region(then)
         return op
@@ -408,5 +430,5 @@ class Builder:
     def ret(self) -> Kernel:
         if len(self.regions) != 1:
             raise fail("ret inside an open region")
-        self.op("cf.return", [], None, None)
+        self.plain_op(ops.RETURN, [])
         return self.kernel

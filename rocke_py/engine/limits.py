@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .arch import Target
-from .build_common import load_widths
 from .mma_atoms import atom_for
 from .problem import SUB_GEMM_FIELDS, ConvProblem, ceildiv, dgrad_sub_gemms, roundup, sub_gemm_candidates
 from .result import Rejected
-from .spec import ConvSpec, async_tiles, elem_bytes, tile_dwords, unrolled_k_iters, wg_k_padded
+from .spec import ConvSpec, async_tiles, elem_bytes, load_widths, tile_dwords, unrolled_k_iters, wg_k_padded
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 MAX_KERNEL_OPS = 65536  # IR ops of any kernel an engine builds (docs/kernels.md §9)
@@ -340,6 +339,16 @@ def wgrad_offsets(s: ConvSpec, p: ConvProblem) -> Optional[str]:
     )
 
 
+def check_strided(
+    pre: str, result: str, r: dict[str, int], index: tuple[str, Span], stride_key: str, offset_key: str
+) -> tuple[Optional[str], Span]:
+    """check_linear of index*stride + offset, the stride and offset fields of the record r."""
+    name, span = index
+    return check_linear(
+        pre, result, [(name, span, stride_key, r[stride_key]), (offset_key, (r[offset_key],) * 2, "", 1)]
+    )
+
+
 def dgrad_record(s: ConvSpec, p: ConvProblem, index: int, r: dict[str, int]) -> Optional[str]:
     """One sub-GEMM's loads and stores (build_dgrad's descriptors over the record's padded tiles)."""
     pre = f"sub-GEMM {index}: "
@@ -378,18 +387,10 @@ def dgrad_record(s: ConvSpec, p: ConvProblem, index: int, r: dict[str, int]) -> 
     )
     if bad:
         return bad
-    bad, y = check_linear(
-        pre,
-        "the filter row y",
-        [("ydot", ydot, "b_y_stride", r["b_y_stride"]), ("b_y_offset", (r["b_y_offset"],) * 2, "", 1)],
-    )
+    bad, y = check_strided(pre, "the filter row y", r, ("ydot", ydot), "b_y_stride", "b_y_offset")
     if bad:
         return bad
-    bad, x = check_linear(
-        pre,
-        "the filter column x",
-        [("xdot", xdot, "b_x_stride", r["b_x_stride"]), ("b_x_offset", (r["b_x_offset"],) * 2, "", 1)],
-    )
+    bad, x = check_strided(pre, "the filter column x", r, ("xdot", xdot), "b_x_stride", "b_x_offset")
     if bad:
         return bad
     bad = check_offset(
@@ -401,18 +402,10 @@ def dgrad_record(s: ConvSpec, p: ConvProblem, index: int, r: dict[str, int]) -> 
     )
     if bad:
         return bad
-    bad, hi = check_linear(
-        pre,
-        "the dX row hi",
-        [("htl", htl, "d_h_stride", r["d_h_stride"]), ("d_h_offset", (r["d_h_offset"],) * 2, "", 1)],
-    )
+    bad, hi = check_strided(pre, "the dX row hi", r, ("htl", htl), "d_h_stride", "d_h_offset")
     if bad:
         return bad
-    bad, wi = check_linear(
-        pre,
-        "the dX column wi",
-        [("wtl", wtl, "d_w_stride", r["d_w_stride"]), ("d_w_offset", (r["d_w_offset"],) * 2, "", 1)],
-    )
+    bad, wi = check_strided(pre, "the dX column wi", r, ("wtl", wtl), "d_w_stride", "d_w_offset")
     if bad:
         return bad
     d_scale = 1 if s.split_k > 1 else elem_bytes(s.dtype_d)

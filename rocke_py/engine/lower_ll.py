@@ -1,9 +1,9 @@
 """Mode `ll`: lower a kernel (docs/ir.md) to one AMDGPU LLVM IR module.
 
 Twin of rocke_c/src/lower_ll.c. The format is docs/reference/llvm-ir.md; every choice the
-reference leaves open is recorded in docs/lowering.md. The program is a set of fixed tables
-(flavors, backends, declarations, MMA atoms, op handlers) and one handler per op; the C twin
-transcribes the tables row for row and the handlers line for line.
+reference leaves open is recorded in docs/lowering.md. The data tables (flavors, backends,
+declarations, MMA atoms, ...) are lower_ll_tables.py; here are the plumbing and one handler per
+op, found by the op's code (HANDLERS); the C twin follows the handlers line for line.
 
 Names: builder names are printed verbatim; lowerer temporaries are `%<hint>.<n>` from one
 counter per lowering (starting at 1); block labels `<kind>.<n>` from one block counter
@@ -16,307 +16,49 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from . import ops
 from .arch import TARGETS
 from .ir import Kernel, Op, Region, Value, is_ptr, is_smem, is_vec, ptr_elem, smem_elem, smem_shape, vec_elem, vec_len
+from .lower_ll_tables import (
+    BINARY_CALLS,
+    BINARY_OPS,
+    BUFFER_WIDTHS,
+    DECLS,
+    DIM_NAMES,
+    FORM_MFMA,
+    FORM_WMMA3,
+    GFX9_EXPCNT_MAX,
+    GFX9_LGKMCNT_MAX,
+    GFX11_EXPCNT_MAX,
+    GFX11_LGKMCNT_MAX,
+    HEX,
+    KERNEL_ATTRS,
+    MARKERS,
+    MAX_UNROLL,
+    NAME_CHARS,
+    PARAM_ATTRS,
+    SCALAR_TYPES,
+    SCHED_STRATEGIES,
+    TR_B64,
+    TR_B128,
+    TRIPLE,
+    VMCNT_MAX,
+    WAIT_GFX9,
+    WAIT_SPLIT,
+    Backend,
+    Flavor,
+    MmaRow,
+    decl_text,
+    find_backend,
+    find_flavor,
+    mma_row,
+)
 from .mma_atoms import atom_types
 from .result import EngineFailure
-
-TRIPLE = "amdgcn-amd-amdhsa"
 
 
 def fail(message: str) -> EngineFailure:
     return EngineFailure("lower: " + message)
-
-
-# ---- flavors (llvm-ir §3) ----
-
-DL_LLVM20 = (
-    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128"
-    "-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512"
-    "-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-)
-DL_LLVM22 = (
-    "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
-    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256"
-    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-)
-DL_LLVM23 = (
-    "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
-    "-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256"
-    "-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
-)
-
-
-@dataclass(frozen=True)
-class Flavor:
-    name: str
-    generation: int  # 0 llvm20, 1 llvm22, 2 llvm23: selects the declaration column
-    datalayout: str
-    rsrc_p8: bool  # make.buffer.rsrc.p8.p1 with an i64 byte count (else .p1 with i32)
-    nocapture: str  # the spelling of the pointer-param capture attribute
-
-
-FLAVORS = (
-    Flavor("llvm20", 0, DL_LLVM20, False, "nocapture"),
-    Flavor("llvm22", 1, DL_LLVM22, True, "captures(none)"),
-    Flavor("llvm23", 2, DL_LLVM23, True, "captures(none)"),
-)
-
-
-# ---- backends (llvm-ir §12.1, §12.6, §14) ----
-
-WAIT_GFX9 = 0  # s_waitcnt: vm_lo | ec<<4 | lk<<8 | vm_hi<<14
-WAIT_GFX11 = 1  # s_waitcnt: ec | lk<<4 | vm<<10
-WAIT_SPLIT = 2  # gfx1250: s.wait.loadcnt / storecnt / dscnt (i16)
-
-TR_NONE = 0
-TR_B64 = 1  # gfx950: ds.read.tr16.b64 (tile.ds_read_tr16_b64)
-TR_B128 = 2  # gfx1250: ds.load.tr16.b128 (tile.ds_read_tr16_b128)
-
-
-@dataclass(frozen=True)
-class Backend:
-    arch: str
-    wait: int  # WAIT_*
-    word3: int  # buffer resource DWORD3
-    drain_full: int  # tile.sync s_waitcnt immediate (WAIT_GFX9/WAIT_GFX11)
-    drain_lds: int  # tile.sync_lds_only s_waitcnt immediate
-    lds_v8_volatile: bool  # plain 8-wide LDS vector loads are `load volatile` (gfx1250)
-    transpose: int  # TR_*
-    async_lds_dwords: int  # the widest tile.async_buffer_load_lds (0: not available)
-
-
-BACKENDS = (
-    Backend("gfx942", WAIT_GFX9, 159744, 112, 49279, False, TR_NONE, 1),
-    Backend("gfx950", WAIT_GFX9, 159744, 112, 49279, False, TR_B64, 4),
-    Backend("gfx1151", WAIT_GFX11, 822165504, 7, 64519, False, TR_NONE, 0),
-    Backend("gfx1201", WAIT_GFX11, 822165504, 7, 64519, False, TR_NONE, 0),
-    Backend("gfx1250", WAIT_SPLIT, 822165504, 0, 0, True, TR_B128, 0),
-)
-
-VMCNT_MAX = 63  # 6-bit vmcnt / loadcnt / storecnt on every target
-GFX9_EXPCNT_MAX = 7
-GFX9_LGKMCNT_MAX = 15
-GFX11_EXPCNT_MAX = 7
-GFX11_LGKMCNT_MAX = 63
-
-
-# ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
-# (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the llvm22
-# column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else base.
-
-DECLS = (
-    ("workitem.id.x", "declare i32 @llvm.amdgcn.workitem.id.x()", "", ""),
-    ("workitem.id.y", "declare i32 @llvm.amdgcn.workitem.id.y()", "", ""),
-    ("workitem.id.z", "declare i32 @llvm.amdgcn.workitem.id.z()", "", ""),
-    ("workgroup.id.x", "declare i32 @llvm.amdgcn.workgroup.id.x()", "", ""),
-    ("workgroup.id.y", "declare i32 @llvm.amdgcn.workgroup.id.y()", "", ""),
-    ("workgroup.id.z", "declare i32 @llvm.amdgcn.workgroup.id.z()", "", ""),
-    ("mbcnt.lo", "declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)", "", ""),
-    ("mbcnt.hi", "declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)", "", ""),
-    ("readfirstlane.i32", "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)", "", ""),
-    ("smin.i32", "declare i32 @llvm.smin.i32(i32, i32)", "", ""),
-    ("smax.i32", "declare i32 @llvm.smax.i32(i32, i32)", "", ""),
-    ("minnum.f32", "declare float @llvm.minnum.f32(float, float)", "", ""),
-    ("maxnum.f32", "declare float @llvm.maxnum.f32(float, float)", "", ""),
-    (
-        "make.buffer.rsrc",
-        "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)",
-        "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.load.i16",
-        "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.load.i32",
-        "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.load.v2i32",
-        "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.load.v4i32",
-        "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.store.i16",
-        "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.store.i32",
-        "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.store.v2i32",
-        "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.store.v4i32",
-        "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "raw.ptr.buffer.load.lds",
-        "declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    ("ds.read.tr16.b64.v4i16", "declare <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3))", "", ""),
-    ("ds.load.tr16.b128.v8f16", "declare <8 x half> @llvm.amdgcn.ds.load.tr16.b128.v8f16(ptr addrspace(3))", "", ""),
-    (
-        "ds.load.tr16.b128.v8bf16",
-        "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))",
-        "",
-        "",
-    ),
-    ("s.waitcnt", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)", "", ""),
-    ("s.wait.loadcnt", "declare void @llvm.amdgcn.s.wait.loadcnt(i16 immarg)", "", ""),
-    ("s.wait.storecnt", "declare void @llvm.amdgcn.s.wait.storecnt(i16 immarg)", "", ""),
-    ("s.wait.dscnt", "declare void @llvm.amdgcn.s.wait.dscnt(i16 immarg)", "", ""),
-    ("s.barrier", "declare void @llvm.amdgcn.s.barrier()", "", ""),
-    (
-        "mfma.f32.32x32x8f16",
-        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half>, <4 x half>, <16 x float>, i32 immarg,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.16x16x16f16",
-        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>, <4 x half>, <4 x float>, i32 immarg,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.32x32x16.f16",
-        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.f16(<8 x half>, <8 x half>, <16 x float>, i32 immarg,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.16x16x32.f16",
-        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.f16(<8 x half>, <8 x half>, <4 x float>, i32 immarg,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.32x32x8bf16.1k",
-        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8bf16.1k(<4 x i16>, <4 x i16>, <16 x float>, i32 immarg,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.16x16x16bf16.1k",
-        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg,"
-        " i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.32x32x16.bf16",
-        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.bf16(<8 x bfloat>, <8 x bfloat>, <16 x float>,"
-        " i32 immarg, i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.16x16x32.bf16",
-        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>,"
-        " i32 immarg, i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.16x16x4f32",
-        "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg,"
-        " i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "mfma.f32.32x32x2f32",
-        "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x2f32(float, float, <16 x float>, i32 immarg, i32 immarg,"
-        " i32 immarg)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x16.f16.v8f32.v16f16",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x16.bf16.v8f32.v16i16",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x16.f16.v8f32.v8f16",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x16.bf16.v8f32.v8i16",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x32.f16.v8f32.v16f16",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 immarg, <16 x half>, i1 immarg,"
-        " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16(i1 immarg, <16 x bfloat>, i1 immarg,"
-        " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)",
-        "",
-        "",
-    ),
-    (
-        "wmma.f32.16x16x4.f32.v8f32.v2f32",
-        "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(i1 immarg, <2 x float>, i1 immarg,"
-        " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)",
-        "",
-        "",
-    ),
-    (
-        "sched.group.barrier",
-        "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)",
-        "",
-        "",
-    ),
-    ("sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)", "", ""),
-    ("s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)", "", ""),
-)
 
 
 def decl_index(key: str) -> int:
@@ -326,174 +68,7 @@ def decl_index(key: str) -> int:
     raise fail("no declaration row " + key)
 
 
-def decl_text(row: tuple[str, str, str, str], flavor: Flavor) -> str:
-    if flavor.generation >= 2 and row[3] != "":
-        return row[3]
-    if flavor.generation >= 1 and row[2] != "":
-        return row[2]
-    return row[1]
-
-
-# ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ----
-
-FORM_MFMA = 0  # (a, b, c, i32 0, i32 0, i32 0)
-FORM_WMMA3 = 1  # (a, b, c)
-FORM_WMMA8 = 2  # (i1 false, a, i1 false, b, i16 0, c, i1 false, i1 false)
-
-
-@dataclass(frozen=True)
-class MmaRow:
-    op_id: str
-    archs: tuple[str, ...]
-    intrinsic: str  # the declaration key; the callee is @llvm.amdgcn.<intrinsic>
-    form: int  # FORM_*
-    ab_type: str  # the LLVM type of A and B in the call
-    cast: bool  # A and B are bitcast from their IR type (bf16) to ab_type (i16)
-    c_type: str
-
-
-MMA_ROWS = (
-    MmaRow(
-        "mfma_f32_32x32x8_f16",
-        ("gfx942", "gfx950"),
-        "mfma.f32.32x32x8f16",
-        FORM_MFMA,
-        "<4 x half>",
-        False,
-        "<16 x float>",
-    ),
-    MmaRow(
-        "mfma_f32_16x16x16_f16",
-        ("gfx942", "gfx950"),
-        "mfma.f32.16x16x16f16",
-        FORM_MFMA,
-        "<4 x half>",
-        False,
-        "<4 x float>",
-    ),
-    MmaRow(
-        "mfma_f32_32x32x16_f16", ("gfx950",), "mfma.f32.32x32x16.f16", FORM_MFMA, "<8 x half>", False, "<16 x float>"
-    ),
-    MmaRow(
-        "mfma_f32_16x16x32_f16", ("gfx950",), "mfma.f32.16x16x32.f16", FORM_MFMA, "<8 x half>", False, "<4 x float>"
-    ),
-    MmaRow(
-        "mfma_f32_32x32x8_bf16",
-        ("gfx942", "gfx950"),
-        "mfma.f32.32x32x8bf16.1k",
-        FORM_MFMA,
-        "<4 x i16>",
-        True,
-        "<16 x float>",
-    ),
-    MmaRow(
-        "mfma_f32_16x16x16_bf16",
-        ("gfx942", "gfx950"),
-        "mfma.f32.16x16x16bf16.1k",
-        FORM_MFMA,
-        "<4 x i16>",
-        True,
-        "<4 x float>",
-    ),
-    MmaRow(
-        "mfma_f32_32x32x16_bf16",
-        ("gfx950",),
-        "mfma.f32.32x32x16.bf16",
-        FORM_MFMA,
-        "<8 x bfloat>",
-        False,
-        "<16 x float>",
-    ),
-    MmaRow(
-        "mfma_f32_16x16x32_bf16", ("gfx950",), "mfma.f32.16x16x32.bf16", FORM_MFMA, "<8 x bfloat>", False, "<4 x float>"
-    ),
-    MmaRow(
-        "mfma_f32_16x16x4_f32", ("gfx942", "gfx950"), "mfma.f32.16x16x4f32", FORM_MFMA, "float", False, "<4 x float>"
-    ),
-    MmaRow(
-        "mfma_f32_32x32x2_f32", ("gfx942", "gfx950"), "mfma.f32.32x32x2f32", FORM_MFMA, "float", False, "<16 x float>"
-    ),
-    MmaRow(
-        "wmma_f32_16x16x16_f16",
-        ("gfx1151",),
-        "wmma.f32.16x16x16.f16.v8f32.v16f16",
-        FORM_WMMA3,
-        "<16 x half>",
-        False,
-        "<8 x float>",
-    ),
-    MmaRow(
-        "wmma_f32_16x16x16_bf16",
-        ("gfx1151",),
-        "wmma.f32.16x16x16.bf16.v8f32.v16i16",
-        FORM_WMMA3,
-        "<16 x i16>",
-        True,
-        "<8 x float>",
-    ),
-    MmaRow(
-        "wmma_gfx12_f32_16x16x16_f16",
-        ("gfx1201",),
-        "wmma.f32.16x16x16.f16.v8f32.v8f16",
-        FORM_WMMA3,
-        "<8 x half>",
-        False,
-        "<8 x float>",
-    ),
-    MmaRow(
-        "wmma_gfx12_f32_16x16x16_bf16",
-        ("gfx1201",),
-        "wmma.f32.16x16x16.bf16.v8f32.v8i16",
-        FORM_WMMA3,
-        "<8 x i16>",
-        True,
-        "<8 x float>",
-    ),
-    MmaRow(
-        "wmma_gfx1250_f32_16x16x32_f16",
-        ("gfx1250",),
-        "wmma.f32.16x16x32.f16.v8f32.v16f16",
-        FORM_WMMA8,
-        "<16 x half>",
-        False,
-        "<8 x float>",
-    ),
-    MmaRow(
-        "wmma_gfx1250_f32_16x16x32_bf16",
-        ("gfx1250",),
-        "wmma.f32.16x16x32.bf16.v8f32.v16bf16",
-        FORM_WMMA8,
-        "<16 x bfloat>",
-        False,
-        "<8 x float>",
-    ),
-    MmaRow(
-        "wmma_gfx1250_f32_16x16x4_f32",
-        ("gfx1250",),
-        "wmma.f32.16x16x4.f32.v8f32.v2f32",
-        FORM_WMMA8,
-        "<2 x float>",
-        False,
-        "<8 x float>",
-    ),
-)
-
-
-def mma_row(op_id: str) -> Optional[MmaRow]:
-    for row in MMA_ROWS:
-        if row.op_id == op_id:
-            return row
-    return None
-
-
-# ---- buffer access widths (llvm-ir §12.5): bytes -> intrinsic suffix and integer type ----
-
-BUFFER_WIDTHS = (
-    (2, "i16", "i16"),
-    (4, "i32", "i32"),
-    (8, "v2i32", "<2 x i32>"),
-    (16, "v4i32", "<4 x i32>"),
-)
+# ---- table lookups that fail ----
 
 
 def buffer_width(nbytes: int) -> tuple[int, str, str]:
@@ -504,16 +79,6 @@ def buffer_width(nbytes: int) -> tuple[int, str, str]:
 
 
 # ---- types (llvm-ir §4) ----
-
-SCALAR_TYPES = (
-    # IR name, LLVM name, bytes in LDS
-    ("i1", "i1", 1),
-    ("i32", "i32", 4),
-    ("i64", "i64", 8),
-    ("f16", "half", 2),
-    ("bf16", "bfloat", 2),
-    ("f32", "float", 4),
-)
 
 
 def scalar_row(t: str) -> tuple[str, str, int]:
@@ -537,9 +102,6 @@ def ll_type(t: str) -> str:
 
 def type_bytes(t: str) -> int:
     return scalar_row(vec_elem(t))[2] * vec_len(t)
-
-
-HEX = "0123456789ABCDEF"
 
 
 def f32_literal(value: float) -> str:
@@ -609,7 +171,7 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
                     raise fail(v.name + " is an LDS value that no tile.smem_alloc defines")
                 if use_at > a.last:
                     a.last = use_at
-        if op.name == "tile.smem_alloc":
+        if op.code == ops.SMEM_ALLOC:
             t = op.results[0].type
             rows, cols = smem_shape(t)
             elem_bytes = scalar_row(smem_elem(t))[2]
@@ -620,7 +182,7 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
                 )
             )
         inner_end = loop_end
-        if op.name == "scf.for" and loop_end < 0:
+        if op.code == ops.FOR and loop_end < 0:
             inner_end = here + count_ops(op.regions[0])
         for r in op.regions:
             scan_lds(r, allocs, pos, inner_end)
@@ -662,12 +224,6 @@ class Block:
     label: str
     lines: list[str] = field(default_factory=list)
     terminated: bool = False
-
-
-PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "align", "dereferenceable", "addr_space")
-KERNEL_ATTRS = ("max_workgroup_size", "waves_per_eu", "scheduler_strategy", "agpr_alloc")
-SCHED_STRATEGIES = ("max-ilp", "max-memory-clause", "iterative-ilp", "iterative-minreg", "iterative-maxocc")
-CMP_PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
 
 
 class Lowerer:
@@ -925,14 +481,14 @@ class Lowerer:
             n -= 1
         for i in range(n):
             op = region.ops[i]
-            if op.name == "cf.return" and not (is_entry and i == n - 1):
+            if op.code == ops.RETURN and not (is_entry and i == n - 1):
                 raise fail("cf.return must be the last op of the kernel")
             self.lower_op(op)
 
     def lower_op(self, op: Op) -> None:
-        if op.name == "scf.yield":
+        if op.code == ops.YIELD:
             raise fail("scf.yield outside the end of an scf.for body")
-        handler = HANDLERS.get(op.name)
+        handler = HANDLERS.get(op.code)
         if handler is None:
             raise fail("no lowering for op " + op.name)
         handler(self, op)
@@ -967,46 +523,22 @@ def lower_constant_vec(lw: Lowerer, op: Op) -> None:
     lw.emit(lw.define(op.results[0]) + " = select i1 true, " + t + " zeroinitializer, " + t + " zeroinitializer")
 
 
-BINARY_OPS = (
-    ("arith.add", "add"),
-    ("arith.sub", "sub"),
-    ("arith.mul", "mul"),
-    ("arith.div", "sdiv"),
-    ("arith.mod", "srem"),
-    ("arith.and", "and"),
-    ("arith.or", "or"),
-    ("arith.fadd", "fadd"),
-    ("arith.fmul", "fmul"),
-)
-
-BINARY_CALLS = (
-    ("arith.min", "smin.i32", "i32 @llvm.smin.i32"),
-    ("arith.max", "smax.i32", "i32 @llvm.smax.i32"),
-    ("arith.fmin", "minnum.f32", "float @llvm.minnum.f32"),
-    ("arith.fmax", "maxnum.f32", "float @llvm.maxnum.f32"),
-)
-
-
 def lower_binary(lw: Lowerer, op: Op) -> None:
-    opcode = ""
-    for row in BINARY_OPS:
-        if row[0] == op.name:
-            opcode = row[1]
+    opcode = BINARY_OPS.get(op.code, "")
     a, b = op.operands
     lw.emit(lw.define(op.results[0]) + " = " + opcode + " " + lw.typed(a) + ", " + lw.val(b))
 
 
 def lower_binary_call(lw: Lowerer, op: Op) -> None:
-    for row in BINARY_CALLS:
-        if row[0] == op.name:
-            lw.need(row[1])
-            a, b = op.operands
-            lw.emit(lw.define(op.results[0]) + " = call " + row[2] + "(" + lw.typed(a) + ", " + lw.typed(b) + ")")
+    key, callee = BINARY_CALLS[op.code]
+    lw.need(key)
+    a, b = op.operands
+    lw.emit(lw.define(op.results[0]) + " = call " + callee + "(" + lw.typed(a) + ", " + lw.typed(b) + ")")
 
 
 def lower_cmp(lw: Lowerer, op: Op) -> None:
     pred = op.attrs.get("pred")
-    if pred not in CMP_PREDS:
+    if pred not in ops.CMP_PREDS:
         raise fail("arith.cmp with an unknown pred")
     a, b = op.operands
     lw.emit(lw.define(op.results[0]) + " = icmp " + str(pred) + " " + lw.typed(a) + ", " + lw.val(b))
@@ -1029,14 +561,12 @@ def lower_bitcast(lw: Lowerer, op: Op) -> None:
 
 # ---- gpu (§4.2) ----
 
-DIM_NAMES = ("x", "y", "z")
-
 
 def lower_id(lw: Lowerer, op: Op) -> None:
     dim = lw.int_attr(op, "dim")
     if dim < 0 or dim > 2:
         raise fail(op.name + " dim " + str(dim))
-    key = ("workitem.id." if op.name == "gpu.thread_id" else "workgroup.id.") + DIM_NAMES[dim]
+    key = ("workitem.id." if op.code == ops.THREAD_ID else "workgroup.id.") + DIM_NAMES[dim]
     lw.need(key)
     lw.emit(lw.define(op.results[0]) + " = call i32 @llvm.amdgcn." + key + "()")
 
@@ -1088,11 +618,17 @@ def lower_make_buffer_rsrc(lw: Lowerer, op: Op) -> None:
         )
 
 
+def buffer_access(lw: Lowerer, t: str, store: bool) -> tuple[int, str, str]:
+    """The width row of a buffer load or store of type t, its declaration marked needed."""
+    width = buffer_width(type_bytes(t))
+    lw.need(("raw.ptr.buffer.store." if store else "raw.ptr.buffer.load.") + width[1])
+    return width
+
+
 def lower_buffer_load(lw: Lowerer, op: Op) -> None:
     r, off = op.operands
     res = op.results[0]
-    width = buffer_width(type_bytes(res.type))
-    lw.need("raw.ptr.buffer.load." + width[1])
+    width = buffer_access(lw, res.type, False)
     raw = lw.temp("bl" + width[1])
     lw.emit(
         raw
@@ -1111,8 +647,7 @@ def lower_buffer_load(lw: Lowerer, op: Op) -> None:
 
 def lower_buffer_store(lw: Lowerer, op: Op) -> None:
     r, off, v = op.operands
-    width = buffer_width(type_bytes(v.type))
-    lw.need("raw.ptr.buffer.store." + width[1])
+    width = buffer_access(lw, v.type, True)
     bits = lw.temp("bs" + width[1])
     lw.emit(bits + " = bitcast " + lw.typed(v) + " to " + width[2])
     lw.emit(
@@ -1128,9 +663,6 @@ def lower_buffer_store(lw: Lowerer, op: Op) -> None:
         + lw.typed(off)
         + ", i32 0, i32 0)"
     )
-
-
-MARKERS = ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
 
 
 def lower_global_atomic_fadd(lw: Lowerer, op: Op) -> None:
@@ -1450,7 +982,7 @@ def for_parts(op: Op) -> tuple[str, list[tuple[str, str]], list[Value]]:
             raise fail("scf.for carries a value of type " + t)
         carried.append((str(arg["name"]), t))
     body = op.regions[0]
-    if not body.ops or body.ops[-1].name != "scf.yield" or len(body.ops[-1].operands) != len(carried):
+    if not body.ops or body.ops[-1].code != ops.YIELD or len(body.ops[-1].operands) != len(carried):
         raise fail("scf.for body must end with a matching scf.yield")
     return iv, carried, body.ops[-1].operands
 
@@ -1523,9 +1055,6 @@ def lower_for(lw: Lowerer, op: Op) -> None:
         lw.emit(lw.define(op.results[i]) + " = bitcast " + t + " " + phi_names[i] + " to " + t)
 
 
-MAX_UNROLL = 4096
-
-
 def const_operand(lw: Lowerer, v: Value) -> int:
     value = lw.ints.get(v.name)
     if value is None:
@@ -1547,7 +1076,7 @@ def lower_for_unrolled(lw: Lowerer, op: Op) -> None:
         values.append(lw.val(v))
     body = op.regions[0]
     n_ops = len(body.ops)
-    trailing_sync = n_ops >= 2 and body.ops[n_ops - 2].name == "tile.sync"
+    trailing_sync = n_ops >= 2 and body.ops[n_ops - 2].code == ops.SYNC
     outer_suffix = lw.suffix
     count = 0
     if ub > lb:
@@ -1564,7 +1093,7 @@ def lower_for_unrolled(lw: Lowerer, op: Op) -> None:
         for j in range(n_ops - 1):
             if j == n_ops - 2 and trailing_sync and i != count - 1:
                 continue
-            if body.ops[j].name == "cf.return":
+            if body.ops[j].code == ops.RETURN:
                 raise fail("cf.return must be the last op of the kernel")
             lw.lower_op(body.ops[j])
         nexts: list[str] = []
@@ -1596,81 +1125,57 @@ def lower_return(lw: Lowerer, op: Op) -> None:
     lw.block.terminated = True
 
 
-HANDLER_TABLE: tuple[tuple[str, Callable[[Lowerer, Op], None]], ...] = (
-    ("arith.constant", lower_constant),
-    ("arith.constant_vec", lower_constant_vec),
-    ("arith.add", lower_binary),
-    ("arith.sub", lower_binary),
-    ("arith.mul", lower_binary),
-    ("arith.div", lower_binary),
-    ("arith.mod", lower_binary),
-    ("arith.min", lower_binary_call),
-    ("arith.max", lower_binary_call),
-    ("arith.and", lower_binary),
-    ("arith.or", lower_binary),
-    ("arith.cmp", lower_cmp),
-    ("arith.select", lower_select),
-    ("arith.fadd", lower_binary),
-    ("arith.fmul", lower_binary),
-    ("arith.fmax", lower_binary_call),
-    ("arith.fmin", lower_binary_call),
-    ("arith.fptrunc", lower_fptrunc),
-    ("arith.bitcast", lower_bitcast),
-    ("gpu.thread_id", lower_id),
-    ("gpu.block_id", lower_id),
-    ("gpu.lane_id", lower_lane_id),
-    ("gpu.readfirstlane", lower_readfirstlane),
-    ("tile.make_buffer_rsrc", lower_make_buffer_rsrc),
-    ("tile.buffer_load", lower_buffer_load),
-    ("tile.buffer_store", lower_buffer_store),
-    ("tile.global_atomic_fadd", lower_global_atomic_fadd),
-    ("tile.smem_alloc", lower_smem_alloc),
-    ("tile.smem_load", lower_smem_load),
-    ("tile.smem_store", lower_smem_store),
-    ("tile.smem_addr", lower_smem_addr),
-    ("tile.ds_read_tr16_b64", lower_ds_read_tr16_b64),
-    ("tile.ds_read_tr16_b128", lower_ds_read_tr16_b128),
-    ("tile.async_buffer_load_lds", lower_async_buffer_load_lds),
-    ("tile.s_waitcnt", lower_s_waitcnt),
-    ("tile.sync", lower_sync),
-    ("tile.sync_lds_only", lower_sync_lds_only),
-    ("vector.extract", lower_extract),
-    ("vector.insert", lower_insert),
-    ("vector.from_elements", lower_from_elements),
-    ("vector.concat", lower_concat),
-    ("tile.mma", lower_mma),
-    ("tile.sched_group_barrier", lower_sched_group_barrier),
-    ("tile.sched_barrier", lower_sched_barrier),
-    ("tile.s_setprio", lower_s_setprio),
-    ("scf.for", lower_for),
-    ("scf.if", lower_if),
-    ("cf.return", lower_return),
-)
-
-HANDLERS: dict[str, Callable[[Lowerer, Op], None]] = {}
-for _name, _handler in HANDLER_TABLE:
-    HANDLERS[_name] = _handler
-
-
-def find_backend(arch: str) -> Optional[Backend]:
-    for b in BACKENDS:
-        if b.arch == arch:
-            return b
-    return None
-
-
-def find_flavor(name: str) -> Optional[Flavor]:
-    for f in FLAVORS:
-        if f.name == name:
-            return f
-    return None
-
-
-# LLVM takes a global name bare when it matches [-a-zA-Z$._][-a-zA-Z$._0-9]* (LangRef,
-# "Identifiers"); any other is written in quotes, @"...". A kernel name holds letters, digits,
-# '_' and, from the acc tag (%g), '.', '-' (a negative value, the -inf of an unset clamp_min)
-# and '+' (1e+06); a name prefix may start with a digit.
-NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+# The handler of each op, by its code (scf.yield is read by lower_for, never lowered alone).
+HANDLERS: dict[int, Callable[[Lowerer, Op], None]] = {
+    ops.CONSTANT: lower_constant,
+    ops.CONSTANT_VEC: lower_constant_vec,
+    ops.ADD: lower_binary,
+    ops.SUB: lower_binary,
+    ops.MUL: lower_binary,
+    ops.DIV: lower_binary,
+    ops.MOD: lower_binary,
+    ops.MIN: lower_binary_call,
+    ops.MAX: lower_binary_call,
+    ops.AND: lower_binary,
+    ops.OR: lower_binary,
+    ops.CMP: lower_cmp,
+    ops.SELECT: lower_select,
+    ops.FADD: lower_binary,
+    ops.FMUL: lower_binary,
+    ops.FMAX: lower_binary_call,
+    ops.FMIN: lower_binary_call,
+    ops.FPTRUNC: lower_fptrunc,
+    ops.BITCAST: lower_bitcast,
+    ops.THREAD_ID: lower_id,
+    ops.BLOCK_ID: lower_id,
+    ops.LANE_ID: lower_lane_id,
+    ops.READFIRSTLANE: lower_readfirstlane,
+    ops.MAKE_BUFFER_RSRC: lower_make_buffer_rsrc,
+    ops.BUFFER_LOAD: lower_buffer_load,
+    ops.BUFFER_STORE: lower_buffer_store,
+    ops.GLOBAL_ATOMIC_FADD: lower_global_atomic_fadd,
+    ops.SMEM_ALLOC: lower_smem_alloc,
+    ops.SMEM_LOAD: lower_smem_load,
+    ops.SMEM_STORE: lower_smem_store,
+    ops.SMEM_ADDR: lower_smem_addr,
+    ops.DS_READ_TR16_B64: lower_ds_read_tr16_b64,
+    ops.DS_READ_TR16_B128: lower_ds_read_tr16_b128,
+    ops.ASYNC_BUFFER_LOAD_LDS: lower_async_buffer_load_lds,
+    ops.S_WAITCNT: lower_s_waitcnt,
+    ops.SYNC: lower_sync,
+    ops.SYNC_LDS_ONLY: lower_sync_lds_only,
+    ops.EXTRACT: lower_extract,
+    ops.INSERT: lower_insert,
+    ops.FROM_ELEMENTS: lower_from_elements,
+    ops.CONCAT: lower_concat,
+    ops.MMA: lower_mma,
+    ops.SCHED_GROUP_BARRIER: lower_sched_group_barrier,
+    ops.SCHED_BARRIER: lower_sched_barrier,
+    ops.S_SETPRIO: lower_s_setprio,
+    ops.FOR: lower_for,
+    ops.IF: lower_if,
+    ops.RETURN: lower_return,
+}
 
 
 def bare_name(name: str) -> bool:

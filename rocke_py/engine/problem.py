@@ -5,16 +5,22 @@ Twin of rocke_c/src/problem.c (docs/reference/conv-semantics.md §1, §2.4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional, Union
 
 from .result import Rejected
 
 INT32_MAX = 2147483647
 _3D_FIELDS = ("Di", "Z", "sD", "pD", "dD")
+#: The [problem] keys, in the order of the schema and of mode `spec`'s lines.
+PROBLEM_KEYS = ("N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups") + _3D_FIELDS
 
 
 @dataclass(frozen=True)
 class ConvProblem:
+    """The convolution. Its derived sizes are computed once per problem (cached_property keeps
+    them out of the fields, so equality and replace() see only the config's values)."""
+
     N: int
     Hi: int
     Wi: int
@@ -35,44 +41,44 @@ class ConvProblem:
     pD: Optional[int] = None
     dD: Optional[int] = None
 
-    @property
+    @cached_property
     def is_3d(self) -> bool:
         return self.Di is not None
 
-    @property
+    @cached_property
     def cpg(self) -> int:
         return self.C // self.groups
 
-    @property
+    @cached_property
     def kpg(self) -> int:
         return self.K // self.groups
 
-    @property
+    @cached_property
     def Ho(self) -> int:
         return out_size(self.Hi, self.pH, self.dH, self.Y, self.sH)
 
-    @property
+    @cached_property
     def Wo(self) -> int:
         return out_size(self.Wi, self.pW, self.dW, self.X, self.sW)
 
-    @property
+    @cached_property
     def Do(self) -> int:
         assert self.is_3d
         return out_size(self.Di, self.pD, self.dD, self.Z, self.sD)
 
-    @property
+    @cached_property
     def filter_z(self) -> int:
         return self.Z if self.is_3d else 1
 
-    @property
+    @cached_property
     def out_depth(self) -> int:
         return self.Do if self.is_3d else 1
 
-    @property
+    @cached_property
     def in_depth(self) -> int:
         return self.Di if self.is_3d else 1
 
-    @property
+    @cached_property
     def is_pointwise(self) -> bool:
         flat = self.Y == 1 and self.X == 1 and self.sH == 1 and self.sW == 1
         flat = flat and self.pH == 0 and self.pW == 0
@@ -174,28 +180,8 @@ def _check_sizes(p: ConvProblem) -> Optional[Rejected]:
 
 
 def build_problem(values: dict) -> ConvProblem | Rejected:
-    """values: the present [problem] keys (schema-checked ints)."""
-    p = ConvProblem(
-        N=values["N"],
-        Hi=values["Hi"],
-        Wi=values["Wi"],
-        C=values["C"],
-        K=values["K"],
-        Y=values["Y"],
-        X=values["X"],
-        sH=values.get("sH", 1),
-        sW=values.get("sW", 1),
-        pH=values.get("pH", 0),
-        pW=values.get("pW", 0),
-        dH=values.get("dH", 1),
-        dW=values.get("dW", 1),
-        groups=values.get("groups", 1),
-        Di=values.get("Di"),
-        Z=values.get("Z"),
-        sD=values.get("sD"),
-        pD=values.get("pD"),
-        dD=values.get("dD"),
-    )
+    """values: the present [problem] keys (schema-checked ints); ConvProblem holds the defaults."""
+    p = ConvProblem(**{key: values[key] for key in PROBLEM_KEYS if key in values})
     for check in (_check_groups(p), _check_3d_fields(values)):
         if check:
             return check
@@ -256,11 +242,11 @@ class Axis:
     pad: int
     dil: int
 
-    @property
+    @cached_property
     def tilde(self) -> int:
         return self.stride // gcd(self.stride, self.dil)
 
-    @property
+    @cached_property
     def out_tilde(self) -> int:
         if self.filt > 1:
             return self.size_out + ceildiv(self.dil * (self.filt - 1), self.stride)

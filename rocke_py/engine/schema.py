@@ -18,6 +18,8 @@ ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 FAMILIES = ("fwd", "wgrad", "dgrad")  # the order of enum rk_family
 NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/")
 MAX_NAME = 64
+#: The tile and wave shape keys of [spec], in table order (mode `spec` prints them so too).
+TILE_KEYS = ("tile_m", "tile_n", "tile_k", "warp_m", "warp_n", "warp_tile_m", "warp_tile_n", "warp_tile_k", "wave_size")
 
 # Key types. "enum" and "name" are strings with a rule on the value; "tri" is true, false
 # or the string "auto".
@@ -75,20 +77,7 @@ KEYS: tuple[Key, ...] = (
     _spec("dtype_a", STR),
     _spec("dtype_b", STR),
     _spec("dtype_d", STR),
-    *(
-        _spec(n, INT, 1, 65536)
-        for n in (
-            "tile_m",
-            "tile_n",
-            "tile_k",
-            "warp_m",
-            "warp_n",
-            "warp_tile_m",
-            "warp_tile_n",
-            "warp_tile_k",
-            "wave_size",
-        )
-    ),
+    *(_spec(n, INT, 1, 65536) for n in TILE_KEYS),
     _spec("pipeline", STR),
     _spec("epilogue", STR),
     _spec("async_dma", BOOL),

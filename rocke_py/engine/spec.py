@@ -7,6 +7,7 @@ Twin of rocke_c/src/spec.c
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Optional
 
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, frag_len
@@ -21,7 +22,8 @@ MAX_UNROLLED_K_ITERS = 128
 @dataclass(frozen=True)
 class ConvSpec:
     """A spec with every field set. No defaults here: build_spec below is the one table of them,
-    as rk_spec_build_spec is in C."""
+    as rk_spec_build_spec is in C. Its derived values are computed once per spec (as in
+    ConvProblem)."""
 
     family: str
     arch: str
@@ -68,19 +70,19 @@ class ConvSpec:
     num_load_waves: int
     cshuffle_no_alias: bool
 
-    @property
+    @cached_property
     def block_size(self) -> int:
         return self.warp_m * self.warp_n * self.wave_size
 
-    @property
+    @cached_property
     def has_lds_layout(self) -> bool:
         return self.lds_layout_pad is not None
 
-    @property
+    @cached_property
     def atomic_split_k(self) -> bool:
         return self.split_k == 0 or self.split_k > 1
 
-    @property
+    @cached_property
     def double_buffer(self) -> bool:
         return self.async_dma or (self.unroll_k and self.pipeline != "compv4")
 
@@ -252,6 +254,24 @@ def default_vector_sizes(spec: ConvSpec, p: ConvProblem) -> tuple[int, int, int]
     return (widest_vector(p.cpg, spec.dtype_a), widest_vector(p.cpg, spec.dtype_a), widest_vector(p.kpg, spec.dtype_a))
 
 
+def load_widths(s: ConvSpec, p: ConvProblem) -> tuple[int, int, int]:
+    """The global load widths of A and B and the cshuffle store width (caps applied)."""
+    vec_a, vec_b, vec_c = default_vector_sizes(s, p)
+    if s.family == "wgrad":
+        vec_c = widest_vector(p.cpg, s.dtype_d)  # cshuffle stores with split_k = 1 widths
+    else:
+        vec_c = min(vec_c, 16 // elem_bytes(s.dtype_d))  # one D store: at most 16 bytes
+    if s.vector_size_a is not None:
+        vec_a = min(vec_a, s.vector_size_a)
+    if s.vector_size_b is not None:
+        vec_b = min(vec_b, s.vector_size_b)
+    if s.vector_size_c is not None:
+        vec_c = min(vec_c, s.vector_size_c)
+    if s.family == "dgrad" and s.split_k > 1:
+        vec_a = 1
+    return vec_a, vec_b, vec_c
+
+
 def vector_cap(spec: ConvSpec) -> int:
     """The widest vector_size_a/_b (conv-semantics §4.3 WGRAD_VECTOR_RANGE): the dtype_a ladder's top."""
     return 4 if spec.dtype_a == "fp32" else 8
@@ -305,10 +325,14 @@ def k_outer_shape(spec: ConvSpec, tile_mn: int) -> tuple[int, int]:
     return spec.tile_k, tile_mn + pad
 
 
+def lds_k_outer_sides(spec: ConvSpec) -> tuple[bool, bool]:
+    """Whether the A and the B tile are K-outer: wgrad both, dgrad B, under lds_k_outer."""
+    return spec.lds_k_outer and spec.family == "wgrad", spec.lds_k_outer and spec.family != "fwd"
+
+
 def lds_shapes(spec: ConvSpec) -> tuple[tuple[int, int], tuple[int, int]]:
     """(rows, cols) of the A and B tiles."""
-    a_outer = spec.lds_k_outer and spec.family == "wgrad"
-    b_outer = spec.lds_k_outer and spec.family in ("wgrad", "dgrad")
+    a_outer, b_outer = lds_k_outer_sides(spec)
     a = k_outer_shape(spec, spec.tile_m) if a_outer else m_outer_shape(spec, spec.tile_m)
     b = k_outer_shape(spec, spec.tile_n) if b_outer else m_outer_shape(spec, spec.tile_n)
     return a, b
@@ -415,14 +439,15 @@ def kernel_name_join(prefix: str, parts: list[str], flags: list[tuple[str, bool]
     return name.replace("/", "_")
 
 
-def kernel_name(spec: ConvSpec, p: ConvProblem) -> str:
+def kernel_name(spec: ConvSpec, short: str, tag: str) -> str:
+    """short: the problem's short(); tag: acc_tag(spec)."""
     parts = [
-        p.short(),
+        short,
         f"t{spec.tile_m}x{spec.tile_n}x{spec.tile_k}",
         f"w{spec.warp_m}x{spec.warp_n}",
         f"a{spec.warp_tile_m}x{spec.warp_tile_n}x{spec.warp_tile_k}",
         f"{spec.pipeline}_{spec.epilogue}",
-        acc_tag(spec),
+        tag,
     ]
     pad_flag = (f"pad{spec.lds_k_pad}", spec.lds_k_pad is not None)
     if spec.family == "fwd":

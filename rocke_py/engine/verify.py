@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from . import ops
 from .ir import (
     SCALARS,
     Kernel,
@@ -23,10 +24,10 @@ from .ir import (
     vec_len,
 )
 from .mma_atoms import atom_types
+from .ops import OPS
 
 INT_TYPES = ("i32", "i64")
 FLOAT_TYPES = ("f32",)
-PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
 
 
 def valid_type(t: str) -> bool:
@@ -48,9 +49,11 @@ def need(cond: bool, message: str) -> Optional[str]:
     return None if cond else message
 
 
-def arity(op: Op, n_operands: int, n_results: int) -> Optional[str]:
-    if len(op.operands) != n_operands or len(op.results) != n_results:
-        return f"{op.name} takes {n_operands} operands and gives {n_results} results"
+def arity(op: Op) -> Optional[str]:
+    """The operand and result counts of the op's row (ops.OPS)."""
+    info = OPS[op.code]
+    if len(op.operands) != info.operands or len(op.results) != info.results:
+        return f"{op.name} takes {info.operands} operands and gives {info.results} results"
     return None
 
 
@@ -65,7 +68,7 @@ def check_attrs(op: Op, *keys: str) -> Optional[str]:
 
 
 def check_constant(op: Op) -> Optional[str]:
-    bad = arity(op, 0, 1) or check_attrs(op, "ity", "value")
+    bad = arity(op) or check_attrs(op, "ity", "value")
     if bad:
         return bad
     t = op.results[0].type
@@ -76,7 +79,7 @@ def check_constant(op: Op) -> Optional[str]:
 
 
 def check_constant_vec(op: Op) -> Optional[str]:
-    bad = arity(op, 0, 1) or check_attrs(op, "ity", "value")
+    bad = arity(op) or check_attrs(op, "ity", "value")
     return bad or need(
         is_vec(op.results[0].type) and op.attrs["ity"] == op.results[0].type, "arith.constant_vec needs a vec type"
     )
@@ -84,7 +87,7 @@ def check_constant_vec(op: Op) -> Optional[str]:
 
 def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
     def check(op: Op) -> Optional[str]:
-        bad = arity(op, 2, 1)
+        bad = arity(op)
         if bad:
             return bad
         a, b = op.operands
@@ -95,18 +98,18 @@ def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
 
 
 def check_cmp(op: Op) -> Optional[str]:
-    bad = arity(op, 2, 1) or check_attrs(op, "pred")
+    bad = arity(op) or check_attrs(op, "pred")
     if bad:
         return bad
     a, b = op.operands
     return need(
-        a.type == b.type == "i32" and op.results[0].type == "i1" and op.attrs["pred"] in PREDS,
+        a.type == b.type == "i32" and op.results[0].type == "i1" and op.attrs["pred"] in ops.CMP_PREDS,
         "arith.cmp needs two i32 operands, a known pred and an i1 result",
     )
 
 
 def check_select(op: Op) -> Optional[str]:
-    bad = arity(op, 3, 1)
+    bad = arity(op)
     if bad:
         return bad
     c, a, b = op.operands
@@ -114,7 +117,7 @@ def check_select(op: Op) -> Optional[str]:
 
 
 def check_fptrunc(op: Op) -> Optional[str]:
-    bad = arity(op, 1, 1) or check_attrs(op, "to")
+    bad = arity(op) or check_attrs(op, "to")
     if bad:
         return bad
     ok = op.operands[0].type == "f32" and op.results[0].type in ("f16", "bf16")
@@ -122,7 +125,7 @@ def check_fptrunc(op: Op) -> Optional[str]:
 
 
 def check_bitcast(op: Op) -> Optional[str]:
-    bad = arity(op, 1, 1) or check_attrs(op, "to")
+    bad = arity(op) or check_attrs(op, "to")
     if bad:
         return bad
     a, r = op.operands[0], op.results[0]
@@ -131,7 +134,7 @@ def check_bitcast(op: Op) -> Optional[str]:
 
 
 def check_i32_source(op: Op) -> Optional[str]:
-    return arity(op, 0, 1) or need(op.results[0].type == "i32", f"{op.name} gives i32")
+    return arity(op) or need(op.results[0].type == "i32", f"{op.name} gives i32")
 
 
 def check_block_id(op: Op) -> Optional[str]:
@@ -144,11 +147,11 @@ def check_thread_id(op: Op) -> Optional[str]:
 
 
 def check_readfirstlane(op: Op) -> Optional[str]:
-    return arity(op, 1, 1) or need(op.operands[0].type == op.results[0].type == "i32", "gpu.readfirstlane is i32")
+    return arity(op) or need(op.operands[0].type == op.results[0].type == "i32", "gpu.readfirstlane is i32")
 
 
 def check_make_rsrc(op: Op) -> Optional[str]:
-    bad = arity(op, 2, 1)
+    bad = arity(op)
     return bad or need(
         is_ptr(op.operands[0].type) and op.operands[1].type == "i32" and op.results[0].type == "rsrc",
         "tile.make_buffer_rsrc(ptr, i32) -> rsrc",
@@ -156,7 +159,7 @@ def check_make_rsrc(op: Op) -> Optional[str]:
 
 
 def check_buffer_load(op: Op) -> Optional[str]:
-    bad = arity(op, 2, 1) or check_attrs(op, "elem", "n")
+    bad = arity(op) or check_attrs(op, "elem", "n")
     if bad:
         return bad
     r, off = op.operands
@@ -173,7 +176,7 @@ def check_buffer_load(op: Op) -> Optional[str]:
 
 
 def check_buffer_store(op: Op) -> Optional[str]:
-    bad = arity(op, 3, 0)
+    bad = arity(op)
     if bad:
         return bad
     r, off, v = op.operands
@@ -188,7 +191,7 @@ def check_buffer_store(op: Op) -> Optional[str]:
 
 
 def check_atomic_fadd(op: Op) -> Optional[str]:
-    bad = arity(op, 3, 0)
+    bad = arity(op)
     if bad:
         return bad
     p, idx, v = op.operands
@@ -202,7 +205,7 @@ def check_atomic_fadd(op: Op) -> Optional[str]:
 
 
 def check_smem_alloc(op: Op) -> Optional[str]:
-    bad = arity(op, 0, 1) or check_attrs(op, "type")
+    bad = arity(op) or check_attrs(op, "type")
     return bad or need(is_smem(op.results[0].type) and op.attrs["type"] == op.results[0].type, "tile.smem_alloc type")
 
 
@@ -213,7 +216,7 @@ def check_align(op: Op, t: str) -> Optional[str]:
 
 
 def check_smem_load(op: Op) -> Optional[str]:
-    bad = arity(op, 3, 1) or check_attrs(op, "n", "align")
+    bad = arity(op) or check_attrs(op, "n", "align")
     if bad:
         return bad
     s, row, col = op.operands
@@ -228,7 +231,7 @@ def check_smem_load(op: Op) -> Optional[str]:
 
 
 def check_smem_store(op: Op) -> Optional[str]:
-    bad = arity(op, 4, 0) or check_attrs(op, "align")
+    bad = arity(op) or check_attrs(op, "align")
     if bad:
         return bad
     s, row, col, v = op.operands
@@ -237,17 +240,17 @@ def check_smem_store(op: Op) -> Optional[str]:
 
 
 def check_no_values(op: Op) -> Optional[str]:
-    return arity(op, 0, 0)
+    return arity(op)
 
 
 def check_smem_addr(op: Op) -> Optional[str]:
-    bad = arity(op, 1, 1)
+    bad = arity(op)
     return bad or need(is_smem(op.operands[0].type) and op.results[0].type == "i32", "tile.smem_addr(smem) -> i32")
 
 
 def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
     def check(op: Op) -> Optional[str]:
-        bad = arity(op, 3, 1)
+        bad = arity(op)
         if bad:
             return bad
         s, row, col = op.operands
@@ -263,7 +266,7 @@ def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
 
 
 def check_async_load_lds(op: Op) -> Optional[str]:
-    bad = arity(op, 3, 0) or check_attrs(op, "dwords", "aux")
+    bad = arity(op) or check_attrs(op, "dwords", "aux")
     if bad:
         return bad
     r, addr, off = op.operands
@@ -276,7 +279,7 @@ def check_waitcnt(op: Op) -> Optional[str]:
 
 
 def check_extract(op: Op) -> Optional[str]:
-    bad = arity(op, 1, 1) or check_attrs(op, "index")
+    bad = arity(op) or check_attrs(op, "index")
     if bad:
         return bad
     v = op.operands[0]
@@ -285,7 +288,7 @@ def check_extract(op: Op) -> Optional[str]:
 
 
 def check_insert(op: Op) -> Optional[str]:
-    bad = arity(op, 2, 1) or check_attrs(op, "index")
+    bad = arity(op) or check_attrs(op, "index")
     if bad:
         return bad
     v, x = op.operands
@@ -307,7 +310,7 @@ def check_from_elements(op: Op) -> Optional[str]:
 
 
 def check_concat(op: Op) -> Optional[str]:
-    bad = arity(op, 2, 1)
+    bad = arity(op)
     if bad:
         return bad
     a, b = op.operands
@@ -318,7 +321,7 @@ def check_concat(op: Op) -> Optional[str]:
 
 
 def check_mma(op: Op) -> Optional[str]:
-    bad = arity(op, 3, 1) or check_attrs(op, "op_id")
+    bad = arity(op) or check_attrs(op, "op_id")
     if bad:
         return bad
     types = atom_types(str(op.attrs["op_id"]))
@@ -340,53 +343,55 @@ def check_setprio(op: Op) -> Optional[str]:
     return check_no_values(op) or check_attrs(op, "prio")
 
 
-CHECKS: dict[str, Callable[[Op], Optional[str]]] = {
-    "arith.constant": check_constant,
-    "arith.constant_vec": check_constant_vec,
-    "arith.add": same_type_binary(INT_TYPES),
-    "arith.sub": same_type_binary(INT_TYPES),
-    "arith.mul": same_type_binary(INT_TYPES),
-    "arith.div": same_type_binary(("i32",)),
-    "arith.mod": same_type_binary(("i32",)),
-    "arith.min": same_type_binary(("i32",)),
-    "arith.max": same_type_binary(("i32",)),
-    "arith.and": same_type_binary(("i1", "i32")),
-    "arith.or": same_type_binary(("i1", "i32")),
-    "arith.cmp": check_cmp,
-    "arith.select": check_select,
-    "arith.fadd": same_type_binary(FLOAT_TYPES),
-    "arith.fmul": same_type_binary(FLOAT_TYPES),
-    "arith.fmax": same_type_binary(FLOAT_TYPES),
-    "arith.fmin": same_type_binary(FLOAT_TYPES),
-    "arith.fptrunc": check_fptrunc,
-    "arith.bitcast": check_bitcast,
-    "gpu.thread_id": check_thread_id,
-    "gpu.block_id": check_block_id,
-    "gpu.lane_id": check_i32_source,
-    "gpu.readfirstlane": check_readfirstlane,
-    "tile.make_buffer_rsrc": check_make_rsrc,
-    "tile.buffer_load": check_buffer_load,
-    "tile.buffer_store": check_buffer_store,
-    "tile.global_atomic_fadd": check_atomic_fadd,
-    "tile.smem_alloc": check_smem_alloc,
-    "tile.smem_load": check_smem_load,
-    "tile.smem_store": check_smem_store,
-    "tile.smem_addr": check_smem_addr,
-    "tile.ds_read_tr16_b64": transpose_read(4),
-    "tile.ds_read_tr16_b128": transpose_read(8),
-    "tile.async_buffer_load_lds": check_async_load_lds,
-    "tile.s_waitcnt": check_waitcnt,
-    "tile.sync": check_no_values,
-    "tile.sync_lds_only": check_no_values,
-    "vector.extract": check_extract,
-    "vector.insert": check_insert,
-    "vector.from_elements": check_from_elements,
-    "vector.concat": check_concat,
-    "tile.mma": check_mma,
-    "tile.sched_group_barrier": check_sched_group_barrier,
-    "tile.sched_barrier": check_sched_barrier,
-    "tile.s_setprio": check_setprio,
-    "cf.return": check_no_values,
+# The rule of each op, by its code; scf.for, scf.if and scf.yield are checked in verify_op
+# (they need the scope).
+CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
+    ops.CONSTANT: check_constant,
+    ops.CONSTANT_VEC: check_constant_vec,
+    ops.ADD: same_type_binary(INT_TYPES),
+    ops.SUB: same_type_binary(INT_TYPES),
+    ops.MUL: same_type_binary(INT_TYPES),
+    ops.DIV: same_type_binary(("i32",)),
+    ops.MOD: same_type_binary(("i32",)),
+    ops.MIN: same_type_binary(("i32",)),
+    ops.MAX: same_type_binary(("i32",)),
+    ops.AND: same_type_binary(("i1", "i32")),
+    ops.OR: same_type_binary(("i1", "i32")),
+    ops.CMP: check_cmp,
+    ops.SELECT: check_select,
+    ops.FADD: same_type_binary(FLOAT_TYPES),
+    ops.FMUL: same_type_binary(FLOAT_TYPES),
+    ops.FMAX: same_type_binary(FLOAT_TYPES),
+    ops.FMIN: same_type_binary(FLOAT_TYPES),
+    ops.FPTRUNC: check_fptrunc,
+    ops.BITCAST: check_bitcast,
+    ops.THREAD_ID: check_thread_id,
+    ops.BLOCK_ID: check_block_id,
+    ops.LANE_ID: check_i32_source,
+    ops.READFIRSTLANE: check_readfirstlane,
+    ops.MAKE_BUFFER_RSRC: check_make_rsrc,
+    ops.BUFFER_LOAD: check_buffer_load,
+    ops.BUFFER_STORE: check_buffer_store,
+    ops.GLOBAL_ATOMIC_FADD: check_atomic_fadd,
+    ops.SMEM_ALLOC: check_smem_alloc,
+    ops.SMEM_LOAD: check_smem_load,
+    ops.SMEM_STORE: check_smem_store,
+    ops.SMEM_ADDR: check_smem_addr,
+    ops.DS_READ_TR16_B64: transpose_read(4),
+    ops.DS_READ_TR16_B128: transpose_read(8),
+    ops.ASYNC_BUFFER_LOAD_LDS: check_async_load_lds,
+    ops.S_WAITCNT: check_waitcnt,
+    ops.SYNC: check_no_values,
+    ops.SYNC_LDS_ONLY: check_no_values,
+    ops.EXTRACT: check_extract,
+    ops.INSERT: check_insert,
+    ops.FROM_ELEMENTS: check_from_elements,
+    ops.CONCAT: check_concat,
+    ops.MMA: check_mma,
+    ops.SCHED_GROUP_BARRIER: check_sched_group_barrier,
+    ops.SCHED_BARRIER: check_sched_barrier,
+    ops.S_SETPRIO: check_setprio,
+    ops.RETURN: check_no_values,
 }
 
 
@@ -414,7 +419,7 @@ class Scope:
 
 
 def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
-    if len(op.operands) < 3 or len(op.regions) != 1 or op.regions[0].name != "body":
+    if len(op.operands) < 3 or len(op.regions) != 1 or op.regions[0].name != OPS[ops.FOR].region:
         return "scf.for needs lb, ub, step and a @body region"
     bad = check_attrs(op, "iv", "iv_type", "iter_args")
     if bad:
@@ -429,7 +434,7 @@ def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
         if not isinstance(arg, dict) or arg.get("type") != init.type or res.type != init.type:
             return "scf.for iter_arg, init and result types differ"
     body = op.regions[0]
-    if not body.ops or body.ops[-1].name != "scf.yield":
+    if not body.ops or body.ops[-1].code != ops.YIELD:
         return "scf.for body must end with scf.yield"
     yielded = body.ops[-1].operands
     if len(yielded) != len(inits) or any(y.type != i.type for y, i in zip(yielded, inits)):
@@ -446,7 +451,7 @@ def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
 def check_if(op: Op, scope: Scope, where: str) -> Optional[str]:
     if len(op.operands) != 1 or op.operands[0].type != "i1" or op.results:
         return "scf.if takes one i1 condition and gives no results"
-    if len(op.regions) != 1 or op.regions[0].name != "then":
+    if len(op.regions) != 1 or op.regions[0].name != OPS[ops.IF].region:
         return "scf.if needs a @then region"
     scope.frames.append({})
     bad = verify_region(op.regions[0], scope, f"{where}.then", allow_yield=False)
@@ -461,15 +466,15 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
             return f"{v.name} is not visible"
         if t != v.type:
             return f"{v.name} is used as {v.type} but defined as {t}"
-    if op.name == "scf.for":
+    if op.code == ops.FOR:
         bad = check_for(op, scope, where)
-    elif op.name == "scf.if":
+    elif op.code == ops.IF:
         bad = check_if(op, scope, where)
-    elif op.name == "scf.yield":
+    elif op.code == ops.YIELD:
         bad = need(last_in_for, "scf.yield outside the end of a for body") or check_attrs(op, "num")
         bad = bad or need(op.attrs.get("num") == len(op.operands) and not op.results, "scf.yield num")
-    elif op.name in CHECKS:
-        bad = need(not op.regions, f"{op.name} has no regions") or CHECKS[op.name](op)
+    elif op.code in CHECKS:
+        bad = need(not op.regions, f"{op.name} has no regions") or CHECKS[op.code](op)
     else:
         bad = f"unknown op {op.name}"
     if bad:
@@ -498,6 +503,6 @@ def verify_kernel(kernel: Kernel) -> Optional[str]:
             return f"param: {bad}"
     if kernel.entry.name != "entry":
         return "the kernel region must be @entry"
-    if not kernel.entry.ops or kernel.entry.ops[-1].name != "cf.return":
+    if not kernel.entry.ops or kernel.entry.ops[-1].code != ops.RETURN:
         return "the kernel must end with cf.return"
     return verify_region(kernel.entry, scope, "entry", allow_yield=False)

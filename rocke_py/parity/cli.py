@@ -36,7 +36,25 @@ def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+class _Version(argparse.Action):
+    """--version: the package version and the engines' build ids, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from rocke_py.parity.version import version_line
+
+        print(version_line(parser.prog.split()[0]))
+        parser.exit()
+
+
+def _version(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action=_Version, help="print the version and the engines' build ids, and exit")
+
+
 def _common(p: argparse.ArgumentParser) -> None:
+    _version(p)
     p.add_argument(
         "--root",
         metavar="DIR",
@@ -66,16 +84,38 @@ def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
             help="write one JSON record per job (- for standard output; the summary then goes to stderr)",
         )
         p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (- for standard output)")
+        p.add_argument(
+            "--json-full",
+            action="store_true",
+            help="every job's whole record in --json (default: passing jobs without repeats, reason and golden entry)",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="rocke-parity", description="Run the Python and C engines on the parity configs and compare them."
     )
+    _version(ap)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     g = sub.add_parser("gate", help="the byte-identity gate: every config, both engines; exit 1 on any failure")
     _selection_options(g, with_reports=True)
+    g.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only jobs whose '<config id> <job key>' contains PATTERN, or matches it as a glob (repeatable: any)",
+    )
+    g.add_argument(
+        "--lf", "--last-failed", dest="last_failed", action="store_true", help="only the jobs that failed last time"
+    )
+    g.add_argument(
+        "--ff", "--failed-first", dest="failed_first", action="store_true", help="the jobs that failed last time first"
+    )
+    g.add_argument("--maxfail", type=int, metavar="N", help="stop handing out jobs after N failing ones")
+    g.add_argument("-x", "--exitfirst", action="store_true", help="--maxfail 1")
     _common(g)
 
     d = sub.add_parser("diff", help="why do the engines disagree on this config?")
@@ -183,8 +223,30 @@ def _selection(args: argparse.Namespace) -> Selection:
     return Selection(fams, tuple(args.config), modes, flavors)
 
 
+def _last_failed(args: argparse.Namespace, root: Path) -> tuple[frozenset[tuple[str, str]] | None, frozenset]:
+    """(--last-failed's job set or None, --failed-first's job set), from the last run's record."""
+    want_only = getattr(args, "last_failed", False)
+    if not want_only and not getattr(args, "failed_first", False):
+        return None, frozenset()
+    failed = lastrun.failed_jobs(lastrun.load(root))
+    if want_only and not failed:
+        print("note: no job failed in the last run: --last-failed runs everything", file=sys.stderr)
+        return None, failed
+    return (failed if want_only else None), failed
+
+
+def _maxfail(args: argparse.Namespace) -> int | None:
+    n = 1 if getattr(args, "exitfirst", False) else getattr(args, "maxfail", None)
+    if n is not None and n < 1:
+        raise UsageError("--maxfail needs a positive number")
+    return n
+
+
 def _run(args: argparse.Namespace, record: bool = True) -> GateRun:
-    run = run_gate(_root(args), _selection(args), _engines(args), args.jobs, args.timeout, make_progress())
+    root = _root(args)
+    only, first = _last_failed(args, root)
+    sel = dataclasses.replace(_selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only)
+    run = run_gate(root, sel, _engines(args), args.jobs, args.timeout, make_progress(), first, _maxfail(args))
     if record:
         _record(run, run.verdicts)
     return run
@@ -220,7 +282,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     status = EXIT_OK if run.passed else EXIT_FAIL
     for opt, d in dests:
         try:
-            (write_json if opt == "--json" else write_junit)(run, d, opt)
+            if opt == "--json":
+                write_json(run, d, opt, args.json_full)
+            else:
+                write_junit(run, d, opt)
         except WriteError as e:
             print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
             status = EXIT_USAGE

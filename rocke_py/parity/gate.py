@@ -8,6 +8,7 @@ empty selection) raise :class:`UsageError` (exit 2).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import time
@@ -17,6 +18,7 @@ from typing import Protocol
 
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
+from rocke_py.parity import lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (
@@ -70,10 +72,41 @@ class Selection:
     configs: tuple[str, ...] = ()
     modes: tuple[str, ...] | None = None  # None: every mode both engines implement
     flavors: tuple[str, ...] | None = None  # None: all flavors
+    patterns: tuple[str, ...] = ()  # -k: jobs whose label matches one of them
+    only_jobs: frozenset[tuple[str, str]] | None = None  # --last-failed: (config id, job key)
 
     @property
     def full(self) -> bool:
-        return not self.families and not self.configs and self.modes is None and self.flavors is None
+        return (
+            not self.families
+            and not self.configs
+            and self.modes is None
+            and self.flavors is None
+            and not self.patterns
+            and self.only_jobs is None
+        )
+
+    def keeps(self, job: Job) -> bool:
+        """-k and --last-failed, which select jobs rather than configs."""
+        if self.only_jobs is not None and (job.config, job.key) not in self.only_jobs:
+            return False
+        return not self.patterns or any(label_matches(p, job) for p in self.patterns)
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def is_glob(text: str) -> bool:
+    return any(ch in _GLOB_CHARS for ch in text)
+
+
+def label_matches(pattern: str, job: Job) -> bool:
+    """-k: a substring of ``<config id> <job key>`` (``wgrad/11-kouter-cshuffle ll.llvm22``), or a
+    glob (``*``, ``?``, ``[...]``) matched against the whole of it or against the config id."""
+    label = f"{job.config} {job.key}"
+    if is_glob(pattern):
+        return fnmatch.fnmatchcase(label, pattern) or fnmatch.fnmatchcase(job.config, pattern)
+    return pattern in label
 
 
 @dataclass(frozen=True)
@@ -109,6 +142,8 @@ class GateRun:
     manifest: Manifest | None = None
     discovery: Discovery | None = None
     configs: tuple[Config, ...] = ()
+    not_run: int = 0  # jobs --maxfail left out
+    engines: EngineSpec = EngineSpec()
 
     @property
     def passed(self) -> bool:
@@ -116,7 +151,7 @@ class GateRun:
 
     @property
     def partial(self) -> bool:
-        return not self.selection.full
+        return not self.selection.full or self.not_run > 0
 
     def partial_note(self) -> str:
         """What a narrowed run left out ("" for a full run)."""
@@ -132,6 +167,12 @@ class GateRun:
             parts.append(f"--mode {','.join(sel.modes)}")
         if sel.flavors is not None:
             parts.append(f"--flavor {','.join(sel.flavors)}")
+        if sel.patterns:
+            parts.append(" ".join(f"-k {p}" for p in sel.patterns))
+        if sel.only_jobs is not None:
+            parts.append(f"--last-failed ({len(sel.only_jobs)} job(s))")
+        if self.not_run:
+            parts.append(f"--maxfail: {self.not_run} job(s) not run")
         total = len(self.discovery.configs) if self.discovery else 0
         pinned = self.manifest.coverage.describe() if self.manifest and self.manifest.coverage else "not pinned"
         return (
@@ -164,11 +205,13 @@ def select(disc: Discovery, sel: Selection) -> list[Config]:
     if sel.configs:
         picked: list[Config] = []
         for ref in sel.configs:
-            c = resolve_id(disc, ref)
-            if c is None:
+            hits = [c for c in disc.configs if fnmatch.fnmatchcase(c.id, ref)] if is_glob(ref) else []
+            one = resolve_id(disc, ref) if not hits else None
+            if one is not None:
+                hits = [one]
+            if not hits:
                 raise UsageError(f"unknown config {ref!r} (see rocke-parity list)")
-            if c not in picked:
-                picked.append(c)
+            picked.extend(c for c in hits if c not in picked)
         configs = [c for c in configs if c in picked]
         if not configs:
             raise UsageError("--config and --family select no config together")
@@ -431,20 +474,33 @@ def run_gate(
     workers: int | None = None,
     timeout: float = 60.0,
     progress: Progress | None = None,
+    failed_first: frozenset[tuple[str, str]] = frozenset(),
+    maxfail: int | None = None,
 ) -> GateRun:
+    """``failed_first``: jobs (config id, key) handed out before the others (--failed-first);
+    ``maxfail``: stop handing out jobs after that many failing ones (the run then fails and is
+    partial: it says how many jobs it did not run)."""
     t0 = time.monotonic()
     check_names(sel)
-    disc = discover(root)
-    run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc)
-    configs, gaps = load_inputs(run)
-    if configs:
-        jobs, results = run_jobs(run, configs, engines, workers, progress)
-        matched = judge_all(run, results, configs, gaps)
-        if sel.full:
-            check_unmatched_gaps(run, gaps, matched)
-            check_stale_golden(run, jobs)
-        # a config edited while its jobs ran: the verdicts are for the bytes read at the start
-        run.problems.extend(changed_during_run(configs, root))
+    # the workers load the engines while this process reads the configs, the gaps and the manifest
+    size = workers or os.cpu_count() or 1
+    if sel.configs:  # a named selection has at most 1 + 1 + 3 jobs a config: no idle workers
+        size = min(size, len(sel.configs) * (len(FLAVORLESS_MODES) + len(FLAVORS)))
+    pool = Pool(engines, size, timeout).launch()
+    try:
+        disc = discover(root)
+        run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
+        configs, gaps = load_inputs(run)
+        if configs:
+            jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail)
+            matched = judge_all(run, results, configs, gaps)
+            if not run.partial:  # every job ran: what matched nothing is stale
+                check_unmatched_gaps(run, gaps, matched)
+                check_stale_golden(run, jobs)
+            # a config edited while its jobs ran: the verdicts are for the bytes read at the start
+            run.problems.extend(changed_during_run(configs, root))
+    finally:
+        pool.close()
     run.wall_seconds = time.monotonic() - t0
     return run
 
@@ -470,41 +526,81 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
 
 
 def run_jobs(
-    run: GateRun, configs: list[Config], engines: EngineSpec, workers: int | None, progress: Progress | None
+    run: GateRun,
+    pool: Pool,
+    configs: list[Config],
+    progress: Progress | None,
+    failed_first: frozenset[tuple[str, str]] = frozenset(),
+    maxfail: int | None = None,
 ) -> tuple[list[Job], list[JobResult[Job]]]:
     """Every job of the selection through the worker pool (both engines, twice)."""
     sel = run.selection
     run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
-    most = len(configs) * (len(FLAVORLESS_MODES) + len(run.flavors))  # an upper bound on the number of jobs
     try:
-        pool = Pool(engines, min(workers or os.cpu_count() or 1, most), run.timeout).start()
+        pool.wait_ready()
     except EngineLoadError as e:
         run.problems.append(str(e))
         return [], []
+    assert pool.info is not None
+    run.info = pool.info
+    run.modes, notes = run_modes(pool.info, sel)
+    run.notes.extend(notes)
+    check_coverage(run, pool.info, run.manifest if run.golden_ok else None)
+    jobs = [j for j in build_jobs(configs, run.modes, run.flavors) if sel.keeps(j)]
+    if not jobs:
+        raise UsageError("the selection is empty: -k or --last-failed keep no job")
+    by_id = {c.id: c for c in configs}
+    items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
+    costs = job_costs(run, jobs)
+    order = sorted(costliest_first(costs), key=lambda i: (jobs[i].config, jobs[i].key) not in failed_first)
+    expect = {c.id: c.expect for c in configs}
+    failing = 0
+
+    def stop(res: JobResult[Job]) -> bool:
+        nonlocal failing
+        failing += not passes(classify(res, expect[res.item.key.config], run.timeout).status)
+        return maxfail is not None and failing >= maxfail
+
+    if progress is not None:
+        progress.start(len(items))
     try:
-        assert pool.info is not None
-        run.info = pool.info
-        run.modes, notes = run_modes(pool.info, sel)
-        run.notes.extend(notes)
-        check_coverage(run, pool.info, run.manifest if run.golden_ok else None)
-        jobs = build_jobs(configs, run.modes, run.flavors)
-        by_id = {c.id: c for c in configs}
-        items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
-        if progress is not None:
-            progress.start(len(items))
-        try:
-            results = pool.run(items, (lambda r: progress.advance(r.item.key.label())) if progress else None)
-        except EngineLoadError as e:
-            run.problems.append(str(e))
-            results = []
-        finally:
-            if progress is not None:
-                progress.close()
-        if pool.replaced:
-            run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
+        advance = (lambda r: progress.advance(r.item.key.label())) if progress else None
+        results = pool.run(items, advance, order, stop if maxfail is not None else None)
+        run.not_run = len(items) - len(results)
+        if run.not_run:
+            run.notes.append(f"stopped after {maxfail} failing job(s) (--maxfail): {run.not_run} job(s) not run")
+    except EngineLoadError as e:
+        run.problems.append(str(e))
+        results = []
     finally:
-        pool.close()
+        if progress is not None:
+            progress.close()
+    if pool.replaced:
+        run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
     return jobs, results
+
+
+def job_costs(run: GateRun, jobs: list[Job]) -> list[float]:
+    """Each job's expected cost: its seconds in the last run that ran it, else an estimate from the
+    size of its golden output (bytes times the median seconds per byte of the timed jobs; a
+    rejection or an unknown job costs the least timed job)."""
+    seconds = lastrun.job_seconds(lastrun.load(run.root))
+    manifest = run.manifest if run.golden_ok else None
+
+    def golden_bytes(j: Job) -> int:
+        entry = manifest.get(j.config, j.key) if manifest is not None else None
+        return entry.bytes if entry is not None and entry.emits else 0
+
+    timed = [(seconds[(j.config, j.key)], golden_bytes(j)) for j in jobs if (j.config, j.key) in seconds]
+    per_byte = sorted(s / b for s, b in timed if b > 0)
+    rate = per_byte[len(per_byte) // 2] if per_byte else 1.0
+    floor = min((s for s, _ in timed), default=0.0)
+    return [seconds.get((j.config, j.key)) or max(golden_bytes(j) * rate, floor) for j in jobs]
+
+
+def costliest_first(costs: list[float]) -> list[int]:
+    """Job indexes by cost, highest first (stable: equal costs keep the jobs' order)."""
+    return sorted(range(len(costs)), key=lambda i: -costs[i])
 
 
 def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config], gaps: KnownGaps) -> set[int]:

@@ -3,7 +3,8 @@
 Written after every gate run (``gate``, ``golden --check``, ``golden --update``), merged with
 what was there (a filtered run updates only the configs it ran), atomically (per-write unique
 temporary file, then rename). ``rocke-parity list`` reads it; it records the sha256 of each
-config file so that ``list`` can say when a config changed since its last run.
+config file so that ``list`` can say when a config changed since its last run, and the seconds
+each job took, which the next run uses to hand out the costliest jobs first.
 """
 
 from __future__ import annotations
@@ -41,13 +42,41 @@ def record(root: Path, verdicts: Iterable, config_sha: dict[str, str]) -> None:
     fresh: dict[str, dict] = {}
     for v in verdicts:
         entry = fresh.setdefault(v.job.config, {"sha256": config_sha.get(v.job.config, ""), "when": stamp, "jobs": {}})
-        entry["jobs"][v.job.key] = {"status": v.status.value, "passed": v.passed}
+        job = {"status": v.status.value, "passed": v.passed}
+        seconds = getattr(getattr(v, "result", None), "seconds", 0.0)
+        if seconds > 0:
+            job["seconds"] = round(seconds, 5)
+        entry["jobs"][v.job.key] = job
     if not fresh:
         return
     configs.update(fresh)
     doc = {"schema": SCHEMA, "configs": {k: configs[k] for k in sorted(configs)}}
     state_dir(root)
     atomic_write(path_for(root), (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+
+
+def job_seconds(configs: dict[str, dict]) -> dict[tuple[str, str], float]:
+    """(config id, job key) -> the seconds the job took in the last run that ran it (from :func:`load`)."""
+    out: dict[tuple[str, str], float] = {}
+    for cfg_id, entry in configs.items():
+        jobs = entry.get("jobs") if isinstance(entry, dict) else None
+        if not isinstance(jobs, dict):
+            continue
+        for key, job in jobs.items():
+            sec = job.get("seconds") if isinstance(job, dict) else None
+            if isinstance(sec, (int, float)) and not isinstance(sec, bool) and sec > 0:
+                out[(cfg_id, key)] = float(sec)
+    return out
+
+
+def failed_jobs(configs: dict[str, dict]) -> frozenset[tuple[str, str]]:
+    """(config id, job key) of every job that failed in the last run that ran it (from :func:`load`)."""
+    out = set()
+    for cfg_id, entry in configs.items():
+        jobs = entry.get("jobs") if isinstance(entry, dict) else None
+        if isinstance(jobs, dict):
+            out.update((cfg_id, key) for key, job in jobs.items() if isinstance(job, dict) and not job.get("passed"))
+    return frozenset(out)
 
 
 def summary(entry: dict | None, current_sha: str) -> str:

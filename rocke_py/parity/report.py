@@ -10,10 +10,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from rocke_py.parity.canon import context, first_divergence
 from rocke_py.parity.compare import Status
 from rocke_py.parity.engines import EngineRun
 from rocke_py.parity.fileio import write_output
 from rocke_py.parity.gate import GateRun, Verdict
+from rocke_py.parity.groups import group_failures
 from rocke_py.parity.runner import JobResult
 
 JSON_SCHEMA = "rocke-parity.report/v1"
@@ -74,6 +76,13 @@ def failure_line(v: Verdict) -> str:
     return f"FAIL {v.status.value} {v.job.config} {v.job.mode} {v.job.flavor}: {_short(v.reason)}"
 
 
+def _jobs_list(verdicts: tuple[Verdict, ...], limit: int = 8) -> str:
+    """``wgrad/11-x ll.llvm20, ...``: the jobs of a group, the first ``limit`` of them named."""
+    names = [f"{v.job.config} {v.job.key}" for v in verdicts[:limit]]
+    more = f", and {len(verdicts) - limit} more" if len(verdicts) > limit else ""
+    return ", ".join(names) + more
+
+
 def _detail(res: JobResult) -> str:
     if res.death is not None and res.death.detail:
         return res.death.detail
@@ -109,12 +118,15 @@ def summary_table(run: GateRun) -> list[str]:
 
 def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
     p = lambda s="": print(s, file=out)  # noqa: E731
-    for v in run.failures:
+    for group in group_failures(run.failures):
+        v = group.first
         p(failure_line(v))
         detail = _detail(v.result)
         if detail and v.status in (Status.CRASH, Status.TIMEOUT):
             for ln in detail.splitlines()[:_DETAIL_LINES]:
                 p(f"    | {ln}")
+        if len(group.verdicts) > 1:
+            p(f"    + {len(group.verdicts) - 1} more job(s) with the same cause: {_jobs_list(group.verdicts[1:])}")
     explain = [v for v in run.failures if v.status not in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
     if explain:
         v = explain[0]
@@ -221,14 +233,42 @@ def job_record(v: Verdict) -> dict[str, object]:
     return rec
 
 
-def write_json(run: GateRun, dest: str | Path, option: str = "--json") -> None:
+def write_json(run: GateRun, dest: str | Path, option: str = "--json", full: bool = False) -> None:
     """The JSON report to ``dest`` (a path, or ``-`` for standard output); WriteError if it cannot be."""
-    write_output(str(dest), json_text(run).encode("utf-8"), option)
+    write_output(str(dest), json_text(run, full).encode("utf-8"), option)
 
 
-def json_text(run: GateRun) -> str:
+#: What a passing job's record leaves out unless --json-full asks for it (the repeat runs, the
+#: reason, the golden entry): the report of a green run stays small.
+_FULL_ONLY = ("py_repeat", "c_repeat", "reason", "golden")
+
+
+def run_summary(run: GateRun) -> dict[str, object]:
+    """The head of the JSON report: what ran (commit, version, engine build ids) and the counts."""
+    from rocke_py.parity.version import engine_ids, git_commit, package_version
+
+    return {
+        "commit": git_commit(run.root),
+        "version": package_version(),
+        "engines": engine_ids(run.engines),
+        "passed": run.passed,
+        "jobs": len(run.verdicts),
+        "failed": len(run.failures),
+        "run_level_failures": len(run.problems) + len(run.stale_golden),
+        "counts": {s.value: n for s in Status if (n := sum(v.status is s for v in run.verdicts))},
+        "wall_seconds": round(run.wall_seconds, 3),
+    }
+
+
+def _compact(rec: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in rec.items() if k not in _FULL_ONLY}
+
+
+def json_text(run: GateRun, full: bool = False) -> str:
+    records = [job_record(v) for v in run.verdicts]
     doc = {
         "schema": JSON_SCHEMA,
+        "summary": run_summary(run),
         "passed": run.passed,
         "partial": run.partial_note() or False,
         "coverage": run.manifest.coverage.as_json() if run.manifest and run.manifest.coverage else None,
@@ -240,7 +280,7 @@ def json_text(run: GateRun) -> str:
         "wall_seconds": round(run.wall_seconds, 3),
         "engines": ({"py_modes": list(run.info.py_modes), "c_modes": list(run.info.c_modes)} if run.info else None),
         "counts": {s.value: sum(v.status is s for v in run.verdicts) for s in Status},
-        "jobs": [job_record(v) for v in run.verdicts],
+        "jobs": [r if full or not v.passed else _compact(r) for r, v in zip(records, run.verdicts)],
     }
     return json.dumps(doc, indent=2) + "\n"
 
@@ -257,27 +297,86 @@ def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None
     write_output(str(dest), junit_text(run).encode("utf-8"), option)
 
 
+def repro_lines(v: Verdict, relpath: str) -> list[str]:
+    """The commands that reproduce a job: the diff, and the C engine alone."""
+    flavor = v.job.call_flavor
+    return [
+        f"rocke-parity diff {v.job.config} --mode {v.job.mode} --flavor {flavor}",
+        f"rocke-emit {relpath} --mode {v.job.mode} --flavor {flavor}",
+    ]
+
+
+def divergence_lines(v: Verdict, n_context: int = 2) -> list[str]:
+    """Where the two outputs part: the first divergent line with context from each side, or how
+    the two rejections differ; empty when there is nothing to compare."""
+    res = v.result
+    if not res.py or not res.c:
+        return []
+    py, c = res.py[0], res.c[0]
+    if py.kind == "emitted" and c.kind == "emitted" and res.py_text is not None and res.c_text is not None:
+        d = first_divergence(res.py_text, res.c_text)
+        if d is None:
+            return []
+        out = [f"first divergent line: {d.line}, column {d.column}"]
+        for side, text in (("py", res.py_text), ("c", res.c_text)):
+            for n, line in context(text, d.line, n_context):
+                out.append(f"{side:2} {'>' if n == d.line else ' '}{n:6d} | {line}")
+        return out
+    if py.kind == "rejected" or c.kind == "rejected":
+        return [f"py: {py.short()}", f"c:  {c.short()}"]
+    return []
+
+
+def failure_body(v: Verdict, relpath: str) -> str:
+    """A failing job, for a CI dashboard: the reason, the divergent lines, which engine still
+    matches the golden entry, the crash's head, and the repro commands."""
+    lines = [f"{v.status.value}: {v.reason}"]
+    if v.golden_match:
+        lines.append(v.golden_match)
+    div = divergence_lines(v)
+    if div:
+        lines += ["", *div]
+    detail = _detail(v.result)
+    if detail:
+        lines += ["", *detail.splitlines()[:_DETAIL_LINES]]
+    lines += ["", "repro:", *(f"  {cmd}" for cmd in repro_lines(v, relpath))]
+    return "\n".join(lines)
+
+
+def config_relpaths(run: GateRun) -> dict[str, str]:
+    out = {}
+    for c in run.configs:
+        try:
+            out[c.id] = c.path.relative_to(run.root).as_posix()
+        except ValueError:
+            out[c.id] = str(c.path)
+    return out
+
+
 def junit_text(run: GateRun) -> str:
     try:
         from junit_xml import TestCase, TestSuite, to_xml_report_string
     except ImportError:
         raise JunitUnavailable("--junit needs the junit-xml package (pip install junit-xml)") from None
     cases = []
+    paths = config_relpaths(run)
     for v in run.verdicts:
         res = v.result
         elapsed = sum(r.seconds for r in (*res.py, *res.c))
+        relpath = paths.get(v.job.config, f"parity_configs/{v.job.config}.toml")
         tc = TestCase(
-            f"{v.job.config} {v.job.mode} {v.job.flavor}",
-            classname=v.job.family,
+            f"{v.job.mode} {v.job.flavor}",
+            classname=v.job.config.replace("/", "."),  # a dashboard groups a config's jobs as one class
             elapsed_sec=elapsed,
             status=v.status.value,
+            file=relpath,
         )
         if v.status is Status.KNOWN_GAP:
             tc.add_skipped_info(message=f"KNOWN_GAP: {v.gap.reason if v.gap else v.reason}", output=v.reason)
         elif not v.passed:
             tc.add_failure_info(
                 message=f"{v.status.value}: {_short(v.reason)}",
-                output=_detail(res) or v.reason,
+                output=failure_body(v, relpath),
                 failure_type=v.status.value,
             )
         cases.append(tc)

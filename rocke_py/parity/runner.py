@@ -1,10 +1,15 @@
 """The crash-isolating worker pool.
 
-Each worker is a process started with the ``spawn`` context that imports both engines once and
-then runs jobs sent over its pipe. One job = both engines on the raw config bytes, then both
-again (the determinism re-run): ``py, c, py, c``. The worker writes which call it is in to a
-shared integer before each call, so when it dies (``os.abort()``, SIGSEGV in the C engine, a
-hard ``_exit``) or hangs, the parent knows which engine and which run it was.
+Each worker is a process that imports both engines once and then runs jobs sent over its pipe.
+It is forked where the platform allows it and the parent has no other thread (a fork copies the
+interpreter with the harness already imported, so a worker is ready in a fraction of what a fresh
+interpreter takes), and spawned otherwise. Either way the engines are imported in the worker,
+never in the parent, so an engine that crashes while loading takes down only a worker.
+
+One job = both engines on the raw config bytes, then both again (the determinism re-run):
+``py, c, py, c``. The worker writes which call it is in to a shared integer before each call,
+so when it dies (``os.abort()``, SIGSEGV in the C engine, a hard ``_exit``) or hangs, the parent
+knows which engine and which run it was.
 
 - A worker that dies turns only its current job into a :class:`Death` (``crash``), with the
   signal and the end of the worker's faulthandler dump; it is replaced and the run goes on.
@@ -145,6 +150,14 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def start_method() -> str:
+    """``fork`` on Linux when this process has one thread (forking a threaded process can copy a
+    lock another thread holds), ``spawn`` otherwise."""
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
 K = TypeVar("K")
 
 
@@ -199,6 +212,11 @@ class JobResult(Generic[K]):
     c_text: str | None = None
     death: Death | None = None
 
+    @property
+    def seconds(self) -> float:
+        """The engine calls' time, measured in the worker (the job's cost, for scheduling)."""
+        return sum(r.seconds for r in (*self.py, *self.c))
+
     def runs(self, side: str) -> tuple[EngineRun, ...]:
         return self.py if side == "py" else self.c
 
@@ -222,6 +240,7 @@ class EngineInfo:
 def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler
     fault = open(fault_path, "w")  # noqa: SIM115 - lives as long as the process
     faulthandler.enable(fault, all_threads=False)
     try:
@@ -319,7 +338,7 @@ class Pool:
         self.spec = spec
         self.size = max(1, size or os.cpu_count() or 1)
         self.timeout = timeout
-        self._ctx = mp.get_context("spawn")
+        self._ctx = mp.get_context(start_method())
         self._tmpdir = Path(tempfile.mkdtemp(prefix="rocke-parity-run-"))
         self._workers: list[_Worker] = []
         self._spawned = 0
@@ -332,9 +351,21 @@ class Pool:
 
     def start(self) -> Pool:
         """Start the workers and wait until one has loaded the engines (``info`` is then set)."""
+        return self.launch().wait_ready()
+
+    def launch(self) -> Pool:
+        """Start the workers without waiting: they load the engines while the caller reads its inputs."""
         try:
-            for _ in range(self.size):
+            for _ in range(self.size - len(self._workers)):
                 self._spawn()
+        except BaseException:
+            self.terminate()
+            raise
+        return self
+
+    def wait_ready(self) -> Pool:
+        """Wait until one worker has loaded the engines (``info`` is then set); EngineLoadError if none can."""
+        try:
             self._await_first_ready()
         except BaseException:
             self.terminate()
@@ -424,11 +455,23 @@ class Pool:
 
     # -- running
     def run(
-        self, items: Sequence[WorkItem[K]], on_result: Callable[[JobResult[K]], None] | None = None
+        self,
+        items: Sequence[WorkItem[K]],
+        on_result: Callable[[JobResult[K]], None] | None = None,
+        order: Sequence[int] | None = None,
+        stop: Callable[[JobResult[K]], bool] | None = None,
     ) -> list[JobResult[K]]:
+        """Results in the order of ``items``; ``order`` is the order to hand them out in (default: as given).
+
+        The gate hands out the costliest jobs first, so that no worker is left with a long job
+        at the end while the others are idle. When ``stop`` returns True for a result, no
+        further job is handed out; the jobs already running finish, and only the results of
+        the jobs that ran are returned (``--maxfail``)."""
         results: list[JobResult[K] | None] = [None] * len(items)
+        if order is not None and sorted(order) != list(range(len(items))):
+            raise ValueError("order must be a permutation of the items' indexes")
         try:
-            self._run(items, on_result, results)
+            self._run(items, on_result, results, order, stop)
         except BaseException as e:
             self.terminate()  # a signal (Interrupted) or a bug: no worker outlives the run
             if isinstance(e, Interrupted) and e.not_run is None:
@@ -441,8 +484,10 @@ class Pool:
         items: Sequence[WorkItem[K]],
         on_result: Callable[[JobResult[K]], None] | None,
         results: list[JobResult[K] | None],
+        order: Sequence[int] | None,
+        stop: Callable[[JobResult[K]], bool] | None,
     ) -> None:
-        pending: deque[int] = deque(range(len(items)))
+        pending: deque[int] = deque(order if order is not None else range(len(items)))
         done = 0
         startup_deaths = 0
 
@@ -452,6 +497,9 @@ class Pool:
             done += 1
             if on_result is not None:
                 on_result(res)
+            if stop is not None and pending and stop(res):
+                done += len(pending)  # dropped: never handed out
+                pending.clear()
 
         def replace(w: _Worker) -> None:
             self._workers.remove(w)

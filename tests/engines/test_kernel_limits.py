@@ -5,6 +5,7 @@ kernels build in bounded time and memory in both engines."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from rocke_py.engine import build as py_build
 from rocke_py.engine.arch import target_for
 from rocke_py.engine.config import parse_config
 from rocke_py.engine.ir import Region
-from rocke_py.engine.limits import MAX_KERNEL_OPS, MAX_OUTPUT_BYTES, OpsBound, kernel_ops_bound
+from rocke_py.engine.limits import MAX_KERNEL_OPS, MAX_OUTPUT_BYTES, kernel_ops_bound
+from rocke_py.engine.plan import make_plan
 from rocke_py.engine.problem import build_problem
 from rocke_py.engine.result import Emitted, EngineFailure, Rejected
 from rocke_py.engine.schema import check_schema
@@ -101,18 +103,17 @@ def test_issue_unroll_k_configs_are_rejected_at_once(n: int) -> None:
 # ---- the hard checks: a kernel past its bound is an engine failure, never a rejection ----
 
 
-def test_python_builder_fails_past_its_op_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_builder_fails_past_its_op_bound() -> None:
     """The builder's limit is the spec's bound: one op too many fails the build (C twin:
     rocke_c/tests/test_ir.c test_op_limit)."""
     spec, problem, target = stages(config_text("wgrad"))
-    kernel = py_build.build_kernel(spec, problem, target)
+    plan = make_plan(spec, problem, target)
+    kernel = py_build.build_kernel(plan)
     ops = count_ops(kernel.entry)
-    assert ops <= kernel_ops_bound(spec, problem, target).total <= MAX_KERNEL_OPS
-    monkeypatch.setattr(py_build, "kernel_ops_bound", lambda *_: OpsBound(ops - 1, 1, 0, 0))
+    assert ops <= plan.op_limit == kernel_ops_bound(spec, problem, target).total <= MAX_KERNEL_OPS
     with pytest.raises(EngineFailure, match=f"^builder: the kernel exceeds {ops - 1} IR ops$"):
-        py_build.build_kernel(spec, problem, target)
-    monkeypatch.setattr(py_build, "kernel_ops_bound", lambda *_: OpsBound(ops, 1, 0, 0))
-    assert count_ops(py_build.build_kernel(spec, problem, target).entry) == ops
+        py_build.build_kernel(dataclasses.replace(plan, op_limit=ops - 1))
+    assert count_ops(py_build.build_kernel(dataclasses.replace(plan, op_limit=ops)).entry) == ops
 
 
 def test_python_emit_fails_past_the_output_bound(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,7 +143,7 @@ def test_every_accepted_kernel_is_within_its_bound() -> None:
     assert len(texts) > 300
     for text in texts:
         spec, problem, target = stages(text)
-        kernel = py_build.build_kernel(spec, problem, target)
+        kernel = py_build.build_kernel(make_plan(spec, problem, target))
         assert count_ops(kernel.entry) <= kernel_ops_bound(spec, problem, target).total <= MAX_KERNEL_OPS
         assert isinstance(both(text, "ir"), Emitted)
 
@@ -280,7 +281,7 @@ def test_largest_accepted_kernels(name: str, rocke_emit: Path, tmp_path: Path) -
     knob = largest(make, hi)
     text = make(knob)
     spec, problem, target = stages(text)
-    ops = count_ops(py_build.build_kernel(spec, problem, target).entry)
+    ops = count_ops(py_build.build_kernel(make_plan(spec, problem, target)).entry)
     assert ops <= kernel_ops_bound(spec, problem, target).total <= MAX_KERNEL_OPS
     path = tmp_path / f"{name}.toml"
     path.write_text(text)

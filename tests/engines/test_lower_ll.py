@@ -14,7 +14,8 @@ from layout import REPO
 
 from rocke_py.check.llvm import compile_ll
 from rocke_py.engine.ir import Builder, Kernel, ptr, smem, vec
-from rocke_py.engine.lower_ll import DECLS, FLAVORS, MMA_ROWS, decl_text, f32_literal, lower_kernel, plan_lds
+from rocke_py.engine.lower_ll import f32_literal, lower_kernel, plan_lds
+from rocke_py.engine.lower_ll_tables import DECLS, FLAVORS, MMA_ROWS, decl_text
 from rocke_py.engine.mma_atoms import atom_types
 from rocke_py.engine.result import EngineFailure
 from rocke_py.engine.verify import verify_kernel
@@ -765,6 +766,7 @@ def real_kernels() -> list[tuple[str, object, str]]:
         from rocke_py.engine.arch import target_for
         from rocke_py.engine.build import build_kernel
         from rocke_py.engine.config import parse_config
+        from rocke_py.engine.plan import make_plan
         from rocke_py.engine.problem import build_problem
         from rocke_py.engine.result import Rejected
         from rocke_py.engine.schema import check_schema
@@ -786,12 +788,9 @@ def real_kernels() -> list[tuple[str, object, str]]:
         spec = deduce(build_spec(fields.family, arch, fields.values), problem, target)
         if validate(spec, problem, target):
             continue
-        try:
-            kernel = build_kernel(spec, problem, target)
-        except TypeError:
-            kernel = build_kernel(spec, problem, target)
-        if not isinstance(kernel, Rejected):
-            out.append((cfg.id, kernel, arch))
+        plan = make_plan(spec, problem, target)
+        if not isinstance(plan, Rejected):
+            out.append((cfg.id, build_kernel(plan), arch))
     return out
 
 

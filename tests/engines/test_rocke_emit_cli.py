@@ -1,8 +1,14 @@
-"""rocke-emit, the C engine as a program: same bytes as the Python engine, exit 0/1/2."""
+"""rocke-emit, the C engine as a program: same bytes as the Python engine, exit 0/1/2.
+
+Every test runs twice: the CMake binary (rocke_c/cli/rocke-emit.c) and the console script that
+`pip install .` puts on the PATH (rocke_py/rocke_emit.py, the engine through the cffi bridge),
+which keep one command-line contract."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,32 +21,47 @@ from rocke_py.engine.result import Emitted, Rejected
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C compiler")
 
 
-def run(exe: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(exe), *args], input=stdin, capture_output=True, timeout=60)
+SCRIPT = Path(sys.executable).parent / "rocke-emit"
 
 
-def test_emit_matches_python(rocke_emit: Path, tmp_path: Path) -> None:
+@pytest.fixture(params=["cmake-binary", "console-script"])
+def program(request: pytest.FixtureRequest) -> list[str]:
+    if request.param == "cmake-binary":
+        return [str(request.getfixturevalue("rocke_emit"))]
+    assert SCRIPT.is_file(), f"{SCRIPT} is missing: `pip install -e .` installs the rocke-emit console script"
+    return [str(SCRIPT)]
+
+
+def run(program: list[str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*program, *args], input=stdin, capture_output=True, timeout=60)
+
+
+def test_console_script_is_on_the_path_of_the_install() -> None:
+    assert shutil.which("rocke-emit", path=str(SCRIPT.parent)) == str(SCRIPT)
+
+
+def test_emit_matches_python(program: list[str], tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text(config_text("wgrad"))
-    got = run(rocke_emit, str(cfg), "--mode", "spec", "--flavor", "llvm22")
+    got = run(program, str(cfg), "--mode", "spec", "--flavor", "llvm22")
     want = py_engine.emit(cfg.read_bytes(), "spec", "llvm22")
     assert isinstance(want, Emitted)
     assert got.returncode == 0, got.stderr
     assert got.stdout == want.text.encode()
 
 
-def test_output_file_and_stdin(rocke_emit: Path, tmp_path: Path) -> None:
+def test_output_file_and_stdin(program: list[str], tmp_path: Path) -> None:
     text = config_text("dgrad", problem={"sH": 2, "sW": 2}).encode()
     out = tmp_path / "out.txt"
-    assert run(rocke_emit, "-", "--mode", "spec", "-o", str(out), stdin=text).returncode == 0
+    assert run(program, "-", "--mode", "spec", "-o", str(out), stdin=text).returncode == 0
     want = py_engine.emit(text, "spec", "llvm22")
     assert out.read_bytes() == want.text.encode()
 
 
-def test_rejection_exit_1(rocke_emit: Path, tmp_path: Path) -> None:
+def test_rejection_exit_1(program: list[str], tmp_path: Path) -> None:
     cfg = tmp_path / "bad.toml"
     cfg.write_text(config_text("wgrad", tile_k=7))
-    got = run(rocke_emit, str(cfg), "--mode", "spec")
+    got = run(program, str(cfg), "--mode", "spec")
     want = py_engine.emit(cfg.read_bytes(), "spec", "llvm22")
     assert isinstance(want, Rejected)
     assert got.returncode == 1
@@ -55,14 +76,14 @@ def test_rejection_exit_1(rocke_emit: Path, tmp_path: Path) -> None:
     [[], ["a.toml", "b.toml"], ["--mode"], ["--bogus", "x.toml"]],
     ids=["no-config", "two-configs", "missing-value", "unknown-option"],
 )
-def test_usage_exit_2(rocke_emit: Path, args: list[str]) -> None:
-    got = run(rocke_emit, *args)
+def test_usage_exit_2(program: list[str], args: list[str]) -> None:
+    got = run(program, *args)
     assert got.returncode == 2
     assert b"usage: rocke-emit" in got.stderr
 
 
-def test_unreadable_file_exit_2(rocke_emit: Path, tmp_path: Path) -> None:
-    got = run(rocke_emit, str(tmp_path / "missing.toml"))
+def test_unreadable_file_exit_2(program: list[str], tmp_path: Path) -> None:
+    got = run(program, str(tmp_path / "missing.toml"))
     assert got.returncode == 2
     assert b"cannot read" in got.stderr
 
@@ -78,6 +99,11 @@ def padded(n: int) -> bytes:
     return head + b"#" + b"x" * (n - len(head) - 2) + b"\n"
 
 
+def cap_mib(program: list[str]) -> int:
+    """Room for the program itself: a C binary needs little, a Python interpreter with numpy more."""
+    return 64 if program[0] != str(SCRIPT) else 1024
+
+
 def capped(megabytes: int):
     """preexec_fn: cap the child's address space, so an unbounded reader fails instead of eating RAM."""
     import resource
@@ -89,11 +115,11 @@ def capped(megabytes: int):
 
 
 @pytest.mark.parametrize("size", [LIMIT, LIMIT + 1, 10 * LIMIT])
-def test_large_file_is_read_up_to_the_limit_plus_one(rocke_emit: Path, tmp_path: Path, size: int) -> None:
+def test_large_file_is_read_up_to_the_limit_plus_one(program: list[str], tmp_path: Path, size: int) -> None:
     cfg = tmp_path / "big.toml"
     data = padded(size)
     cfg.write_bytes(data)
-    got = run(rocke_emit, str(cfg), "--mode", "spec")
+    got = run(program, str(cfg), "--mode", "spec")
     want = py_engine.emit(data[: LIMIT + 1], "spec", "llvm22")  # what the harness hands the engines
     if size <= LIMIT:
         assert got.returncode == 0 and got.stdout == want.text.encode()
@@ -102,14 +128,14 @@ def test_large_file_is_read_up_to_the_limit_plus_one(rocke_emit: Path, tmp_path:
         assert want == Rejected("E_TOO_LARGE", f"config is {LIMIT + 1} bytes; the limit is {LIMIT}")
 
 
-def test_dev_zero_is_rejected_without_reading_it_all(rocke_emit: Path) -> None:
+def test_dev_zero_is_rejected_without_reading_it_all(program: list[str]) -> None:
     got = subprocess.run(
-        [str(rocke_emit), "/dev/zero", "--mode", "spec"], capture_output=True, timeout=60, preexec_fn=capped(64)
+        [*program, "/dev/zero", "--mode", "spec"], capture_output=True, timeout=60, preexec_fn=capped(cap_mib(program))
     )
     assert (got.returncode, got.stderr) == (1, TOO_LARGE)
 
 
-def test_endless_fifo_is_read_bounded(rocke_emit: Path, tmp_path: Path) -> None:
+def test_endless_fifo_is_read_bounded(program: list[str], tmp_path: Path) -> None:
     import os
     import threading
 
@@ -126,12 +152,12 @@ def test_endless_fifo_is_read_bounded(rocke_emit: Path, tmp_path: Path) -> None:
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
-    got = run(rocke_emit, str(fifo), "--mode", "spec")
+    got = run(program, str(fifo), "--mode", "spec")
     t.join(30)
     assert (got.returncode, got.stderr) == (1, TOO_LARGE)
 
 
-def test_directory_says_why_it_cannot_be_read(rocke_emit: Path, tmp_path: Path) -> None:
-    got = run(rocke_emit, str(tmp_path))
+def test_directory_says_why_it_cannot_be_read(program: list[str], tmp_path: Path) -> None:
+    got = run(program, str(tmp_path))
     assert got.returncode == 2
     assert got.stderr.decode() == f"rocke-emit: cannot read {tmp_path}: Is a directory\n"

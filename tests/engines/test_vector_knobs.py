@@ -19,62 +19,34 @@ VALUES = (1, 2, 3, 4, 5, 6, 8, 16, 65536)
 
 # (id, family, problem overrides, spec fields, {knob: the values that must be accepted}).
 # cpg = kpg = 64 (fp16): the natural width is 8 for every operand.
+VA, VB, VC = "vector_size_a", "vector_size_b", "vector_size_c"
+W1, W4, W8 = frozenset({1}), frozenset({1, 2, 4}), frozenset({1, 2, 4, 8})  # the accepted widths
 BASES = [
-    ("fwd", "fwd", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
-    ("fwd-cshuffle", "fwd", {}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4, 8}}),
-    ("fwd-cshuffle-fp32d", "fwd", {}, {"epilogue": "cshuffle", "dtype_d": "fp32"}, {"vector_size_c": {1, 2, 4}}),
-    ("fwd-k12", "fwd", {"K": 12}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4}}),
-    ("wgrad", "wgrad", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
-    ("wgrad-cshuffle", "wgrad", {}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4, 8}}),
-    (
-        "wgrad-c48",
-        "wgrad",
-        {"C": 48, "K": 48},
-        {"epilogue": "cshuffle"},
-        {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}},
-    ),
-    (
-        "wgrad-split-k",
-        "wgrad",
-        {},
-        {"split_k": 2, "epilogue": "cshuffle"},
-        {"vector_size_a": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}},
-    ),
-    ("dgrad", "dgrad", {}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}}),
-    ("dgrad-cshuffle", "dgrad", {}, {"epilogue": "cshuffle"}, {"vector_size_c": {1, 2, 4, 8}}),
-    (
-        "dgrad-k48",
-        "dgrad",
-        {"C": 48, "K": 48},
-        {"epilogue": "cshuffle"},
-        {"vector_size_a": {1, 2, 4, 8}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1, 2, 4, 8}},
-    ),
-    ("dgrad-kouter", "dgrad", {}, {"lds_k_outer": True}, {"vector_size_b": {1, 2, 4, 8}}),
-    (
-        "dgrad-split-k",
-        "dgrad",
-        {},
-        {"split_k": 2, "dtype_d": "fp32"},
-        {"vector_size_a": {1}, "vector_size_b": {1, 2, 4, 8}, "vector_size_c": {1}},
-    ),
-    (
-        "dgrad-split-k-cshuffle",
-        "dgrad",
-        {},
-        {"split_k": 2, "epilogue": "cshuffle"},
-        {"vector_size_a": {1}, "vector_size_c": {1, 2, 4, 8}},
-    ),
-    ("dgrad-stride2", "dgrad", {"sH": 2, "sW": 2}, {}, {"vector_size_a": {1, 2, 4, 8}, "vector_size_c": {1}}),
+    ("fwd", "fwd", {}, {}, {VA: W8, VB: W8, VC: W1}),
+    ("fwd-cshuffle", "fwd", {}, {"epilogue": "cshuffle"}, {VC: W8}),
+    ("fwd-cshuffle-fp32d", "fwd", {}, {"epilogue": "cshuffle", "dtype_d": "fp32"}, {VC: W4}),
+    ("fwd-k12", "fwd", {"K": 12}, {"epilogue": "cshuffle"}, {VC: W4}),
+    ("wgrad", "wgrad", {}, {}, {VA: W8, VB: W8, VC: W1}),
+    ("wgrad-cshuffle", "wgrad", {}, {"epilogue": "cshuffle"}, {VC: W8}),
+    ("wgrad-c48", "wgrad", {"C": 48, "K": 48}, {"epilogue": "cshuffle"}, {VA: W8, VB: W8, VC: W8}),
+    ("wgrad-split-k", "wgrad", {}, {"split_k": 2, "epilogue": "cshuffle"}, {VA: W8, VC: W8}),
+    ("dgrad", "dgrad", {}, {}, {VA: W8, VB: W8, VC: W1}),
+    ("dgrad-cshuffle", "dgrad", {}, {"epilogue": "cshuffle"}, {VC: W8}),
+    ("dgrad-k48", "dgrad", {"C": 48, "K": 48}, {"epilogue": "cshuffle"}, {VA: W8, VB: W8, VC: W8}),
+    ("dgrad-kouter", "dgrad", {}, {"lds_k_outer": True}, {VB: W8}),
+    ("dgrad-split-k", "dgrad", {}, {"split_k": 2, "dtype_d": "fp32"}, {VA: W1, VB: W8, VC: W1}),
+    ("dgrad-split-k-cshuffle", "dgrad", {}, {"split_k": 2, "epilogue": "cshuffle"}, {VA: W1, VC: W8}),
+    ("dgrad-stride2", "dgrad", {"sH": 2, "sW": 2}, {}, {VA: W8, VC: W1}),
     # runs of 12: a power of two over the run's widest divisor (8 > 4) would only be capped
-    ("fwd-c12", "fwd", {"C": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
-    ("wgrad-c12", "wgrad", {"C": 12, "K": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
-    ("dgrad-c12", "dgrad", {"C": 12, "K": 12}, {}, {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}}),
+    ("fwd-c12", "fwd", {"C": 12}, {}, {VA: W4, VB: W4}),
+    ("wgrad-c12", "wgrad", {"C": 12, "K": 12}, {}, {VA: W4, VB: W4}),
+    ("dgrad-c12", "dgrad", {"C": 12, "K": 12}, {}, {VA: W4, VB: W4}),
     (
         "dgrad-fp32",
         "dgrad",
         {},
         {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_k": 2},
-        {"vector_size_a": {1, 2, 4}, "vector_size_b": {1, 2, 4}},
+        {VA: W4, VB: W4},
     ),
 ]
 

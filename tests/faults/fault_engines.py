@@ -1,7 +1,8 @@
 """Wrapped real engines, each with one injected fault, for the gate's fault-injection tests.
 
 Every fault is a pair ``<fault>_py`` / ``<fault>_c`` (and, for a dropped mode, ``<fault>_py_modes``
-/ ``<fault>_c_modes``). A wrapper calls the real engine (``rocke_py.engine.emit`` or
+/ ``<fault>_c_modes``); a side without the fault, or a body both sides share, is one function
+given its side with functools.partial. A wrapper calls the real engine (``rocke_py.engine.emit`` or
 ``rocke_py.cbridge.emit``) and changes its answer only for the configs a fault targets, which the
 test tree marks with a comment line (comments are ignored by both engines):
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import time
+from functools import partial
 
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
@@ -45,8 +47,7 @@ def _flip_one_byte(text: str) -> str:
 
 
 # -- one byte changed in one engine, for one flavor only
-def flip_llvm20_py(config, mode, flavor):
-    return _real("py", config, mode, flavor)
+flip_llvm20_py = partial(_real, "py")  # this side is the real engine
 
 
 def flip_llvm20_c(config, mode, flavor):
@@ -57,8 +58,7 @@ def flip_llvm20_c(config, mode, flavor):
 
 
 # -- one config's rejection code changed in one engine
-def reject_code_py(config, mode, flavor):
-    return _real("py", config, mode, flavor)
+reject_code_py = partial(_real, "py")  # this side is the real engine
 
 
 def reject_code_c(config, mode, flavor):
@@ -69,8 +69,7 @@ def reject_code_c(config, mode, flavor):
 
 
 # -- a nondeterministic engine
-def nondet_py(config, mode, flavor):
-    return _real("py", config, mode, flavor)
+nondet_py = partial(_real, "py")  # this side is the real engine
 
 
 def nondet_c(config, mode, flavor):
@@ -81,8 +80,7 @@ def nondet_c(config, mode, flavor):
 
 
 # -- an engine that dies on one config (a real SIGSEGV in the worker)
-def segv_py(config, mode, flavor):
-    return _real("py", config, mode, flavor)
+segv_py = partial(_real, "py")  # this side is the real engine
 
 
 def segv_c(config, mode, flavor):
@@ -98,8 +96,7 @@ def hang_py(config, mode, flavor):
     return _real("py", config, mode, flavor)
 
 
-def hang_c(config, mode, flavor):
-    return _real("c", config, mode, flavor)
+hang_c = partial(_real, "c")  # this side is the real engine
 
 
 # -- identical message changes in both engines (every rejection reworded alike)
@@ -108,12 +105,8 @@ def _reword(side, config, mode, flavor):
     return Rejected(out.code, out.message + " (reworded)") if isinstance(out, Rejected) else out
 
 
-def reword_py(config, mode, flavor):
-    return _reword("py", config, mode, flavor)
-
-
-def reword_c(config, mode, flavor):
-    return _reword("c", config, mode, flavor)
+reword_py = partial(_reword, "py")
+reword_c = partial(_reword, "c")
 
 
 # -- a negative config that now emits, alike in both engines
@@ -123,12 +116,8 @@ def _negative_emits(side, config, mode, flavor):
     return _real(side, config, mode, flavor)
 
 
-def negative_emits_py(config, mode, flavor):
-    return _negative_emits("py", config, mode, flavor)
-
-
-def negative_emits_c(config, mode, flavor):
-    return _negative_emits("c", config, mode, flavor)
+negative_emits_py = partial(_negative_emits, "py")
+negative_emits_c = partial(_negative_emits, "c")
 
 
 # -- a config that validates but fails to build (EngineFailure after validation) in one engine
@@ -138,8 +127,7 @@ def build_failure_py(config, mode, flavor):
     return _real("py", config, mode, flavor)
 
 
-def build_failure_c(config, mode, flavor):
-    return _real("c", config, mode, flavor)
+build_failure_c = partial(_real, "c")  # this side is the real engine
 
 
 # -- one config, different verdicts per mode (both engines reject it in ll only, alike)
@@ -149,12 +137,8 @@ def _verdict_split(side, config, mode, flavor):
     return _real(side, config, mode, flavor)
 
 
-def verdict_split_py(config, mode, flavor):
-    return _verdict_split("py", config, mode, flavor)
-
-
-def verdict_split_c(config, mode, flavor):
-    return _verdict_split("c", config, mode, flavor)
+verdict_split_py = partial(_verdict_split, "py")
+verdict_split_c = partial(_verdict_split, "c")
 
 
 # -- one engine rejects a config the other emits
@@ -164,8 +148,7 @@ def py_only_reject_py(config, mode, flavor):
     return _real("py", config, mode, flavor)
 
 
-def py_only_reject_c(config, mode, flavor):
-    return _real("c", config, mode, flavor)
+py_only_reject_c = partial(_real, "c")  # this side is the real engine
 
 
 # -- both engines change one output identically (golden drift)
@@ -176,17 +159,12 @@ def _both_drift(side, config, mode, flavor):
     return out
 
 
-def both_drift_py(config, mode, flavor):
-    return _both_drift("py", config, mode, flavor)
-
-
-def both_drift_c(config, mode, flavor):
-    return _both_drift("c", config, mode, flavor)
+both_drift_py = partial(_both_drift, "py")
+both_drift_c = partial(_both_drift, "c")
 
 
 # -- an engine that returns something that is neither Emitted nor Rejected
-def bad_return_py(config, mode, flavor):
-    return _real("py", config, mode, flavor)
+bad_return_py = partial(_real, "py")  # this side is the real engine
 
 
 def bad_return_c(config, mode, flavor):
@@ -196,9 +174,5 @@ def bad_return_c(config, mode, flavor):
 
 
 # -- no fault: the real engines
-def real_py(config, mode, flavor):
-    return _real("py", config, mode, flavor)
-
-
-def real_c(config, mode, flavor):
-    return _real("c", config, mode, flavor)
+real_py = partial(_real, "py")
+real_c = partial(_real, "c")

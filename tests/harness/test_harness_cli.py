@@ -103,23 +103,7 @@ def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     root = green(tmp_path)
     src = (root / "parity_configs/wgrad/00-a.toml").read_text()
     assert (
-        run(
-            root,
-            "new",
-            "wgrad",
-            "--from",
-            "wgrad/00-a",
-            "--set",
-            "tile_k=32",
-            "--set",
-            "Hi=56",
-            "--set",
-            "spec.lds_k_outer=auto",
-            "--expect",
-            "emit",
-            "-j",
-            "1",
-        )
+        run(root, *pt.new_args("wgrad/00-a", "tile_k=32", "Hi=56", "spec.lds_k_outer=auto", expect="emit"), "-j", "1")
         == 0
     )
     out = capsys.readouterr().out
@@ -144,24 +128,7 @@ def test_new_writes_the_next_number_with_line_edits(tmp_path, capsys):
     assert doc["parity"]["expect"] == "emit"
     assert run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "bad", "--expect", "emit") == 2
     assert "--set takes key=value" in capsys.readouterr().err
-    assert (
-        run(
-            root,
-            "new",
-            "wgrad",
-            "--from",
-            "wgrad/100-n",
-            "--set",
-            "tile_k=7",
-            "--slug",
-            "neg-tile-k",
-            "--expect",
-            "reject:E_X",
-            "-j",
-            "1",
-        )
-        == 0
-    )
+    assert run(root, *pt.new_args("wgrad/100-n", "tile_k=7", expect="reject:E_X", slug="neg-tile-k"), "-j", "1") == 0
     assert (root / "parity_configs/wgrad/101-neg-tile-k.toml").exists()
     assert (
         run(root, "new", "wgrad", "--from", "wgrad/00-a", "--set", "tile_k=16", "--expect", "reject:E_X", "-j", "1")

@@ -97,14 +97,22 @@ def test_junit_report(tree, tmp_path_factory):
     out = tmp_path_factory.mktemp("out") / "junit.xml"
     gate(tree, "--junit", str(out))
     root = ET.parse(out).getroot()
-    cases = {c.get("name"): c for c in root.iter("testcase")}
+    # a dashboard's view: one class per config (file= its path), one case per job
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
     assert len(cases) == 5
-    assert cases["wgrad/01-differ spec -"].get("classname") == "wgrad"
-    assert cases["fwd/00-segv spec -"].get("classname") == "fwd"
-    assert cases["wgrad/01-differ spec -"].find("failure").get("type") == "DIFFER"
-    skipped = cases["wgrad/02-gap spec -"].find("skipped")
+    differ = cases[("wgrad.01-differ", "spec -")]
+    assert differ.get("file") == "parity_configs/wgrad/01-differ.toml"
+    assert cases[("fwd.00-segv", "spec -")].get("file") == "parity_configs/fwd/00-segv.toml"
+    failure = differ.find("failure")
+    assert failure.get("type") == "DIFFER"
+    body = failure.text
+    assert "first divergent line: 5" in body
+    assert "py >     5 |" in body and "c  >     5 |" in body and "; changed" in body
+    assert "rocke-parity diff wgrad/01-differ --mode spec --flavor llvm22" in body
+    assert "rocke-emit parity_configs/wgrad/01-differ.toml --mode spec --flavor llvm22" in body
+    skipped = cases[("wgrad.02-gap", "spec -")].find("skipped")
     assert skipped is not None and "py validator lands first" in skipped.get("message")
-    assert cases["wgrad/00-ok spec -"].find("failure") is None
+    assert cases[("wgrad.00-ok", "spec -")].find("failure") is None
 
 
 def test_progress_bar_only_on_a_terminal():

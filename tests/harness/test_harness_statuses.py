@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import standin_tree as pt
 
+from rocke_py.parity import runner
 from rocke_py.parity.compare import PASSING, Status, passes
 from rocke_py.parity.gate import GateRun, Verdict, run_gate
 
@@ -95,55 +96,43 @@ def test_every_config_ran_once_and_the_run_fails(run):
     assert all(v.job.mode == "spec" and v.job.flavor == "-" for v in run.verdicts)
 
 
-def test_identical(run):
-    v = verdict(run, "wgrad/00-identical")
-    assert v.status is Status.IDENTICAL and v.passed
+# The verdicts that are one status, pass or fail, and words the reason must name: one row per
+# config of the tree, the config's name saying what it does.
+VERDICTS = {
+    "wgrad/00-identical": (Status.IDENTICAL, True, ()),
+    "wgrad/01-differ": (Status.DIFFER, False, ("line 5",)),
+    "wgrad/02-reject-code": (Status.REJECT_MISMATCH, False, ("E_X", "E_Y")),
+    "wgrad/03-reject-message": (Status.REJECT_MISMATCH, False, ("messages differ",)),
+    "wgrad/04-py-only": (Status.PY_ONLY_REJECTED, False, ()),
+    "wgrad/05-c-only": (Status.C_ONLY_REJECTED, False, ()),
+    "wgrad/06-unexpected-reject": (Status.UNEXPECTED_REJECT, False, ("expected emit",)),  # emit was expected
+    "wgrad/101-other-code": (Status.UNEXPECTED_REJECT, False, ("reject:E_Y",)),
+    "wgrad/102-unexpected-emit": (Status.UNEXPECTED_EMIT, False, ()),
+    "wgrad/10-nondet": (Status.NONDETERMINISTIC, False, ("c engine",)),
+    "wgrad/11-raise": (Status.CRASH, False, ()),  # an exception is a crash
+    "wgrad/12-engine-failure": (Status.BUILD_FAILURE, False, ("EngineFailure", "the c engine failed after validating")),
+    "wgrad/18-returns-none": (Status.CRASH, False, ()),  # so is a bad return value
+    "wgrad/13-drift": (Status.GOLDEN_DRIFT, False, ("renumbering-only: unknown",)),
+    "wgrad/14-missing": (Status.GOLDEN_MISSING, False, ()),
+    # a known gap no longer holding, because the config passes or because it fails another way
+    "wgrad/16-gap-now-passes": (Status.IDENTICAL, False, ("known gap no longer holds", "update known_gaps.toml")),
+    "wgrad/17-gap-fails-differently": (Status.C_ONLY_REJECTED, False, ("no longer holds",)),
+}
+
+
+@pytest.mark.parametrize("cid", VERDICTS)
+def test_verdict(run, cid: str):
+    status, passed, words = VERDICTS[cid]
+    v = verdict(run, cid)
+    assert v.status is status and v.passed == passed, v
+    for word in words:
+        assert word in v.reason, v.reason
 
 
 def test_both_rejected(run):
     v = verdict(run, "wgrad/100-both-rejected")
     assert v.status is Status.BOTH_REJECTED and v.passed
     assert v.result.py[0].code == v.result.c[0].code == "E_X"
-
-
-def test_differ(run):
-    v = verdict(run, "wgrad/01-differ")
-    assert v.status is Status.DIFFER and not v.passed
-    assert "line 5" in v.reason
-
-
-def test_reject_mismatch_in_code(run):
-    v = verdict(run, "wgrad/02-reject-code")
-    assert v.status is Status.REJECT_MISMATCH and not v.passed
-    assert "E_X" in v.reason and "E_Y" in v.reason
-
-
-def test_reject_mismatch_in_message(run):
-    v = verdict(run, "wgrad/03-reject-message")
-    assert v.status is Status.REJECT_MISMATCH and "messages differ" in v.reason
-
-
-def test_py_only_rejected(run):
-    assert verdict(run, "wgrad/04-py-only").status is Status.PY_ONLY_REJECTED
-
-
-def test_c_only_rejected(run):
-    assert verdict(run, "wgrad/05-c-only").status is Status.C_ONLY_REJECTED
-
-
-def test_unexpected_reject_when_emit_expected(run):
-    v = verdict(run, "wgrad/06-unexpected-reject")
-    assert v.status is Status.UNEXPECTED_REJECT and not v.passed and "expected emit" in v.reason
-
-
-def test_unexpected_reject_with_another_code(run):
-    v = verdict(run, "wgrad/101-other-code")
-    assert v.status is Status.UNEXPECTED_REJECT and "reject:E_Y" in v.reason
-
-
-def test_unexpected_emit(run):
-    v = verdict(run, "wgrad/102-unexpected-emit")
-    assert v.status is Status.UNEXPECTED_EMIT and not v.passed
 
 
 def test_crash_real_abort(run):
@@ -168,50 +157,15 @@ def test_timeout(run):
     assert v.result.death is not None and v.result.death.engine == "py"
 
 
-def test_nondeterministic(run):
-    v = verdict(run, "wgrad/10-nondet")
-    assert v.status is Status.NONDETERMINISTIC and "c engine" in v.reason
-
-
-def test_exception_is_a_crash_and_engine_failure_a_build_failure(run):
-    assert verdict(run, "wgrad/11-raise").status is Status.CRASH
-    v = verdict(run, "wgrad/12-engine-failure")
-    assert v.status is Status.BUILD_FAILURE and not v.passed and "EngineFailure" in v.reason
-    assert "the c engine failed after validating" in v.reason
-
-
-def test_bad_return_value_and_exit_are_crashes(run):
-    assert verdict(run, "wgrad/18-returns-none").status is Status.CRASH
+def test_exit_is_a_crash(run):
     v = verdict(run, "wgrad/19-exit")
     assert v.status is Status.CRASH and v.result.death is not None and v.result.death.exitcode == 7
-
-
-def test_golden_drift(run):
-    v = verdict(run, "wgrad/13-drift")
-    assert v.status is Status.GOLDEN_DRIFT and not v.passed
-    assert "renumbering-only: unknown" in v.reason
-
-
-def test_golden_missing(run):
-    v = verdict(run, "wgrad/14-missing")
-    assert v.status is Status.GOLDEN_MISSING and not v.passed
 
 
 def test_known_gap_holding(run):
     v = verdict(run, "wgrad/15-gap-holds")
     assert v.status is Status.KNOWN_GAP and v.passed and v.gap_holds
     assert run.known_gaps == [v]
-
-
-def test_known_gap_no_longer_holding_because_it_passes(run):
-    v = verdict(run, "wgrad/16-gap-now-passes")
-    assert v.status is Status.IDENTICAL and not v.passed
-    assert "known gap no longer holds" in v.reason and "update known_gaps.toml" in v.reason
-
-
-def test_known_gap_no_longer_holding_because_it_fails_differently(run):
-    v = verdict(run, "wgrad/17-gap-fails-differently")
-    assert v.status is Status.C_ONLY_REJECTED and not v.passed and "no longer holds" in v.reason
 
 
 def test_pass_rule_is_an_allow_list():
@@ -222,7 +176,10 @@ def test_pass_rule_is_an_allow_list():
     assert not passes(None)
 
 
-def test_pool_survives_crashes_and_later_jobs_run(tmp_path):
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_pool_survives_crashes_and_later_jobs_run(tmp_path, monkeypatch, method):
+    # both ways of starting a worker isolate a crash (the gate forks where it can, see start_method)
+    monkeypatch.setattr(runner, "start_method", lambda: method)
     root = pt.make_tree(
         tmp_path,
         {
@@ -244,6 +201,20 @@ def test_pool_survives_crashes_and_later_jobs_run(tmp_path):
         "fwd/04-ok": Status.IDENTICAL,
     }
     assert any("replaced" in n for n in run.notes)
+
+
+def test_workers_are_forked_from_a_single_threaded_parent_on_linux():
+    import subprocess
+    import sys
+
+    code = (
+        "import threading; from rocke_py.parity.runner import start_method; a = start_method(); "
+        "t = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True); t.start(); "
+        "print(a, start_method())"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    want = "fork spawn" if sys.platform.startswith("linux") else "spawn spawn"
+    assert got.stdout.split() == want.split(), got.stderr
 
 
 def test_ll_runs_once_per_flavor_and_spec_once(tmp_path):

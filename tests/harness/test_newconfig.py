@@ -75,19 +75,7 @@ def test_running_the_same_new_twice_is_refused_the_second_time(tmp_path, capsys)
     assert written(before, files(root)) == []
     # the same content under another slug, or with a different [parity] or layout, is still a duplicate
     assert (
-        run(
-            root,
-            "new",
-            "wgrad",
-            "--from",
-            "wgrad/01-a-tile-k-32",
-            "--slug",
-            "other",
-            "--set",
-            "parity.description=another text",
-            "--expect",
-            "emit",
-        )
+        run(root, *pt.new_args("wgrad/01-a-tile-k-32", "parity.description=another text", expect="emit", slug="other"))
         == 1
     )
     assert "duplicate of wgrad/01-a-tile-k-32" in capsys.readouterr().out
@@ -274,16 +262,9 @@ def test_a_derived_description_drops_the_sources_claims(tmp_path, capsys):
     assert (
         run(
             root,
-            "new",
-            "wgrad",
-            "--from",
-            "wgrad/00-a",
-            "--set",
-            "tile_m=16",
-            "--set",
-            'parity.description="tile_m 16: the smallest M tile"',
-            "--expect",
-            "emit",
+            *pt.new_args(
+                "wgrad/00-a", "tile_m=16", 'parity.description="tile_m 16: the smallest M tile"', expect="emit"
+            ),
         )
         == 0
     )
@@ -346,21 +327,7 @@ def test_a_negative_whose_modes_disagree_on_the_message_is_not_written(tmp_path,
         )
     )
     before = files(root)
-    assert (
-        run(
-            root,
-            "new",
-            "wgrad",
-            "--from",
-            "wgrad/100-n",
-            "--set",
-            "tile_k=7",
-            "--expect",
-            "reject:E_X",
-            modes="all_modes",
-        )
-        == 1
-    )
+    assert run(root, *pt.new_args("wgrad/100-n", "tile_k=7", expect="reject:E_X"), modes="all_modes") == 1
     assert "not one verdict" in capsys.readouterr().out
     assert written(before, files(root)) == []
 

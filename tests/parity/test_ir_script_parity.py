@@ -9,63 +9,29 @@ do the same. xdist-safe: each worker builds its own driver under tmp_path_factor
 from __future__ import annotations
 
 import copy
-import difflib
-import os
 import random
 import re
-import subprocess
 from pathlib import Path
 from typing import Optional
 
 import ir_script
 import pytest
-from cbuild import SAN_ENV, parse_outputs
+import script_runs
 from layout import REPO
+from script_runs import run_c, same
 
 from rocke_py.engine import verify
+from rocke_py.engine.ops import OPS
 
 SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 N_RANDOM = 400
-BATCH = 100
 
 
 # ---- the two engines (the C one: the ir_driver fixture, tests/conftest.py) ----
 
 
-def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
-    """The C outputs of the scripts, in order; a sanitizer report fails the run."""
-    outputs: list[bytes] = []
-    for i in range(0, len(paths), BATCH):
-        chunk = paths[i : i + BATCH]
-        proc = subprocess.run(
-            [str(driver), *map(str, chunk)], capture_output=True, timeout=300, env={**os.environ, **SAN_ENV}
-        )
-        assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")
-        outputs.extend(parse_outputs(proc.stdout))
-    assert len(outputs) == len(paths)
-    return outputs
-
-
 def run_py(text: str) -> bytes:
-    try:
-        return ir_script.run(text).encode()
-    except ir_script.ScriptError as e:
-        return f"script error: {e}\n".encode()
-
-
-def same(py: bytes, c: bytes, what: str) -> None:
-    if py != c:
-        diff = "\n".join(
-            difflib.unified_diff(
-                py.decode(errors="replace").splitlines(),
-                c.decode(errors="replace").splitlines(),
-                "python",
-                "c",
-                lineterm="",
-                n=2,
-            )
-        )
-        pytest.fail(f"{what}: the engines differ\n{diff[:4000]}")
+    return script_runs.run_py(ir_script.run, text)
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +60,7 @@ def corpus_verdicts(py_corpus: dict[str, bytes]) -> list[str]:
 
 def test_corpus_covers_every_op(py_corpus: dict[str, bytes]) -> None:
     """Every op of docs/ir.md §4 is printed by some script, and passes the verifier there."""
-    ops = set(verify.CHECKS) | {"scf.for", "scf.if", "scf.yield"}
+    ops = {info.name for info in OPS}
     text = py_corpus["all_ops"].decode()
     assert text.endswith("verify: ok\n")
     printed = set(re.findall(r"(?:= |^\s+)([a-z]+\.[a-z_0-9]+) \(", text, re.M))
@@ -168,7 +134,8 @@ def test_corpus_covers_every_verifier_rule(py_corpus: dict[str, bytes]) -> None:
     assert not missing, missing
     # every op kind of CHECKS fails at least once in the corpus
     failing = {re.findall(r"op \d+ \(([^)]+)\): ", v)[-1] for v in verdicts if re.search(r"op \d+ \(", v)}
-    assert set(verify.CHECKS) <= failing, sorted(set(verify.CHECKS) - failing)
+    checked = {OPS[code].name for code in verify.CHECKS}
+    assert checked <= failing, sorted(checked - failing)
 
 
 # ---- random scripts ----
@@ -199,13 +166,14 @@ def random_type(rng: random.Random, valid: float = 0.95) -> str:
     r = rng.random()
     if r < 0.45:
         return rng.choice(["i32", "i32", "f32", "i1", "i64", "f16", "bf16"])
+    if r >= 0.95:
+        return "rsrc"
+    elem = rng.choice(SCALARS)  # a vector's, pointer's or LDS tile's element
     if r < 0.75:
-        return f"vec<{rng.choice(SCALARS)}x{rng.choice([1, 2, 2, 4, 4, 8, 16])}>"
+        return f"vec<{elem}x{rng.choice([1, 2, 2, 4, 4, 8, 16])}>"
     if r < 0.85:
-        return f"ptr<{rng.choice(SCALARS)},global>"
-    if r < 0.95:
-        return f"smem<{rng.choice(SCALARS)}, [{rng.choice([1, 4, 64])}x{rng.choice([4, 32])}]>"
-    return "rsrc"
+        return f"ptr<{elem},global>"
+    return f"smem<{elem}, [{rng.choice([1, 4, 64])}x{rng.choice([4, 32])}]>"
 
 
 def random_string(rng: random.Random) -> str:

@@ -13,7 +13,6 @@ xdist-safe: each worker builds its own drivers under tmp_path_factory; skipped w
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import os
 import re
@@ -22,53 +21,21 @@ from pathlib import Path
 
 import ll_script
 import pytest
-from cbuild import SAN_ENV, parse_outputs
-from ir_script import ScriptError
+import script_runs
+from cbuild import SAN_ENV
 from layout import REPO
+from script_runs import run_c, same
 
-from rocke_py.engine import lower_ll
+from rocke_py.engine import lower_ll_tables
 
 LL_SCRIPTS = sorted((REPO / "tests" / "data" / "ll_scripts").glob("*.irs"))
 IR_SCRIPTS = sorted((REPO / "tests" / "data" / "ir_scripts").glob("*.irs"))
 SCRIPTS = LL_SCRIPTS + IR_SCRIPTS
-BATCH = 100
 N_RANDOM = 600
 
 
-def run_c(driver: Path, paths: list[Path]) -> list[bytes]:
-    """The C outputs of the scripts, in order; a sanitizer report fails the run."""
-    outputs: list[bytes] = []
-    for i in range(0, len(paths), BATCH):
-        chunk = paths[i : i + BATCH]
-        proc = subprocess.run(
-            [str(driver), *map(str, chunk)], capture_output=True, timeout=600, env={**os.environ, **SAN_ENV}
-        )
-        assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr.decode(errors="replace")[-4000:]
-        outputs.extend(parse_outputs(proc.stdout))
-    assert len(outputs) == len(paths)
-    return outputs
-
-
 def run_py(text: str) -> bytes:
-    try:
-        return ll_script.run(text).encode()
-    except ScriptError as e:
-        return f"script error: {e}\n".encode()
-
-
-def same(py: bytes, c: bytes, what: str) -> None:
-    if py != c:
-        diff = "\n".join(
-            difflib.unified_diff(
-                py.decode(errors="replace").splitlines(),
-                c.decode(errors="replace").splitlines(),
-                "python",
-                "c",
-                lineterm="",
-                n=2,
-            )
-        )
-        pytest.fail(f"{what}: the engines differ\n{diff[:4000]}")
+    return script_runs.run_py(ll_script.run, text)
 
 
 @pytest.fixture(scope="session")
@@ -182,7 +149,7 @@ def test_every_op_lowers(py_corpus: dict[str, bytes]) -> None:
 
 
 def test_every_mma_row_on_each_arch(py_corpus: dict[str, bytes]) -> None:
-    for row in lower_ll.MMA_ROWS:
+    for row in lower_ll_tables.MMA_ROWS:
         out = py_corpus[str(REPO / "tests" / "data" / "ll_scripts" / f"mma_{row.op_id}.irs")]
         lowered = {head.split()[0] for head in modules(out)}
         assert lowered == set(row.archs), (row.op_id, lowered)
@@ -191,9 +158,9 @@ def test_every_mma_row_on_each_arch(py_corpus: dict[str, bytes]) -> None:
 
 def test_every_decl_row_is_printed(py_corpus: dict[str, bytes]) -> None:
     text = "".join(out.decode() for out in ll_corpus(py_corpus).values())
-    for flavor in lower_ll.FLAVORS:
-        for row in lower_ll.DECLS:
-            assert lower_ll.decl_text(row, flavor) + "\n" in text, (flavor.name, row[0])
+    for flavor in lower_ll_tables.FLAVORS:
+        for row in lower_ll_tables.DECLS:
+            assert lower_ll_tables.decl_text(row, flavor) + "\n" in text, (flavor.name, row[0])
 
 
 # The refusals of lower_ll.py (each `fail(` message stem), reached by the corpora.

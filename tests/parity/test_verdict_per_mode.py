@@ -76,6 +76,7 @@ def test_bad_config_has_one_verdict(path: Path) -> None:
 # ---- generated specs ----
 
 # Valid starting points: (arch, family, spec fields).
+GFX1250_WAVE32 = {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32}
 TEMPLATES = [
     ("gfx950", "fwd", {}),
     ("gfx950", "fwd", {"epilogue": "cshuffle"}),
@@ -85,37 +86,20 @@ TEMPLATES = [
     ("gfx942", "fwd", {"warp_tile_m": 16, "warp_tile_n": 16, "async_dma": True}),
     ("gfx950", "fwd", {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_k": 2, "tile_k": 8}),
     ("gfx1201", "fwd", {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16}),
-    ("gfx1250", "fwd", {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32}),
+    ("gfx1250", "fwd", dict(GFX1250_WAVE32)),
     ("gfx950", "wgrad", {}),
     ("gfx950", "wgrad", {"epilogue": "cshuffle", "split_k": 2}),
     ("gfx950", "wgrad", {"lds_k_outer": True, "async_dma": True, "split_k": 4, "dtype_d": "fp32"}),
     ("gfx950", "wgrad", {"pipeline": "basic", "split_k": 4, "dtype_d": "fp32"}),
     ("gfx942", "wgrad", {"warp_tile_m": 16, "warp_tile_n": 16, "chiplet_swizzle": True}),
-    (
-        "gfx1250",
-        "wgrad",
-        {
-            "wave_size": 32,
-            "warp_tile_m": 16,
-            "warp_tile_n": 16,
-            "warp_tile_k": 32,
-            "tile_m": 32,
-            "tile_n": 32,
-            "tile_k": 32,
-            "lds_k_outer": "auto",
-        },
-    ),
+    ("gfx1250", "wgrad", {**GFX1250_WAVE32, "tile_m": 32, "tile_n": 32, "tile_k": 32, "lds_k_outer": "auto"}),
     ("gfx1151", "wgrad", {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16}),
     ("gfx950", "dgrad", {}),
     ("gfx950", "dgrad", {"epilogue": "cshuffle", "lds_k_outer": "auto"}),
     ("gfx950", "dgrad", {"split_k": 2, "epilogue": "cshuffle"}),
     ("gfx942", "dgrad", {"warp_tile_m": 16, "warp_tile_n": 16}),
     ("gfx950", "dgrad", {"dtype_a": "fp32", "dtype_b": "fp32", "dtype_d": "fp32", "warp_tile_k": 2}),
-    (
-        "gfx1250",
-        "dgrad",
-        {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32, "lds_k_outer": True},
-    ),
+    ("gfx1250", "dgrad", {**GFX1250_WAVE32, "lds_k_outer": True}),
     ("gfx1201", "dgrad", {"wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "epilogue": "cshuffle"}),
 ]
 SPEC_VALUES = {

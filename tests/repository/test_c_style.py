@@ -35,3 +35,35 @@ def test_each_rule_catches_its_fault():
     assert check_c_style.check_text("y.c", "int x;") == ["y.c: no newline at the end of the file"]
     assert check_c_style.check_text("z.c", "int x;\n\n") == ["z.c: blank lines at the end of the file"]
     assert check_c_style.check_text("ok.c", "/* fine */\nint x; /* // */\n") == []
+
+
+def test_each_naming_rule_catches_its_fault():
+    public = {"rocke_emit"}
+    bad = (
+        "static int rk_spec_get_str(int x) { return x; }\n"  # a static with the rk_ prefix
+        "int get_int(int x) { return x; }\n"  # used across files without rk_
+        "int rk_validate_validate(int x);\n"  # stutter (a declaration counts too)
+        "int rocke_private(void) { return 0; }\n"  # rocke_ but not in rocke.h
+        "int rocke_emit(void) { return 0; }\n"  # the public API: fine
+        "static int get_str(int x) { return x; }\n"  # fine
+        "int rk_get(int x) { return x; }\n"  # fine
+        'static const char *s = "rk_a_a(";\n'  # inside a string: not a function
+        "/* int bad_name(void) { } */\n"  # inside a comment: not a function
+    )
+    got = check_c_style.check_text("rocke_c/src/x.c", bad, public)
+    assert got == [
+        "rocke_c/src/x.c:1: static rk_spec_get_str starts with rk_ (a static carries its Python twin's name)",
+        "rocke_c/src/x.c:2: get_int is used across files but does not start with rk_",
+        "rocke_c/src/x.c:3: rk_validate_validate repeats its module word (rk_<x>_<x>)",
+        "rocke_c/src/x.c:4: rocke_private is not declared in rocke.h (rocke_ is the public API's prefix)",
+    ]
+    # a static inline in a header is used across files: it carries rk_
+    assert check_c_style.check_text("rocke_c/src/x.h", "static inline int put(int x) { return x; }\n", public) == [
+        "rocke_c/src/x.h:1: put is used across files but does not start with rk_"
+    ]
+    assert check_c_style.check_text("rocke_c/src/y.c", "int rk_build_build_kernel(void) { return 0; }\n", public) == [
+        "rocke_c/src/y.c:1: rk_build_build_kernel repeats its module word (rk_<x>_<x>)"
+    ]
+    # the naming rules are for the engine's sources; the tests' own helpers are free
+    assert check_c_style.check_text("rocke_c/tests/t.c", "static int rk_x_x(void) { return 0; }\n", public) == []
+    assert check_c_style.public_api() == {"rocke_emit", "rocke_result_free", "rocke_implemented_modes", "rocke_version"}

@@ -158,6 +158,20 @@ def write_gaps(root: Path, gaps: list[dict]) -> Path:
     return path
 
 
+def new_args(
+    source: str, *settings: str, expect: str | None = None, slug: str | None = None, family: str = "wgrad"
+) -> list[str]:
+    """The arguments of `rocke-parity new FAMILY --from SOURCE [--set S]... [--slug] [--expect]`."""
+    args = ["new", family, "--from", source]
+    for setting in settings:
+        args += ["--set", setting]
+    if slug is not None:
+        args += ["--slug", slug]
+    if expect is not None:
+        args += ["--expect", expect]
+    return args
+
+
 def cli_command(root: Path, *args: str, modes: str = "implemented_modes") -> list[str]:
     """``rocke-parity ARGS --root ROOT --engines <stand-ins>`` as a subprocess command line."""
     import sys

@@ -16,24 +16,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from cbuild import parse_records  # noqa: E402  (this directory: the script's)
+
 from rocke_py.engine import emit  # noqa: E402
 from rocke_py.engine.result import Emitted  # noqa: E402
 
 BATCH = 500
-
-
-def parse_records(data: bytes):
-    pos = 0
-    while pos < len(data):
-        nl = data.index(b"\n", pos)
-        head = data[pos:nl].split(b" ")
-        n = int(head[-1])
-        body = data[nl + 1 : nl + 1 + n]
-        pos = nl + 1 + n + 1
-        if head[0] == b"E":
-            yield ("E", None, body)
-        else:
-            yield (head[0].decode(), head[1].decode(), body)
 
 
 def python_record(data: bytes, mode: str, flavor: str):
@@ -58,7 +46,7 @@ def main() -> int:
         if run.returncode != 0:
             print(f"driver failed ({run.returncode}): {run.stderr.decode(errors='replace')[-2000:]}")
             return 1
-        records = list(parse_records(run.stdout))
+        records = parse_records(run.stdout)
         assert len(records) == len(batch), (len(records), len(batch))
         for path, c in zip(batch, records):
             py = python_record(Path(path).read_bytes(), args.mode, args.flavor)

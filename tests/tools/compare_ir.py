@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import cbuild  # noqa: E402  (this directory: the script's, or on the tests' path)
 from cbuild import SAN_ENV  # noqa: E402
+from spec_vectors import toml_value  # noqa: E402  (this directory, as cbuild)
 
 from rocke_py.engine.result import EngineFailure, Rejected  # noqa: E402
 
@@ -109,18 +110,19 @@ def describe(path: str, py: Record, c: Record) -> str:
 
 
 def compare(
-    driver: Path, files: list[Path], mode: str, verbose: int = 20
+    driver: Path, files: list[Path], mode: str, verbose: int = 20, flavor: str = "llvm22"
 ) -> tuple[int, int, dict[str, int], float, float]:
-    """(identical, differing, outcome counts, C seconds, Python seconds) over files."""
+    """(identical, differing, outcome counts, C seconds, Python seconds) over files; an engine
+    failure (X) on either side counts as a difference. compare_ll.py runs it per flavor."""
     t0 = time.perf_counter()
-    crec = c_records(driver, files, mode)
+    crec = c_records(driver, files, mode, flavor)
     t_c = time.perf_counter() - t0
     same = differ = 0
     counts: dict[str, int] = {}
     t_py = 0.0
     for path, c in zip(files, crec):
         t0 = time.perf_counter()
-        py = py_record(Path(path).read_bytes(), mode)
+        py = py_record(Path(path).read_bytes(), mode, flavor)
         t_py += time.perf_counter() - t0
         key = "EMITTED" if py[0] == "E" else f"{py[0]}:{py[1]}"
         counts[key] = counts.get(key, 0) + 1
@@ -220,14 +222,6 @@ COMBOS = [
     {"arch": "gfx1250", "wave_size": 32, "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 32},
     {"arch": "gfx942", "warp_tile_m": 16, "warp_tile_n": 16, "warp_tile_k": 16},
 ]
-
-
-def toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def config_text(doc: dict) -> str:

@@ -33,25 +33,7 @@ def shipped() -> list[Path]:
 
 def compare(driver: Path, files: list[Path], flavor: str, verbose: int = 10):
     """(identical, differing, outcome counts, C seconds, Python seconds)."""
-    t0 = time.perf_counter()
-    crec = compare_ir.c_records(driver, files, "ll", flavor)
-    t_c = time.perf_counter() - t0
-    same = differ = 0
-    counts: dict[str, int] = {}
-    t_py = 0.0
-    for path, c in zip(files, crec):
-        t0 = time.perf_counter()
-        py = compare_ir.py_record(Path(path).read_bytes(), "ll", flavor)
-        t_py += time.perf_counter() - t0
-        key = "EMITTED" if py[0] == "E" else f"{py[0]}:{py[1]}"
-        counts[key] = counts.get(key, 0) + 1
-        if py == c and py[0] != "X":
-            same += 1
-            continue
-        differ += 1
-        if differ <= verbose:
-            print(compare_ir.describe(str(path), py, c))
-    return same, differ, counts, t_c, t_py
+    return compare_ir.compare(driver, files, "ll", verbose, flavor)
 
 
 def time_one(driver: Path, path: Path, repeat: int) -> None:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -160,11 +160,30 @@ def parse_string(cur: Cursor) -> str:
             out.append(c)
 
 
+def open_items(cur: Cursor, opening: str, close: str) -> bool:
+    """The opening bracket of a map or list: True when items follow, False when there are none
+    (the closing bracket taken)."""
+    cur.expect(opening)
+    if cur.peek() != close:
+        return True
+    cur.pos += 1
+    return False
+
+
+def end_of_items(cur: Cursor, close: str) -> bool:
+    """After an item: True at the closing bracket, False at a comma; anything else is a ScriptError."""
+    c = cur.peek()
+    cur.pos += 1
+    if c == close:
+        return True
+    if c != ",":
+        raise ScriptError(f"expected , or {close}")
+    return False
+
+
 def parse_map(cur: Cursor) -> dict[str, Any]:
-    cur.expect("{")
     out: dict[str, Any] = {}
-    if cur.peek() == "}":
-        cur.pos += 1
+    if not open_items(cur, "{", "}"):
         return out
     while True:
         cur.skip()
@@ -176,28 +195,18 @@ def parse_map(cur: Cursor) -> dict[str, Any]:
             raise ScriptError("bad key")
         cur.expect("=")
         out[key] = parse_tagged(cur)
-        c = cur.peek()
-        cur.pos += 1
-        if c == "}":
+        if end_of_items(cur, "}"):
             return out
-        if c != ",":
-            raise ScriptError("expected , or }")
 
 
 def parse_list(cur: Cursor) -> list[Any]:
-    cur.expect("l:[")
     out: list[Any] = []
-    if cur.peek() == "]":
-        cur.pos += 1
+    if not open_items(cur, "l:[", "]"):
         return out
     while True:
         out.append(parse_tagged(cur))
-        c = cur.peek()
-        cur.pos += 1
-        if c == "]":
+        if end_of_items(cur, "]"):
             return out
-        if c != ",":
-            raise ScriptError("expected , or ]")
 
 
 def parse_tagged(cur: Cursor) -> Any:
@@ -515,8 +524,9 @@ def statement(line: str) -> tuple[Optional[str], str, Cursor]:
     return None, first, cur
 
 
-def run(text: str) -> str:
-    """The output of one script (a ScriptError for a malformed script)."""
+def build_script(text: str) -> tuple[Script, str]:
+    """The script's builder and "" or the builder failure line (ScriptError when malformed).
+    Shared with ll_script.py (the C twin: ir_driver.c's build_script)."""
     script = Script()
     head = ""
     for number, raw in enumerate(text.split("\n"), 1):
@@ -533,19 +543,32 @@ def run(text: str) -> str:
             break
     if script.b is None:
         raise ScriptError("no kernel statement")
+    return script, head
+
+
+def run(text: str) -> str:
+    """The output of one script (a ScriptError for a malformed script)."""
+    script, head = build_script(text)
+    assert script.b is not None
     bad = verify_kernel(script.b.kernel)
     return head + print_ir(script.b.kernel) + f"verify: {bad or 'ok'}\n"
 
 
-def main(argv: list[str]) -> int:
+def run_scripts(paths: list[str], run_one: Callable[[str], str]) -> int:
+    """Each script's output by run_one on stdout; 1 when a script was malformed. Shared with
+    ll_script.py (the C twin: ir_driver.c's run_scripts)."""
     status = 0
-    for path in argv:
+    for path in paths:
         try:
-            sys.stdout.write(run(Path(path).read_bytes().decode("utf-8")))  # no newline translation
+            sys.stdout.write(run_one(Path(path).read_bytes().decode("utf-8")))  # no newline translation
         except ScriptError as e:
             sys.stdout.write(f"script error: {e}\n")
             status = 1
     return status
+
+
+def main(argv: list[str]) -> int:
+    return run_scripts(argv, run)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ for p in (str(ROOT), str(ROOT / "tests" / "tools")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from ir_script import Script, ScriptError, statement  # noqa: E402
+from ir_script import build_script, run_scripts  # noqa: E402
 
 from rocke_py.engine.lower_ll import lower_kernel  # noqa: E402
 from rocke_py.engine.result import EngineFailure  # noqa: E402
@@ -38,27 +38,6 @@ from rocke_py.engine.verify import verify_kernel  # noqa: E402
 
 ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 FLAVORS = ("llvm20", "llvm22", "llvm23")
-
-
-def build(text: str) -> tuple[Script, str]:
-    """The script's builder and "" or the builder failure line (ScriptError when malformed)."""
-    script = Script()
-    head = ""
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip(" \t\r")
-        if not line or line.startswith("#"):
-            continue
-        try:
-            lhs, cmd, cur = statement(line)
-            script.call(lhs, cmd, cur)
-        except ScriptError as e:
-            raise ScriptError(f"line {number}: {e}") from None
-        except EngineFailure as e:
-            head = f"error: {e}\n"
-            break
-    if script.b is None:
-        raise ScriptError("no kernel statement")
-    return script, head
 
 
 def lower_one(kernel, arch: str, flavor: str) -> str:
@@ -71,7 +50,7 @@ def lower_one(kernel, arch: str, flavor: str) -> str:
 
 
 def run(text: str) -> str:
-    script, head = build(text)
+    script, head = build_script(text)
     if head:
         return head
     assert script.b is not None
@@ -101,7 +80,7 @@ def targets(text: str) -> list[tuple[str, str]]:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "--time":
-        script, head = build(Path(argv[2]).read_bytes().decode("utf-8"))
+        script, head = build_script(Path(argv[2]).read_bytes().decode("utf-8"))
         if head:
             sys.stdout.write(head)
             return 1
@@ -113,14 +92,7 @@ def main(argv: list[str]) -> int:
         ms = (time.perf_counter() - t0) * 1000 / max(n, 1)
         print(f"{n} lowerings, {len(text.encode())} bytes each, {ms:.3f} ms per lowering")
         return 0
-    status = 0
-    for path in argv:
-        try:
-            sys.stdout.write(run(Path(path).read_bytes().decode("utf-8")))
-        except ScriptError as e:
-            sys.stdout.write(f"script error: {e}\n")
-            status = 1
-    return status
+    return run_scripts(argv, run)
 
 
 if __name__ == "__main__":

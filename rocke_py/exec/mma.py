@@ -1,0 +1,138 @@
+"""tile.mma (docs/ir.md §4.5) by the lane layouts of docs/reference/conv-semantics.md §13:
+which lane slot holds which element of A (M×K), B (K×N) and C/D (M×N). gfx1250's 16x16x32
+WMMA uses the instruction's own K order (k = 16·(i//8) + 8·(l//16) + i%8), not the engines'
+contiguous one: the engines permute K alike on A and B, which must not change D."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .fp import to_f64
+
+OP_ID = re.compile(r"(mfma|wmma|wmma_gfx12|wmma_gfx1250)_f32_([0-9]+)x([0-9]+)x([0-9]+)_(f16|bf16|f32)")
+KNOWN = {
+    "mfma": {(32, 32, 8), (16, 16, 16), (32, 32, 16), (16, 16, 32), (16, 16, 4), (32, 32, 2)},
+    "wmma": {(16, 16, 16)},
+    "wmma_gfx12": {(16, 16, 16)},
+    "wmma_gfx1250": {(16, 16, 32), (16, 16, 4)},
+}
+F32_SHAPES = {(16, 16, 4), (32, 32, 2)}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Gathers: a_src[m*K + k] is the flat (lane*F + slot) of A's element (m, k); likewise
+    b_src over (k, n), c_src over (m, n) into (lane*R + slot); d_src[lane*R + slot] is the flat
+    (m*N + n) that slot holds. `replicated`: lanes W/2.. must repeat lanes 0.. (gfx11)."""
+
+    op_id: str
+    elem: str
+    wave: int
+    m: int
+    n: int
+    k: int
+    frag: int
+    c_len: int
+    a_src: np.ndarray
+    b_src: np.ndarray
+    c_src: np.ndarray
+    d_src: np.ndarray
+    replicated: bool
+
+
+def slot_maps(family: str, m: int, k: int, wave: int, frag: int) -> tuple[np.ndarray, np.ndarray]:
+    """(mn, k) of every (lane, slot) of an A or B fragment (they share the layout)."""
+    lane = np.arange(wave)[:, None]
+    i = np.arange(frag)[None, :]
+    mn = np.broadcast_to(lane % m, (wave, frag))
+    if family == "mfma":
+        kk = frag * (lane // m) + i
+    elif family == "wmma":
+        kk = np.broadcast_to(i, (wave, frag))
+    elif family == "wmma_gfx12":
+        kk = 8 * (i // 4) + 4 * (lane // 16) + i % 4
+    elif k == 4:  # gfx1250 f32 16x16x4
+        kk = 2 * (lane // 16) + i
+    else:
+        kk = 16 * (i // 8) + 8 * (lane // 16) + i % 8
+    return mn, np.broadcast_to(kk, (wave, frag))
+
+
+def c_maps(family: str, m: int, wave: int, c_len: int) -> tuple[np.ndarray, np.ndarray]:
+    lane = np.arange(wave)[:, None]
+    r = np.arange(c_len)[None, :]
+    col = np.broadcast_to(lane % m, (wave, c_len))
+    if family == "mfma" and m == 32:
+        row = 8 * (r // 4) + 4 * (lane // 32) + r % 4
+    elif family == "mfma":
+        row = 4 * (lane // 16) + r
+    elif family == "wmma":
+        row = 2 * r + lane // 16
+    else:
+        row = 8 * (lane // 16) + r
+    return np.broadcast_to(row, (wave, c_len)), col
+
+
+def gather_index(pos_a: np.ndarray, pos_b: np.ndarray, extent_b: int, size: int, lanes: int) -> np.ndarray:
+    """For each flat matrix position, the flat (lane, slot) holding it; -1 where none does.
+    Only the first `lanes` lanes count (gfx11's replicas are checked, not read)."""
+    src = np.full(size, -1, dtype=np.int64)
+    flat = (pos_a * extent_b + pos_b)[:lanes].reshape(-1)
+    src[flat[::-1]] = np.arange(flat.size)[::-1]  # the first lane wins on a duplicate
+    return src
+
+
+@lru_cache(maxsize=None)
+def layout(op_id: str) -> Layout:
+    """The layout of an op_id of docs/ir.md §4.5; ValueError for any other."""
+    match = OP_ID.fullmatch(op_id)
+    if not match:
+        raise ValueError(f"unknown MMA op_id {op_id!r}")
+    family, m, n, k, elem = (
+        match.group(1),
+        int(match.group(2)),
+        int(match.group(3)),
+        int(match.group(4)),
+        match.group(5),
+    )
+    if (m, n, k) not in KNOWN[family] or ((m, n, k) in F32_SHAPES) != (elem == "f32") or m != n:
+        raise ValueError(f"unknown MMA op_id {op_id!r}")
+    wave = 64 if family == "mfma" else 32
+    frag = k if family == "wmma" else m * k // wave
+    c_len = m * n // wave if family == "mfma" else 8
+    lanes = 16 if family == "wmma" else wave
+    a_m, a_k = slot_maps(family, m, k, wave, frag)
+    b_n, b_k = slot_maps(family, n, k, wave, frag)
+    c_row, c_col = c_maps(family, m, wave, c_len)
+    a_src = gather_index(a_m, a_k, k, m * k, lanes)
+    b_src = gather_index(b_k, b_n, n, k * n, lanes)
+    c_src = gather_index(c_row, c_col, n, m * n, wave)
+    d_src = (c_row * n + c_col).reshape(-1)
+    for src in (a_src, b_src, c_src):
+        if (src < 0).any():
+            raise ValueError(f"the layout of {op_id} leaves a matrix element without a lane")
+    return Layout(op_id, elem, wave, m, n, k, frag, c_len, a_src, b_src, c_src, d_src, family == "wmma")
+
+
+def mma(lay: Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, bool]:
+    """D for every wave of the threads: a, b (T, frag) (or (T,) when frag is 1), c (T, c_len)
+    f32, T a multiple of the wave size. Products and sums in float64, rounded once to f32.
+    The flag says whether gfx11's replicated lanes repeated lanes 0-15 (always True elsewhere)."""
+    waves = a.shape[0] // lay.wave
+    a2 = np.ascontiguousarray(a).reshape(waves, lay.wave * lay.frag)
+    b2 = np.ascontiguousarray(b).reshape(waves, lay.wave * lay.frag)
+    ok = True
+    if lay.replicated:
+        half = lay.wave // 2 * lay.frag
+        ok = bool(np.array_equal(a2[:, :half], a2[:, half:]) and np.array_equal(b2[:, :half], b2[:, half:]))
+    # np.take along an axis: much faster than fancy indexing for these gathers
+    am = to_f64(np.take(a2, lay.a_src, axis=1), lay.elem).reshape(waves, lay.m, lay.k)
+    bm = to_f64(np.take(b2, lay.b_src, axis=1), lay.elem).reshape(waves, lay.k, lay.n)
+    c2 = np.ascontiguousarray(np.broadcast_to(c, (waves * lay.wave, lay.c_len))).reshape(waves, -1)
+    cm = np.take(c2, lay.c_src, axis=1).reshape(waves, lay.m, lay.n)
+    d = (np.matmul(am, bm) + cm).astype(np.float32).reshape(waves, lay.m * lay.n)
+    return np.take(d, lay.d_src, axis=1).reshape(waves * lay.wave, lay.c_len), ok

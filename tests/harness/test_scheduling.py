@@ -1,0 +1,65 @@
+"""Scheduling: each job's cost is recorded, and the next run hands out the costliest jobs first."""
+
+from __future__ import annotations
+
+import pytest
+import standin_tree as pt
+
+from rocke_py.parity import lastrun
+from rocke_py.parity.gate import costliest_first, job_costs, run_gate
+from rocke_py.parity.runner import Pool, WorkItem
+
+TREE = {f"fwd/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(4)}
+
+
+def items(root) -> list[WorkItem[str]]:
+    return [
+        WorkItem(cid, (root / "parity_configs" / f"{cid}.toml").read_bytes(), "spec", "llvm22") for cid in sorted(TREE)
+    ]
+
+
+def test_results_keep_item_order_and_work_goes_out_in_the_given_order(tmp_path):
+    root = pt.make_tree(tmp_path, TREE)
+    work = items(root)
+    seen: list[str] = []
+    with Pool(pt.engine_spec(), 1, 10) as pool:
+        results = pool.run(work, lambda r: seen.append(r.item.key), order=[2, 0, 3, 1])
+    assert [r.item.key for r in results] == sorted(TREE)
+    assert seen == [work[i].key for i in (2, 0, 3, 1)]  # one worker: finished in the order handed out
+    assert all(r.seconds > 0 for r in results)
+
+
+def test_an_order_that_is_not_a_permutation_is_refused(tmp_path):
+    root = pt.make_tree(tmp_path, TREE)
+    with Pool(pt.engine_spec(), 1, 10) as pool:
+        with pytest.raises(ValueError, match="permutation"):
+            pool.run(items(root), order=[0, 0, 1, 2])
+
+
+def test_costliest_first_is_stable():
+    assert costliest_first([1.0, 3.0, 1.0, 2.0]) == [1, 3, 0, 2]
+
+
+def test_the_gate_records_seconds_and_the_next_run_uses_them(tmp_path):
+    root = pt.make_tree(tmp_path, TREE)
+    pt.write_golden(root, pt.golden_for(root, sorted(TREE)))
+    first = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=10)
+    lastrun.record(root, first.verdicts, {c.id: c.sha256 for c in first.configs})
+    recorded = lastrun.job_seconds(lastrun.load(root))
+    assert set(recorded) == {(cid, "spec") for cid in TREE}
+    jobs = [v.job for v in first.verdicts]
+    assert job_costs(first, jobs) == [recorded[(j.config, j.key)] for j in jobs]
+
+
+def test_without_a_record_the_golden_size_is_the_cost(tmp_path):
+    root = pt.make_tree(tmp_path, TREE)
+    golden = pt.golden_for(root, sorted(TREE))
+    sizes = {cid: 100 * (i + 1) for i, cid in enumerate(sorted(TREE))}
+    for cid, entry in golden.items():
+        sha, _, name = entry["spec"]
+        entry["spec"] = (sha, sizes[cid], name)
+    pt.write_golden(root, golden)
+    run = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=10)  # judged against other sizes: fails
+    jobs = [v.job for v in run.verdicts]
+    costs = job_costs(run, jobs)
+    assert [jobs[i].config for i in costliest_first(costs)] == sorted(TREE, reverse=True)

@@ -1,0 +1,39 @@
+"""The cffi extension exports rocke.h's API and nothing of the engine's internals, and its
+binding is read from rocke.h (build_ffi.py), so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+
+import pytest
+from layout import REPO
+
+import rocke_py._rocke_c as extension
+
+_SPEC = importlib.util.spec_from_file_location("build_ffi", REPO / "build_ffi.py")
+assert _SPEC is not None and _SPEC.loader is not None
+build_ffi = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(build_ffi)
+
+HEADER = (REPO / "rocke_c" / "include" / "rocke.h").read_text(encoding="utf-8")
+
+
+def test_the_extension_exports_only_the_public_api():
+    if shutil.which("nm") is None:
+        pytest.skip("no nm on this machine")
+    got = subprocess.run(["nm", "-D", "--defined-only", extension.__file__], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    exported = {line.split()[-1] for line in got.stdout.splitlines() if line.split()}
+    api = set(re.findall(r"\b(rocke_\w+)\(", HEADER))
+    assert api == {"rocke_emit", "rocke_result_free", "rocke_implemented_modes", "rocke_version"}
+    assert exported == api | {"PyInit__rocke_c"}, sorted(exported - api)
+
+
+def test_the_binding_is_the_header():
+    decls = build_ffi.public_declarations(HEADER)
+    assert "ROCKE_API" not in decls and "#" not in decls
+    for name in ("rocke_emit(", "rocke_result_free(", "rocke_implemented_modes(", "rocke_version(", "} rocke_result;"):
+        assert name in decls
