@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from rocke_py.fuzz import command as fuzz_command
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import golden_update, lastrun
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
@@ -234,6 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
     _common(ck)
     _numerics_parser(sub)
+
+    fz = sub.add_parser("fuzz", help="differential fuzzing of the two engines; each failure reduced to a config")
+    fuzz_command.add_options(fz)
+    _common(fz)
     return ap
 
 
@@ -736,6 +741,10 @@ def cmd_check_llvm(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    return fuzz_command.run(args, _root(args), _engines(args), sys.stdout)
+
+
 _COMMANDS = {
     "gate": cmd_gate,
     "merge": cmd_merge,
@@ -746,6 +755,7 @@ _COMMANDS = {
     "new": cmd_new,
     "check-llvm": cmd_check_llvm,
     "numerics": cmd_numerics,
+    "fuzz": cmd_fuzz,
 }
 
 
