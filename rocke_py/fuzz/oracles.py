@@ -147,12 +147,12 @@ def judge(results: list[JobResult[Job]], timeout: float, numerics: NumericsCheck
 #: The executor's check: (config bytes, emitted ll text) -> None if the kernel's result matches
 #: the NumPy convolution on a small problem, else why not.
 NumericsCheck = Callable[[bytes, str], "str | None"]
-NUMERICS_MODULE = "rocke_py.exec"
+NUMERICS_MODULE = "rocke_py.numerics"
 NUMERICS_FUNCTION = "fuzz_check"
 
 
 class NumericsUnavailable(Exception):
-    """``--numerics`` without an executor (rocke_py/exec/ is being written; see docs/fuzzing.md)."""
+    """``--numerics`` without the numerics check (rocke_py/numerics, see docs/fuzzing.md)."""
 
 
 def load_numerics() -> NumericsCheck:
