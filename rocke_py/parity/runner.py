@@ -11,8 +11,11 @@ One job = both engines on the raw config bytes, then both again (the determinism
 so when it dies (``os.abort()``, SIGSEGV in the C engine, a hard ``_exit``) or hangs, the parent
 knows which engine and which run it was.
 
+- Work goes out in batches (:func:`batch_size`: up to 16 jobs while the queue is long, one at
+  the end); the worker sends each job's result as it finishes it.
 - A worker that dies turns only its current job into a :class:`Death` (``crash``), with the
-  signal and the end of the worker's faulthandler dump; it is replaced and the run goes on.
+  signal and the end of the worker's faulthandler dump; it is replaced, the rest of its batch
+  goes back to the front of the queue, and the run goes on.
 - A job past ``timeout`` seconds is a :class:`Death` (``timeout``); its worker is killed
   (SIGKILL) and replaced.
 - Signals: inside :func:`interrupts_raise` (the CLI wraps every command in it), SIGTERM and
