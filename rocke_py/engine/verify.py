@@ -396,26 +396,37 @@ CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
 
 
 class Scope:
-    """Visible names -> types, one frame per open region (a frame is dropped at region exit)."""
+    """Visible names -> types. Names are unique in a kernel, so one dict holds every visible
+    name; each open region keeps the names it added, dropped again at region exit."""
 
     def __init__(self) -> None:
-        self.frames: list[dict[str, str]] = [{}]
+        self.types: dict[str, str] = {}
+        self.frames: list[list[str]] = [[]]
         self.defined: set[str] = set()
+        self.valid: set[str] = set()  # the types already found valid (a kernel uses few)
 
     def define(self, name: str, type_: str) -> Optional[str]:
         if name in self.defined:
             return f"{name} is defined twice"
-        if not valid_type(type_):
-            return f"{name} has an invalid type {type_}"
+        if type_ not in self.valid:
+            if not valid_type(type_):
+                return f"{name} has an invalid type {type_}"
+            self.valid.add(type_)
         self.defined.add(name)
-        self.frames[-1][name] = type_
+        self.types[name] = type_
+        self.frames[-1].append(name)
         return None
 
     def lookup(self, name: str) -> Optional[str]:
-        for frame in reversed(self.frames):
-            if name in frame:
-                return frame[name]
-        return None
+        return self.types.get(name)
+
+    def push(self) -> None:
+        self.frames.append([])
+
+    def pop(self) -> None:
+        types = self.types
+        for name in self.frames.pop():
+            del types[name]
 
 
 def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
@@ -439,12 +450,12 @@ def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
     yielded = body.ops[-1].operands
     if len(yielded) != len(inits) or any(y.type != i.type for y, i in zip(yielded, inits)):
         return "scf.yield does not match the iter_args"
-    scope.frames.append({})
+    scope.push()
     bad = scope.define(str(op.attrs["iv"]), "i32")
     for arg in iter_args:
         bad = bad or scope.define(str(arg["name"]), str(arg["type"]))
     bad = bad or verify_region(body, scope, f"{where}.body", allow_yield=True)
-    scope.frames.pop()
+    scope.pop()
     return bad
 
 
@@ -453,28 +464,29 @@ def check_if(op: Op, scope: Scope, where: str) -> Optional[str]:
         return "scf.if takes one i1 condition and gives no results"
     if len(op.regions) != 1 or op.regions[0].name != OPS[ops.IF].region:
         return "scf.if needs a @then region"
-    scope.frames.append({})
+    scope.push()
     bad = verify_region(op.regions[0], scope, f"{where}.then", allow_yield=False)
-    scope.frames.pop()
+    scope.pop()
     return bad
 
 
 def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[str]:
+    types = scope.types
     for v in op.operands:
-        t = scope.lookup(v.name)
-        if t is None:
-            return f"{v.name} is not visible"
+        t = types.get(v.name)
         if t != v.type:
-            return f"{v.name} is used as {v.type} but defined as {t}"
-    if op.code == ops.FOR:
+            return f"{v.name} is not visible" if t is None else f"{v.name} is used as {v.type} but defined as {t}"
+    code = op.code
+    check = CHECKS.get(code)
+    if check is not None:
+        bad = f"{op.name} has no regions" if op.regions else check(op)
+    elif code == ops.FOR:
         bad = check_for(op, scope, where)
-    elif op.code == ops.IF:
+    elif code == ops.IF:
         bad = check_if(op, scope, where)
-    elif op.code == ops.YIELD:
+    elif code == ops.YIELD:
         bad = need(last_in_for, "scf.yield outside the end of a for body") or check_attrs(op, "num")
         bad = bad or need(op.attrs.get("num") == len(op.operands) and not op.results, "scf.yield num")
-    elif op.code in CHECKS:
-        bad = need(not op.regions, f"{op.name} has no regions") or CHECKS[op.code](op)
     else:
         bad = f"unknown op {op.name}"
     if bad:
@@ -487,9 +499,9 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
 
 
 def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -> Optional[str]:
+    last_index = len(region.ops) - 1 if allow_yield else -1
     for index, op in enumerate(region.ops):
-        last = allow_yield and index == len(region.ops) - 1
-        bad = verify_op(op, scope, where, last)
+        bad = verify_op(op, scope, where, index == last_index)
         if bad:
             return f"{where} op {index} ({op.name}): {bad}"
     return None
