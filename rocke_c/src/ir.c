@@ -728,7 +728,16 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
     b->counter++;
     v = rk_alloc(b->arena, sizeof *v);
     if (v) {
-        v->name = rk_ir_printf(b->arena, "%%%s%lld", hint, b->counter);
+        /* "%" hint counter, built by hand: a printf per value was a fifth of a build */
+        char digits[RK_INT_DIGITS];
+        size_t hint_len = strlen(hint), n = rk_fmt_int(b->counter, digits);
+        char *name = rk_alloc(b->arena, 1 + hint_len + n + 1);
+        if (name) {
+            name[0] = '%';
+            memcpy(name + 1, hint, hint_len);
+            memcpy(name + 1 + hint_len, digits, n + 1);
+        }
+        v->name = name;
         v->type = ir_strdup(b->arena, type);
     }
     if (!v || !v->name || !v->type) {
