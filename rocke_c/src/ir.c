@@ -12,14 +12,15 @@
 
 static const char *const rk_ir_scalars[] = {"i1", "i32", "i64", "f16", "bf16", "f32"};
 static const long long rk_ir_scalar_bit_counts[] = {1, 32, 64, 16, 16, 32};
+static const size_t rk_ir_scalar_lens[] = {2, 3, 3, 3, 4, 3};
 #define RK_IR_N_SCALARS 6
 
-/* The index of t[0:n] in SCALARS, or -1. */
+/* The index of t[0:n] in SCALARS, or -1 (the length first: every value's type passes here). */
 static int scalar_index(const char *t, size_t n)
 {
     int i;
     for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (strncmp(rk_ir_scalars[i], t, n) == 0 && strlen(rk_ir_scalars[i]) == n)
+        if (rk_ir_scalar_lens[i] == n && memcmp(rk_ir_scalars[i], t, n) == 0)
             return i;
     return -1;
 }
