@@ -62,11 +62,14 @@ def fail(message: str) -> EngineFailure:
     return EngineFailure("lower: " + message)
 
 
+DECL_INDEX = {row[0]: i for i, row in enumerate(DECLS)}  # built once: need() asks per line
+
+
 def decl_index(key: str) -> int:
-    for i in range(len(DECLS)):
-        if DECLS[i][0] == key:
-            return i
-    raise fail("no declaration row " + key)
+    i = DECL_INDEX.get(key)
+    if i is None:
+        raise fail("no declaration row " + key)
+    return i
 
 
 # ---- table lookups that fail ----

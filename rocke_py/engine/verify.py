@@ -87,12 +87,13 @@ def check_constant_vec(op: Op) -> Optional[str]:
 
 def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
     def check(op: Op) -> Optional[str]:
-        bad = arity(op)
-        if bad:
-            return bad
+        if len(op.operands) != 2 or len(op.results) != 1:
+            return arity(op)
         a, b = op.operands
         r = op.results[0]
-        return need(a.type == b.type == r.type and a.type in types, f"{op.name} on {a.type}, {b.type} -> {r.type}")
+        if a.type == b.type == r.type and a.type in types:
+            return None
+        return f"{op.name} on {a.type}, {b.type} -> {r.type}"  # formatted only on failure
 
     return check
 
@@ -134,7 +135,10 @@ def check_bitcast(op: Op) -> Optional[str]:
 
 
 def check_i32_source(op: Op) -> Optional[str]:
-    return arity(op) or need(op.results[0].type == "i32", f"{op.name} gives i32")
+    bad = arity(op)
+    if bad or op.results[0].type == "i32":
+        return bad
+    return f"{op.name} gives i32"
 
 
 def check_block_id(op: Op) -> Optional[str]:
@@ -212,7 +216,7 @@ def check_smem_alloc(op: Op) -> Optional[str]:
 def check_align(op: Op, t: str) -> Optional[str]:
     align = op.attrs.get("align")
     ok = isinstance(align, int) and align in (1, 2, 4, 8, 16) and align >= elem_bytes_of(t)
-    return need(ok, f"{op.name} align must be a power of two in [element size, 16]")
+    return None if ok else f"{op.name} align must be a power of two in [element size, 16]"
 
 
 def check_smem_load(op: Op) -> Optional[str]:
@@ -260,7 +264,7 @@ def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
             and row.type == col.type == "i32"
             and op.results[0].type == vec(smem_elem(s.type), width)
         )
-        return need(ok, f"{op.name}(smem<f16|bf16>, i32, i32) -> vec<Tx{width}>")
+        return None if ok else f"{op.name}(smem<f16|bf16>, i32, i32) -> vec<Tx{width}>"
 
     return check
 
@@ -328,7 +332,9 @@ def check_mma(op: Op) -> Optional[str]:
     if types is None:
         return f"tile.mma: unknown op_id {op.attrs['op_id']}"
     got = (op.operands[0].type, op.operands[1].type, op.operands[2].type)
-    return need(got == types and op.results[0].type == types[2], f"tile.mma {op.attrs['op_id']} operand types")
+    if got == types and op.results[0].type == types[2]:
+        return None
+    return f"tile.mma {op.attrs['op_id']} operand types"
 
 
 def check_sched_group_barrier(op: Op) -> Optional[str]:
@@ -491,10 +497,17 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
         bad = f"unknown op {op.name}"
     if bad:
         return bad
+    frame = scope.frames[-1]
     for r in op.results:
-        bad = scope.define(r.name, r.type)
-        if bad:
-            return bad
+        # Scope.define, inlined for the common case (a new name of a type seen before)
+        if r.name in scope.defined or r.type not in scope.valid:
+            bad = scope.define(r.name, r.type)
+            if bad:
+                return bad
+            continue
+        scope.defined.add(r.name)
+        types[r.name] = r.type
+        frame.append(r.name)
     return None
 
 
