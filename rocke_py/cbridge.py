@@ -7,6 +7,7 @@ an engine bug on both sides."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from pathlib import Path
@@ -36,6 +37,7 @@ if os.environ.get("ROCKE_PARITY_ALLOW_STALE") != "1":
         )
 
 
+@functools.lru_cache(maxsize=64)  # a caller passes the same few modes and flavors: encoded once
 def _arg(value: str) -> bytes:
     # A mode or flavor with a NUL would be cut short by C; the engine rejects the remainder as unknown.
     return value.encode("utf-8", "surrogatepass").replace(b"\0", b"\xff")
