@@ -69,6 +69,8 @@ int rk_build_kernel(const rk_plan *plan, rk_arena *arena, rk_ir_kernel **out, rk
     } else {
         rk_epilogue_default(kc, &accs, &wt, family->desc_d);
     }
+    if (spec->family == RK_FAMILY_DGRAD)
+        rk_zero_untouched(kc);
     kernel = rk_finish(kc);
     if (check(kc, err))
         return -1;

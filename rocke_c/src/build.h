@@ -227,6 +227,8 @@ rk_accs rk_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *w
 /* epilogues */
 rk_val rk_acc_epilogue(rk_kc *kc, rk_val v);
 rk_val rk_to_d(rk_kc *kc, rk_val v);
+/* build_dgrad.c: zeros at the dX positions no sub-GEMM record stores. */
+void rk_zero_untouched(rk_kc *kc);
 long long rk_c_row_of_slot(rk_kc *kc, long long r);
 rk_frag_lanes rk_c_lanes(rk_kc *kc);
 void rk_atomic_pair(rk_kc *kc, rk_val off, rk_val h, rk_val *base, rk_val *pair);

@@ -226,6 +226,159 @@ static rk_operands operands(rk_kc *kc)
     return rk_make_operands(kc, 1, kc->plan->vectors[1] <= 1, desc_a, desc_b);
 }
 
+/* ---- the dX positions no record stores (docs/kernels.md §4) ---- */
+
+/* One run of dX rows or columns a record stores: offset + stride*t, t in [0, count). */
+typedef struct run {
+    long long offset, stride, count;
+} run;
+
+typedef struct runs {
+    run *items;
+    int n;
+} runs;
+
+/* The distinct (offset, stride, count) runs of dX rows (axis 'h') or columns ('w') that the
+ * records store, in record order (arena; n = 0 and a failure when it cannot allocate). */
+static runs progressions(rk_kc *kc, char axis)
+{
+    const rk_plan *plan = kc->plan;
+    int at_offset = axis == 'h' ? RK_SG_D_H_OFFSET : RK_SG_D_W_OFFSET;
+    int at_stride = axis == 'h' ? RK_SG_D_H_STRIDE : RK_SG_D_W_STRIDE;
+    int at_slice = axis == 'h' ? RK_SG_H_SLICE : RK_SG_W_SLICE;
+    runs out = {NULL, 0};
+    int i, j;
+    out.items = rk_alloc(kc->arena, sizeof(run) * (size_t)(plan->n_sub_gemms + 1));
+    if (!out.items) {
+        rk_build_common_fail(kc, "out of memory (dX runs)");
+        return out;
+    }
+    for (i = 0; i < plan->n_sub_gemms; i++) {
+        const long long *rec = plan->sub_gemms[i].v;
+        run next;
+        int seen = 0;
+        next.offset = rec[at_offset];
+        next.stride = rec[at_stride];
+        next.count = rec[at_slice];
+        for (j = 0; j < out.n; j++)
+            seen |= out.items[j].offset == next.offset && out.items[j].stride == next.stride &&
+                    out.items[j].count == next.count;
+        if (!seen)
+            out.items[out.n++] = next;
+    }
+    return out;
+}
+
+/* Whether the runs store every index in [0, extent). */
+static int reaches_all(rk_kc *kc, runs rs, long long extent)
+{
+    unsigned char *hit = rk_alloc(kc->arena, (size_t)extent + 1);
+    long long x, t;
+    int i;
+    if (!hit) {
+        rk_build_common_fail(kc, "out of memory (dX runs)");
+        return 1;
+    }
+    for (i = 0; i < rs.n; i++)
+        for (t = 0; t < rs.items[i].count; t++) {
+            x = rs.items[i].offset + rs.items[i].stride * t;
+            if (x >= 0 && x < extent)
+                hit[x] = 1;
+        }
+    for (x = 0; x < extent; x++)
+        if (!hit[x])
+            return 0;
+    return 1;
+}
+
+/* x = offset + stride*t for some t in [0, count): (x - offset) divisible by stride with a
+ * quotient below count (a negative difference gives a remainder or a quotient < 0). */
+static rk_val on_run(rk_kc *kc, rk_val x, run rn)
+{
+    rk_builder *b = &kc->b;
+    rk_val d = rk_add_c(kc, x, -rn.offset);
+    rk_val q = rk_div_c(kc, d, rn.stride);
+    rk_val rem = rk_mod_c(kc, d, rn.stride);
+    rk_val zero = rk_c(kc, 0);
+    rk_val exact = rk_b_cmp(b, "eq", rem, zero);
+    rk_val inside = rk_below(kc, q, rn.count);
+    return rk_b_and(b, exact, inside);
+}
+
+static rk_val on_any_run(rk_kc *kc, rk_val x, runs rs)
+{
+    rk_val acc = on_run(kc, x, rs.items[0]);
+    int i;
+    for (i = 1; i < rs.n; i++) {
+        rk_val hit = on_run(kc, x, rs.items[i]);
+        acc = rk_b_or(&kc->b, acc, hit);
+    }
+    return acc;
+}
+
+/* Zeros at the dX positions whose row or column no record stores (no filter tap reaches
+ * them); every CTA clears its share of dX. Nothing when every position is stored, nor under
+ * split-K (the caller zeroes dX for the atomics). build_dgrad.py's zero_untouched says why. */
+void rk_zero_untouched(rk_kc *kc)
+{
+    rk_builder *b = &kc->b;
+    const rk_spec *s = kc->spec;
+    const rk_problem *p = kc->problem;
+    const rk_plan *plan = kc->plan;
+    runs rows, cols;
+    int all_rows, all_cols, i;
+    long long total, tiles = 0, share;
+    rk_val cta, first, base, zero_f, zero_d, lb, ub, step, e, inside, pixel, wi, hw, hi, stored = NULL;
+    rk_val no, keep, boff;
+    rk_ir_for *loop;
+    if (rk_atomic_split_k(s) || plan->n_sub_gemms == 0)
+        return;
+    rows = progressions(kc, 'h');
+    cols = progressions(kc, 'w');
+    if (rows.n == 0 || cols.n == 0)
+        return;
+    all_rows = reaches_all(kc, rows, p->Hi);
+    all_cols = reaches_all(kc, cols, p->Wi);
+    if (all_rows && all_cols)
+        return;
+    total = p->N * p->Hi * p->Wi * p->C;
+    for (i = 0; i < plan->n_sub_gemms; i++)
+        tiles += plan->sub_gemms[i].v[RK_SG_NUM_M_TILES] * plan->sub_gemms[i].v[RK_SG_NUM_N_TILES];
+    share = rk_roundup(rk_ceildiv(total, tiles * p->groups), rk_block_size(s));
+    cta = rk_b_block_id(b, 0);
+    if (kc->group) {
+        rk_val group_tiles = rk_mul_c(kc, kc->group, tiles);
+        cta = rk_b_add(b, group_tiles, cta);
+    }
+    first = rk_mul_c(kc, cta, share);
+    base = rk_b_add(b, first, kc->tid);
+    zero_f = rk_b_const_f32(b, 0);
+    zero_d = rk_to_d(kc, zero_f);
+    lb = rk_c(kc, 0);
+    ub = rk_c(kc, share);
+    step = rk_c(kc, rk_block_size(s));
+    loop = rk_b_for_begin(b, lb, ub, step, "z0", NULL, 0, 0);
+    if (!loop)
+        return;
+    e = rk_b_add(b, base, &loop->iv);
+    inside = rk_below(kc, e, total);
+    pixel = rk_div_c(kc, e, p->C);
+    wi = rk_mod_c(kc, pixel, p->Wi);
+    hw = rk_div_c(kc, pixel, p->Wi);
+    hi = rk_mod_c(kc, hw, p->Hi);
+    if (!all_rows)
+        stored = on_any_run(kc, hi, rows);
+    if (!all_cols) {
+        rk_val col_stored = on_any_run(kc, wi, cols);
+        stored = stored ? rk_b_and(b, stored, col_stored) : col_stored;
+    }
+    no = rk_b_const_i1(b, 0);
+    keep = rk_b_select(b, stored, no, inside);
+    boff = rk_byte_offset(kc, e, keep, rk_build_common_elem_bytes(rk_mma_ir_elem(s->dtype_d)));
+    rk_b_buffer_store(b, kc->rsrc_d, boff, zero_d);
+    rk_b_for_end(b, loop, NULL, 0);
+}
+
 const rk_family_module rk_build_dgrad_module = {
     {"dY", "W", "dX"},
     add_params,

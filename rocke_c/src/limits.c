@@ -616,6 +616,18 @@ static long long probes_bound(const rk_problem *p)
     return bits + 1;
 }
 
+/* build_dgrad.c's rk_zero_untouched, emitted only with a stride > 1 (stride 1 stores every dX
+ * position) and without split-K atomics: at most 48 ops and 14 per run of rows or columns (at
+ * most one run per candidate row or column). */
+static long long zero_ops_bound(const rk_spec *s, const rk_problem *p)
+{
+    long long rows, cols;
+    if (s->family != RK_FAMILY_DGRAD || rk_atomic_split_k(s) || (p->sH == 1 && p->sW == 1))
+        return 0;
+    rk_sub_gemm_candidates(p, &rows, &cols);
+    return 48 + 14 * (rows + cols);
+}
+
 rk_ops_bound rk_kernel_ops_bound(const rk_spec *s, const rk_problem *p, const rk_target *t)
 {
     rk_atom atom = rk_atom_for(t, s->dtype_a, s->warp_tile_m, s->warp_tile_n, s->warp_tile_k);
@@ -685,7 +697,7 @@ rk_ops_bound rk_kernel_ops_bound(const rk_spec *s, const rk_problem *p, const rk
         epilogue += slots * (4 + acc + d_d + (rk_atomic_split_k(s) ? 11 : 5));
     }
     if (s->family == RK_FAMILY_DGRAD)
-        decode = 103 + 11 * probes_bound(p);
+        decode = 103 + 11 * probes_bound(p) + zero_ops_bound(s, p);
     else
         decode = (s->family == RK_FAMILY_FWD ? 9 : 15) + (s->chiplet_swizzle ? 30 : 0);
     rest = 9 + decode + 3 + 4 + plan + before + 1;

@@ -30,7 +30,7 @@ class CheckResult:
     arch: str
     ok: bool
     detail: str
-    skipped: bool = False  # a known gap: the job is listed in known_gaps.toml with this rejection
+    skipped: bool = False  # nothing to compile: a negative config, or a known gap listed with this rejection
 
 
 def spec_value(spec_text: str, key: str) -> str | None:
@@ -82,6 +82,8 @@ def check_config(cfg: Config, timeout: float, gaps: KnownGaps | None = None) -> 
     from rocke_py.check.llvm import compile_ll
     from rocke_py.engine.result import Emitted
 
+    if not cfg.expect.emits:
+        return CheckResult(cfg.id, "?", True, f"negative config (expects {cfg.expect}): no kernel to compile", True)
     spec = engine.emit(cfg.data, "spec", FLAVOR)
     if not isinstance(spec, Emitted):
         return CheckResult(cfg.id, "?", False, f"mode spec rejected it: {spec.code}")
@@ -114,21 +116,44 @@ def select_configs(root: Path, ids: list[str]) -> list[Config]:
     return chosen
 
 
+#: What to say, once, when the interpreter has no llvmlite (exit 2: a setup error, not a failed kernel).
+INSTALL_HINT = (
+    "needs llvmlite 0.50 (LLVM 22) in this interpreter: pip install 'llvmlite==0.50.0' (or pip install -e '.[test]')"
+)
+EXIT_SETUP = 2
+
+
+def llvmlite_missing() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("llvmlite") is None
+    except (ImportError, ValueError):
+        return True
+
+
 def run_check_llvm(root: Path, ids: list[str], jobs: int | None, timeout: float, out: TextIO = sys.stdout) -> int:
     configs = select_configs(root, ids)
+    if any(c.expect.emits for c in configs) and llvmlite_missing():
+        print(f"rocke-parity check-llvm: {INSTALL_HINT}", file=sys.stderr)
+        return EXIT_SETUP
     gaps = known_gaps.load(root / CONFIG_DIR / known_gaps.FILE_NAME, {c.id for c in discover(root).configs})
     workers = jobs or os.cpu_count() or 1
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda c: check_config(c, timeout, gaps), configs))
     for r in results:
         word = "SKIP" if r.skipped else ("PASS" if r.ok else "FAIL")
-        print(f"{word} {r.config} ({r.arch}): {r.detail}", file=out)
+        arch = f" ({r.arch})" if r.arch != "?" else ""
+        print(f"{word} {r.config}{arch}: {r.detail}", file=out)
     failed = [r for r in results if not r.ok]
     skipped = [r for r in results if r.skipped]
     archs = sorted({r.arch for r in results if not r.skipped})
+    negative = sum(r.skipped and r.detail.startswith("negative config") for r in results)
     print(
         f"check-llvm: {len(results) - len(failed) - len(skipped)} of {len(results)} config(s) passed on "
-        f"{', '.join(archs)}; {len(skipped)} known gap(s) skipped; {len(failed)} failed",
+        f"{', '.join(archs) or 'no arch'}; {len(skipped) - negative} known gap(s) skipped; "
+        + (f"{negative} negative config(s) skipped; " if negative else "")
+        + f"{len(failed)} failed",
         file=out,
     )
     return 1 if failed else 0

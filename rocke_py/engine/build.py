@@ -54,6 +54,8 @@ def build_kernel(plan: Plan) -> Kernel:
         epilogue_cshuffle(kc, accs, wt, family.desc_d, plan.vectors[2], exclusive)
     else:
         epilogue_default(kc, accs, wt, family.desc_d)
+    if spec.family == "dgrad":
+        build_dgrad.zero_untouched(kc)
     kernel = finish(kc)
     problem_text = verify_kernel(kernel)
     if problem_text is not None:

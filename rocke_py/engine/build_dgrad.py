@@ -11,7 +11,8 @@ from math import ceil, log2
 from . import build_common as bc
 from .build_common import Kc, Operands
 from .ir import Value, ptr
-from .problem import SUB_GEMM_FIELDS
+from .mma_atoms import IR_ELEM
+from .problem import SUB_GEMM_FIELDS, ceildiv, roundup
 
 NAMES = ("dY", "W", "dX")
 RECORD_BYTES = 4 * len(SUB_GEMM_FIELDS)
@@ -158,3 +159,97 @@ def desc_d(kc: Kc, m: Value, n: Value) -> tuple[Value, Value]:
 def operands(kc: Kc) -> Operands:
     """A along k; B along mn when its width is > 1 (K-outer: always along mn)."""
     return bc.make_operands(kc, "col", "row" if kc.plan.vectors[1] > 1 else "col", desc_a, desc_b)
+
+
+# ---- the dX positions no record stores (docs/kernels.md §4, conv-semantics §13 "Every output element")
+
+
+def progressions(records: tuple[tuple[int, ...], ...], axis: str) -> list[tuple[int, int, int]]:
+    """The distinct (offset, stride, count) runs of dX rows (axis h) or columns (w) that the
+    records store, in record order."""
+    at = [SUB_GEMM_FIELDS.index(f"d_{axis}_offset"), SUB_GEMM_FIELDS.index(f"d_{axis}_stride")]
+    at.append(SUB_GEMM_FIELDS.index(f"{axis}_slice"))
+    out: list[tuple[int, int, int]] = []
+    for rec in records:
+        run = (rec[at[0]], rec[at[1]], rec[at[2]])
+        if run not in out:
+            out.append(run)
+    return out
+
+
+def reaches_all(runs: list[tuple[int, int, int]], extent: int) -> bool:
+    """Whether the runs store every index in [0, extent)."""
+    hit = [False] * extent
+    for offset, stride, count in runs:
+        for t in range(count):
+            x = offset + stride * t
+            if 0 <= x < extent:
+                hit[x] = True
+    return all(hit)
+
+
+def on_run(kc: Kc, x: Value, run: tuple[int, int, int]) -> Value:
+    """x = offset + stride*t for some t in [0, count): (x - offset) divisible by stride with
+    a quotient below count (a negative difference gives a remainder or a quotient < 0)."""
+    b = kc.b
+    offset, stride, count = run
+    d = bc.add_c(kc, x, -offset)
+    q = bc.div_c(kc, d, stride)
+    r = bc.mod_c(kc, d, stride)
+    zero = bc.c(kc, 0)
+    exact = b.cmp("eq", r, zero)
+    inside = bc.below(kc, q, count)
+    return b.and_(exact, inside)
+
+
+def on_any_run(kc: Kc, x: Value, runs: list[tuple[int, int, int]]) -> Value:
+    acc = on_run(kc, x, runs[0])
+    for run in runs[1:]:
+        hit = on_run(kc, x, run)
+        acc = kc.b.or_(acc, hit)
+    return acc
+
+
+def zero_untouched(kc: Kc) -> None:
+    """Zeros at the dX positions whose row or column no record stores (no filter tap reaches
+    them: a dropped tilde pair, the rows between a stride's residues, the edges). The
+    records are a product of row and column runs, so a position is stored iff its row and its
+    column are; every CTA of the grid clears its share of dX, element by element, at the
+    positions that fail that test. Nothing is emitted when every position is stored, nor
+    under split-K, whose caller zeroes dX for the atomics."""
+    b, s, p = kc.b, kc.spec, kc.problem
+    records = kc.plan.sub_gemms
+    rows, cols = progressions(records, "h"), progressions(records, "w")
+    all_rows, all_cols = reaches_all(rows, p.Hi), reaches_all(cols, p.Wi)
+    if s.atomic_split_k or not records or (all_rows and all_cols):
+        return
+    total = p.N * p.Hi * p.Wi * p.C
+    tiles = sum(r[1] * r[2] for r in records)
+    share = roundup(ceildiv(total, tiles * p.groups), s.block_size)
+    cta = b.block_id(0)
+    if kc.group is not None:
+        group_tiles = bc.mul_c(kc, kc.group, tiles)
+        cta = b.add(group_tiles, cta)
+    first = bc.mul_c(kc, cta, share)
+    base = b.add(first, kc.tid)
+    zero_f = b.const_f32(0)
+    zero_d = bc.to_d(kc, zero_f)
+    lb, ub, step = bc.c(kc, 0), bc.c(kc, share), bc.c(kc, s.block_size)
+    loop = b.for_begin(lb, ub, step, "z0", [])
+    e = b.add(base, loop.iv)
+    inside = bc.below(kc, e, total)
+    pixel = bc.div_c(kc, e, p.C)
+    wi = bc.mod_c(kc, pixel, p.Wi)
+    hw = bc.div_c(kc, pixel, p.Wi)
+    hi = bc.mod_c(kc, hw, p.Hi)
+    stored = None if all_rows else on_any_run(kc, hi, rows)
+    if not all_cols:
+        col_stored = on_any_run(kc, wi, cols)
+        stored = col_stored if stored is None else b.and_(stored, col_stored)
+    if stored is None:
+        raise bc.fail("zero_untouched with every row and column stored")
+    no = b.const_i1(False)
+    keep = b.select(stored, no, inside)
+    boff = bc.byte_offset(kc, e, keep, bc.elem_bytes(IR_ELEM[s.dtype_d]))
+    b.buffer_store(kc.rsrc_d, boff, zero_d)
+    b.for_end(loop, [])

@@ -467,6 +467,16 @@ def probes_bound(p: ConvProblem) -> int:
     return (max(rows * cols, 2) - 1).bit_length() + 1
 
 
+def zero_ops_bound(s: ConvSpec, p: ConvProblem) -> int:
+    """build_dgrad.zero_untouched, emitted only with a stride > 1 (stride 1 stores every dX
+    position) and without split-K atomics: at most 48 ops and 14 per run of rows or columns
+    (at most one run per candidate row or column)."""
+    if s.family != "dgrad" or s.atomic_split_k or (p.sH == 1 and p.sW == 1):
+        return 0
+    rows, cols = sub_gemm_candidates(p)
+    return 48 + 14 * (rows + cols)
+
+
 @dataclass(frozen=True)
 class OpsBound:
     total: int
@@ -534,7 +544,7 @@ def kernel_ops_bound(s: ConvSpec, p: ConvProblem, t: Target) -> OpsBound:
         store = 11 if s.atomic_split_k else 5
         epilogue += slots * (4 + acc + d_d + store)
     if s.family == "dgrad":
-        decode = 103 + 11 * probes_bound(p)
+        decode = 103 + 11 * probes_bound(p) + zero_ops_bound(s, p)
     else:
         decode = (9 if s.family == "fwd" else 15) + (30 if s.chiplet_swizzle else 0)
     rest = 9 + decode + 3 + 4 + plan + before + 1

@@ -143,15 +143,18 @@ def run_diff(
     engines: EngineSpec,
     out: TextIO,
     timeout: float = 60.0,
+    save: Path | None = None,
 ) -> int:
     target = resolve_target(root, ref)
+    if save is not None and save.exists() and not save.is_dir():
+        raise DiffUsageError(f"--save {save}: not a directory")
     if flavor is not None and flavor not in FLAVORS:
         raise DiffUsageError(f"unknown flavor {flavor!r} (flavors: {', '.join(FLAVORS)})")
     if mode is not None and mode not in MODES:
         raise DiffUsageError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
     with Pool(engines, 2, timeout) as pool:
         assert pool.info is not None
-        return _diff_in_pool(pool, target, root, mode, flavor, n_context, canonical, out, timeout)
+        return _diff_in_pool(pool, target, root, mode, flavor, n_context, canonical, out, timeout, save)
 
 
 def _diff_in_pool(
@@ -164,6 +167,7 @@ def _diff_in_pool(
     canonical: bool,
     out: TextIO,
     timeout: float,
+    save: Path | None = None,
 ) -> int:
     p = lambda s="": print(s, file=out)  # noqa: E731
     info = pool.info
@@ -234,7 +238,48 @@ def _diff_in_pool(
         p(f'  config = "{shown.job.config}"  mode = "{shown.job.mode}"  flavor = "{shown.job.flavor}"')
         for ln in evidence_toml(shown.status, dict(shown.evidence)).splitlines():
             p(f"  {ln}")
+    if save is not None:
+        p()
+        try:
+            n = save_outputs(save, list(results.values()))
+        except OSError as e:
+            raise DiffUsageError(f"--save {save}: cannot write: {e.strerror or e}") from None
+        p(f"saved {n} file(s) under {save}: diff -r {save}/py {save}/c (canonical: {save}/py.canonical, c.canonical)")
     return 0 if not failing and not vanished else 1
+
+
+_EXTENSIONS = {"spec": "txt", "ir": "ir", "ll": "ll"}
+
+
+def _saved_text(run: EngineRun, text: str | None) -> str:
+    """What an engine gave, as a file: its output, or the rejection or crash as two lines."""
+    if run.kind == "emitted" and text is not None:
+        return text
+    word = "REJECTED" if run.kind == "rejected" else "CRASH"
+    return f"{word} {run.code}\n{run.message}\n"
+
+
+def save_outputs(dest: Path, results: list[JobResult]) -> int:
+    """``diff --save DIR``: each job's two outputs as ``DIR/{py,c}/<key>.<ext>`` and their
+    canonical renumberings as ``DIR/{py,c}.canonical/<key>.<ext>`` (same names on both sides,
+    for ``diff -r`` or any directory diff tool); returns the number of files written."""
+    from rocke_py.parity.engines import text_bytes
+    from rocke_py.parity.state import atomic_write
+
+    n = 0
+    for r in results:
+        job = r.item.key
+        name = f"{job.key}.{_EXTENSIONS.get(job.mode, 'txt')}"
+        for side in ("py", "c"):
+            runs = r.runs(side)
+            if r.death is not None or not runs:
+                text = f"CRASH {r.death.describe() if r.death else 'no result'}\n"
+            else:
+                text = _saved_text(runs[0], r.text(side))
+            for folder, body in ((side, text), (f"{side}.canonical", canonicalise(text))):
+                atomic_write(dest / folder / name, text_bytes(body))
+                n += 1
+    return n
 
 
 def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, canonical: bool) -> None:

@@ -120,11 +120,15 @@ class LoadedEngines:
         return tuple(m for m in MODES if m in self.py_modes and m in self.c_modes)
 
 
+def load_side(spec: EngineSpec, side: str) -> tuple[EmitFn, tuple[str, ...]]:
+    """One engine of the pair and its modes (``emit`` loads only the engine it runs)."""
+    fn = load_callable(spec.py_emit if side == "py" else spec.c_emit)
+    return fn, normalise_modes(load_callable(spec.modes_path(side))())
+
+
 def load_engines(spec: EngineSpec) -> LoadedEngines:
-    py = load_callable(spec.py_emit)
-    c = load_callable(spec.c_emit)
-    py_modes = normalise_modes(load_callable(spec.modes_path("py"))())
-    c_modes = normalise_modes(load_callable(spec.modes_path("c"))())
+    py, py_modes = load_side(spec, "py")
+    c, c_modes = load_side(spec, "c")
     return LoadedEngines(py, c, py_modes, c_modes)
 
 

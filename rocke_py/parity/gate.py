@@ -8,6 +8,7 @@ empty selection) raise :class:`UsageError` (exit 2).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -18,7 +19,7 @@ from typing import Protocol
 
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
-from rocke_py.parity import lastrun
+from rocke_py.parity import lastrun, outcache
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (
@@ -33,6 +34,7 @@ from rocke_py.parity.engines import (
 from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
 from rocke_py.parity.known_gaps import KnownGap, KnownGaps
 from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem
+from rocke_py.parity.shards import Shard, ShardInfo, shard_info
 
 _KERNEL_NAME_RE = re.compile(r"^kernel_name = (.*?)\r?$", re.MULTILINE)
 
@@ -74,9 +76,15 @@ class Selection:
     flavors: tuple[str, ...] | None = None  # None: all flavors
     patterns: tuple[str, ...] = ()  # -k: jobs whose label matches one of them
     only_jobs: frozenset[tuple[str, str]] | None = None  # --last-failed: (config id, job key)
+    shard: Shard | None = None  # --shard I/N: this shard's configs of the whole selection
 
     @property
     def full(self) -> bool:
+        return self.whole and self.shard is None
+
+    @property
+    def whole(self) -> bool:
+        """Every job of the tree, counting a shard's siblings: the run-level checks of a full run apply."""
         return (
             not self.families
             and not self.configs
@@ -144,6 +152,7 @@ class GateRun:
     configs: tuple[Config, ...] = ()
     not_run: int = 0  # jobs --maxfail left out
     engines: EngineSpec = EngineSpec()
+    shard: ShardInfo | None = None  # --shard: the partition of the whole selection
 
     @property
     def passed(self) -> bool:
@@ -153,11 +162,17 @@ class GateRun:
     def partial(self) -> bool:
         return not self.selection.full or self.not_run > 0
 
-    def partial_note(self) -> str:
-        """What a narrowed run left out ("" for a full run)."""
-        if not self.partial:
-            return ""
+    @property
+    def complete(self) -> bool:
+        """Every job of the whole selection ran, here or (for a shard) in a sibling shard."""
+        return self.selection.whole and self.not_run == 0
+
+    def partial_note(self, with_shard: bool = True) -> str:
+        """What a narrowed run left out ("" for a full run); ``with_shard=False``: what the
+        selection of every shard left out (the merged run's note)."""
         sel = self.selection
+        if not self.partial or (not with_shard and self.complete):
+            return ""
         parts = []
         if sel.families:
             parts.append(f"--family {','.join(sel.families)}")
@@ -173,6 +188,9 @@ class GateRun:
             parts.append(f"--last-failed ({len(sel.only_jobs)} job(s))")
         if self.not_run:
             parts.append(f"--maxfail: {self.not_run} job(s) not run")
+        if with_shard and self.shard is not None:
+            mine = sum(self.shard.owns(c) for c, _ in self.shard.all_jobs)
+            parts.append(f"--shard {self.shard.shard.label()}: {mine} of {len(self.shard.all_jobs)} job(s)")
         total = len(self.discovery.configs) if self.discovery else 0
         pinned = self.manifest.coverage.describe() if self.manifest and self.manifest.coverage else "not pinned"
         return (
@@ -266,7 +284,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
     sel = run.selection
     cov = manifest.coverage if manifest is not None else None
     if cov is None:
-        if manifest is not None and sel.full:
+        if manifest is not None and sel.whole:
             run.stale_golden.append(
                 "golden.json pins no coverage (the modes and flavors of the full gate): "
                 "rocke-parity golden --update records it"
@@ -285,7 +303,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
                 f"(py: {', '.join(info.py_modes) or 'nothing'}; c: {', '.join(info.c_modes) or 'nothing'}): "
                 f"the gate would cover less than it must"
             )
-        if sel.full:
+        if sel.whole:
             for m in run.modes:
                 if m not in cov.modes:
                     run.stale_golden.append(
@@ -296,7 +314,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
         for f in cov.flavors:
             if f not in ALL_FLAVORS or f not in run.flavors:
                 run.problems.append(f"coverage: golden.json pins flavor {f}, which this harness does not run")
-        if sel.full:
+        if sel.whole:
             for f in run.flavors:
                 if f not in cov.flavors:
                     run.stale_golden.append(f"coverage: flavor {f} is run but not pinned: rocke-parity golden --update")
@@ -476,10 +494,12 @@ def run_gate(
     progress: Progress | None = None,
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
+    reuse: str | None = None,
 ) -> GateRun:
     """``failed_first``: jobs (config id, key) handed out before the others (--failed-first);
     ``maxfail``: stop handing out jobs after that many failing ones (the run then fails and is
-    partial: it says how many jobs it did not run)."""
+    partial: it says how many jobs it did not run); ``reuse``: "py" or "c", that engine's
+    outputs are taken from the cache where it has them (``outcache``; --changed, --reuse)."""
     t0 = time.monotonic()
     check_names(sel)
     # the workers load the engines while this process reads the configs, the gaps and the manifest
@@ -492,9 +512,9 @@ def run_gate(
         run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
         configs, gaps = load_inputs(run)
         if configs:
-            jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail)
+            jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail, reuse)
             matched = judge_all(run, results, configs, gaps)
-            if not run.partial:  # every job ran: what matched nothing is stale
+            if run.complete:  # every job ran (a shard: here or in its siblings): what matched nothing is stale
                 check_unmatched_gaps(run, gaps, matched)
                 check_stale_golden(run, jobs)
             # a config edited while its jobs ran: the verdicts are for the bytes read at the start
@@ -513,7 +533,7 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
     configs = select(disc, sel) if disc.configs else []
     run.configs = tuple(configs)
     fams = {c.family for c in configs}
-    run.problems.extend(p.message for p in disc.problems if sel.full or p.family is None or p.family in fams)
+    run.problems.extend(p.message for p in disc.problems if sel.whole or p.family is None or p.family in fams)
     gaps = gaps_mod.load(run.root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
     run.problems.extend(gaps.problems)
     try:
@@ -532,8 +552,10 @@ def run_jobs(
     progress: Progress | None,
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
+    reuse: str | None = None,
 ) -> tuple[list[Job], list[JobResult[Job]]]:
-    """Every job of the selection through the worker pool (both engines, twice)."""
+    """Every job of the selection through the worker pool (both engines, twice). Returns every
+    job of the selection (all shards') and the results of those that ran."""
     sel = run.selection
     run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
     try:
@@ -550,8 +572,17 @@ def run_jobs(
     if not jobs:
         raise UsageError("the selection is empty: -k or --last-failed keep no job")
     by_id = {c.id: c for c in configs}
-    items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
     costs = job_costs(run, jobs)
+    all_jobs = jobs
+    if sel.shard is not None:
+        run.shard = shard_info(sel.shard, [(j.config, j.key) for j in jobs], {c.id: c.sha256 for c in configs}, costs)
+        mine = [i for i, j in enumerate(jobs) if run.shard.owns(j.config)]
+        jobs, costs = [jobs[i] for i in mine], [costs[i] for i in mine]
+        if not jobs:
+            run.notes.append(f"shard {sel.shard.label()} has no job (more shards than configs)")
+    items = [WorkItem(j, by_id[j.config].data, j.mode, j.call_flavor) for j in jobs]
+    cached = cached_items(run, items, reuse) if reuse else {}
+    items = [dataclasses.replace(it, skip=reuse or "") if it.key in cached else it for it in items]
     order = sorted(costliest_first(costs), key=lambda i: (jobs[i].config, jobs[i].key) not in failed_first)
     expect = {c.id: c.expect for c in configs}
     failing = 0
@@ -575,9 +606,29 @@ def run_jobs(
     finally:
         if progress is not None:
             progress.close()
+    results = [outcache.fill(r, cached[r.item.key]) if r.item.skip and r.death is None else r for r in results]
+    tree = {c.sha256 for c in (run.discovery.configs if run.discovery else ())}
+    try:
+        outcache.record(run.root, run.engines, results, tree)
+    except OSError as e:
+        run.notes.append(f"could not record the engines' outputs in the cache: {e}")
     if pool.replaced:
         run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
-    return jobs, results
+    return all_jobs, results
+
+
+def cached_items(run: GateRun, items: list[WorkItem], side: str) -> dict[Job, tuple]:
+    """The jobs whose ``side`` outputs the cache holds, with them; a note says how many (a cached
+    result is never silent)."""
+    got = outcache.lookup(run.root, run.engines, side, items)
+    build = outcache.build_id_of(run.engines, side)
+    missing = len(items) - len(got)
+    run.notes.append(
+        f"--reuse {side}: {len(got)} job(s) took the {side} engine's outputs from the cache "
+        f"(build {build}; .rocke-parity/outputs/) instead of running it"
+        + (f"; {missing} job(s) were not in the cache and ran both engines" if missing else "")
+    )
+    return {items[i].key: v for i, v in got.items()}
 
 
 def job_costs(run: GateRun, jobs: list[Job]) -> list[float]:
@@ -618,6 +669,8 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
             prev = manifest.get(job.config, "spec")
             kname = prev.kernel_name if prev is not None else ""
         v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, splits.get(id(res)))
+        if res.item.skip:
+            v = dataclasses.replace(v, reason=f"{v.reason} [{res.item.skip} outputs from the cache]")
         if v.gap is not None:
             matched.add(v.gap.index)
         run.verdicts.append(v)
@@ -625,8 +678,10 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
 
 
 def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int]) -> None:
-    """On a full run, a known gap that matched no job fails the run."""
+    """On a full run, a known gap that matched no job fails the run (a shard judges its own configs' gaps)."""
     for g in gaps.gaps:
+        if run.shard is not None and not run.shard.owns(g.config):
+            continue
         if g.index not in matched:
             hint = ""
             if g.mode not in run.modes:

@@ -35,15 +35,22 @@ def load(root: Path) -> dict[str, dict]:
     return doc["configs"]
 
 
-def record(root: Path, verdicts: Iterable, config_sha: dict[str, str]) -> None:
-    """Merge this run's per-job statuses (``Verdict`` s) into the cache."""
+def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seconds: bool = False) -> None:
+    """Merge this run's per-job statuses (``Verdict`` s) into the cache.
+
+    ``keep_seconds``: keep the recorded seconds instead of this run's (a shard run: its siblings
+    must partition the jobs with the same costs)."""
     configs = load(root)
+    old = job_seconds(configs) if keep_seconds else {}
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     fresh: dict[str, dict] = {}
     for v in verdicts:
         entry = fresh.setdefault(v.job.config, {"sha256": config_sha.get(v.job.config, ""), "when": stamp, "jobs": {}})
         job = {"status": v.status.value, "passed": v.passed}
-        seconds = getattr(getattr(v, "result", None), "seconds", 0.0)
+        if keep_seconds:
+            seconds = old.get((v.job.config, v.job.key), 0.0)
+        else:
+            seconds = getattr(getattr(v, "result", None), "seconds", 0.0)
         if seconds > 0:
             job["seconds"] = round(seconds, 5)
         entry["jobs"][v.job.key] = job

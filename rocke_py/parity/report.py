@@ -15,7 +15,7 @@ from rocke_py.parity.compare import Status
 from rocke_py.parity.engines import EngineRun
 from rocke_py.parity.fileio import write_output
 from rocke_py.parity.gate import GateRun, Verdict
-from rocke_py.parity.groups import group_failures
+from rocke_py.parity.groups import cause_of
 from rocke_py.parity.runner import JobResult
 
 JSON_SCHEMA = "rocke-parity.report/v1"
@@ -76,38 +76,34 @@ def failure_line(v: Verdict) -> str:
     return f"FAIL {v.status.value} {v.job.config} {v.job.mode} {v.job.flavor}: {_short(v.reason)}"
 
 
-def _jobs_list(verdicts: tuple[Verdict, ...], limit: int = 8) -> str:
-    """``wgrad/11-x ll.llvm20, ...``: the jobs of a group, the first ``limit`` of them named."""
-    names = [f"{v.job.config} {v.job.key}" for v in verdicts[:limit]]
-    more = f", and {len(verdicts) - limit} more" if len(verdicts) > limit else ""
-    return ", ".join(names) + more
-
-
-def _detail(res: JobResult) -> str:
+def detail_lines(res: JobResult, limit: int = _DETAIL_LINES) -> list[str]:
+    """What to show of a crash: the head of a dead worker's faulthandler dump (it lists the
+    innermost frame first), or the tail of an exception's traceback (its last frames and the
+    exception line, which Python prints last)."""
     if res.death is not None and res.death.detail:
-        return res.death.detail
+        return res.death.detail.splitlines()[:limit]
     for side in ("py", "c"):
         for run in res.runs(side):
             if run.kind == "error" and run.detail:
-                return run.detail
-    return ""
+                return run.detail.splitlines()[-limit:]
+    return []
 
 
-def summary_table(run: GateRun) -> list[str]:
-    present = [s for s in Status if any(v.status is s for v in run.verdicts)]
-    families = sorted({v.job.family for v in run.verdicts})
-    headers = ["family", *(s.value for s in present), "jobs", "failed"]
+def count_rows(jobs: list[tuple[str, str, bool]]) -> tuple[list[str], list[list[str]]]:
+    """The statuses-by-family table of ``(family, status, passed)`` triples: headers and rows
+    (one per family, then ``total``), as the terminal and the Markdown summary print it."""
+    present = [s.value for s in Status if any(st == s.value for _, st, _ in jobs)]
+    families = sorted({fam for fam, _, _ in jobs})
+    headers = ["family", *present, "jobs", "failed"]
     rows: list[list[str]] = []
     for fam in [*families, "total"]:
-        vs = [v for v in run.verdicts if fam == "total" or v.job.family == fam]
-        rows.append(
-            [
-                fam,
-                *(str(sum(v.status is s for v in vs)) for s in present),
-                str(len(vs)),
-                str(sum(not v.passed for v in vs)),
-            ]
-        )
+        js = [j for j in jobs if fam == "total" or j[0] == fam]
+        rows.append([fam, *(str(sum(st == s for _, st, _ in js)) for s in present), str(len(js))])
+        rows[-1].append(str(sum(not ok for _, _, ok in js)))
+    return headers, rows
+
+
+def text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
 
     def fmt(cells: list[str]) -> str:
@@ -116,60 +112,98 @@ def summary_table(run: GateRun) -> list[str]:
     return [fmt(headers), *(fmt(r) for r in rows)]
 
 
+#: The statuses whose failure line is followed by the crash's head or the exception's last frames.
+_SHOW_DETAIL = (Status.CRASH.value, Status.TIMEOUT.value, Status.BUILD_FAILURE.value)
+
+
 def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
+    render_doc(report_doc(run, with_summary=False), out, title)
+
+
+def _record_line(rec: dict) -> str:
+    return f"FAIL {rec['status']} {rec['config']} {rec['mode']} {rec['flavor']}: {_short(rec.get('reason', ''))}"
+
+
+def record_groups(records: list[dict]) -> list[list[dict]]:
+    """Failing records by cause (``groups.cause_of``, recorded in each), in the order each cause first appears."""
+    groups: dict[tuple[str, ...], list[dict]] = {}
+    for rec in records:
+        if not rec["passed"]:
+            groups.setdefault(tuple(rec.get("cause") or (rec["status"],)), []).append(rec)
+    return list(groups.values())
+
+
+def job_label(rec: dict) -> str:
+    return f"{rec['config']} {rec['mode'] if rec['flavor'] == '-' else rec['mode'] + '.' + rec['flavor']}"
+
+
+def _jobs_list(records: list[dict], limit: int = 8) -> str:
+    """``wgrad/11-x ll.llvm20, ...``: the jobs of a group, the first ``limit`` of them named."""
+    more = f", and {len(records) - limit} more" if len(records) > limit else ""
+    return ", ".join(job_label(r) for r in records[:limit]) + more
+
+
+def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
+    """The terminal summary of a JSON report (a gate's, or ``merge``'s)."""
     p = lambda s="": print(s, file=out)  # noqa: E731
-    for group in group_failures(run.failures):
-        v = group.first
-        p(failure_line(v))
-        detail = _detail(v.result)
-        if detail and v.status in (Status.CRASH, Status.TIMEOUT):
-            for ln in detail.splitlines()[:_DETAIL_LINES]:
+    records: list[dict] = doc["jobs"]
+    failures = [r for r in records if not r["passed"]]
+    for group in record_groups(records):
+        rec = group[0]
+        p(_record_line(rec))
+        if rec["status"] in _SHOW_DETAIL:
+            for ln in rec.get("detail") or ():
                 p(f"    | {ln}")
-        if len(group.verdicts) > 1:
-            p(f"    + {len(group.verdicts) - 1} more job(s) with the same cause: {_jobs_list(group.verdicts[1:])}")
-    explain = [v for v in run.failures if v.status not in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING)]
+        if len(group) > 1:
+            p(f"    + {len(group) - 1} more job(s) with the same cause: {_jobs_list(group[1:])}")
+    golden_only = (Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value)
+    explain = [r for r in failures if r["status"] not in golden_only]
     if explain:
-        v = explain[0]
-        flavor = v.job.flavor if v.job.flavor != "-" else "llvm22"
-        p(f"explain a failure: rocke-parity diff {v.job.config} --mode {v.job.mode} --flavor {flavor}")
-    elif run.failures:
+        r = explain[0]
+        flavor = r["flavor"] if r["flavor"] != "-" else "llvm22"
+        p(f"explain a failure: rocke-parity diff {r['config']} --mode {r['mode']} --flavor {flavor}")
+    elif failures:
         p("record the identical outputs after review: rocke-parity golden --update")
-    for prob in (*run.problems, *run.stale_golden):
+    for prob in doc["run_level_failures"]:
         p(f"FAIL run-level: {prob}")
-    for n in run.notes:
+    for n in doc["notes"]:
         p(f"note: {n}")
-    if run.verdicts:
+    if records:
         p()
-        for line in summary_table(run):
+        for line in text_table(*count_rows([(r["family"], r["status"], r["passed"]) for r in records])):
             p(line)
-    gaps = run.known_gaps
+    gaps = [r for r in records if r["status"] == Status.KNOWN_GAP.value]
     if gaps:
         p()
         p(
             f"KNOWN GAPS: {len(gaps)} job(s) pass only because parity_configs/known_gaps.toml lists them "
             "(the goal is none):"
         )
-        for v in gaps:
-            p(f"  KNOWN_GAP {v.job.config} {v.job.mode} {v.job.flavor}: {_short(v.gap.reason if v.gap else '')}")
+        for r in gaps:
+            gap_reason = (r.get("known_gap") or {}).get("reason", "")
+            p(f"  KNOWN_GAP {r['config']} {r['mode']} {r['flavor']}: {_short(gap_reason)}")
     p()
-    total = len(run.verdicts)
-    failed = len(run.failures)
-    ident = sum(v.status is Status.IDENTICAL for v in run.verdicts)
-    rej = sum(v.status is Status.BOTH_REJECTED for v in run.verdicts)
-    modes = ",".join(run.modes) or "-"
-    flavors = ",".join(run.flavors) if "ll" in run.modes else "-"
-    counts = f"{ident} identical, {rej} both-rejected as expected, {len(gaps)} known gap(s)"
-    verdict = "PASSED" if run.passed else "FAILED"
-    parts = [f"{failed} of {total} job(s) failed" if failed else f"{total} job(s)"]
-    if run.problems or run.stale_golden:
-        parts.append(f"{len(run.problems) + len(run.stale_golden)} run-level failure(s)")
-    if run.partial:
-        p(f"note: {run.partial_note()}")
-        verdict += " (PARTIAL RUN)"
-    p(
-        f"{title} {verdict}: {', '.join(parts)} ({counts}); modes {modes}; flavors {flavors}; "
-        f"wall time {run.wall_seconds:.2f} s"
+    counts = doc["counts"]
+    modes = ",".join(doc["modes"]) or "-"
+    flavors = ",".join(doc["flavors"]) if "ll" in doc["modes"] else "-"
+    tally = (
+        f"{counts.get(Status.IDENTICAL.value, 0)} identical, "
+        f"{counts.get(Status.BOTH_REJECTED.value, 0)} both-rejected as expected, {len(gaps)} known gap(s)"
     )
+    verdict = "PASSED" if doc["passed"] else "FAILED"
+    parts = [f"{len(failures)} of {len(records)} job(s) failed" if failures else f"{len(records)} job(s)"]
+    if doc["run_level_failures"]:
+        parts.append(f"{len(doc['run_level_failures'])} run-level failure(s)")
+    if doc["partial"]:
+        p(f"note: {doc['partial']}")
+        verdict += " (PARTIAL RUN)"
+    merged = doc.get("merged_from")
+    wall = (
+        f"wall time {doc['wall_seconds']:.2f} s"
+        if not merged
+        else f"{merged['count']} shard(s), the slowest {doc['wall_seconds']:.2f} s"
+    )
+    p(f"{title} {verdict}: {', '.join(parts)} ({tally}); modes {modes}; flavors {flavors}; {wall}")
 
 
 # ----------------------------------------------------------------------------- JSON
@@ -190,13 +224,18 @@ def _run_json(run: EngineRun | None) -> dict[str, object] | None:
     return d
 
 
-def job_record(v: Verdict) -> dict[str, object]:
+def job_record(v: Verdict, relpath: str = "") -> dict[str, object]:
+    """One job's JSON record. A failing job's record carries what a report made from the JSON
+    alone needs (``merge``, the Markdown summary, JUnit): the first divergent lines, the
+    failure's cause (its group), the crash's head and the repro commands."""
     res = v.result
+    relpath = relpath or f"parity_configs/{v.job.config}.toml"
     rec: dict[str, object] = {
         "config": v.job.config,
         "family": v.job.family,
         "mode": v.job.mode,
         "flavor": v.job.flavor,
+        "file": relpath,
         "status": v.status.value,
         "passed": v.passed,
         "expected": v.expected,
@@ -230,6 +269,13 @@ def job_record(v: Verdict) -> dict[str, object]:
         }
     if v.golden is not None:
         rec["golden"] = v.golden.as_json()
+    if res.item.skip:
+        rec["cached"] = res.item.skip  # that engine did not run: its outputs came from the cache
+    if not v.passed:
+        rec["cause"] = list(cause_of(v))
+        rec["divergence"] = divergence_lines(v)
+        rec["detail"] = detail_lines(v.result)
+        rec["repro"] = repro_lines(v, relpath)
     return rec
 
 
@@ -239,7 +285,7 @@ def write_json(run: GateRun, dest: str | Path, option: str = "--json", full: boo
 
 
 #: What a passing job's record leaves out unless --json-full asks for it (the repeat runs, the
-#: reason, the golden entry): the report of a green run stays small.
+#: reason — kept for a known gap — and the golden entry): the report of a green run stays small.
 _FULL_ONLY = ("py_repeat", "c_repeat", "reason", "golden")
 
 
@@ -261,14 +307,18 @@ def run_summary(run: GateRun) -> dict[str, object]:
 
 
 def _compact(rec: dict[str, object]) -> dict[str, object]:
-    return {k: v for k, v in rec.items() if k not in _FULL_ONLY}
+    keep = ("reason",) if rec.get("status") == Status.KNOWN_GAP.value else ()
+    return {k: v for k, v in rec.items() if k not in _FULL_ONLY or k in keep}
 
 
-def json_text(run: GateRun, full: bool = False) -> str:
-    records = [job_record(v) for v in run.verdicts]
-    doc = {
+def report_doc(run: GateRun, full: bool = False, with_summary: bool = True) -> dict[str, object]:
+    """The JSON report as a dict (``--json`` writes it; the terminal summary, ``--summary`` and
+    JUnit are made from it). ``with_summary=False``: without the head (it asks git for the commit)."""
+    paths = config_relpaths(run)
+    records = [job_record(v, paths.get(v.job.config, "")) for v in run.verdicts]
+    return {
         "schema": JSON_SCHEMA,
-        "summary": run_summary(run),
+        "summary": run_summary(run) if with_summary else None,
         "passed": run.passed,
         "partial": run.partial_note() or False,
         "coverage": run.manifest.coverage.as_json() if run.manifest and run.manifest.coverage else None,
@@ -280,8 +330,17 @@ def json_text(run: GateRun, full: bool = False) -> str:
         "wall_seconds": round(run.wall_seconds, 3),
         "engines": ({"py_modes": list(run.info.py_modes), "c_modes": list(run.info.c_modes)} if run.info else None),
         "counts": {s.value: sum(v.status is s for v in run.verdicts) for s in Status},
+        "not_run": run.not_run,
+        "shard": None if run.shard is None else {**run.shard.as_json(), "partial": run.partial_note(False) or False},
         "jobs": [r if full or not v.passed else _compact(r) for r, v in zip(records, run.verdicts)],
     }
+
+
+def json_text(run: GateRun, full: bool = False) -> str:
+    return doc_text(report_doc(run, full))
+
+
+def doc_text(doc: dict[str, object]) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -294,16 +353,23 @@ class JunitUnavailable(Exception):
 
 def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None:
     """The JUnit XML report to ``dest`` (a path, or ``-``); WriteError if it cannot be."""
-    write_output(str(dest), junit_text(run).encode("utf-8"), option)
+    write_output(str(dest), junit_text(report_doc(run)).encode("utf-8"), option)
 
 
 def repro_lines(v: Verdict, relpath: str) -> list[str]:
     """The commands that reproduce a job: the diff, and the C engine alone."""
     flavor = v.job.call_flavor
-    return [
+    lines = [
         f"rocke-parity diff {v.job.config} --mode {v.job.mode} --flavor {flavor}",
         f"rocke-emit {relpath} --mode {v.job.mode} --flavor {flavor}",
     ]
+    death = v.result.death
+    if death is not None and death.kind == "crash" and death.engine == "c":
+        # the dump has the Python frames only: the CMake build's binary under gdb gives the C frames
+        lines.append(
+            f"gdb -batch -ex run -ex bt --args build/rocke-emit {relpath} --mode {v.job.mode} --flavor {flavor}"
+        )
+    return lines
 
 
 def divergence_lines(v: Verdict, n_context: int = 2) -> list[str]:
@@ -327,19 +393,16 @@ def divergence_lines(v: Verdict, n_context: int = 2) -> list[str]:
     return []
 
 
-def failure_body(v: Verdict, relpath: str) -> str:
-    """A failing job, for a CI dashboard: the reason, the divergent lines, which engine still
-    matches the golden entry, the crash's head, and the repro commands."""
-    lines = [f"{v.status.value}: {v.reason}"]
-    if v.golden_match:
-        lines.append(v.golden_match)
-    div = divergence_lines(v)
-    if div:
-        lines += ["", *div]
-    detail = _detail(v.result)
-    if detail:
-        lines += ["", *detail.splitlines()[:_DETAIL_LINES]]
-    lines += ["", "repro:", *(f"  {cmd}" for cmd in repro_lines(v, relpath))]
+def failure_body(rec: dict) -> str:
+    """A failing job's record, for a CI dashboard: the reason, which engine still matches the
+    golden entry, the divergent lines, the crash's head, and the repro commands."""
+    lines = [f"{rec['status']}: {rec.get('reason', '')}"]
+    if rec.get("golden_match"):
+        lines.append(str(rec["golden_match"]))
+    for key in ("divergence", "detail"):
+        if rec.get(key):
+            lines += ["", *rec[key]]
+    lines += ["", "repro:", *(f"  {cmd}" for cmd in rec.get("repro", ()))]
     return "\n".join(lines)
 
 
@@ -353,34 +416,35 @@ def config_relpaths(run: GateRun) -> dict[str, str]:
     return out
 
 
-def junit_text(run: GateRun) -> str:
+def junit_text(doc: dict) -> str:
+    """JUnit XML from a JSON report (a gate's or a merged one)."""
     try:
         from junit_xml import TestCase, TestSuite, to_xml_report_string
     except ImportError:
         raise JunitUnavailable("--junit needs the junit-xml package (pip install junit-xml)") from None
     cases = []
-    paths = config_relpaths(run)
-    for v in run.verdicts:
-        res = v.result
-        elapsed = sum(r.seconds for r in (*res.py, *res.c))
-        relpath = paths.get(v.job.config, f"parity_configs/{v.job.config}.toml")
+    for rec in doc["jobs"]:
+        durations = rec.get("durations") or {}
+        elapsed = sum(float(x) for side in ("py", "c") for x in durations.get(side, ()))
         tc = TestCase(
-            f"{v.job.mode} {v.job.flavor}",
-            classname=v.job.config.replace("/", "."),  # a dashboard groups a config's jobs as one class
+            f"{rec['mode']} {rec['flavor']}",
+            classname=rec["config"].replace("/", "."),  # a dashboard groups a config's jobs as one class
             elapsed_sec=elapsed,
-            status=v.status.value,
-            file=relpath,
+            status=rec["status"],
+            file=rec.get("file") or f"parity_configs/{rec['config']}.toml",
         )
-        if v.status is Status.KNOWN_GAP:
-            tc.add_skipped_info(message=f"KNOWN_GAP: {v.gap.reason if v.gap else v.reason}", output=v.reason)
-        elif not v.passed:
+        if rec["status"] == Status.KNOWN_GAP.value:
+            gap = rec.get("known_gap") or {}
+            reason = rec.get("reason", "")
+            tc.add_skipped_info(message=f"KNOWN_GAP: {gap.get('reason') or reason}", output=reason)
+        elif not rec["passed"]:
             tc.add_failure_info(
-                message=f"{v.status.value}: {_short(v.reason)}",
-                output=failure_body(v, relpath),
-                failure_type=v.status.value,
+                message=f"{rec['status']}: {_short(rec.get('reason', ''))}",
+                output=failure_body(rec),
+                failure_type=rec["status"],
             )
         cases.append(tc)
-    for n, prob in enumerate((*run.problems, *run.stale_golden), 1):
+    for n, prob in enumerate(doc["run_level_failures"], 1):
         tc = TestCase(f"run-level failure {n}", classname="rocke-parity")
         tc.add_failure_info(message=_short(prob), output=prob, failure_type="RUN_LEVEL")
         cases.append(tc)

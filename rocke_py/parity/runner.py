@@ -159,6 +159,12 @@ def start_method() -> str:
 
 
 K = TypeVar("K")
+_MAX_BATCH = 16
+
+
+def batch_size(pending: int, workers: int) -> int:
+    """Jobs handed to an idle worker at once: up to 16 while the queue is long, one at the end."""
+    return max(1, min(_MAX_BATCH, pending // (4 * max(1, workers))))
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,7 @@ class WorkItem(Generic[K]):
     data: bytes
     mode: str
     call_flavor: str  # the flavor passed to the engines (always a real flavor)
+    skip: str = ""  # "py" or "c": that engine is not called (its outputs come from the gate's cache)
 
 
 @dataclass(frozen=True)
@@ -258,24 +265,31 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
             return
         if msg is None:
             return
-        job_seq, data, mode, flavor = msg
-        seq.value = job_seq
-        runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
-        texts: dict[str, str | None] = {"py": None, "c": None}
-        for code, side in _ORDER:
-            phase.value = code
-            run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
-            if code <= 2:
-                texts[side] = text
-            runs[side].append(run)
-        phase.value = 0
-        c_text = texts["c"]
-        if c_text is not None and c_text == texts["py"]:
-            c_text = None  # same text: the parent reuses the py text (saves a copy over the pipe)
-            same = True
-        else:
-            same = False
-        conn.send(("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), texts["py"], c_text, same))
+        for job_seq, data, mode, flavor, skip in msg:  # a batch: one result per job, as each finishes
+            seq.value = job_seq
+            conn.send(_run_job(engines, phase, job_seq, data, mode, flavor, skip))
+
+
+def _run_job(engines, phase, job_seq: int, data: bytes, mode: str, flavor: str, skip: str) -> tuple:
+    """Both engines twice (``skip``: the side whose outputs the gate takes from its cache)."""
+    runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
+    texts: dict[str, str | None] = {"py": None, "c": None}
+    for code, side in _ORDER:
+        if side == skip:
+            continue
+        phase.value = code
+        run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
+        if code <= 2:
+            texts[side] = text
+        runs[side].append(run)
+    phase.value = 0
+    c_text = texts["c"]
+    if c_text is not None and c_text == texts["py"]:
+        c_text = None  # same text: the parent reuses the py text (saves a copy over the pipe)
+        same = True
+    else:
+        same = False
+    return ("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), texts["py"], c_text, same)
 
 
 # ----------------------------------------------------------------------------- parent side
@@ -297,9 +311,14 @@ class _Worker:
         self.proc.start()
         child_conn.close()
         self.ready = False
-        self.job: int | None = None  # index of the item being run
-        self.deadline = 0.0
+        self.batch: deque[int] = deque()  # indexes of the items handed out, in the order they run
+        self.deadline = 0.0  # for the job running now: its start (or the batch's) + the timeout
         self.alive = True
+
+    @property
+    def job(self) -> int | None:
+        """The item running now: the first of the batch whose result has not come back."""
+        return self.batch[0] if self.batch else None
 
     def fault_dump(self) -> str:
         try:
@@ -502,24 +521,26 @@ class Pool:
                 pending.clear()
 
         def replace(w: _Worker) -> None:
+            pending.extendleft(reversed(w.batch))  # what the lost worker had not run yet runs elsewhere
+            w.batch.clear()
             self._workers.remove(w)
             if pending or any(x.job is not None for x in self._workers):
                 self._spawn()
                 self.replaced += 1
 
         while done < len(items):
-            # hand out work
+            # hand out work: a batch per idle worker, so that a worker never waits for the parent
+            # between two cheap jobs; batches shrink as the queue does, so the tail stays balanced
             for w in self._workers:
                 if w.alive and w.ready and w.job is None and pending:
-                    i = pending.popleft()
-                    it = items[i]
-                    w.job = i
+                    size = batch_size(len(pending), len(self._workers))
+                    w.batch.extend(pending.popleft() for _ in range(size))
                     w.deadline = time.monotonic() + self.timeout
                     try:
-                        w.conn.send((i, it.data, it.mode, it.call_flavor))
+                        w.conn.send(
+                            [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in w.batch]
+                        )
                     except (OSError, ValueError):
-                        pending.appendleft(i)
-                        w.job = None
                         w.kill()
                         replace(w)
                         break
@@ -560,6 +581,7 @@ class Pool:
                             finish(i, JobResult(items[i], death=Death("crash", "?", 0, w.proc.exitcode, str(err))))
                         continue
                     if job is not None:
+                        w.batch.popleft()
                         finish(
                             job,
                             JobResult(
@@ -574,13 +596,14 @@ class Pool:
                 if msg[0] != "result" or msg[1] != w.job:
                     raise RuntimeError(f"worker protocol error: {msg[:2]!r} while running job {w.job}")
                 _, i, py_runs, c_runs, py_text, c_text, same = msg
+                w.batch.popleft()
+                w.deadline = time.monotonic() + self.timeout  # the next job of the batch starts now
                 finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text))
-                w.job = None
             now = time.monotonic()
             for w in list(self._workers):
                 if w.alive and w.job is not None and w.deadline <= now:
                     where = w.where()
-                    job = w.job
+                    job = w.batch.popleft()
                     w.kill()
                     finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None)))
                     replace(w)

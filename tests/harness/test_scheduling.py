@@ -7,7 +7,7 @@ import standin_tree as pt
 
 from rocke_py.parity import lastrun
 from rocke_py.parity.gate import costliest_first, job_costs, run_gate
-from rocke_py.parity.runner import Pool, WorkItem
+from rocke_py.parity.runner import Pool, WorkItem, batch_size
 
 TREE = {f"fwd/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(4)}
 
@@ -63,3 +63,25 @@ def test_without_a_record_the_golden_size_is_the_cost(tmp_path):
     jobs = [v.job for v in run.verdicts]
     costs = job_costs(run, jobs)
     assert [jobs[i].config for i in costliest_first(costs)] == sorted(TREE, reverse=True)
+
+
+def test_batch_sizes_shrink_to_one_at_the_end():
+    assert batch_size(1000, 2) == 16 and batch_size(40, 2) == 5 and batch_size(3, 2) == 1 and batch_size(0, 1) == 1
+
+
+@pytest.mark.parametrize("fault", ["abort", "hang"])
+def test_a_crash_or_hang_inside_a_batch_costs_only_its_job(tmp_path, fault):
+    # one worker, 40 jobs: the worker gets batches of several jobs, and the fault sits mid-batch
+    tree = {f"wgrad/{i:02d}-c": {"standin": {"salt": f"{i:02d}"}} for i in range(40)}
+    tree["wgrad/18-c"] = {"standin": {"c": fault}}
+    root = pt.make_tree(tmp_path, tree)
+    # equal golden sizes: the jobs go out in file order, in batches of 10, 7, 5 (17-21: the fault
+    # second of its batch), ...
+    pt.write_golden(root, pt.golden_for(root, sorted(tree)))
+    run = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=3)
+    got = {v.job.config: v.status.value for v in run.verdicts}
+    assert len(got) == 40
+    assert got.pop("wgrad/18-c") == ("CRASH" if fault == "abort" else "TIMEOUT")
+    assert set(got.values()) == {"IDENTICAL"}
+    (bad,) = run.failures
+    assert bad.result.death is not None and bad.result.death.engine == "c"

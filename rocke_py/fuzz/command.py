@@ -1,0 +1,76 @@
+"""The options of ``rocke-parity fuzz`` and the command itself (cli.py only wires them in).
+
+Exit status: 0 when no case failed, 1 when one did (each reduced and saved under ``--report``),
+2 on a usage error (raised as :class:`rocke_py.parity.gate.UsageError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from rocke_py.fuzz.driver import Settings, run_fuzz
+from rocke_py.fuzz.generate import FAMILIES
+from rocke_py.fuzz.oracles import NumericsUnavailable, load_numerics
+from rocke_py.parity.engines import MODES, EngineSpec
+from rocke_py.parity.gate import UsageError
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, required=True, metavar="S", help="the seed: the same seed draws the same cases")
+    p.add_argument("--budget", type=float, required=True, metavar="SECONDS", help="time to spend drawing cases")
+    p.add_argument("--family", action="append", default=[], metavar="F", help="only this family (repeatable, or F,G)")
+    p.add_argument("--modes", metavar="spec,ir,ll", help="modes to run (default: every mode both engines implement)")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: the CPUs)")
+    p.add_argument(
+        "--report", metavar="DIR", help="write the table and each failure (original, reduced, log, parity config) here"
+    )
+    p.add_argument("--timeout", type=float, default=30.0, metavar="S", help="per-job limit in seconds (default 30)")
+    p.add_argument("--cases", type=int, default=None, metavar="N", help="stop after N cases (also bounded by --budget)")
+    p.add_argument(
+        "--reduce-seconds", type=float, default=120.0, metavar="S", help="time for each reduction (default 120)"
+    )
+    p.add_argument("--max-reductions", type=int, default=5, metavar="N", help="failure signatures reduced (default 5)")
+    p.add_argument("--add-configs", action="store_true", help="also write each reduced failure into parity_configs/")
+    p.add_argument("--numerics", action="store_true", help="check emitted kernels with the executor (rocke_py/exec)")
+
+
+def settings(args: argparse.Namespace) -> Settings:
+    fams = tuple(f.strip() for item in args.family for f in item.split(",") if f.strip()) or FAMILIES
+    bad = [f for f in fams if f not in FAMILIES]
+    if bad:
+        raise UsageError(f"unknown family {bad[0]!r} (families: {', '.join(FAMILIES)})")
+    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
+    if modes is not None and (not modes or any(m not in MODES for m in modes)):
+        raise UsageError(f"--modes takes a list of {', '.join(MODES)}")
+    if args.budget <= 0 or args.timeout <= 0 or args.reduce_seconds <= 0:
+        raise UsageError("--budget, --timeout and --reduce-seconds need a positive number of seconds")
+    if (args.jobs is not None and args.jobs < 1) or (args.cases is not None and args.cases < 1):
+        raise UsageError("-j and --cases need a positive number")
+    return Settings(
+        seed=args.seed,
+        budget=args.budget,
+        families=tuple(dict.fromkeys(fams)),
+        modes=modes,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        report=Path(args.report) if args.report else None,
+        cases=args.cases,
+        reduce_seconds=args.reduce_seconds,
+        max_reductions=max(0, args.max_reductions),
+        add_configs=args.add_configs,
+    )
+
+
+def run(args: argparse.Namespace, root: Path, engines: EngineSpec, out: TextIO) -> int:
+    s = settings(args)
+    try:
+        numerics = load_numerics() if args.numerics else None
+    except NumericsUnavailable as e:
+        raise UsageError(str(e)) from None
+    result = run_fuzz(root, s, engines, out, numerics)
+    print("\n".join(result.table), file=out)
+    if s.report is not None:
+        print(f"report: {s.report}", file=out)
+    return 0 if result.passed else 1

@@ -1,0 +1,139 @@
+"""``gate --changed [REV]`` and ``gate --paths FILE...`` (the pre-commit hook): only the configs
+a change can affect, and the other engine's outputs from the cache when one engine changed.
+
+What a changed file affects (repository paths):
+
+- ``parity_configs/<family>/<NN>-<slug>.toml``: that config (every mode);
+- the Python engine (``rocke_py/engine/``): every config, the C outputs reused;
+- the C engine (``rocke_c/src/``, ``rocke_c/include/``, the bridge ``rocke_py/cbridge.py``,
+  ``build_ffi.py``): every config, the Python outputs reused;
+- a stand-in engine file an ``--engines`` reference names: every config, the other side reused;
+- what judges the outputs or runs the engines (``golden.json``, ``known_gaps.toml``, the
+  harness ``rocke_py/parity/``, ``rocke_py/__init__.py``, ``pyproject.toml``, ``setup.py``):
+  every config, both engines run;
+- anything else (docs, tests, the C test drivers, the CMake binary): nothing.
+
+Both engines changed: every config, both engines run. The full gate (no ``--changed``) never
+reads the cache.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from rocke_py.parity.configs import CONFIG_DIR
+from rocke_py.parity.engines import EngineSpec
+
+_PY_ENGINE = ("rocke_py/engine/",)
+_C_ENGINE = ("rocke_c/src/", "rocke_c/include/", "rocke_py/cbridge.py", "build_ffi.py")
+_EVERYTHING = (
+    f"{CONFIG_DIR}/golden.json",
+    f"{CONFIG_DIR}/known_gaps.toml",
+    "rocke_py/parity/",
+    "rocke_py/__init__.py",
+    "pyproject.toml",
+    "setup.py",
+)
+
+
+class ChangeError(Exception):
+    """The change cannot be computed (not a git repository, an unknown revision): exit 2."""
+
+
+@dataclass(frozen=True)
+class Affected:
+    configs: tuple[str, ...] | None  # None: every config
+    engines: frozenset[str]  # the engines whose sources changed ("py", "c")
+    everything: bool  # a file that judges or runs both engines changed: no reuse
+    why: tuple[str, ...]  # one line per kind of change, for the note
+
+    @property
+    def nothing(self) -> bool:
+        return self.configs == () and not self.engines and not self.everything
+
+    @property
+    def reuse(self) -> str | None:
+        """The engine whose outputs may come from the cache: the one that did not change."""
+        if self.everything or len(self.engines) != 1:
+            return None
+        return "c" if "py" in self.engines else "py"
+
+
+def _git(root: Path, *args: str) -> list[str]:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ChangeError(f"--changed needs git: {e}") from None
+    if done.returncode != 0:
+        raise ChangeError(f"--changed: git {' '.join(args)}: {done.stderr.strip() or 'failed'}")
+    return [ln for ln in done.stdout.splitlines() if ln.strip()]
+
+
+def changed_since(root: Path, rev: str) -> list[str]:
+    """Files changed since ``rev`` (committed, staged or not) and untracked files, as repository paths."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel")[0])
+    _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    names = _git(root, "diff", "--name-only", rev, "--") + _git(root, "ls-files", "--others", "--exclude-standard")
+    return [_relative(top / n, root) for n in dict.fromkeys(names)]
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def given_paths(root: Path, paths: list[str]) -> list[str]:
+    """``--paths``: files as pre-commit passes them (relative to the current directory)."""
+    return [_relative(Path(p), root) for p in paths]
+
+
+def _standin_files(spec: EngineSpec, root: Path) -> dict[str, str]:
+    """Repository path -> side, for engine references that name a file (stand-ins)."""
+    out = {}
+    for side, ref in (("py", spec.py_emit), ("c", spec.c_emit)):
+        module = ref.rpartition(":")[0]
+        if module.endswith(".py"):
+            out[_relative(Path(module), root)] = side
+    return out
+
+
+def _config_id(path: str) -> str | None:
+    p = PurePosixPath(path)
+    if len(p.parts) == 3 and p.parts[0] == CONFIG_DIR and p.suffix == ".toml":
+        return f"{p.parts[1]}/{p.stem}"
+    return None
+
+
+def affected(files: list[str], spec: EngineSpec, root: Path, existing: set[str]) -> Affected:
+    """What ``files`` (repository paths) can affect; ``existing``: the ids of the tree's configs
+    (a deleted config has nothing left to run)."""
+    configs: list[str] = []
+    engines: set[str] = set()
+    everything: list[str] = []
+    standins = _standin_files(spec, root)
+    for f in files:
+        cid = _config_id(f)
+        if cid is not None:
+            if cid in existing and cid not in configs:
+                configs.append(cid)
+        elif f in standins:
+            engines.add(standins[f])
+        elif f.startswith(_PY_ENGINE):
+            engines.add("py")
+        elif f.startswith(_C_ENGINE):
+            engines.add("c")
+        elif f.startswith(_EVERYTHING):
+            everything.append(f)
+    why = []
+    if configs:
+        why.append(f"{len(configs)} config(s) changed")
+    for side in sorted(engines):
+        why.append(f"the {side} engine changed")
+    if everything:
+        why.append(f"{everything[0]}{f' and {len(everything) - 1} more' if len(everything) > 1 else ''} changed")
+    every = bool(engines or everything)
+    return Affected(None if every else tuple(configs), frozenset(engines), bool(everything), tuple(why))

@@ -1,0 +1,111 @@
+"""The content-addressed cache of each engine's outputs, for ``gate --changed`` and ``--reuse``.
+
+After a change to one engine only, the other engine would give what it gave before: its outputs
+are looked up instead of recomputed. A result is keyed by what it depends on — the engine's
+build id (``version.build_id``: a hash of the Python engine's sources, or of the C engine's
+built extension, or of a stand-in file) and the config's bytes, mode and flavor — so a key can
+only hit a result of the same engine on the same input. Every gate run records both engines'
+results (``.rocke-parity/outputs/<side>-<build id>.json``: each run's kind, code, message,
+sha256, bytes and seconds; the texts in the object store, ``.rocke-parity/objects/``). Only a
+run that asks (``--changed``, ``--reuse SIDE``) reads them, and says which jobs it reused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Iterable
+
+from rocke_py.parity.engines import EngineRun, EngineSpec
+from rocke_py.parity.fileio import read_data_file
+from rocke_py.parity.golden import ObjectCache
+from rocke_py.parity.runner import JobResult, WorkItem
+from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
+
+SCHEMA = "rocke-parity.outputs/v1"
+SIDES = ("py", "c")
+_RUN_FIELDS = ("kind", "code", "message", "sha256", "nbytes", "seconds")
+
+
+def build_id_of(spec: EngineSpec, side: str) -> str:
+    from rocke_py.parity.version import build_id
+
+    return build_id(spec.py_emit if side == "py" else spec.c_emit)
+
+
+def cache_path(root: Path, side: str, build: str) -> Path:
+    return root / STATE_DIR / "outputs" / f"{side}-{build}.json"
+
+
+def item_key(item: WorkItem) -> str:
+    import hashlib
+
+    return f"{hashlib.sha256(item.data).hexdigest()}:{item.mode}:{item.call_flavor}"
+
+
+def _load(path: Path) -> dict[str, list]:
+    try:
+        doc = json.loads(read_data_file(path).decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("runs"), dict):
+        return {}
+    return doc["runs"]
+
+
+def _run_json(run: EngineRun) -> dict[str, object]:
+    return {k: getattr(run, k) for k in _RUN_FIELDS}
+
+
+def _run_of(d: object) -> EngineRun | None:
+    if not isinstance(d, dict) or any(k not in d for k in _RUN_FIELDS):
+        return None
+    return EngineRun(**{k: d[k] for k in _RUN_FIELDS})
+
+
+def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set[str]) -> None:
+    """Both engines' results of this run, merged into their cache files; entries whose config
+    bytes are no longer any config's (``keep``: the sha256s of the tree's configs) are dropped."""
+    results = [r for r in results if r.death is None]
+    objects = ObjectCache(root)
+    for side in SIDES:
+        runs = [(r, r.runs(side)) for r in results]
+        runs = [(r, rs) for r, rs in runs if len(rs) == 2 and all(x.kind != "error" for x in rs)]
+        if not runs:
+            continue
+        path = cache_path(root, side, build_id_of(spec, side))
+        entries = {k: v for k, v in _load(path).items() if k.split(":", 1)[0] in keep}
+        for r, rs in runs:
+            text = r.text(side)
+            if rs[0].kind == "emitted" and text is not None:
+                objects.put(rs[0].sha256, text)
+            entries[item_key(r.item)] = [_run_json(x) for x in rs]
+        state_dir(root)
+        doc = {"schema": SCHEMA, "side": side, "build_id": path.stem.split("-", 1)[1], "runs": entries}
+        atomic_write(path, (json.dumps(doc, sort_keys=True) + "\n").encode())
+
+
+def lookup(root: Path, spec: EngineSpec, side: str, items: list[WorkItem]) -> dict[int, tuple]:
+    """Index of each item -> (its two cached runs, the first run's text) for those the cache holds."""
+    entries = _load(cache_path(root, side, build_id_of(spec, side)))
+    objects = ObjectCache(root)
+    out: dict[int, tuple] = {}
+    for i, item in enumerate(items):
+        got = entries.get(item_key(item))
+        runs = tuple(_run_of(d) for d in got) if isinstance(got, list) and len(got) == 2 else ()
+        if len(runs) != 2 or None in runs:
+            continue
+        text = objects.get(runs[0].sha256) if runs[0].kind == "emitted" else None
+        if runs[0].kind == "emitted" and text is None:
+            continue  # the text is gone: run the engine
+        out[i] = (runs, text)
+    return out
+
+
+def fill(res: JobResult, cached: tuple) -> JobResult:
+    """A result of a job whose ``item.skip`` engine did not run, completed with its cached runs."""
+    runs, text = cached
+    if res.item.skip == "py":
+        return dataclasses.replace(res, py=runs, py_text=text)
+    return dataclasses.replace(res, c=runs, c_text=text)

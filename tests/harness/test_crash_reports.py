@@ -1,0 +1,87 @@
+"""Crash reports worth reading (issue 12, item 9): a crash storm shown once, an exception's last
+frames, check-llvm's setup errors and negative configs, and the stale-build guard (exit 2, the
+rebuild command, not in the way of emit --engine py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import standin_tree as pt
+from layout import REPO
+
+from rocke_py.parity import cli, stale
+
+
+def test_an_exception_shows_its_last_frames_and_the_exception_line(tmp_path):
+    root = pt.make_tree(tmp_path, {"wgrad/00-boom": {"standin": {"py": "raise"}}})
+    done = pt.run_cli(root, "gate", "--mode", "spec")
+    detail = [ln for ln in done.stdout.splitlines() if ln.startswith("    | ")]
+    assert detail[-1] == "    | ValueError: stand-in bug"
+    assert any("standin_engines.py" in ln and "_behave" in ln for ln in detail)
+
+
+def test_a_crash_storm_is_shown_once_with_the_c_frames_hint(tmp_path):
+    root = pt.make_tree(tmp_path, {f"wgrad/0{i}-segv": {"standin": {"c": "segv"}} for i in range(3)})
+    done = pt.run_cli(root, "gate", "--mode", "spec", "--json", str(tmp_path / "r.json"), "-j", "2")
+    assert done.stdout.count("FAIL CRASH") == 1 and done.stdout.count("Fatal Python error: Segmentation fault") == 1
+    assert "+ 2 more job(s) with the same cause" in done.stdout
+    rec = json.loads((tmp_path / "r.json").read_text())["jobs"][0]
+    assert rec["death"]["engine"] == "c" and rec["death"]["run"] == 1
+    assert any(line.startswith("gdb -batch -ex run -ex bt --args build/rocke-emit") for line in rec["repro"])
+
+
+def test_check_llvm_without_llvmlite_says_how_to_install_it_once_and_exits_2():
+    code = (
+        "import sys; sys.modules['llvmlite'] = None\n"
+        "from rocke_py.parity.cli import main\n"
+        f"sys.exit(main(['check-llvm', '--root', {str(REPO)!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "pip install 'llvmlite==0.50.0'" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_check_llvm_skips_a_negative_config_with_its_reason(capsys):
+    assert cli.main(["check-llvm", "wgrad/100", "--root", str(REPO)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("SKIP wgrad/100-unknown-pipeline: negative config (expects reject:WGRAD_UNKNOWN_OPTION)")
+    assert "(?)" not in out and "FAIL" not in out and "1 negative config(s) skipped" in out
+
+
+@pytest.fixture
+def stale_sources(tmp_path, monkeypatch):
+    """A C source tree with a file newer than the built extension (the real tree is left alone)."""
+    src = tmp_path / "rocke_c" / "src"
+    src.mkdir(parents=True)
+    (src / "emit.c").write_text("/* edited */\n")
+    future = time.time() + 3600
+    os.utime(src / "emit.c", (future, future))
+    monkeypatch.setattr(stale, "c_source_dir", lambda: tmp_path / "rocke_c")
+    monkeypatch.delenv("ROCKE_PARITY_ALLOW_STALE", raising=False)
+    return tmp_path
+
+
+def test_a_stale_build_is_a_setup_error_naming_the_rebuild(stale_sources, capsys, monkeypatch):
+    cfg = str(REPO / "parity_configs" / "wgrad" / "00-baseline.toml")
+    for argv in (
+        ["gate", "--root", str(REPO)],
+        ["diff", "wgrad/00", "--root", str(REPO)],
+        ["emit", cfg, "--engine", "c", "--mode", "spec"],
+    ):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "older than rocke_c/src/emit.c" in err and "-m pip install -e" in err
+    assert cli.main(["emit", cfg, "--engine", "py", "--mode", "spec"]) == 0  # the Python engine alone runs
+    assert capsys.readouterr().out.startswith("rocke.spec v1")
+    monkeypatch.setenv("ROCKE_PARITY_ALLOW_STALE", "1")
+    assert stale.stale_build(stale.EngineSpec()) is None
+
+
+def test_no_guard_for_other_engines_or_an_up_to_date_build(stale_sources):
+    assert stale.stale_build(pt.engine_spec()) is None  # stand-ins: not the C extension
+    assert stale.newer_sources(stale_sources / "rocke_c", time.time() + 7200) == []
