@@ -57,6 +57,14 @@ static char *ir_strdup(rk_arena *arena, const char *s)
     return rk_strndup(arena, s, strlen(s));
 }
 
+/* A value's type kept in the arena, or the static name for a scalar (most values): no copy,
+ * and the verifier's and the lowering's compares then meet the same pointer. */
+static const char *intern_type(rk_arena *arena, const char *type)
+{
+    int i = scalar_index(type, strlen(type));
+    return i >= 0 ? rk_ir_scalars[i] : ir_strdup(arena, type);
+}
+
 static char *ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
 {
     va_list again;
@@ -739,7 +747,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
             memcpy(name + 1 + hint_len, digits, n + 1);
         }
         v->name = name;
-        v->type = ir_strdup(b->arena, type);
+        v->type = intern_type(b->arena, type);
     }
     if (!v || !v->name || !v->type) {
         fail(b, "out of memory");
