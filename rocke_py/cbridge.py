@@ -7,7 +7,9 @@ an engine bug on both sides."""
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from pathlib import Path
 from typing import Union
 
@@ -35,18 +37,32 @@ if os.environ.get("ROCKE_PARITY_ALLOW_STALE") != "1":
         )
 
 
+@functools.lru_cache(maxsize=64)  # a caller passes the same few modes and flavors: encoded once
 def _arg(value: str) -> bytes:
     # A mode or flavor with a NUL would be cut short by C; the engine rejects the remainder as unknown.
     return value.encode("utf-8", "surrogatepass").replace(b"\0", b"\xff")
 
 
+class _PerThread(threading.local):
+    """One rocke_context (rocke.h) and one result struct per thread, kept across calls: the
+    engine then reuses its arena memory instead of returning it to the OS after every emit."""
+
+    def __init__(self) -> None:
+        ctx = lib.rocke_context_new()
+        self.ctx = ffi.gc(ctx, lib.rocke_context_free) if ctx != ffi.NULL else ffi.NULL
+        self.result = ffi.new("rocke_result *")
+
+
+_local = _PerThread()
+
+
 def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:
     data = config.encode("utf-8", "surrogatepass") if isinstance(config, str) else bytes(config)
-    result = ffi.new("rocke_result *")
-    status = lib.rocke_emit(data, len(data), _arg(mode), _arg(flavor), result)
+    result = _local.result
+    status = lib.rocke_emit_in(_local.ctx, data, len(data), _arg(mode), _arg(flavor), result)
     try:
         if status == lib.ROCKE_EMITTED:
-            return Emitted(ffi.string(result.text, result.text_len).decode("utf-8"))
+            return Emitted(ffi.unpack(result.text, result.text_len).decode("utf-8"))
         code = ffi.string(result.code).decode("ascii") if result.code != ffi.NULL else "?"
         message = ffi.string(result.message).decode("utf-8", "replace") if result.message != ffi.NULL else ""
         if status == lib.ROCKE_REJECTED:

@@ -3,7 +3,8 @@
  * rocke_emit() reads a parity config (the TOML subset of docs/engine-contract.md),
  * validates the spec and prints the requested output. It keeps no global mutable state,
  * never exits or aborts on bad input, and releases all its memory before it returns,
- * except the strings it hands back in the result, which rocke_result_free() releases.
+ * except the strings it hands back in the result, which rocke_result_free() releases
+ * (rocke_emit_in keeps its memory in a caller-owned rocke_context instead).
  * cffi reads its declarations from this file (build_ffi.py takes the text between the
  * extern "C" lines), so keep them plain C declarations.
  *
@@ -43,6 +44,24 @@ typedef struct rocke_result {
 /* mode: "spec", "ir" or "ll"; flavor: "llvm20", "llvm22" or "llvm23" (always explicit). */
 ROCKE_API rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
                                   const char *flavor, rocke_result *out);
+
+/* A reusable context for many calls (a gate worker, the Python bridge): rocke_emit_in is
+ * rocke_emit, byte for byte, except that the memory of a call is kept in the context for the
+ * next one (up to 32 MiB; the rest is freed) instead of going back to the OS and being
+ * faulted in again. Between calls the context holds no data of any call, so the order of
+ * calls never changes an output, and a call that fails (a rejection, an engine error, out of
+ * memory) leaves it ready for the next. Not thread-safe: one context per thread. The
+ * engine keeps no global state; the caller owns the context.
+ * rocke_context_new: NULL when out of memory. rocke_emit_in with a NULL context is
+ * rocke_emit. rocke_context_free releases everything; NULL is a no-op. */
+typedef struct rocke_context rocke_context;
+
+ROCKE_API rocke_context *rocke_context_new(void);
+
+ROCKE_API rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len,
+                                     const char *mode, const char *flavor, rocke_result *out);
+
+ROCKE_API void rocke_context_free(rocke_context *ctx);
 
 /* Releases the strings of a result filled by rocke_emit; safe to call twice. */
 ROCKE_API void rocke_result_free(rocke_result *result);

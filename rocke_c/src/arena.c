@@ -1,5 +1,7 @@
 /* arena.c: one arena per rocke_emit call; every stage allocates from it, and the entry
- * point releases it in one go, so no stage frees anything on its error paths. */
+ * point releases it in one go, so no stage frees anything on its error paths. A
+ * rocke_context keeps its arena between calls: rk_arena_reset keeps standard blocks as
+ * spares, which the next call takes before it asks malloc. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -18,14 +20,18 @@ static size_t align(size_t n) { return (n + 15u) & ~(size_t)15u; }
 void rk_arena_init(rk_arena *arena)
 {
     arena->head = NULL;
+    arena->spare = NULL;
     arena->failed = 0;
 }
 
 static rk_arena_block *grow(rk_arena *arena, size_t need)
 {
     size_t cap = need > RK_ARENA_BLOCK ? need : RK_ARENA_BLOCK;
-    rk_arena_block *block = malloc(align(sizeof(rk_arena_block)) + cap);
-    if (!block) {
+    rk_arena_block *block;
+    if (cap == RK_ARENA_BLOCK && arena->spare) {
+        block = arena->spare;
+        arena->spare = block->next;
+    } else if (!(block = malloc(align(sizeof(rk_arena_block)) + cap))) {
         arena->failed = 1;
         return NULL;
     }
@@ -65,13 +71,40 @@ char *rk_strndup(rk_arena *arena, const char *s, size_t n)
     return copy;
 }
 
-void rk_arena_free(rk_arena *arena)
+static void free_blocks(rk_arena_block *block)
 {
-    rk_arena_block *block = arena->head;
     while (block) {
         rk_arena_block *next = block->next;
         free(block);
         block = next;
     }
+}
+
+void rk_arena_reset(rk_arena *arena, size_t keep)
+{
+    rk_arena_block *block = arena->head, *spare = arena->spare;
+    size_t kept = 0;
+    for (; spare; spare = spare->next)
+        kept += RK_ARENA_BLOCK;
+    while (block) {
+        rk_arena_block *next = block->next;
+        if (block->cap == RK_ARENA_BLOCK && kept + RK_ARENA_BLOCK <= keep) {
+            block->used = 0;
+            block->next = arena->spare;
+            arena->spare = block;
+            kept += RK_ARENA_BLOCK;
+        } else
+            free(block);
+        block = next;
+    }
     arena->head = NULL;
+    arena->failed = 0;
+}
+
+void rk_arena_free(rk_arena *arena)
+{
+    free_blocks(arena->head);
+    free_blocks(arena->spare);
+    arena->head = NULL;
+    arena->spare = NULL;
 }

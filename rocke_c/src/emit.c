@@ -2,8 +2,9 @@
  * (code, message).
  *
  * Twin of rocke_py/engine/emit.py; docs/engine-contract.md §2 gives the order of the
- * checks. One arena per call, released before return; the result owns only the heap
- * strings it hands back (rocke_result_free). */
+ * checks. One arena per call, released before return (or, through a rocke_context, reset
+ * and kept for the next call); the result owns only the heap strings it hands back
+ * (rocke_result_free). */
 #include <stdlib.h>
 #include <string.h>
 #include "../include/rocke.h"
@@ -157,28 +158,74 @@ static rocke_status result(rocke_result *out, rk_buf *text, const rk_error *err)
     return out->status;
 }
 
-rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                        rocke_result *out)
+/* One call in the caller's arena (empty on entry): the verdict into out. */
+static rocke_status emit_in(rk_arena *arena, const char *config, size_t config_len, const char *mode,
+                            const char *flavor, rocke_result *out)
 {
-    rk_arena arena;
     rk_error err;
     rk_buf text;
     rocke_status status;
-    if (!out)
-        return ROCKE_ERROR;
-    rk_arena_init(&arena);
-    rk_error_init(&err, &arena);
+    rk_error_init(&err, arena);
     rk_buf_init(&text);
-    emit(config, config_len, mode, flavor, &arena, &text, &err);
-    if (arena.failed && !err.internal) {
+    emit(config, config_len, mode, flavor, arena, &text, &err);
+    if (arena->failed && !err.internal) {
         /* A failed arena allocation surfaces as whatever error the stage reported; the
          * engine cannot trust that verdict, so it is an internal failure. */
         rk_fail_internal(&err, "out of memory (arena)");
     }
     status = result(out, &text, &err);
     rk_buf_free(&text);
+    return status;
+}
+
+rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                        rocke_result *out)
+{
+    rk_arena arena;
+    rocke_status status;
+    if (!out)
+        return ROCKE_ERROR;
+    rk_arena_init(&arena);
+    status = emit_in(&arena, config, config_len, mode, flavor, out);
     rk_arena_free(&arena);
     return status;
+}
+
+/* The arena memory a context keeps between calls (rocke.h): enough for every shipped
+ * kernel's ll, small against a gate worker's budget. */
+#define RK_CONTEXT_KEEP (32u << 20)
+
+struct rocke_context {
+    rk_arena arena; /* empty between calls; its spare blocks are the kept memory */
+};
+
+rocke_context *rocke_context_new(void)
+{
+    rocke_context *ctx = malloc(sizeof *ctx);
+    if (ctx)
+        rk_arena_init(&ctx->arena);
+    return ctx;
+}
+
+rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len,
+                           const char *mode, const char *flavor, rocke_result *out)
+{
+    rocke_status status;
+    if (!ctx)
+        return rocke_emit(config, config_len, mode, flavor, out);
+    if (!out)
+        return ROCKE_ERROR;
+    status = emit_in(&ctx->arena, config, config_len, mode, flavor, out);
+    rk_arena_reset(&ctx->arena, RK_CONTEXT_KEEP); /* on every path: the next call starts empty */
+    return status;
+}
+
+void rocke_context_free(rocke_context *ctx)
+{
+    if (!ctx)
+        return;
+    rk_arena_free(&ctx->arena);
+    free(ctx);
 }
 
 void rocke_result_free(rocke_result *result)

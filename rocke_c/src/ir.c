@@ -12,14 +12,15 @@
 
 static const char *const rk_ir_scalars[] = {"i1", "i32", "i64", "f16", "bf16", "f32"};
 static const long long rk_ir_scalar_bit_counts[] = {1, 32, 64, 16, 16, 32};
+static const size_t rk_ir_scalar_lens[] = {2, 3, 3, 3, 4, 3};
 #define RK_IR_N_SCALARS 6
 
-/* The index of t[0:n] in SCALARS, or -1. */
+/* The index of t[0:n] in SCALARS, or -1 (the length first: every value's type passes here). */
 static int scalar_index(const char *t, size_t n)
 {
     int i;
     for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (strncmp(rk_ir_scalars[i], t, n) == 0 && strlen(rk_ir_scalars[i]) == n)
+        if (rk_ir_scalar_lens[i] == n && memcmp(rk_ir_scalars[i], t, n) == 0)
             return i;
     return -1;
 }
@@ -54,6 +55,14 @@ static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size)
 static char *ir_strdup(rk_arena *arena, const char *s)
 {
     return rk_strndup(arena, s, strlen(s));
+}
+
+/* A value's type kept in the arena, or the static name for a scalar (most values): no copy,
+ * and the verifier's and the lowering's compares then meet the same pointer. */
+static const char *intern_type(rk_arena *arena, const char *type)
+{
+    int i = scalar_index(type, strlen(type));
+    return i >= 0 ? rk_ir_scalars[i] : ir_strdup(arena, type);
 }
 
 static char *ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
@@ -728,8 +737,17 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
     b->counter++;
     v = rk_alloc(b->arena, sizeof *v);
     if (v) {
-        v->name = rk_ir_printf(b->arena, "%%%s%lld", hint, b->counter);
-        v->type = ir_strdup(b->arena, type);
+        /* "%" hint counter, built by hand: a printf per value was a fifth of a build */
+        char digits[RK_INT_DIGITS];
+        size_t hint_len = strlen(hint), n = rk_fmt_int(b->counter, digits);
+        char *name = rk_alloc(b->arena, 1 + hint_len + n + 1);
+        if (name) {
+            name[0] = '%';
+            memcpy(name + 1, hint, hint_len);
+            memcpy(name + 1 + hint_len, digits, n + 1);
+        }
+        v->name = name;
+        v->type = intern_type(b->arena, type);
     }
     if (!v || !v->name || !v->type) {
         fail(b, "out of memory");

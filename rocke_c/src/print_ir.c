@@ -123,7 +123,8 @@ void rk_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
         rk_buf_puts(out, value->i ? "b:true" : "b:false");
         return;
     case RK_ATTR_INT:
-        rk_buf_printf(out, "i:%lld", value->i);
+        rk_buf_putn(out, "i:", 2);
+        rk_buf_put_int(out, value->i);
         return;
     case RK_ATTR_FLOAT:
         rk_buf_puts(out, "f:");
@@ -189,8 +190,13 @@ void rk_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth)
 {
     int i;
     pad(out, depth);
-    for (i = 0; i < op->n_results; i++)
-        rk_buf_printf(out, "%s%s : %s", i ? ", " : "", op->results[i].name, op->results[i].type);
+    for (i = 0; i < op->n_results; i++) {
+        if (i)
+            rk_buf_puts(out, ", ");
+        rk_buf_puts(out, op->results[i].name);
+        rk_buf_puts(out, " : ");
+        rk_buf_puts(out, op->results[i].type);
+    }
     if (op->n_results)
         rk_buf_puts(out, " = ");
     rk_buf_puts(out, op->name);
@@ -238,7 +244,10 @@ int rk_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_err
     rk_buf_puts(out, "  params {\n");
     for (i = 0; i < kernel->n_params; i++) {
         const rk_ir_param *p = kernel->params[i];
-        rk_buf_printf(out, "    %s : %s", p->value.name, p->value.type);
+        rk_buf_puts(out, "    ");
+        rk_buf_puts(out, p->value.name);
+        rk_buf_puts(out, " : ");
+        rk_buf_puts(out, p->value.type);
         if (p->attrs.n) {
             rk_buf_puts(out, " ");
             rk_print_ir_attr_map(arena, out, &p->attrs);

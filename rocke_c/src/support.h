@@ -13,13 +13,18 @@
 typedef struct rk_arena_block rk_arena_block;
 typedef struct rk_arena {
     rk_arena_block *head;
+    rk_arena_block *spare; /* standard blocks kept by rk_arena_reset for the next call */
     int failed; /* set once an allocation failed */
 } rk_arena;
 
 void rk_arena_init(rk_arena *arena);
 void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
-void rk_arena_free(rk_arena *arena);
+/* Empties the arena for another call (a rocke_context's): every allocation is released, up to
+ * keep bytes of standard blocks are kept for reuse (no trip to the OS and back), the rest and
+ * every oversized block are freed, and failed is cleared. */
+void rk_arena_reset(rk_arena *arena, size_t keep);
+void rk_arena_free(rk_arena *arena);                      /* frees every block, spares too */
 
 /* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
 typedef struct rk_buf {

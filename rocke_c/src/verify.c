@@ -66,7 +66,7 @@ static const char *or_empty(const char *s) { return s ? s : ""; }
 
 static int valid_type(rk_arena *arena, const char *t)
 {
-    if (rk_ir_is_scalar(t) || strcmp(t, "rsrc") == 0)
+    if ((t[0] == 'i' && t[1] == '3' && t[2] == '2' && !t[3]) || rk_ir_is_scalar(t) || strcmp(t, "rsrc") == 0)
         return 1;
     if (rk_is_vec(t)) {
         const char *elem = rk_vec_elem(arena, t);
@@ -779,7 +779,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
         const char *t = lookup(scope, v->name);
         if (!t)
             return msg(scope->arena, "%s is not visible", v->name);
-        if (strcmp(t, v->type) != 0)
+        if (t != v->type && strcmp(t, v->type) != 0) /* the same string, usually */
             return msg(scope->arena, "%s is used as %s but defined as %s", v->name, v->type, t);
     }
     if (op->code == RK_OP_FOR)

@@ -44,8 +44,33 @@ static void test_strndup(void)
     rk_arena_free(&a);
 }
 
+/* A reset arena hands its kept blocks out again, zeroed, and frees what it does not keep. */
+static void test_reset_reuses(void)
+{
+    rk_arena a;
+    unsigned char *first, *again;
+    size_t j;
+    rk_arena_init(&a);
+    first = rk_alloc(&a, 1000);
+    CHECK(first != NULL);
+    memset(first, 0xab, 1000);
+    CHECK(rk_alloc(&a, 3u << 20) != NULL); /* oversized: freed by the reset */
+    a.failed = 1;
+    rk_arena_reset(&a, 1u << 20);
+    CHECK(a.head == NULL && a.spare != NULL && a.failed == 0);
+    again = rk_alloc(&a, 1000);
+    CHECK(again == first);
+    for (j = 0; j < 1000; j++)
+        CHECK(again[j] == 0);
+    rk_arena_reset(&a, 0); /* keeps nothing new */
+    CHECK(a.head == NULL);
+    rk_arena_free(&a);
+    CHECK(a.head == NULL && a.spare == NULL);
+}
+
 int main(void)
 {
+    test_reset_reuses();
     test_zeroed_and_aligned();
     test_large_block();
     test_strndup();

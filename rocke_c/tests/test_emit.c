@@ -1,5 +1,6 @@
 /* test_emit.c: the public API (rocke.h) end to end: entry checks, result ownership,
- * determinism, and that a result can be freed twice. */
+ * determinism, that a result can be freed twice, and that a rocke_context reused across
+ * calls (rejections among them) gives rocke_emit's bytes. */
 #include <string.h>
 #include "rocke.h"
 #include "check.h"
@@ -52,10 +53,56 @@ static void test_modes(void)
     CHECK(rocke_version() && rocke_version()[0] != '\0');
 }
 
+/* The same verdict and bytes through ctx as through rocke_emit. */
+static void same_in_context(rocke_context *ctx, const char *config, size_t len, const char *mode)
+{
+    rocke_result plain, reused;
+    rocke_status a = rocke_emit(config, len, mode, "llvm22", &plain);
+    rocke_status b = rocke_emit_in(ctx, config, len, mode, "llvm22", &reused);
+    CHECK(a == b);
+    CHECK(plain.text_len == reused.text_len);
+    CHECK((plain.text == NULL) == (reused.text == NULL));
+    if (plain.text && reused.text)
+        CHECK(memcmp(plain.text, reused.text, plain.text_len) == 0);
+    CHECK((plain.code == NULL) == (reused.code == NULL));
+    if (plain.code && reused.code)
+        CHECK(strcmp(plain.code, reused.code) == 0 && strcmp(plain.message, reused.message) == 0);
+    rocke_result_free(&plain);
+    rocke_result_free(&reused);
+}
+
+static void test_context_reuse(void)
+{
+    /* tile_m = 48 fails validation late, after the arena has been used */
+    static const char late_reject[] =
+        "[target]\narch = \"gfx950\"\n\n[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\n"
+        "Y = 3\nX = 3\n\n[spec]\nfamily = \"wgrad\"\ntile_m = 48\n";
+    static const char *const modes[] = {"ll", "ir", "spec", "ll"};
+    rocke_context *ctx = rocke_context_new();
+    rocke_result r;
+    int round, i;
+    CHECK(ctx != NULL);
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 4; i++) {
+            same_in_context(ctx, baseline, sizeof baseline - 1, modes[i]);
+            same_in_context(ctx, late_reject, sizeof late_reject - 1, modes[i]);
+            same_in_context(ctx, "[target]\n", 10, modes[i]);
+        }
+    }
+    CHECK(rocke_emit_in(ctx, baseline, sizeof baseline - 1, "asm", "llvm22", &r) == ROCKE_REJECTED);
+    rocke_result_free(&r);
+    same_in_context(ctx, baseline, sizeof baseline - 1, "ll");
+    CHECK(rocke_emit_in(ctx, baseline, sizeof baseline - 1, "ll", "llvm22", NULL) == ROCKE_ERROR);
+    same_in_context(NULL, baseline, sizeof baseline - 1, "ir"); /* a NULL context is rocke_emit */
+    rocke_context_free(ctx);
+    rocke_context_free(NULL);
+}
+
 int main(void)
 {
     test_emits_spec();
     test_entry_checks();
     test_modes();
+    test_context_reuse();
     return check_failures != 0;
 }

@@ -7,10 +7,10 @@ order of builder calls is the order of the names (docs/ir.md §2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 from . import ops
-from .ops import OPS
+from .ops import CODES, OPS
 from .result import EngineFailure
 
 AttrValue = Union[bool, int, float, str, list, dict]
@@ -83,8 +83,10 @@ def elem_bytes_of(t: str) -> int:
 # ---- the IR objects ----
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
+    """An SSA value: its name and type. Immutable like a frozen dataclass, but a tuple: a
+    kernel makes one per result, and a tuple is built several times faster."""
+
     name: str
     type: str
 
@@ -95,7 +97,7 @@ class Region:
     ops: list["Op"] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Op:
     name: str
     operands: list[Value]
@@ -105,7 +107,7 @@ class Op:
     code: int = field(init=False, repr=False, compare=False)  # the row of ops.OPS, ops.UNKNOWN
 
     def __post_init__(self) -> None:
-        self.code = ops.op_code(self.name)
+        self.code = CODES.get(self.name, ops.UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -194,8 +196,16 @@ class Builder:
         type_: str | None,
         attrs: dict[str, AttrValue] | None = None,
     ) -> Value | None:
-        result = self.new_value(hint, type_) if hint is not None and type_ is not None else None
-        self.append(Op(name, list(operands), [result] if result else [], dict(attrs or {})))
+        # new_value and append inlined: this is the builder's hot path
+        result = None
+        if hint is not None and type_ is not None:
+            self.counter += 1
+            result = Value(f"%{hint}{self.counter}", type_)
+        self.num_ops += 1
+        if self.op_limit is not None and self.num_ops > self.op_limit:
+            raise fail(f"the kernel exceeds {self.op_limit} IR ops")
+        op = Op(name, list(operands), [result] if result else [], dict(attrs) if attrs else {})
+        self.regions[-1].ops.append(op)
         return result
 
     def value_op(
@@ -209,7 +219,10 @@ class Builder:
         self, code: int, operands: list[Value], type_: str, attrs: dict[str, AttrValue] | None = None
     ) -> Value:
         """An op of the table that gives one result, named by the op's hint."""
-        return self.value_op(OPS[code].name, operands, OPS[code].hint, type_, attrs)
+        info = OPS[code]
+        result = self.op(info.name, operands, info.hint, type_, attrs)
+        assert result is not None
+        return result
 
     def plain_op(self, code: int, operands: list[Value], attrs: dict[str, AttrValue] | None = None) -> None:
         """An op of the table that gives no result."""
@@ -232,10 +245,13 @@ class Builder:
     def binary(self, name: str, hint: str, a: Value, b: Value) -> Value:
         if a.type != b.type:
             raise fail(f"{name} of {a.type} and {b.type}")
-        return self.value_op(name, [a, b], hint, a.type)
+        result = self.op(name, [a, b], hint, a.type)
+        assert result is not None
+        return result
 
     def binary_of(self, code: int, a: Value, b: Value) -> Value:
-        return self.binary(OPS[code].name, OPS[code].hint, a, b)
+        info = OPS[code]
+        return self.binary(info.name, info.hint, a, b)
 
     def add(self, a: Value, b: Value) -> Value:
         return self.binary_of(ops.ADD, a, b)

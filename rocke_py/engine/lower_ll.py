@@ -12,6 +12,7 @@ lower raises EngineFailure with a `lower: ` message; no text is produced."""
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -61,11 +62,14 @@ def fail(message: str) -> EngineFailure:
     return EngineFailure("lower: " + message)
 
 
+DECL_INDEX = {row[0]: i for i, row in enumerate(DECLS)}  # built once: need() asks per line
+
+
 def decl_index(key: str) -> int:
-    for i in range(len(DECLS)):
-        if DECLS[i][0] == key:
-            return i
-    raise fail("no declaration row " + key)
+    i = DECL_INDEX.get(key)
+    if i is None:
+        raise fail("no declaration row " + key)
+    return i
 
 
 # ---- table lookups that fail ----
@@ -88,6 +92,7 @@ def scalar_row(t: str) -> tuple[str, str, int]:
     raise fail("no LLVM type for " + t)
 
 
+@functools.lru_cache(maxsize=1024)  # pure, called for every operand; a kernel uses a handful of types
 def ll_type(t: str) -> str:
     if is_vec(t):
         return "<" + str(vec_len(t)) + " x " + scalar_row(vec_elem(t))[1] + ">"
@@ -165,7 +170,7 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
         pos[0] += 1
         use_at = here if loop_end < 0 else loop_end
         for v in op.operands:
-            if is_smem(v.type):
+            if v.type.startswith("smem<"):  # is_smem, inlined: this loop sees every operand
                 a = find_alloc(allocs, v.name)
                 if a is None:
                     raise fail(v.name + " is an LDS value that no tile.smem_alloc defines")
@@ -276,7 +281,10 @@ class Lowerer:
         return text
 
     def typed(self, v: Value) -> str:
-        return ll_type(v.type) + " " + self.val(v)
+        text = self.names.get(v.name)
+        if text is None:
+            raise fail(v.name + " is used before it is defined")
+        return ll_type(v.type) + " " + text
 
     def int_attr(self, op: Op, key: str) -> int:
         """An integer attr printed as an i32 immediate (or a smaller one, checked by the handler)."""

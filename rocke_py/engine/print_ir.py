@@ -31,17 +31,28 @@ def tagged(value: AttrValue) -> str:
 
 
 def attr_map(attrs: dict[str, AttrValue]) -> str:
-    return "{ " + ", ".join(f"{k} = {tagged(attrs[k])}" for k in sorted(attrs)) + " }"
+    parts = []
+    for k in sorted(attrs):
+        v = attrs[k]
+        # most attrs are plain ints: tagged() inlined for them (bool is an int subclass, hence type())
+        parts.append(f"{k} = i:{v}" if type(v) is int else f"{k} = {tagged(v)}")
+    return "{ " + ", ".join(parts) + " }"
 
 
 def print_op(out: list[str], op: Op, depth: int) -> None:
     pad = "  " * depth
-    head = ""
-    if op.results:
-        head = ", ".join(f"{r.name} : {r.type}" for r in op.results) + " = "
-    operands = "( " + ", ".join(v.name for v in op.operands) + " )"
-    attrs = f" {attr_map(op.attrs)}" if op.attrs else ""
-    out.append(f"{pad}{head}{op.name} {operands}{attrs}\n")
+    results = op.results
+    if len(results) == 1:
+        head = f"{results[0].name} : {results[0].type} = "
+    elif results:
+        head = ", ".join([f"{r.name} : {r.type}" for r in results]) + " = "
+    else:
+        head = ""
+    operands = ", ".join([v.name for v in op.operands])
+    if op.attrs:
+        out.append(f"{pad}{head}{op.name} ( {operands} ) {attr_map(op.attrs)}\n")
+    else:
+        out.append(f"{pad}{head}{op.name} ( {operands} )\n")
     for region in op.regions:
         print_region(out, region, depth + 1)
 

@@ -87,12 +87,13 @@ def check_constant_vec(op: Op) -> Optional[str]:
 
 def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
     def check(op: Op) -> Optional[str]:
-        bad = arity(op)
-        if bad:
-            return bad
+        if len(op.operands) != 2 or len(op.results) != 1:
+            return arity(op)
         a, b = op.operands
         r = op.results[0]
-        return need(a.type == b.type == r.type and a.type in types, f"{op.name} on {a.type}, {b.type} -> {r.type}")
+        if a.type == b.type == r.type and a.type in types:
+            return None
+        return f"{op.name} on {a.type}, {b.type} -> {r.type}"  # formatted only on failure
 
     return check
 
@@ -134,7 +135,10 @@ def check_bitcast(op: Op) -> Optional[str]:
 
 
 def check_i32_source(op: Op) -> Optional[str]:
-    return arity(op) or need(op.results[0].type == "i32", f"{op.name} gives i32")
+    bad = arity(op)
+    if bad or op.results[0].type == "i32":
+        return bad
+    return f"{op.name} gives i32"
 
 
 def check_block_id(op: Op) -> Optional[str]:
@@ -212,7 +216,7 @@ def check_smem_alloc(op: Op) -> Optional[str]:
 def check_align(op: Op, t: str) -> Optional[str]:
     align = op.attrs.get("align")
     ok = isinstance(align, int) and align in (1, 2, 4, 8, 16) and align >= elem_bytes_of(t)
-    return need(ok, f"{op.name} align must be a power of two in [element size, 16]")
+    return None if ok else f"{op.name} align must be a power of two in [element size, 16]"
 
 
 def check_smem_load(op: Op) -> Optional[str]:
@@ -260,7 +264,7 @@ def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
             and row.type == col.type == "i32"
             and op.results[0].type == vec(smem_elem(s.type), width)
         )
-        return need(ok, f"{op.name}(smem<f16|bf16>, i32, i32) -> vec<Tx{width}>")
+        return None if ok else f"{op.name}(smem<f16|bf16>, i32, i32) -> vec<Tx{width}>"
 
     return check
 
@@ -328,7 +332,9 @@ def check_mma(op: Op) -> Optional[str]:
     if types is None:
         return f"tile.mma: unknown op_id {op.attrs['op_id']}"
     got = (op.operands[0].type, op.operands[1].type, op.operands[2].type)
-    return need(got == types and op.results[0].type == types[2], f"tile.mma {op.attrs['op_id']} operand types")
+    if got == types and op.results[0].type == types[2]:
+        return None
+    return f"tile.mma {op.attrs['op_id']} operand types"
 
 
 def check_sched_group_barrier(op: Op) -> Optional[str]:
@@ -396,26 +402,37 @@ CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
 
 
 class Scope:
-    """Visible names -> types, one frame per open region (a frame is dropped at region exit)."""
+    """Visible names -> types. Names are unique in a kernel, so one dict holds every visible
+    name; each open region keeps the names it added, dropped again at region exit."""
 
     def __init__(self) -> None:
-        self.frames: list[dict[str, str]] = [{}]
+        self.types: dict[str, str] = {}
+        self.frames: list[list[str]] = [[]]
         self.defined: set[str] = set()
+        self.valid: set[str] = set()  # the types already found valid (a kernel uses few)
 
     def define(self, name: str, type_: str) -> Optional[str]:
         if name in self.defined:
             return f"{name} is defined twice"
-        if not valid_type(type_):
-            return f"{name} has an invalid type {type_}"
+        if type_ not in self.valid:
+            if not valid_type(type_):
+                return f"{name} has an invalid type {type_}"
+            self.valid.add(type_)
         self.defined.add(name)
-        self.frames[-1][name] = type_
+        self.types[name] = type_
+        self.frames[-1].append(name)
         return None
 
     def lookup(self, name: str) -> Optional[str]:
-        for frame in reversed(self.frames):
-            if name in frame:
-                return frame[name]
-        return None
+        return self.types.get(name)
+
+    def push(self) -> None:
+        self.frames.append([])
+
+    def pop(self) -> None:
+        types = self.types
+        for name in self.frames.pop():
+            del types[name]
 
 
 def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
@@ -439,12 +456,12 @@ def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
     yielded = body.ops[-1].operands
     if len(yielded) != len(inits) or any(y.type != i.type for y, i in zip(yielded, inits)):
         return "scf.yield does not match the iter_args"
-    scope.frames.append({})
+    scope.push()
     bad = scope.define(str(op.attrs["iv"]), "i32")
     for arg in iter_args:
         bad = bad or scope.define(str(arg["name"]), str(arg["type"]))
     bad = bad or verify_region(body, scope, f"{where}.body", allow_yield=True)
-    scope.frames.pop()
+    scope.pop()
     return bad
 
 
@@ -453,43 +470,51 @@ def check_if(op: Op, scope: Scope, where: str) -> Optional[str]:
         return "scf.if takes one i1 condition and gives no results"
     if len(op.regions) != 1 or op.regions[0].name != OPS[ops.IF].region:
         return "scf.if needs a @then region"
-    scope.frames.append({})
+    scope.push()
     bad = verify_region(op.regions[0], scope, f"{where}.then", allow_yield=False)
-    scope.frames.pop()
+    scope.pop()
     return bad
 
 
 def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[str]:
+    types = scope.types
     for v in op.operands:
-        t = scope.lookup(v.name)
-        if t is None:
-            return f"{v.name} is not visible"
+        t = types.get(v.name)
         if t != v.type:
-            return f"{v.name} is used as {v.type} but defined as {t}"
-    if op.code == ops.FOR:
+            return f"{v.name} is not visible" if t is None else f"{v.name} is used as {v.type} but defined as {t}"
+    code = op.code
+    check = CHECKS.get(code)
+    if check is not None:
+        bad = f"{op.name} has no regions" if op.regions else check(op)
+    elif code == ops.FOR:
         bad = check_for(op, scope, where)
-    elif op.code == ops.IF:
+    elif code == ops.IF:
         bad = check_if(op, scope, where)
-    elif op.code == ops.YIELD:
+    elif code == ops.YIELD:
         bad = need(last_in_for, "scf.yield outside the end of a for body") or check_attrs(op, "num")
         bad = bad or need(op.attrs.get("num") == len(op.operands) and not op.results, "scf.yield num")
-    elif op.code in CHECKS:
-        bad = need(not op.regions, f"{op.name} has no regions") or CHECKS[op.code](op)
     else:
         bad = f"unknown op {op.name}"
     if bad:
         return bad
+    frame = scope.frames[-1]
     for r in op.results:
-        bad = scope.define(r.name, r.type)
-        if bad:
-            return bad
+        # Scope.define, inlined for the common case (a new name of a type seen before)
+        if r.name in scope.defined or r.type not in scope.valid:
+            bad = scope.define(r.name, r.type)
+            if bad:
+                return bad
+            continue
+        scope.defined.add(r.name)
+        types[r.name] = r.type
+        frame.append(r.name)
     return None
 
 
 def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -> Optional[str]:
+    last_index = len(region.ops) - 1 if allow_yield else -1
     for index, op in enumerate(region.ops):
-        last = allow_yield and index == len(region.ops) - 1
-        bad = verify_op(op, scope, where, last)
+        bad = verify_op(op, scope, where, index == last_index)
         if bad:
             return f"{where} op {index} ({op.name}): {bad}"
     return None

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from layout import REPO
+from layout import PUBLIC_API, REPO
 
 import rocke_py._rocke_c as extension
 
@@ -28,12 +28,18 @@ def test_the_extension_exports_only_the_public_api():
     assert got.returncode == 0, got.stderr
     exported = {line.split()[-1] for line in got.stdout.splitlines() if line.split()}
     api = set(re.findall(r"\b(rocke_\w+)\(", HEADER))
-    assert api == {"rocke_emit", "rocke_result_free", "rocke_implemented_modes", "rocke_version"}
+    assert api == PUBLIC_API
     assert exported == api | {"PyInit__rocke_c"}, sorted(exported - api)
 
 
 def test_the_binding_is_the_header():
     decls = build_ffi.public_declarations(HEADER)
     assert "ROCKE_API" not in decls and "#" not in decls
-    for name in ("rocke_emit(", "rocke_result_free(", "rocke_implemented_modes(", "rocke_version(", "} rocke_result;"):
+    names = ("rocke_emit(", "rocke_result_free(", "rocke_implemented_modes(", "rocke_version(", "} rocke_result;")
+    for name in names + (
+        "rocke_context_new(",
+        "rocke_emit_in(",
+        "rocke_context_free(",
+        "struct rocke_context rocke_context;",
+    ):
         assert name in decls
