@@ -1,5 +1,6 @@
-"""Failures grouped by cause: one changed token that fails 18 jobs is one group of 18, and a crash
-storm (the same abort on every ``ll`` job) is one group.
+"""A failure's cause, by which the reports group failures (``report.record_groups``): one changed
+token that fails 18 jobs is one group of 18, and a crash storm (the same abort on every ``ll``
+job) is one group.
 
 A cause is the status plus what the status turns on: the first divergent line of the two
 outputs (DIFFER), the engine that answered twice differently (NONDETERMINISTIC), the engine and
@@ -9,22 +10,10 @@ and GOLDEN_MISSING, whose cause is the manifest, not a line)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rocke_py.parity.canon import first_divergence
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.gate import Verdict
 from rocke_py.parity.runner import JobResult
-
-
-@dataclass(frozen=True)
-class Group:
-    cause: tuple[str, ...]
-    verdicts: tuple[Verdict, ...]
-
-    @property
-    def first(self) -> Verdict:
-        return self.verdicts[0]
 
 
 def _line(text: str | None, n: int) -> str:
@@ -66,11 +55,3 @@ def cause_of(v: Verdict) -> tuple[str, ...]:
     if status.value in GOLDEN_STATUSES:
         return (status.value,)
     return (status.value, _verdict_of(res, "py"), _verdict_of(res, "c"), v.expected)
-
-
-def group_failures(failures: list[Verdict]) -> list[Group]:
-    """Failures by cause, in the order each cause first appears."""
-    groups: dict[tuple[str, ...], list[Verdict]] = {}
-    for v in failures:
-        groups.setdefault(cause_of(v), []).append(v)
-    return [Group(cause, tuple(vs)) for cause, vs in groups.items()]

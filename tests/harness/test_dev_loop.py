@@ -9,7 +9,7 @@ import pytest
 import standin_tree as pt
 
 from rocke_py.parity.gate import Selection, run_gate
-from rocke_py.parity.groups import group_failures
+from rocke_py.parity.report import job_record, record_groups
 
 TREE = {
     "wgrad/00-ok": {},
@@ -100,6 +100,11 @@ def test_failed_first_hands_out_the_failures_first(tree):
     assert len(seen.labels) == 20
 
 
+def groups_of(failures) -> list[list[dict]]:
+    """The failures grouped the way every report groups them (from their JSON records)."""
+    return record_groups([job_record(v) for v in failures])
+
+
 def test_maxfail_stops_a_crash_storm_early_and_it_is_one_group(tmp_path):
     tree = {f"wgrad/0{i}-storm": {"standin": {"c": "abort"}} for i in range(6)}
     tree["wgrad/07-ok"] = {}
@@ -108,8 +113,8 @@ def test_maxfail_stops_a_crash_storm_early_and_it_is_one_group(tmp_path):
     run = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=10, maxfail=2)
     assert len(run.failures) == 2 and run.not_run == 7 - len(run.verdicts) > 0
     assert not run.passed and run.partial and f"--maxfail: {run.not_run} job(s) not run" in run.partial_note()
-    (group,) = group_failures(run.failures)
-    assert len(group.verdicts) == 2
+    (group,) = groups_of(run.failures)
+    assert len(group) == 2
     done = pt.run_cli(root, "gate", "-x")
     assert done.returncode == 1
     assert done.stdout.count("FAIL CRASH") == 1 and "not run" in done.stdout
@@ -134,4 +139,4 @@ def test_without_grouping_a_changed_token_would_print_a_line_per_job(tmp_path):
     root = pt.make_tree(tmp_path, {"wgrad/00-a": {"standin": {"c_ll": "alt"}}})
     run = run_gate(root, engines=pt.engine_spec("all_modes"), workers=1, timeout=10)
     differ = [v for v in run.failures if v.status.value == "DIFFER"]
-    assert len(differ) == 3 and len(group_failures(differ)) == 1
+    assert len(differ) == 3 and len(groups_of(differ)) == 1
