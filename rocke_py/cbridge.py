@@ -43,35 +43,69 @@ def _arg(value: str) -> bytes:
     return value.encode("utf-8", "surrogatepass").replace(b"\0", b"\xff")
 
 
-class _PerThread(threading.local):
-    """One rocke_context (rocke.h) and one result struct per thread, kept across calls: the
-    engine then reuses its arena memory instead of returning it to the OS after every emit."""
+class CEngine:
+    """The C engine behind one cffi binding of rocke.h: the extension's (the module functions
+    below), or a test build's opened in ABI mode (tests/support/crashing_c_engine.py). One
+    rocke_context and one result struct per thread, kept across calls: the engine then reuses
+    its arena memory instead of returning it to the OS after every emit."""
 
-    def __init__(self) -> None:
-        ctx = lib.rocke_context_new()
-        self.ctx = ffi.gc(ctx, lib.rocke_context_free) if ctx != ffi.NULL else ffi.NULL
-        self.result = ffi.new("rocke_result *")
+    def __init__(self, ffi, lib) -> None:
+        self.ffi = ffi
+        self.lib = lib
+        self.local = threading.local()
+
+    def _thread(self):
+        local = self.local
+        if not hasattr(local, "ctx"):
+            ctx = self.lib.rocke_context_new()
+            local.ctx = self.ffi.gc(ctx, self.lib.rocke_context_free) if ctx != self.ffi.NULL else self.ffi.NULL
+            local.result = self.ffi.new("rocke_result *")
+            local.note = None  # the stage note's buffer (attach_note), kept alive while the context uses it
+        return local
+
+    def emit(self, config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:
+        ffi, lib = self.ffi, self.lib
+        local = self._thread()
+        data = config.encode("utf-8", "surrogatepass") if isinstance(config, str) else bytes(config)
+        result = local.result
+        status = lib.rocke_emit_in(local.ctx, data, len(data), _arg(mode), _arg(flavor), result)
+        try:
+            if status == lib.ROCKE_EMITTED:
+                return Emitted(ffi.unpack(result.text, result.text_len).decode("utf-8"))
+            code = ffi.string(result.code).decode("ascii") if result.code != ffi.NULL else "?"
+            message = ffi.string(result.message).decode("utf-8", "replace") if result.message != ffi.NULL else ""
+            if status == lib.ROCKE_REJECTED:
+                return Rejected(code, message)
+            raise EngineFailure(f"{code}: {message}")
+        finally:
+            lib.rocke_result_free(result)
+
+    def attach_note(self, buffer) -> None:
+        """Give this thread's context a stage note (rocke.h, rocke_context_set_note): ``buffer`` is
+        a writable buffer (a gate worker passes a page shared with the gate) in which the engine
+        keeps "MODE FLAVOR STAGE" while a call runs, so that a crash can be placed in a stage."""
+        local = self._thread()
+        if local.ctx == self.ffi.NULL:
+            return
+        view = self.ffi.from_buffer(buffer, require_writable=True)
+        self.lib.rocke_context_set_note(local.ctx, self.ffi.cast("char *", view), len(view))
+        local.note = view
+
+    def implemented_modes(self) -> tuple[str, ...]:
+        text = self.ffi.string(self.lib.rocke_implemented_modes()).decode("ascii")
+        return tuple(m for m in text.split(",") if m)
 
 
-_local = _PerThread()
+_engine = CEngine(ffi, lib)
 
 
 def emit(config: Union[bytes, str], mode: str, flavor: str) -> Union[Emitted, Rejected]:
-    data = config.encode("utf-8", "surrogatepass") if isinstance(config, str) else bytes(config)
-    result = _local.result
-    status = lib.rocke_emit_in(_local.ctx, data, len(data), _arg(mode), _arg(flavor), result)
-    try:
-        if status == lib.ROCKE_EMITTED:
-            return Emitted(ffi.unpack(result.text, result.text_len).decode("utf-8"))
-        code = ffi.string(result.code).decode("ascii") if result.code != ffi.NULL else "?"
-        message = ffi.string(result.message).decode("utf-8", "replace") if result.message != ffi.NULL else ""
-        if status == lib.ROCKE_REJECTED:
-            return Rejected(code, message)
-        raise EngineFailure(f"{code}: {message}")
-    finally:
-        lib.rocke_result_free(result)
+    return _engine.emit(config, mode, flavor)
+
+
+def attach_note(buffer) -> None:
+    _engine.attach_note(buffer)
 
 
 def implemented_modes() -> tuple[str, ...]:
-    text = ffi.string(lib.rocke_implemented_modes()).decode("ascii")
-    return tuple(m for m in text.split(",") if m)
+    return _engine.implemented_modes()

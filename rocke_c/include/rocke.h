@@ -63,6 +63,15 @@ ROCKE_API rocke_status rocke_emit_in(rocke_context *ctx, const char *config, siz
 
 ROCKE_API void rocke_context_free(rocke_context *ctx);
 
+/* Names a caller-owned buffer of cap bytes in which every rocke_emit_in call through ctx
+ * records where it is, for a crash report: before each stage starts, "MODE FLAVOR STAGE"
+ * (e.g. "ll llvm22 lower_kernel", cut to cap - 1 bytes), with plain stores (no allocation, no
+ * library call); when the call returns, the empty string. The engine never reads it. The
+ * buffer is meant to outlive a crash (memory shared with a parent process): if the process
+ * dies inside a call, the buffer names the stage it died in (docs/user-guide.md, crash
+ * reports). The buffer must stay valid while ctx uses it; NULL or cap 0 turns the note off. */
+ROCKE_API void rocke_context_set_note(rocke_context *ctx, char *note, size_t cap);
+
 /* Releases the strings of a result filled by rocke_emit; safe to call twice. */
 ROCKE_API void rocke_result_free(rocke_result *result);
 

@@ -7,6 +7,9 @@
  * (rocke_result_free). */
 #include <stdlib.h>
 #include <string.h>
+#ifdef ROCKE_CRASH_AT_STAGE
+#include <signal.h>
+#endif
 #include "../include/rocke.h"
 #include "build.h"
 #include "lower.h"
@@ -67,9 +70,42 @@ static int check_output_size(const rk_buf *text, rk_error *err)
     return 0;
 }
 
+/* Where a call is, for a crash report (rocke_context_set_note): the caller's buffer, or none. */
+typedef struct stage_note {
+    char *buf;
+    size_t cap;
+} stage_note;
+
+static size_t note_put(char *buf, size_t at, size_t cap, const char *word)
+{
+    while (*word && at + 1 < cap)
+        buf[at++] = *word++;
+    return at;
+}
+
+/* "MODE FLAVOR STAGE" into the note, before the stage starts: plain stores, no allocation and
+ * no library call, so what is there when the process dies is the stage it died in. */
+static void note_stage(const stage_note *note, const char *mode, const char *flavor, const char *stage)
+{
+    size_t at;
+    if (note->buf && note->cap > 0) {
+        at = note_put(note->buf, 0, note->cap, mode);
+        at = note_put(note->buf, at, note->cap, " ");
+        at = note_put(note->buf, at, note->cap, flavor);
+        at = note_put(note->buf, at, note->cap, " ");
+        at = note_put(note->buf, at, note->cap, stage);
+        note->buf[at] = '\0';
+    }
+#ifdef ROCKE_CRASH_AT_STAGE
+    /* a test build's injected crash (tests/harness/test_c_crash_note.py): never in a release */
+    if (strcmp(stage, ROCKE_CRASH_AT_STAGE) == 0)
+        raise(SIGSEGV);
+#endif
+}
+
 /* Every mode runs the spec stages first, so all modes give one verdict per config. */
 static int emit_text(const char *text, size_t len, const char *mode, const char *flavor,
-                     rk_arena *arena, rk_buf *out, rk_error *err)
+                     const stage_note *note, rk_arena *arena, rk_buf *out, rk_error *err)
 {
     rk_config config;
     rk_fields fields;
@@ -79,26 +115,37 @@ static int emit_text(const char *text, size_t len, const char *mode, const char 
     rk_spec built, spec;
     const rk_plan *plan;
     rk_ir_kernel *kernel;
-    if (rk_config_parse(text, len, arena, &config, err) || rk_schema_check(&config, &fields, err))
+    note_stage(note, mode, flavor, "parse");
+    if (rk_config_parse(text, len, arena, &config, err))
+        return -1;
+    note_stage(note, mode, flavor, "schema");
+    if (rk_schema_check(&config, &fields, err))
         return -1;
     arch = fields.f[RK_KEY_ARCH].value.s;
     if (!(target = rk_target_for(arch)))
         return rk_fail_internal(err, "no target data for the schema-checked arch");
+    note_stage(note, mode, flavor, "problem");
     if (rk_build_problem(&fields, &problem, err))
         return -1;
     if ((fields.family == RK_FAMILY_DGRAD && rk_check_sub_gemm_candidates(&problem, err))
         || rk_check_dtypes(&fields, err))
         return -1;
+    note_stage(note, mode, flavor, "validate");
     rk_build_spec(fields.family, arch, &fields, &built);
     spec = rk_deduce(&built, &problem, target);
     if (rk_validate(&spec, &problem, target, arena, err))
         return -1;
+    note_stage(note, mode, flavor, "plan");
     if (rk_make_plan(&spec, &problem, target, arena, &plan, err))
         return -1;
-    if (strcmp(mode, "spec") == 0)
+    if (strcmp(mode, "spec") == 0) {
+        note_stage(note, mode, flavor, "print_spec");
         return rk_print_spec(plan, out, err); /* mode `ir` and `ll` build no spec text */
+    }
+    note_stage(note, mode, flavor, "build_kernel");
     if (rk_build_kernel(plan, arena, &kernel, err))
         return -1;
+    note_stage(note, mode, flavor, strcmp(mode, "ir") == 0 ? "print_ir" : "lower_kernel");
     if (strcmp(mode, "ir") == 0 ? rk_print_ir(kernel, arena, out, err)
                                 : rk_lower_kernel(kernel, arch, flavor, arena, out, err))
         return -1;
@@ -106,7 +153,7 @@ static int emit_text(const char *text, size_t len, const char *mode, const char 
 }
 
 static int emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                rk_arena *arena, rk_buf *out, rk_error *err)
+                const stage_note *note, rk_arena *arena, rk_buf *out, rk_error *err)
 {
     if (!config && config_len > 0)
         return rk_fail_internal(err, "config is NULL but config_len is not 0");
@@ -116,7 +163,7 @@ static int emit(const char *config, size_t config_len, const char *mode, const c
         return -1;
     if (check_size(config_len, err) || rk_check_encoding(config, config_len, err))
         return -1;
-    return emit_text(config, config_len, mode, flavor, arena, out, err);
+    return emit_text(config, config_len, mode, flavor, note, arena, out, err);
 }
 
 static char *emit_strdup(const char *s)
@@ -158,16 +205,19 @@ static rocke_status result(rocke_result *out, rk_buf *text, const rk_error *err)
     return out->status;
 }
 
-/* One call in the caller's arena (empty on entry): the verdict into out. */
-static rocke_status emit_in(rk_arena *arena, const char *config, size_t config_len, const char *mode,
-                            const char *flavor, rocke_result *out)
+/* One call in the caller's arena (empty on entry): the verdict into out; the note is left
+ * empty when the call returns (a note that is not empty names the stage a dead call was in). */
+static rocke_status emit_in(rk_arena *arena, const stage_note *note, const char *config, size_t config_len,
+                            const char *mode, const char *flavor, rocke_result *out)
 {
     rk_error err;
     rk_buf text;
     rocke_status status;
     rk_error_init(&err, arena);
     rk_buf_init(&text);
-    emit(config, config_len, mode, flavor, arena, &text, &err);
+    emit(config, config_len, mode, flavor, note, arena, &text, &err);
+    if (note->buf && note->cap > 0)
+        note->buf[0] = '\0';
     if (arena->failed && !err.internal) {
         /* A failed arena allocation surfaces as whatever error the stage reported; the
          * engine cannot trust that verdict, so it is an internal failure. */
@@ -182,11 +232,12 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
                         rocke_result *out)
 {
     rk_arena arena;
+    stage_note none = {NULL, 0};
     rocke_status status;
     if (!out)
         return ROCKE_ERROR;
     rk_arena_init(&arena);
-    status = emit_in(&arena, config, config_len, mode, flavor, out);
+    status = emit_in(&arena, &none, config, config_len, mode, flavor, out);
     rk_arena_free(&arena);
     return status;
 }
@@ -196,15 +247,29 @@ rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
 #define RK_CONTEXT_KEEP (32u << 20)
 
 struct rocke_context {
-    rk_arena arena; /* empty between calls; its spare blocks are the kept memory */
+    rk_arena arena;  /* empty between calls; its spare blocks are the kept memory */
+    stage_note note; /* the caller's buffer (rocke_context_set_note), or none */
 };
 
 rocke_context *rocke_context_new(void)
 {
     rocke_context *ctx = malloc(sizeof *ctx);
-    if (ctx)
+    if (ctx) {
         rk_arena_init(&ctx->arena);
+        ctx->note.buf = NULL;
+        ctx->note.cap = 0;
+    }
     return ctx;
+}
+
+void rocke_context_set_note(rocke_context *ctx, char *note, size_t cap)
+{
+    if (!ctx)
+        return;
+    ctx->note.buf = cap > 0 ? note : NULL;
+    ctx->note.cap = note ? cap : 0;
+    if (ctx->note.buf)
+        ctx->note.buf[0] = '\0';
 }
 
 rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len,
@@ -215,7 +280,7 @@ rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config
         return rocke_emit(config, config_len, mode, flavor, out);
     if (!out)
         return ROCKE_ERROR;
-    status = emit_in(&ctx->arena, config, config_len, mode, flavor, out);
+    status = emit_in(&ctx->arena, &ctx->note, config, config_len, mode, flavor, out);
     rk_arena_reset(&ctx->arena, RK_CONTEXT_KEEP); /* on every path: the next call starts empty */
     return status;
 }

@@ -1,6 +1,6 @@
 /* test_emit.c: the public API (rocke.h) end to end: entry checks, result ownership,
  * determinism, that a result can be freed twice, and that a rocke_context reused across
- * calls (rejections among them) gives rocke_emit's bytes. */
+ * calls (rejections among them) gives rocke_emit's bytes, with or without a stage note. */
 #include <string.h>
 #include "rocke.h"
 #include "check.h"
@@ -98,11 +98,37 @@ static void test_context_reuse(void)
     rocke_context_free(NULL);
 }
 
+/* A stage note changes no byte, is empty after each call, and a short one is cut, not overrun. */
+static void test_stage_note(void)
+{
+    static const char *const modes[] = {"spec", "ir", "ll"};
+    char note[64], tiny[5];
+    rocke_context *ctx = rocke_context_new();
+    int i;
+    CHECK(ctx != NULL);
+    memset(note, 'x', sizeof note);
+    rocke_context_set_note(ctx, note, sizeof note);
+    CHECK(note[0] == '\0'); /* set: empty until a call starts */
+    for (i = 0; i < 3; i++) {
+        same_in_context(ctx, baseline, sizeof baseline - 1, modes[i]);
+        CHECK(note[0] == '\0');
+    }
+    memset(tiny, 'x', sizeof tiny);
+    rocke_context_set_note(ctx, tiny + 1, 3); /* tiny[0] and tiny[4] are guards */
+    same_in_context(ctx, baseline, sizeof baseline - 1, "ll");
+    CHECK(tiny[0] == 'x' && tiny[4] == 'x' && tiny[1] == '\0');
+    rocke_context_set_note(ctx, NULL, 16); /* off */
+    same_in_context(ctx, baseline, sizeof baseline - 1, "ir");
+    rocke_context_set_note(NULL, note, sizeof note); /* a no-op */
+    rocke_context_free(ctx);
+}
+
 int main(void)
 {
     test_emits_spec();
     test_entry_checks();
     test_modes();
     test_context_reuse();
+    test_stage_note();
     return check_failures != 0;
 }

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from rocke_py.parity import backtrace, lastrun, outcache
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
-from rocke_py.parity import lastrun, outcache
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (
@@ -607,6 +607,7 @@ def run_jobs(
         if progress is not None:
             progress.close()
     results = [outcache.fill(r, cached[r.item.key]) if r.item.skip and r.death is None else r for r in results]
+    results = with_c_frames(run, results)
     tree = {c.sha256 for c in (run.discovery.configs if run.discovery else ())}
     try:
         outcache.record(run.root, run.engines, results, tree)
@@ -615,6 +616,30 @@ def run_jobs(
     if pool.replaced:
         run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
     return all_jobs, results
+
+
+#: distinct C crashes (signal and stage) re-run under gdb for their C frames, at most
+MAX_BACKTRACES = 3
+
+
+def with_c_frames(run: GateRun, results: list[JobResult[Job]]) -> list[JobResult[Job]]:
+    """The results with the C frames of each distinct C engine crash (the first job of each
+    signal and stage, up to MAX_BACKTRACES), from a re-run under gdb (``backtrace``); the others
+    of a cause share its frames. Without gdb the results are as they were."""
+    frames: dict[tuple[str, str], str] = {}
+    out = []
+    for res in results:
+        d = res.death
+        if d is None or d.kind != "crash" or d.engine != "c":
+            out.append(res)
+            continue
+        cause = (d.signal_name, d.stage)
+        if cause not in frames and len(frames) < MAX_BACKTRACES:
+            it = res.item
+            frames[cause] = backtrace.c_frames(run.engines.c_emit, it.data, it.mode, it.call_flavor)
+        found = frames.get(cause, "")
+        out.append(dataclasses.replace(res, death=dataclasses.replace(d, c_frames=found)) if found else res)
+    return out
 
 
 def cached_items(run: GateRun, items: list[WorkItem], side: str) -> dict[Job, tuple]:

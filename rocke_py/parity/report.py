@@ -12,7 +12,7 @@ from typing import TextIO
 
 from rocke_py.parity.canon import context, first_divergence
 from rocke_py.parity.compare import Status
-from rocke_py.parity.engines import EngineRun
+from rocke_py.parity.engines import EngineRun, EngineSpec
 from rocke_py.parity.fileio import write_output
 from rocke_py.parity.gate import GateRun, Verdict
 from rocke_py.parity.groups import cause_of
@@ -77,11 +77,14 @@ def failure_line(v: Verdict) -> str:
 
 
 def detail_lines(res: JobResult, limit: int = _DETAIL_LINES) -> list[str]:
-    """What to show of a crash: the head of a dead worker's faulthandler dump (it lists the
-    innermost frame first), or the tail of an exception's traceback (its last frames and the
-    exception line, which Python prints last)."""
-    if res.death is not None and res.death.detail:
-        return res.death.detail.splitlines()[:limit]
+    """What to show of a crash: the C frames of a C engine crash (a re-run under gdb,
+    ``backtrace``) and the head of the dead worker's faulthandler dump (it lists the innermost
+    frame first), or the tail of an exception's traceback (its last frames and the exception
+    line, which Python prints last)."""
+    d = res.death
+    if d is not None and (d.detail or d.c_frames):
+        c_lines = ["C frames (the job re-run under gdb):", *d.c_frames.splitlines()[:12]] if d.c_frames else []
+        return c_lines + d.detail.splitlines()[:limit]
     for side in ("py", "c"):
         for run in res.runs(side):
             if run.kind == "error" and run.detail:
@@ -224,7 +227,7 @@ def _run_json(run: EngineRun | None) -> dict[str, object] | None:
     return d
 
 
-def job_record(v: Verdict, relpath: str = "") -> dict[str, object]:
+def job_record(v: Verdict, relpath: str = "", c_emit: str = EngineSpec.c_emit) -> dict[str, object]:
     """One job's JSON record. A failing job's record carries what a report made from the JSON
     alone needs (``merge``, the Markdown summary, JUnit): the first divergent lines, the
     failure's cause (its group), the crash's head and the repro commands."""
@@ -254,7 +257,9 @@ def job_record(v: Verdict, relpath: str = "") -> dict[str, object]:
             "run": res.death.run,
             "exitcode": res.death.exitcode,
             "signal": res.death.signal_name,
+            "stage": res.death.stage,
             "detail": res.death.detail,
+            "c_frames": res.death.c_frames,
         }
     if v.evidence:
         rec["evidence"] = dict(v.evidence)
@@ -275,7 +280,7 @@ def job_record(v: Verdict, relpath: str = "") -> dict[str, object]:
         rec["cause"] = list(cause_of(v))
         rec["divergence"] = divergence_lines(v)
         rec["detail"] = detail_lines(v.result)
-        rec["repro"] = repro_lines(v, relpath)
+        rec["repro"] = repro_lines(v, relpath, c_emit)
     return rec
 
 
@@ -315,7 +320,7 @@ def report_doc(run: GateRun, full: bool = False, with_summary: bool = True) -> d
     """The JSON report as a dict (``--json`` writes it; the terminal summary, ``--summary`` and
     JUnit are made from it). ``with_summary=False``: without the head (it asks git for the commit)."""
     paths = config_relpaths(run)
-    records = [job_record(v, paths.get(v.job.config, "")) for v in run.verdicts]
+    records = [job_record(v, paths.get(v.job.config, ""), run.engines.c_emit) for v in run.verdicts]
     return {
         "schema": JSON_SCHEMA,
         "summary": run_summary(run) if with_summary else None,
@@ -356,8 +361,9 @@ def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None
     write_output(str(dest), junit_text(report_doc(run)).encode("utf-8"), option)
 
 
-def repro_lines(v: Verdict, relpath: str) -> list[str]:
-    """The commands that reproduce a job: the diff, and the C engine alone."""
+def repro_lines(v: Verdict, relpath: str, c_emit: str = EngineSpec.c_emit) -> list[str]:
+    """The commands that reproduce a job: the diff, the C engine alone, and for a C crash the
+    job under gdb (``c_emit``: the C side's import path)."""
     flavor = v.job.call_flavor
     lines = [
         f"rocke-parity diff {v.job.config} --mode {v.job.mode} --flavor {flavor}",
@@ -365,10 +371,9 @@ def repro_lines(v: Verdict, relpath: str) -> list[str]:
     ]
     death = v.result.death
     if death is not None and death.kind == "crash" and death.engine == "c":
-        # the dump has the Python frames only: the CMake build's binary under gdb gives the C frames
-        lines.append(
-            f"gdb -batch -ex run -ex bt --args build/rocke-emit {relpath} --mode {v.job.mode} --flavor {flavor}"
-        )
+        # the dump has the Python frames only: the job alone under gdb gives the C frames
+        rerun = f"python -m rocke_py.parity.backtrace {c_emit} {relpath} {v.job.mode} {flavor}"
+        lines.append(f"gdb -batch -ex run -ex bt --args {rerun}")
     return lines
 
 

@@ -49,7 +49,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Callable, Generic, Iterator, Sequence, TypeVar
 
-from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_engines
+from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_callable, load_engines
 
 #: phase codes written by a worker before each engine call: (engine, run number)
 PHASES: dict[int, tuple[str, int]] = {1: ("py", 1), 2: ("c", 1), 3: ("py", 2), 4: ("c", 2)}
@@ -57,6 +57,7 @@ _ORDER = ((1, "py"), (2, "c"), (3, "py"), (4, "c"))
 _STARTUP_TIMEOUT = 120.0
 _MAX_STARTUP_DEATHS = 3  # replacement workers that may die while loading the engines before the run gives up
 _FAULT_LINES = 30
+_NOTE_BYTES = 128  # the stage note: "MODE FLAVOR STAGE" needs under 40
 
 
 class EngineLoadError(Exception):
@@ -188,6 +189,8 @@ class Death:
     run: int  # 1 or 2 (0 when unknown)
     exitcode: int | None  # negative: killed by signal -exitcode
     detail: str = ""  # the head of the worker's faulthandler dump (innermost frame first), if any
+    stage: str = ""  # the C engine's stage note ("MODE FLAVOR STAGE") when it died in a call, if it keeps one
+    c_frames: str = ""  # the C frames of the job re-run under gdb (rocke_py.parity.backtrace), if it was
 
     @property
     def signal_name(self) -> str:
@@ -210,7 +213,8 @@ class Death:
             how = f"exited the worker process with status {self.exitcode}"
         else:
             how = "died"
-        return f"{who} {how}{when}"
+        where = f" in stage {self.stage.split()[-1]}" if self.stage else ""
+        return f"{who} {how}{when}{where}"
 
 
 @dataclass(frozen=True)
@@ -247,7 +251,17 @@ class EngineInfo:
 # ----------------------------------------------------------------------------- worker side
 
 
-def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
+def _attach_note(spec: EngineSpec, note) -> None:
+    """Hand the C engine the page shared with the parent for its stage note, if its module keeps
+    one (``attach_note`` next to its ``emit``, as rocke_py.cbridge has)."""
+    try:
+        attach = load_callable(spec.c_emit.rpartition(":")[0] + ":attach_note")
+    except (ImportError, AttributeError):
+        return
+    attach(note)
+
+
+def _worker_main(conn: Connection, phase, seq, note, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler
@@ -260,6 +274,7 @@ def _worker_main(conn: Connection, phase, seq, spec: EngineSpec, fault_path: str
         frames = "".join(traceback.format_tb(e.__traceback__, limit=-3)).rstrip()
         conn.send(("init-error", f"{what}\n{frames}"))
         return
+    _attach_note(spec, note)
     conn.send(("ready", engines.py_modes, engines.c_modes))
     while True:
         try:
@@ -303,12 +318,13 @@ class _Worker:
         self.fault_path = tmpdir / f"worker-{n}.fault"
         self.phase = ctx.RawValue("i", 0)
         self.seq = ctx.RawValue("i", -1)
+        self.note = ctx.RawArray("c", _NOTE_BYTES)  # the C engine's stage note, readable after the worker died
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         self.conn: Connection = parent_conn
         self.proc = ctx.Process(
             target=_worker_main,
             name=f"rocke-parity-worker-{n}",
-            args=(child_conn, self.phase, self.seq, spec, str(self.fault_path), os.getpid()),
+            args=(child_conn, self.phase, self.seq, self.note, spec, str(self.fault_path), os.getpid()),
             daemon=True,
         )
         self.proc.start()
@@ -332,6 +348,12 @@ class _Worker:
         # faulthandler prints the innermost frame first: keep the head of the dump
         lines = [ln for ln in text.splitlines() if ln.strip()]
         return "\n".join(lines[:_FAULT_LINES])
+
+    def stage(self, engine: str) -> str:
+        """The C engine's note of the stage it was in, when the worker died inside a C call."""
+        if engine != "c":
+            return ""
+        return self.note.value.decode("ascii", "replace")
 
     def where(self) -> tuple[str, int]:
         if self.job is None or self.seq.value != self.job:
@@ -588,7 +610,10 @@ class Pool:
                         finish(
                             job,
                             JobResult(
-                                items[job], death=Death("crash", where[0], where[1], w.proc.exitcode, w.fault_dump())
+                                items[job],
+                                death=Death(
+                                    "crash", where[0], where[1], w.proc.exitcode, w.fault_dump(), w.stage(where[0])
+                                ),
                             ),
                         )
                     replace(w)
@@ -607,6 +632,7 @@ class Pool:
                 if w.alive and w.job is not None and w.deadline <= now:
                     where = w.where()
                     job = w.batch.popleft()
+                    stage = w.stage(where[0])  # where a hung C call is (the page is the parent's too)
                     w.kill()
-                    finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None)))
+                    finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None, "", stage)))
                     replace(w)

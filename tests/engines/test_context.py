@@ -53,7 +53,7 @@ def test_one_context_per_thread() -> None:
     seen: list[tuple[object, tuple[int, bytes, str]]] = []
 
     def run() -> None:
-        seen.append((cbridge._local.ctx, through_bridge(data, "ll", "llvm22")))
+        seen.append((cbridge._engine._thread().ctx, through_bridge(data, "ll", "llvm22")))
 
     threads = [threading.Thread(target=run) for _ in range(3)]
     for t in threads:

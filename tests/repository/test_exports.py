@@ -40,6 +40,7 @@ def test_the_binding_is_the_header():
         "rocke_context_new(",
         "rocke_emit_in(",
         "rocke_context_free(",
+        "rocke_context_set_note(",
         "struct rocke_context rocke_context;",
     ):
         assert name in decls

@@ -19,5 +19,6 @@ PUBLIC_API = frozenset(
         "rocke_context_new",
         "rocke_emit_in",
         "rocke_context_free",
+        "rocke_context_set_note",
     }
 )

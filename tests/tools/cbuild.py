@@ -109,6 +109,18 @@ def build(
     return out
 
 
+def shared_library(out_dir: Path, *, defines: Iterable[str] = (), name: str = "librocke_c.so") -> Path:
+    """The engine as a shared library (-g, for readable frames), to be opened in cffi's ABI mode;
+    ``defines``: -D flags of a test build (ROCKE_CRASH_AT_STAGE, rocke_c/src/emit.c)."""
+    cc = compiler()
+    if cc is None:
+        raise FileNotFoundError("no C compiler (cc or gcc)")
+    out = Path(out_dir) / name
+    srcs = [str(p) for p in engine_sources()]
+    _run([cc, *CFLAGS, "-O1", "-g", "-fPIC", "-shared", *defines, f"-I{INCLUDE}", f"-I{SRC}", *srcs, "-o", str(out)])
+    return out
+
+
 def parse_records(data: bytes) -> list[tuple[str, Optional[str], bytes]]:
     """emit_driver's and build_driver's output: per file `E <n>` or `R|X <code> <n>`, a newline,
     n bytes, a newline. ("E", None, text) | ("R"|"X", code, message)."""

@@ -1,0 +1,99 @@
+"""The C frames of a C engine crash: the job run again, alone, under gdb.
+
+A worker that dies in the C engine leaves the gate its faulthandler dump (Python frames only)
+and the engine's stage note (rocke.h, ``rocke_context_set_note``). For the frames inside the
+engine, the gate runs the job once more in a fresh interpreter under ``gdb -batch`` (when gdb is
+on the PATH) and keeps the frames from the crash up to the first frame outside the engine:
+
+    python -m rocke_py.parity.backtrace C_EMIT CONFIG MODE FLAVOR    (what gdb runs)
+
+The re-run calls only the C side's ``emit`` (an import path, as ``--engines`` takes it), so the
+frames are the engine's whatever the engine pair. A re-run that does not crash says so: the
+crash then depended on the worker's state, which is a finding too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+#: frames kept from the innermost one; the rest are the interpreter's
+MAX_FRAMES = 12
+GDB_TIMEOUT = 60.0
+#: a frame that is not the engine's: the cffi call, libffi, the interpreter, libc's start
+_OUTSIDE = re.compile(r"\b(_cffi_f_|ffi_call|cdata_call|_PyEval|_PyObject|PyObject_|Py_|_Py|__libc_start)")
+_FRAME = re.compile(r"^#\d+\s")
+_ROOT = str(Path(__file__).resolve().parents[2]) + os.sep  # a source checkout's files are named from its root
+
+
+def gdb_command(c_emit: str, config: Path, mode: str, flavor: str) -> list[str] | None:
+    """The gdb command line that re-runs one C job, or None without gdb."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return None
+    rerun = [sys.executable, "-m", "rocke_py.parity.backtrace", c_emit, str(config), mode, flavor]
+    return [gdb, "-batch", "-nx", "-q", "-ex", "run", "-ex", "bt", "--args", *rerun]
+
+
+def engine_frames(gdb_output: str) -> list[str]:
+    """The frames of gdb's ``bt`` from the innermost one to the last before the engine's caller;
+    the addresses and the argument values are dropped (they differ from run to run)."""
+    frames: list[str] = []
+    for line in gdb_output.splitlines():
+        if not _FRAME.match(line):
+            continue
+        if _OUTSIDE.search(line) and frames:
+            break
+        frames.append(_tidy(line))
+        if len(frames) == MAX_FRAMES:
+            break
+    return frames
+
+
+def _tidy(frame: str) -> str:
+    """``#3  0x00007f... in emit_text (text=0x..., ...) at rocke_c/src/emit.c:140`` ->
+    ``#3 emit_text at rocke_c/src/emit.c:140``."""
+    frame = re.sub(r"\s0x[0-9a-f]+ in\s", " ", frame, count=1)
+    number, _, rest = frame.partition(" ")
+    name = rest.strip().split(" ", 1)[0]
+    where = re.search(r"\s(at|from)\s(\S+)$", rest)
+    place = f" {where.group(1)} {where.group(2).removeprefix(_ROOT)}" if where else ""
+    return f"{number} {name}{place}"
+
+
+def c_frames(c_emit: str, data: bytes, mode: str, flavor: str, timeout: float = GDB_TIMEOUT) -> str:
+    """The C frames of the crash, one a line; an empty string when gdb is not there, and a one-line
+    note when the re-run did not crash or gdb could not run it."""
+    with tempfile.TemporaryDirectory(prefix="rocke-parity-bt-") as tmp:
+        config = Path(tmp) / "config.toml"
+        config.write_bytes(data)
+        cmd = gdb_command(c_emit, config, mode, flavor)
+        if cmd is None:
+            return ""
+        env = {**os.environ, "PYTHONFAULTHANDLER": ""}
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"(gdb could not re-run the job: {type(e).__name__})"
+    if "received signal" not in done.stdout:
+        return "(the job re-run alone under gdb did not crash)"
+    frames = engine_frames(done.stdout)
+    return "\n".join(frames) if frames else "(gdb showed no frames)"
+
+
+def main(argv: list[str]) -> int:
+    from rocke_py.parity.engines import load_callable
+
+    c_emit, config, mode, flavor = argv
+    emit = load_callable(c_emit)
+    emit(Path(config).read_bytes(), mode, flavor)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,113 @@
+"""The C frames of a C crash (issue 12, item 9): the engine's stage note in memory shared with
+the gate, and the job re-run under gdb for the frames inside the engine.
+
+The crashing engine is the real one, built by the test with ``-DROCKE_CRASH_AT_STAGE`` (emit.c
+raises SIGSEGV as that stage starts) and run as the C side of ``--engines``
+(tests/support/crashing_c_engine.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from cbuild import shared_library
+from layout import REPO
+
+from rocke_py import cbridge
+from rocke_py.parity import backtrace
+
+CRASHING = REPO / "tests" / "support" / "crashing_c_engine.py"
+CONFIGS = ("fwd/00-baseline", "wgrad/00-baseline")
+
+
+@pytest.fixture(scope="module")
+def crash_at_lower(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("crash-lower")
+    try:
+        return str(shared_library(out, defines=['-DROCKE_CRASH_AT_STAGE="lower_kernel"']))
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+def gate(tmp_path, library: str, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    for cid in CONFIGS:
+        dest = tmp_path / "parity_configs" / f"{cid}.toml"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "parity_configs" / f"{cid}.toml", dest)
+    report = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "rocke_py.parity", "gate", "--root", str(tmp_path), "--json", str(report)]
+    cmd += ["--engines", f"rocke_py.engine:emit,{CRASHING}:emit", "-j", "2", *args]
+    env = {**os.environ, "ROCKE_TEST_C_LIBRARY": library}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    return done, json.loads(report.read_text())
+
+
+def test_a_c_crash_names_its_stage_and_is_one_group_per_stage(tmp_path, crash_at_lower, monkeypatch):
+    monkeypatch.setenv("PATH", "")  # no gdb: the note alone
+    done, doc = gate(tmp_path, crash_at_lower)
+    assert done.returncode == 1
+    crashed = [r for r in doc["jobs"] if r["status"] == "CRASH"]
+    assert sorted((r["config"], r["flavor"]) for r in crashed) == [
+        (c, f) for c in CONFIGS for f in ("llvm20", "llvm22", "llvm23")
+    ]  # spec and ir never reach lower_kernel
+    for r in crashed:
+        assert r["death"]["stage"] == f"ll {r['flavor']} lower_kernel" and r["death"]["c_frames"] == ""
+        assert r["reason"].endswith("(run 1 of 2) in stage lower_kernel")
+    assert done.stdout.count("FAIL CRASH") == 1 and "+ 5 more job(s) with the same cause" in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("gdb") is None, reason="no gdb on the PATH")
+def test_a_c_crash_shows_the_engine_frames_from_a_rerun_under_gdb(tmp_path, crash_at_lower):
+    done, doc = gate(tmp_path, crash_at_lower, "--mode", "ll", "--flavor", "llvm22")
+    rec = next(r for r in doc["jobs"] if r["status"] == "CRASH")
+    frames = rec["death"]["c_frames"].splitlines()
+    names = [f.split()[1] for f in frames]
+    assert names.index("note_stage") < names.index("emit_text") < names.index("rocke_emit_in")
+    assert "rocke_c/src/emit.c:" in rec["death"]["c_frames"]  # named from the repository root
+    assert not any("_cffi_f_" in f or "_PyEval" in f for f in frames)  # the engine's frames only
+    assert "C frames (the job re-run under gdb):" in done.stdout and "note_stage" in done.stdout
+    gdb_line = next(line for line in rec["repro"] if line.startswith("gdb "))
+    assert f"python -m rocke_py.parity.backtrace {CRASHING}:emit" in gdb_line
+
+
+def test_no_crash_no_note_and_no_rerun(tmp_path, crash_at_lower):
+    done, doc = gate(tmp_path, crash_at_lower, "--mode", "spec,ir")
+    assert len(doc["jobs"]) == 4  # the tree has no golden manifest: each job is GOLDEN_MISSING, none crashed
+    assert all(r["status"] == "GOLDEN_MISSING" and "death" not in r for r in doc["jobs"])
+    assert "C frames" not in done.stdout
+
+
+def test_the_bridge_note_is_empty_between_calls():
+    note = bytearray(b"x" * 64)
+    engine = cbridge.CEngine(cbridge.ffi, cbridge.lib)
+    engine.attach_note(note)
+    assert note[0] == 0
+    data = (REPO / "parity_configs" / "fwd" / "00-baseline.toml").read_bytes()
+    for mode, config in (("ll", data), ("spec", b"[target]\n")):
+        engine.emit(config, mode, "llvm22")
+        assert note[0] == 0  # set while a call runs, cleared when it returns (a rejection too)
+    assert engine.emit(data, "ir", "llvm22") == cbridge.emit(data, "ir", "llvm22")  # the note changes no byte
+
+
+GDB_OUTPUT = """\
+Program received signal SIGSEGV, Segmentation fault.
+0x00007ffff7e3a1f0 in lower_op (l=0x5555, op=0x7777) at /x/rocke_c/src/lower_ll.c:812
+812\t    int k = *p;
+#0  0x00007ffff7e3a1f0 in lower_op (l=0x5555, op=0x7777) at /x/rocke_c/src/lower_ll.c:812
+#1  0x00007ffff7e3b000 in rk_lower_kernel (kernel=0x1, arch=0x2 "gfx950") at /x/rocke_c/src/lower_ll.c:1900
+#2  0x00007ffff7e3c000 in rocke_emit_in () from /x/rocke_py/_rocke_c.abi3.so
+#3  0x00007ffff7e3d000 in _cffi_f_rocke_emit_in () from /x/rocke_py/_rocke_c.abi3.so
+#4  0x00007ffff7c3e000 in _PyEval_EvalFrameDefault (tstate=0x9) at Python/ceval.c:5000
+"""
+
+
+def test_the_frames_stop_at_the_engines_caller_and_drop_addresses_and_arguments():
+    assert backtrace.engine_frames(GDB_OUTPUT) == [
+        "#0 lower_op at /x/rocke_c/src/lower_ll.c:812",
+        "#1 rk_lower_kernel at /x/rocke_c/src/lower_ll.c:1900",
+        "#2 rocke_emit_in from /x/rocke_py/_rocke_c.abi3.so",
+    ]
