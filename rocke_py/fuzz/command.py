@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rocke_py.fuzz.driver import Settings, run_fuzz
 from rocke_py.fuzz.generate import FAMILIES
-from rocke_py.fuzz.oracles import NumericsUnavailable, load_numerics
 from rocke_py.parity.engines import MODES, EngineSpec
 from rocke_py.parity.gate import UsageError
+
+if TYPE_CHECKING:  # the driver is imported when the command runs: every other command's start stays light
+    from rocke_py.fuzz.driver import Settings
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -37,6 +38,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def settings(args: argparse.Namespace) -> Settings:
+    from rocke_py.fuzz.driver import Settings
+
     fams = tuple(f.strip() for item in args.family for f in item.split(",") if f.strip()) or FAMILIES
     bad = [f for f in fams if f not in FAMILIES]
     if bad:
@@ -64,6 +67,9 @@ def settings(args: argparse.Namespace) -> Settings:
 
 
 def run(args: argparse.Namespace, root: Path, engines: EngineSpec, out: TextIO) -> int:
+    from rocke_py.fuzz.driver import run_fuzz
+    from rocke_py.fuzz.oracles import NumericsUnavailable, load_numerics
+
     s = settings(args)
     try:
         numerics = load_numerics() if args.numerics else None
