@@ -56,6 +56,27 @@ def steps(job: dict) -> list[dict]:
     return [s for s in job["steps"] if "run" in s]
 
 
+def test_the_files_are_valid_for_the_tools_that_read_them():
+    # GitHub's workflow schema (vendored by check-jsonschema: no network), and pre-commit's own
+    # checks of a hook manifest and of a config
+    schema = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)]
+    manifest = [sys.executable, "-m", "pre_commit", "validate-manifest", str(HOOKS)]
+    config = [sys.executable, "-m", "pre_commit", "validate-config", str(REPO / ".pre-commit-config.yaml")]
+    for cmd in (schema, manifest, config):
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_schema_check_fails_on_a_broken_workflow(tmp_path):
+    text = WORKFLOW.read_text()
+    assert "    steps:\n" in text
+    broken = tmp_path / "parity.yml"
+    broken.write_text(text.replace("    steps:\n", "    stages:\n", 1))  # a job with no steps and an unknown key
+    cmd = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(broken)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "stages" in done.stdout + done.stderr
+
+
 def test_the_workflow_has_the_shards_the_sanitizers_and_the_merge():
     wf = yaml.safe_load(WORKFLOW.read_text())
     jobs = wf["jobs"]
