@@ -29,6 +29,7 @@ GDB_TIMEOUT = 60.0
 _OUTSIDE = re.compile(r"\b(_cffi_f_|ffi_call|cdata_call|_PyEval|_PyObject|PyObject_|Py_|_Py|__libc_start)")
 _FRAME = re.compile(r"^#\d+\s")
 _ROOT = str(Path(__file__).resolve().parents[2]) + os.sep  # a source checkout's files are named from its root
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # where this rocke_py is imported from
 
 
 def gdb_command(c_emit: str, config: Path, mode: str, flavor: str) -> list[str] | None:
@@ -72,18 +73,29 @@ def c_frames(c_emit: str, data: bytes, mode: str, flavor: str, timeout: float = 
     with tempfile.TemporaryDirectory(prefix="rocke-parity-bt-") as tmp:
         config = Path(tmp) / "config.toml"
         config.write_bytes(data)
-        cmd = gdb_command(c_emit, config, mode, flavor)
+        cmd = gdb_command(_absolute(c_emit), config, mode, flavor)
         if cmd is None:
             return ""
-        env = {**os.environ, "PYTHONFAULTHANDLER": ""}
+        # the re-run imports this very rocke_py (not one its working folder might hold) and starts
+        # in the empty folder, so a relative import path of an engine file was made absolute above
+        path = os.pathsep.join(p for p in (_PACKAGE_PARENT, os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "PYTHONPATH": path, "PYTHONFAULTHANDLER": ""}
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
+            done = subprocess.run(
+                cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env, cwd=tmp
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             return f"(gdb could not re-run the job: {type(e).__name__})"
     if "received signal" not in done.stdout:
         return "(the job re-run alone under gdb did not crash)"
     frames = engine_frames(done.stdout)
     return "\n".join(frames) if frames else "(gdb showed no frames)"
+
+
+def _absolute(ref: str) -> str:
+    """An engine's import path with a file part made absolute (``file.py:emit``)."""
+    module, _, attr = ref.rpartition(":")
+    return f"{Path(module).resolve()}:{attr}" if module.endswith(".py") else ref
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cbuild import shared_library
@@ -39,10 +40,16 @@ def gate(tmp_path, library: str, *args: str) -> tuple[subprocess.CompletedProces
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "parity_configs" / f"{cid}.toml", dest)
     report = tmp_path / "r.json"
-    cmd = [sys.executable, "-m", "rocke_py.parity", "gate", "--root", str(tmp_path), "--json", str(report)]
+    # the installed program, run from the tree's folder, where a shadowing rocke_py/ must not be
+    # what the gdb re-run imports (a clone of the repository beside an installed one)
+    shadow = tmp_path / "rocke_py"
+    shadow.mkdir(exist_ok=True)
+    (shadow / "__init__.py").write_text("raise ImportError('the shadowing rocke_py was imported')\n")
+    program = str(Path(sys.executable).parent / "rocke-parity")
+    cmd = [program, "gate", "--root", str(tmp_path), "--json", str(report)]
     cmd += ["--engines", f"rocke_py.engine:emit,{CRASHING}:emit", "-j", "2", *args]
     env = {**os.environ, "ROCKE_TEST_C_LIBRARY": library}
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     return done, json.loads(report.read_text())
 
 
