@@ -160,7 +160,7 @@ def fit(points: list[tuple[int, float]]) -> dict:
     return {"intercept_s": icpt, "s_per_job": slope, "r2": 1 - ss_res / ss_tot if ss_tot else 1.0}
 
 
-def corpus_figures(shipped: list[tuple[str, bytes]], sizes: list[int], runs: int) -> dict:
+def corpus_figures(sizes: list[int], runs: int) -> dict:
     from corpus import write_corpus
 
     exe = str(Path(sys.executable).with_name("rocke-parity"))
@@ -168,7 +168,7 @@ def corpus_figures(shipped: list[tuple[str, bytes]], sizes: list[int], runs: int
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"rocke-corpus-{n}-") as tmp:
             root = Path(tmp)
-            counts = write_corpus(shipped, root, n)
+            counts = write_corpus(root, n)
             _, rc, _ = run_measured([exe, "golden", "--update", "--root", str(root)], root)
             if rc != 0:
                 raise SystemExit(f"golden --update failed on the corpus of {n} (exit {rc})")
@@ -277,8 +277,7 @@ def main() -> int:
 
     sizes = [int(s) for s in args.corpus.split(",") if int(s) > 0]
     if sizes:
-        shipped = [(c.id, c.data) for c in configs if str(c.expect) == "emit"]
-        fig["corpus"] = corpus_figures(shipped, sizes, max(1, args.gate_runs - 1))
+        fig["corpus"] = corpus_figures(sizes, max(1, args.gate_runs - 1))
     fig["memory"] = memory_figures(configs, modes)
     print_report(fig, modes)
     if args.json:
