@@ -597,6 +597,7 @@ def run_jobs(
     try:
         advance = (lambda r: progress.advance(r.item.key.label())) if progress else None
         results = pool.run(items, advance, order, stop if maxfail is not None else None)
+        pool.release()  # the workers exit while the results are judged
         run.not_run = len(items) - len(results)
         if run.not_run:
             run.notes.append(f"stopped after {maxfail} failing job(s) (--maxfail): {run.not_run} job(s) not run")

@@ -333,6 +333,7 @@ class _Worker:
         self.batch: deque[int] = deque()  # indexes of the items handed out, in the order they run
         self.deadline = 0.0  # for the job running now: its start (or the batch's) + the timeout
         self.alive = True
+        self.released = False  # asked to exit (Pool.release)
 
     @property
     def job(self) -> int | None:
@@ -419,15 +420,21 @@ class Pool:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def release(self) -> None:
+        """Ask every worker to exit, without waiting: they wind down while the caller judges the
+        results, and :meth:`close` then finds them gone. The pool runs nothing after this."""
+        for w in self._workers:
+            if w.alive and not w.released:
+                w.released = True
+                try:
+                    w.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+
     def close(self) -> None:
         """Stop the workers: ask them to exit, give them 2 s, kill the rest."""
         try:
-            for w in self._workers:
-                if w.alive:
-                    try:
-                        w.conn.send(None)
-                    except (OSError, ValueError):
-                        pass
+            self.release()
             deadline = time.monotonic() + 2.0
             for w in self._workers:
                 if w.alive:
@@ -511,6 +518,8 @@ class Pool:
         at the end while the others are idle. When ``stop`` returns True for a result, no
         further job is handed out; the jobs already running finish, and only the results of
         the jobs that ran are returned (``--maxfail``)."""
+        if any(w.released for w in self._workers):
+            raise RuntimeError("Pool.run after Pool.release: the workers were asked to exit")
         results: list[JobResult[K] | None] = [None] * len(items)
         if order is not None and sorted(order) != list(range(len(items))):
             raise ValueError("order must be a permutation of the items' indexes")

@@ -85,3 +85,19 @@ def test_a_crash_or_hang_inside_a_batch_costs_only_its_job(tmp_path, fault):
     assert set(got.values()) == {"IDENTICAL"}
     (bad,) = run.failures
     assert bad.result.death is not None and bad.result.death.engine == "c"
+
+
+def test_released_workers_exit_on_their_own_and_the_pool_runs_nothing_more(tmp_path):
+    import time
+
+    root = pt.make_tree(tmp_path, TREE)
+    with Pool(pt.engine_spec(), 2, 10) as pool:
+        assert len(pool.run(items(root))) == len(TREE)
+        procs = [w.proc for w in pool._workers]
+        pool.release()
+        deadline = time.monotonic() + 10
+        while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not any(p.is_alive() for p in procs) and all(p.exitcode == 0 for p in procs)  # exited, not killed
+        with pytest.raises(RuntimeError, match="after Pool.release"):
+            pool.run(items(root))
