@@ -127,21 +127,26 @@ def in_gate_engine_seconds(root: Path) -> tuple[float, int]:
 
 
 def time_gate(root: Path, runs: int) -> dict:
+    """Median wall time of ``runs`` gates, and the median of each run's ratio of its wall time to
+    its own engines' seconds (as its workers recorded them) over the cores: a run and the engine
+    seconds it is divided by come from the same moment of a shared machine."""
     exe = str(Path(sys.executable).with_name("rocke-parity"))
-    walls, peak = [], 0
+    walls, engine, ratios, peak = [], [], [], 0
     for _ in range(runs):
         wall, rc, rss = run_measured([exe, "gate", "--root", str(root)], root)
         if rc != 0:
             raise SystemExit(f"gate failed on {root} (exit {rc})")
+        engine_s, jobs = in_gate_engine_seconds(root)
         walls.append(wall)
+        engine.append(engine_s)
+        ratios.append(wall / (engine_s / CORES))
         peak = max(peak, rss)
-    engine_s, jobs = in_gate_engine_seconds(root)
-    wall = median(walls)
     return {
         "jobs": jobs,
-        "wall_s": wall,
-        "in_gate_engine_s": engine_s,
-        "ratio_in_gate": wall / (engine_s / CORES),
+        "wall_s": median(walls),
+        "walls_s": walls,
+        "in_gate_engine_s": median(engine),
+        "ratio_in_gate": median(ratios),
         "peak_rss_kib": peak,
     }
 
