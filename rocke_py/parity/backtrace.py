@@ -28,6 +28,8 @@ GDB_TIMEOUT = 60.0
 #: a frame that is not the engine's: the cffi call, libffi, the interpreter, libc's start
 _OUTSIDE = re.compile(r"\b(_cffi_f_|ffi_call|cdata_call|_PyEval|_PyObject|PyObject_|Py_|_Py|__libc_start)")
 _FRAME = re.compile(r"^#\d+\s")
+#: libc's frames above a raise() or an abort(): how the signal came, not where
+_RAISING = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(__pthread_kill\w*|__GI_raise|raise|__GI_abort|abort) ")
 _ROOT = str(Path(__file__).resolve().parents[2]) + os.sep  # a source checkout's files are named from its root
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # where this rocke_py is imported from
 
@@ -42,11 +44,14 @@ def gdb_command(c_emit: str, config: Path, mode: str, flavor: str) -> list[str] 
 
 
 def engine_frames(gdb_output: str) -> list[str]:
-    """The frames of gdb's ``bt`` from the innermost one to the last before the engine's caller;
-    the addresses and the argument values are dropped (they differ from run to run)."""
+    """The frames of gdb's ``bt`` from the innermost one (past libc's raise/abort frames) to the
+    last before the engine's caller; the addresses and the argument values are dropped (they
+    differ from run to run)."""
     frames: list[str] = []
     for line in gdb_output.splitlines():
         if not _FRAME.match(line):
+            continue
+        if not frames and _RAISING.search(line):
             continue
         if _OUTSIDE.search(line) and frames:
             break

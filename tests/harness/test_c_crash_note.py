@@ -73,6 +73,7 @@ def test_a_c_crash_shows_the_engine_frames_from_a_rerun_under_gdb(tmp_path, cras
     rec = next(r for r in doc["jobs"] if r["status"] == "CRASH")
     frames = rec["death"]["c_frames"].splitlines()
     names = [f.split()[1] for f in frames]
+    assert names[0] == "note_stage"  # libc's raise() frames above it are left out
     assert names.index("note_stage") < names.index("emit_text") < names.index("rocke_emit_in")
     assert "rocke_c/src/emit.c:" in rec["death"]["c_frames"]  # named from the repository root
     assert not any("_cffi_f_" in f or "_PyEval" in f for f in frames)  # the engine's frames only
@@ -101,20 +102,22 @@ def test_the_bridge_note_is_empty_between_calls():
 
 
 GDB_OUTPUT = """\
-Program received signal SIGSEGV, Segmentation fault.
-0x00007ffff7e3a1f0 in lower_op (l=0x5555, op=0x7777) at /x/rocke_c/src/lower_ll.c:812
-812\t    int k = *p;
-#0  0x00007ffff7e3a1f0 in lower_op (l=0x5555, op=0x7777) at /x/rocke_c/src/lower_ll.c:812
-#1  0x00007ffff7e3b000 in rk_lower_kernel (kernel=0x1, arch=0x2 "gfx950") at /x/rocke_c/src/lower_ll.c:1900
-#2  0x00007ffff7e3c000 in rocke_emit_in () from /x/rocke_py/_rocke_c.abi3.so
-#3  0x00007ffff7e3d000 in _cffi_f_rocke_emit_in () from /x/rocke_py/_rocke_c.abi3.so
-#4  0x00007ffff7c3e000 in _PyEval_EvalFrameDefault (tstate=0x9) at Python/ceval.c:5000
+Program received signal SIGABRT, Aborted.
+#0  __pthread_kill_implementation (no_tid=0, signo=6, threadid=<optimized out>) at ./nptl/pthread_kill.c:44
+#1  0x00007ffff7c8af1f in __pthread_kill_internal (signo=6, threadid=<optimized out>) at ./nptl/pthread_kill.c:78
+#2  0x00007ffff7c3bfb2 in __GI_raise (sig=sig@entry=6) at ../sysdeps/posix/raise.c:26
+#3  0x00007ffff7c26472 in __GI_abort () at ./stdlib/abort.c:79
+#4  0x00007ffff7e3a1f0 in lower_op (l=0x5555, op=0x7777) at /x/rocke_c/src/lower_ll.c:812
+#5  0x00007ffff7e3b000 in rk_lower_kernel (kernel=0x1, arch=0x2 "gfx950") at /x/rocke_c/src/lower_ll.c:1900
+#6  0x00007ffff7e3c000 in rocke_emit_in () from /x/rocke_py/_rocke_c.abi3.so
+#7  0x00007ffff7e3d000 in _cffi_f_rocke_emit_in () from /x/rocke_py/_rocke_c.abi3.so
+#8  0x00007ffff7c3e000 in _PyEval_EvalFrameDefault (tstate=0x9) at Python/ceval.c:5000
 """
 
 
-def test_the_frames_stop_at_the_engines_caller_and_drop_addresses_and_arguments():
+def test_the_frames_start_past_libc_abort_stop_at_the_engines_caller_and_drop_addresses_and_arguments():
     assert backtrace.engine_frames(GDB_OUTPUT) == [
-        "#0 lower_op at /x/rocke_c/src/lower_ll.c:812",
-        "#1 rk_lower_kernel at /x/rocke_c/src/lower_ll.c:1900",
-        "#2 rocke_emit_in from /x/rocke_py/_rocke_c.abi3.so",
+        "#4 lower_op at /x/rocke_c/src/lower_ll.c:812",
+        "#5 rk_lower_kernel at /x/rocke_c/src/lower_ll.c:1900",
+        "#6 rocke_emit_in from /x/rocke_py/_rocke_c.abi3.so",
     ]
