@@ -8,7 +8,6 @@ engine's built extension (the shared object the bridge loads), or the file or mo
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import subprocess
 from pathlib import Path
@@ -21,6 +20,8 @@ _C_EXTENSION = "rocke_py._rocke_c"
 
 
 def package_version() -> str:
+    import importlib.metadata  # only when a version is asked for: it costs every command's start otherwise
+
     try:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:
