@@ -258,7 +258,10 @@ def _attach_note(spec: EngineSpec, note) -> None:
         attach = load_callable(spec.c_emit.rpartition(":")[0] + ":attach_note")
     except (ImportError, AttributeError):
         return
-    attach(note)
+    try:
+        attach(note)
+    except Exception:  # noqa: BLE001 - without a note a crash is still reported, only without its stage
+        return
 
 
 def _worker_main(conn: Connection, phase, seq, note, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
