@@ -36,6 +36,7 @@ import contextlib
 import faulthandler
 import multiprocessing as mp
 import os
+import selectors
 import shutil
 import signal
 import sys
@@ -392,6 +393,8 @@ class Pool:
         self._spawned = 0
         self.info: EngineInfo | None = None
         self.replaced = 0
+        self._selector: selectors.BaseSelector | None = None
+        self._selector_key: tuple[int, ...] = ()
 
     # -- lifecycle
     def __enter__(self) -> Pool:
@@ -423,6 +426,31 @@ class Pool:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _ready_workers(self, live: list[_Worker], timeout: float) -> list[tuple[_Worker, bool]]:
+        """The workers with a message or an exit to read, waiting up to ``timeout`` s, each once:
+        (worker, whether its pipe is readable; else only its process ended). One selector serves
+        as long as the set of live workers stays the same (the loop asks once per result:
+        registering every pipe anew each time cost more than the wait)."""
+        key = tuple(id(w) for w in live)
+        if self._selector is None or self._selector_key != key:
+            self._close_selector()
+            self._selector = selectors.DefaultSelector()
+            for w in live:
+                self._selector.register(w.conn, selectors.EVENT_READ, (w, True))
+                self._selector.register(w.proc.sentinel, selectors.EVENT_READ, (w, False))
+            self._selector_key = key
+        ready: dict[int, tuple[_Worker, bool]] = {}
+        for k, _ in self._selector.select(timeout):
+            w, readable = k.data
+            if readable or id(w) not in ready:
+                ready[id(w)] = (w, readable)  # a message to read comes before the exit behind it
+        return list(ready.values())
+
+    def _close_selector(self) -> None:
+        if self._selector is not None:
+            self._selector.close()
+        self._selector, self._selector_key = None, ()
+
     def release(self) -> None:
         """Ask every worker to exit, without waiting: they wind down while the caller judges the
         results, and :meth:`close` then finds them gone. The pool runs nothing after this."""
@@ -449,6 +477,7 @@ class Pool:
     def terminate(self) -> None:
         """Kill every worker at once (SIGKILL to all, then wait for each): for an interrupted run."""
         workers, self._workers = self._workers, []
+        self._close_selector()
         for w in workers:
             w.signal_kill()
         for w in workers:
@@ -499,9 +528,11 @@ class Pool:
                 self._handle_hello(w, msg)
 
     @staticmethod
-    def _recv(w: _Worker) -> tuple | None:
+    def _recv(w: _Worker, readable: bool = False) -> tuple | None:
+        """The worker's next message; None when it died; ``("nothing",)`` when there is none yet.
+        ``readable``: a selector just saw its pipe readable (no second poll)."""
         try:
-            if not w.conn.poll():
+            if not readable and not w.conn.poll():
                 return None if not w.proc.is_alive() else ("nothing",)
             return w.conn.recv()
         except (EOFError, OSError):
@@ -587,18 +618,10 @@ class Pool:
                 continue
             busy = [w.deadline for w in live if w.job is not None]
             wait_for = max(0.0, min(busy) - time.monotonic()) if busy else _STARTUP_TIMEOUT
-            objs: dict[object, _Worker] = {}
-            for w in live:
-                objs[w.conn] = w
-                objs[w.proc.sentinel] = w
-            ready = wait(list(objs), wait_for)
-            seen: set[int] = set()
-            for obj in ready:
-                w = objs[obj]
-                if id(w) in seen or not w.alive:
+            for w, readable in self._ready_workers(live, wait_for):
+                if not w.alive:
                     continue
-                seen.add(id(w))
-                msg = self._recv(w)
+                msg = self._recv(w, readable)
                 if msg is not None and msg[0] == "nothing":
                     continue
                 if msg is None:  # the worker died
