@@ -55,7 +55,15 @@ def _load(path: Path) -> dict[str, list]:
 
 
 def _run_json(run: EngineRun) -> dict[str, object]:
-    return {k: getattr(run, k) for k in _RUN_FIELDS}
+    # _RUN_FIELDS spelled out: this runs for every job of every gate
+    return {
+        "kind": run.kind,
+        "code": run.code,
+        "message": run.message,
+        "sha256": run.sha256,
+        "nbytes": run.nbytes,
+        "seconds": run.seconds,
+    }
 
 
 def _run_of(d: object) -> EngineRun | None:
@@ -69,6 +77,7 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
     bytes are no longer any config's (``keep``: the sha256s of the tree's configs) are dropped."""
     results = [r for r in results if r.death is None]
     objects = ObjectCache(root)
+    keys = {id(r): item_key(r.item) for r in results}  # one hash of the config's bytes per job, not per side
     for side in SIDES:
         runs = [(r, r.runs(side)) for r in results]
         runs = [(r, rs) for r, rs in runs if len(rs) == 2 and all(x.kind != "error" for x in rs)]
@@ -80,7 +89,7 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
             text = r.text(side)
             if rs[0].kind == "emitted" and text is not None:
                 objects.put(rs[0].sha256, text)
-            entries[item_key(r.item)] = [_run_json(x) for x in rs]
+            entries[keys[id(r)]] = [_run_json(x) for x in rs]
         state_dir(root)
         doc = {"schema": SCHEMA, "side": side, "build_id": path.stem.split("-", 1)[1], "runs": entries}
         atomic_write(path, (json.dumps(doc, sort_keys=True) + "\n").encode())

@@ -134,3 +134,12 @@ def test_changed_usage_errors(repo, tmp_path):
     plain = pt.make_tree(tmp_path / "plain", TREE)
     done = pt.run_cli(plain, "gate", "--changed")
     assert done.returncode == 2 and "git" in done.stderr
+
+
+def test_a_recorded_run_has_every_field_the_cache_reads_back():
+    from rocke_py.parity import outcache
+    from rocke_py.parity.engines import EngineRun
+
+    run = EngineRun("emitted", "", "", "ab" * 32, 12, 0.5)
+    assert tuple(outcache._run_json(run)) == outcache._RUN_FIELDS
+    assert outcache._run_of(outcache._run_json(run)) == run
