@@ -10,7 +10,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from rocke_py.fuzz.generate import FAMILIES
 from rocke_py.parity.engines import MODES, EngineSpec
 from rocke_py.parity.gate import UsageError
 
@@ -39,6 +38,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def settings(args: argparse.Namespace) -> Settings:
     from rocke_py.fuzz.driver import Settings
+    from rocke_py.fuzz.generate import FAMILIES
 
     fams = tuple(f.strip() for item in args.family for f in item.split(",") if f.strip()) or FAMILIES
     bad = [f for f in fams if f not in FAMILIES]
