@@ -93,7 +93,15 @@ def install_baseline(rev: str, into: Path) -> Path:
     site = into / "site"
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps"]
     subprocess.run([*pip, "--target", str(site), str(src)], check=True)
+    compile_bytecode(site / "rocke_py")
     return site
+
+
+def compile_bytecode(package: Path) -> None:
+    """Bytecode for every module of ``package``, as a used installation has it: with
+    PYTHONDONTWRITEBYTECODE set (it is on some machines) each gate worker and each timed
+    interpreter would compile the sources again and the figures would measure the compiler."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True, stdout=subprocess.DEVNULL)
 
 
 def baseline_table(current: list[dict], base: list[dict], modes: tuple[str, ...]) -> dict:
@@ -256,6 +264,7 @@ def main() -> int:
     configs = discover(ROOT).configs
     jobs = job_list(configs, modes)
     fig: dict = {"repeat": args.repeat, "gate_runs": args.gate_runs, "cores": CORES, "modes": modes}
+    compile_bytecode(ROOT / "rocke_py")
 
     rows = engine_times(jobs, args.repeat, ROOT, "py,c", interleaved=True)
     fig["engines"] = ratio_table(rows, modes)
