@@ -30,8 +30,8 @@ _OUTSIDE = re.compile(r"\b(_cffi_f_|ffi_call|cdata_call|_PyEval|_PyObject|PyObje
 _FRAME = re.compile(r"^#\d+\s")
 #: libc's frames above a raise() or an abort(): how the signal came, not where
 _RAISING = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(__pthread_kill\w*|__GI_raise|raise|__GI_abort|abort) ")
-_ROOT = str(Path(__file__).resolve().parents[2]) + os.sep  # a source checkout's files are named from its root
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # where this rocke_py is imported from
+_ROOT = _PACKAGE_PARENT + os.sep  # in a source checkout, the repository: its files are named from there
 
 
 def gdb_command(c_emit: str, config: Path, mode: str, flavor: str) -> list[str] | None:
