@@ -13,6 +13,9 @@ from . import ops
 from .ops import CODES, OPS
 from .result import EngineFailure
 
+NAMES = tuple(info.name for info in OPS)  # by op code: the builder's hot path reads these
+HINTS = tuple(info.hint for info in OPS)
+
 AttrValue = Union[bool, int, float, str, list, dict]
 
 SCALARS = ("i1", "i32", "i64", "f16", "bf16", "f32")
@@ -97,17 +100,31 @@ class Region:
     ops: list["Op"] = field(default_factory=list)
 
 
-@dataclass(slots=True)
 class Op:
-    name: str
-    operands: list[Value]
-    results: list[Value]
-    attrs: dict[str, AttrValue]
-    regions: list[Region] = field(default_factory=list)
-    code: int = field(init=False, repr=False, compare=False)  # the row of ops.OPS, ops.UNKNOWN
+    """One op: name, operands, results, attrs and regions, and its code (the row of ops.OPS,
+    ops.UNKNOWN for a name outside the table). A plain __slots__ class, not a dataclass: a
+    kernel makes one per op, and the builder passes the code it already knows."""
 
-    def __post_init__(self) -> None:
-        self.code = CODES.get(self.name, ops.UNKNOWN)
+    __slots__ = ("name", "operands", "results", "attrs", "regions", "code")
+
+    def __init__(
+        self,
+        name: str,
+        operands: list[Value],
+        results: list[Value],
+        attrs: dict[str, AttrValue],
+        regions: Optional[list[Region]] = None,
+        code: Optional[int] = None,
+    ) -> None:
+        self.name = name
+        self.operands = operands
+        self.results = results
+        self.attrs = attrs
+        self.regions: list[Region] = [] if regions is None else regions
+        self.code: int = CODES.get(name, ops.UNKNOWN) if code is None else code
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r}, {self.operands!r}, {self.results!r}, {self.attrs!r}, {self.regions!r})"
 
 
 @dataclass(frozen=True)
@@ -145,9 +162,12 @@ class Builder:
         self.kernel = Kernel(name, dict(attrs), [], Region("entry"))
         self.counter = 0
         self.regions: list[Region] = [self.kernel.entry]
-        # One constant cache per open region: a constant is created once and reused in
-        # the regions nested below it (docs/ir.md §2).
-        self.constants: list[dict[tuple[str, object], Value]] = [{}]
+        # The constants visible in the innermost open region: a constant is created once and
+        # reused in the regions nested below it (docs/ir.md §2). One dict for every open region
+        # (a constant is never made again below the region that has it); each open region keeps
+        # the keys it added, dropped again when it closes.
+        self.constants: dict[tuple[str, object], Value] = {}
+        self.constant_frames: list[list[tuple[str, object]]] = [[]]
         # The hard size limit: the op past it fails the build (None: unlimited; the kernel
         # builder sets its documented bound, docs/kernels.md §9).
         self.op_limit: Optional[int] = None
@@ -155,19 +175,22 @@ class Builder:
 
     def push_region(self, region: Region) -> None:
         self.regions.append(region)
-        self.constants.append({})
+        self.constant_frames.append([])
 
     def pop_region(self) -> None:
         self.regions.pop()
-        self.constants.pop()
+        constants = self.constants
+        for key in self.constant_frames.pop():
+            del constants[key]
 
     def constant(self, ity: str, value: object) -> Value:
         key = (ity, value)
-        for cache in reversed(self.constants):
-            if key in cache:
-                return cache[key]
+        result = self.constants.get(key)
+        if result is not None:
+            return result
         result = self.result_op(ops.CONSTANT, [], ity, {"ity": ity, "value": value})
-        self.constants[-1][key] = result
+        self.constants[key] = result
+        self.constant_frames[-1].append(key)
         return result
 
     # -- plumbing --
@@ -196,16 +219,12 @@ class Builder:
         type_: str | None,
         attrs: dict[str, AttrValue] | None = None,
     ) -> Value | None:
-        # new_value and append inlined: this is the builder's hot path
+        """Any op by name (the scripts' generic op); the table's ops take result_op and plain_op."""
         result = None
         if hint is not None and type_ is not None:
-            self.counter += 1
-            result = Value(f"%{hint}{self.counter}", type_)
-        self.num_ops += 1
-        if self.op_limit is not None and self.num_ops > self.op_limit:
-            raise fail(f"the kernel exceeds {self.op_limit} IR ops")
+            result = self.new_value(hint, type_)
         op = Op(name, list(operands), [result] if result else [], dict(attrs) if attrs else {})
-        self.regions[-1].ops.append(op)
+        self.append(op)
         return result
 
     def value_op(
@@ -218,15 +237,20 @@ class Builder:
     def result_op(
         self, code: int, operands: list[Value], type_: str, attrs: dict[str, AttrValue] | None = None
     ) -> Value:
-        """An op of the table that gives one result, named by the op's hint."""
-        info = OPS[code]
-        result = self.op(info.name, operands, info.hint, type_, attrs)
-        assert result is not None
+        """An op of the table that gives one result, named by the op's hint. The builder's hot
+        path: new_value and append inlined, and the operand list and attrs (fresh from the
+        caller) taken as they are."""
+        self.counter += 1
+        result = Value(f"%{HINTS[code]}{self.counter}", type_)
+        self.num_ops += 1
+        if self.op_limit is not None and self.num_ops > self.op_limit:
+            raise fail(f"the kernel exceeds {self.op_limit} IR ops")
+        self.regions[-1].ops.append(Op(NAMES[code], operands, [result], attrs if attrs else {}, [], code))
         return result
 
     def plain_op(self, code: int, operands: list[Value], attrs: dict[str, AttrValue] | None = None) -> None:
         """An op of the table that gives no result."""
-        self.op(OPS[code].name, operands, None, None, attrs)
+        self.append(Op(NAMES[code], operands, [], attrs if attrs else {}, [], code))
 
     # -- arith (docs/ir.md §4.1) --
 
@@ -250,8 +274,10 @@ class Builder:
         return result
 
     def binary_of(self, code: int, a: Value, b: Value) -> Value:
-        info = OPS[code]
-        return self.binary(info.name, info.hint, a, b)
+        """binary() of a table op (the common case: the op and its hint known by code)."""
+        if a.type != b.type:
+            raise fail(f"{NAMES[code]} of {a.type} and {b.type}")
+        return self.result_op(code, [a, b], a.type)
 
     def add(self, a: Value, b: Value) -> Value:
         return self.binary_of(ops.ADD, a, b)
@@ -382,7 +408,7 @@ class Builder:
         return self.result_op(ops.INSERT, [v, x], v.type, {"index": index})
 
     def from_elements(self, xs: list[Value]) -> Value:
-        return self.result_op(ops.FROM_ELEMENTS, xs, vec(xs[0].type, len(xs)))
+        return self.result_op(ops.FROM_ELEMENTS, list(xs), vec(xs[0].type, len(xs)))
 
     def concat(self, a: Value, b: Value) -> Value:
         t = vec(vec_elem(a.type), vec_len(a.type) + vec_len(b.type))
@@ -427,7 +453,7 @@ class Builder:
     def for_end(self, loop: ForLoop, yielded: list[Value]) -> list[Value]:
         if self.regions[-1] is not loop.op.regions[0]:
             raise fail("for_end does not close the innermost region")
-        self.plain_op(ops.YIELD, yielded, {"num": len(yielded)})
+        self.plain_op(ops.YIELD, list(yielded), {"num": len(yielded)})
         self.pop_region()
         return list(loop.op.results)
 

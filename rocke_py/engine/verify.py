@@ -497,26 +497,30 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
         bad = f"unknown op {op.name}"
     if bad:
         return bad
-    frame = scope.frames[-1]
-    for r in op.results:
-        # Scope.define, inlined for the common case (a new name of a type seen before)
-        if r.name in scope.defined or r.type not in scope.valid:
-            bad = scope.define(r.name, r.type)
-            if bad:
-                return bad
-            continue
-        scope.defined.add(r.name)
-        types[r.name] = r.type
-        frame.append(r.name)
+    results = op.results
+    if len(results) == 1:
+        # Scope.define, inlined for the common case: one new name of a type seen before
+        name, type_ = results[0]
+        if name not in scope.defined and type_ in scope.valid:
+            scope.defined.add(name)
+            types[name] = type_
+            scope.frames[-1].append(name)
+            return None
+    for r in results:
+        bad = scope.define(r.name, r.type)
+        if bad:
+            return bad
     return None
 
 
 def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -> Optional[str]:
     last_index = len(region.ops) - 1 if allow_yield else -1
-    for index, op in enumerate(region.ops):
+    index = 0
+    for op in region.ops:
         bad = verify_op(op, scope, where, index == last_index)
         if bad:
             return f"{where} op {index} ({op.name}): {bad}"
+        index += 1
     return None
 
 
