@@ -105,6 +105,13 @@ def ll_type(t: str) -> str:
     return scalar_row(t)[1]
 
 
+@functools.lru_cache(maxsize=256)  # pure, asked per LDS access; an alloc's type parsed once (scan_lds)
+def lds_array_type(t: str) -> str:
+    """The LLVM array type of an smem tile: smem<f16, [64x72]> -> [64 x [72 x half]]."""
+    rows, cols = smem_shape(t)
+    return "[" + str(rows) + " x [" + str(cols) + " x " + ll_type(smem_elem(t)) + "]]"
+
+
 def type_bytes(t: str) -> int:
     return scalar_row(vec_elem(t))[2] * vec_len(t)
 
@@ -167,10 +174,12 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
     """Live intervals: a use inside an scf.for counts at the end of the outermost loop."""
     for op in region.ops:
         here = pos[0]
-        pos[0] += 1
+        pos[0] = here + 1
         use_at = here if loop_end < 0 else loop_end
         for v in op.operands:
-            if v.type.startswith("smem<"):  # is_smem, inlined: this loop sees every operand
+            t = v.type
+            # is_smem, inlined (this loop sees every operand), the substring test first: cheaper
+            if "smem<" in t and t.startswith("smem<"):
                 a = find_alloc(allocs, v.name)
                 if a is None:
                     raise fail(v.name + " is an LDS value that no tile.smem_alloc defines")
@@ -186,11 +195,12 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
                     op.results[0].name, t, here, -1, rows * cols * elem_bytes, align, op.attrs.get("exclusive") is True
                 )
             )
-        inner_end = loop_end
-        if op.code == ops.FOR and loop_end < 0:
-            inner_end = here + count_ops(op.regions[0])
-        for r in op.regions:
-            scan_lds(r, allocs, pos, inner_end)
+        if op.regions:
+            inner_end = loop_end
+            if op.code == ops.FOR and loop_end < 0:
+                inner_end = here + count_ops(op.regions[0])
+            for r in op.regions:
+                scan_lds(r, allocs, pos, inner_end)
 
 
 def plan_lds(kernel: Kernel) -> LdsPlan:
@@ -227,7 +237,7 @@ def plan_lds(kernel: Kernel) -> LdsPlan:
 @dataclass
 class Block:
     label: str
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the instructions, without their indent
     terminated: bool = False
 
 
@@ -264,7 +274,7 @@ class Lowerer:
         return block
 
     def emit(self, line: str) -> None:
-        self.block.lines.append("  " + line)
+        self.block.lines.append(line)  # indented when the module is joined
 
     def need(self, key: str) -> None:
         self.needed[decl_index(key)] = True
@@ -315,18 +325,13 @@ class Lowerer:
 
     def lds_gep(self, s: Value, row: Value, col: Value, hint: str) -> str:
         a = self.alloc_of(s)
-        rows, cols = smem_shape(a.type)
         base = self.lds_base(a)
         gep = self.temp(hint)
         self.emit(
             gep
-            + " = getelementptr inbounds ["
-            + str(rows)
-            + " x ["
-            + str(cols)
-            + " x "
-            + ll_type(smem_elem(a.type))
-            + "]], ptr addrspace(3) "
+            + " = getelementptr inbounds "
+            + lds_array_type(a.type)
+            + ", ptr addrspace(3) "
             + base
             + ", i32 0, "
             + self.typed(row)
@@ -390,8 +395,8 @@ class Lowerer:
         )
         for block in self.blocks:
             out.append(block.label + ":\n")
-            for line in block.lines:
-                out.append(line + "\n")
+            if block.lines:
+                out.append("  " + "\n  ".join(block.lines) + "\n")
         out.append("}\n")
         out.append("\n")
         out.append(attributes + "\n")
@@ -484,14 +489,23 @@ class Lowerer:
 
     def lower_region(self, region: Region, is_entry: bool, is_for_body: bool) -> None:
         """A for body's final scf.yield is read by lower_for, not lowered."""
-        n = len(region.ops)
+        region_ops = region.ops
+        n = len(region_ops)
         if is_for_body:
             n -= 1
+        last = n - 1 if is_entry else -1
+        handlers = HANDLERS
         for i in range(n):
-            op = region.ops[i]
-            if op.code == ops.RETURN and not (is_entry and i == n - 1):
+            op = region_ops[i]
+            code = op.code
+            if code == ops.RETURN and i != last:
                 raise fail("cf.return must be the last op of the kernel")
-            self.lower_op(op)
+            # lower_op, inlined for the ops that have a handler (lower_op raises for the rest)
+            handler = handlers.get(code)
+            if handler is None:
+                self.lower_op(op)
+            else:
+                handler(self, op)
 
     def lower_op(self, op: Op) -> None:
         if op.code == ops.YIELD:
@@ -534,7 +548,18 @@ def lower_constant_vec(lw: Lowerer, op: Op) -> None:
 def lower_binary(lw: Lowerer, op: Op) -> None:
     opcode = BINARY_OPS.get(op.code, "")
     a, b = op.operands
-    lw.emit(lw.define(op.results[0]) + " = " + opcode + " " + lw.typed(a) + ", " + lw.val(b))
+    # define, typed(a), val(b) and emit, inlined (over half of a kernel's ops come here); a
+    # missing operand name goes through typed and val, which raise in that order
+    r = op.results[0]
+    names = lw.names
+    text = r.name + lw.suffix
+    names[r.name] = text
+    a_text = names.get(a.name)
+    b_text = names.get(b.name)
+    if a_text is None or b_text is None:
+        lw.typed(a)
+        lw.val(b)
+    lw.block.lines.append(text + " = " + opcode + " " + ll_type(a.type) + " " + a_text + ", " + b_text)
 
 
 def lower_binary_call(lw: Lowerer, op: Op) -> None:
@@ -1010,7 +1035,7 @@ def lower_for(lw: Lowerer, op: Op) -> None:
     header = lw.new_block("for.header")
     body = lw.new_block("for.body")
     cmp = lw.temp("cmp")
-    pred.lines.append("  br label %" + header.label)
+    pred.lines.append("br label %" + header.label)
     pred.terminated = True
     iv_name = iv + lw.suffix
     lw.names[iv] = iv_name
@@ -1123,7 +1148,7 @@ def lower_if(lw: Lowerer, op: Op) -> None:
     end = lw.new_block("if.end")
     lw.emit("br label %" + end.label)
     lw.block.terminated = True
-    pred.lines.append("  br " + cond + ", label %" + then.label + ", label %" + end.label)
+    pred.lines.append("br " + cond + ", label %" + then.label + ", label %" + end.label)
     pred.terminated = True
     lw.block = end
 

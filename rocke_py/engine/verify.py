@@ -351,24 +351,29 @@ def check_setprio(op: Op) -> Optional[str]:
 
 # The rule of each op, by its code; scf.for, scf.if and scf.yield are checked in verify_op
 # (they need the scope).
+# The same-type binaries and the types each takes (verify_region checks them inline).
+BINARY_TYPES: dict[int, tuple[str, ...]] = {
+    ops.ADD: INT_TYPES,
+    ops.SUB: INT_TYPES,
+    ops.MUL: INT_TYPES,
+    ops.DIV: ("i32",),
+    ops.MOD: ("i32",),
+    ops.MIN: ("i32",),
+    ops.MAX: ("i32",),
+    ops.AND: ("i1", "i32"),
+    ops.OR: ("i1", "i32"),
+    ops.FADD: FLOAT_TYPES,
+    ops.FMUL: FLOAT_TYPES,
+    ops.FMAX: FLOAT_TYPES,
+    ops.FMIN: FLOAT_TYPES,
+}
+
 CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
     ops.CONSTANT: check_constant,
     ops.CONSTANT_VEC: check_constant_vec,
-    ops.ADD: same_type_binary(INT_TYPES),
-    ops.SUB: same_type_binary(INT_TYPES),
-    ops.MUL: same_type_binary(INT_TYPES),
-    ops.DIV: same_type_binary(("i32",)),
-    ops.MOD: same_type_binary(("i32",)),
-    ops.MIN: same_type_binary(("i32",)),
-    ops.MAX: same_type_binary(("i32",)),
-    ops.AND: same_type_binary(("i1", "i32")),
-    ops.OR: same_type_binary(("i1", "i32")),
+    **{code: same_type_binary(types) for code, types in BINARY_TYPES.items()},
     ops.CMP: check_cmp,
     ops.SELECT: check_select,
-    ops.FADD: same_type_binary(FLOAT_TYPES),
-    ops.FMUL: same_type_binary(FLOAT_TYPES),
-    ops.FMAX: same_type_binary(FLOAT_TYPES),
-    ops.FMIN: same_type_binary(FLOAT_TYPES),
     ops.FPTRUNC: check_fptrunc,
     ops.BITCAST: check_bitcast,
     ops.THREAD_ID: check_thread_id,
@@ -515,8 +520,30 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
 
 def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -> Optional[str]:
     last_index = len(region.ops) - 1 if allow_yield else -1
+    # verify_op's checks of a same-type binary (over half of a kernel's ops), inlined with
+    # the scope in locals: an op that passes every one of them is defined here; any other op,
+    # or one that fails, goes through verify_op (for its message)
+    types, defined, valid, frame = scope.types, scope.defined, scope.valid, scope.frames[-1]
     index = 0
     for op in region.ops:
+        allowed = BINARY_TYPES.get(op.code)
+        if allowed is not None and len(op.operands) == 2 and len(op.results) == 1 and not op.regions:
+            a, b = op.operands
+            name, t = op.results[0]
+            if (
+                t in allowed
+                and a.type == t
+                and b.type == t
+                and types.get(a.name) == t
+                and types.get(b.name) == t
+                and name not in defined
+                and t in valid
+            ):
+                defined.add(name)
+                types[name] = t
+                frame.append(name)
+                index += 1
+                continue
         bad = verify_op(op, scope, where, index == last_index)
         if bad:
             return f"{where} op {index} ({op.name}): {bad}"
