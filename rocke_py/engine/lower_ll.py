@@ -172,17 +172,15 @@ def find_alloc(allocs: list[Alloc], name: str) -> Optional[Alloc]:
 
 def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int) -> None:
     """Live intervals: a use inside an scf.for counts at the end of the outermost loop."""
+    here = pos[0]  # this op's position (pos[0] is kept for the regions below)
     for op in region.ops:
-        here = pos[0]
-        pos[0] = here + 1
-        use_at = here if loop_end < 0 else loop_end
         for v in op.operands:
-            t = v.type
             # is_smem, inlined (this loop sees every operand), the substring test first: cheaper
-            if "smem<" in t and t.startswith("smem<"):
+            if "smem<" in v.type and v.type.startswith("smem<"):
                 a = find_alloc(allocs, v.name)
                 if a is None:
                     raise fail(v.name + " is an LDS value that no tile.smem_alloc defines")
+                use_at = here if loop_end < 0 else loop_end
                 if use_at > a.last:
                     a.last = use_at
         if op.code == ops.SMEM_ALLOC:
@@ -196,11 +194,16 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
                 )
             )
         if op.regions:
+            pos[0] = here + 1
             inner_end = loop_end
             if op.code == ops.FOR and loop_end < 0:
                 inner_end = here + count_ops(op.regions[0])
             for r in op.regions:
                 scan_lds(r, allocs, pos, inner_end)
+            here = pos[0]
+        else:
+            here += 1
+    pos[0] = here
 
 
 def plan_lds(kernel: Kernel) -> LdsPlan:
@@ -265,7 +268,7 @@ class Lowerer:
 
     def temp(self, hint: str) -> str:
         self.temp_counter += 1
-        return "%" + hint + "." + str(self.temp_counter)
+        return f"%{hint}.{self.temp_counter}"
 
     def new_block(self, kind: str) -> Block:
         self.block_counter += 1
@@ -294,7 +297,7 @@ class Lowerer:
         text = self.names.get(v.name)
         if text is None:
             raise fail(v.name + " is used before it is defined")
-        return ll_type(v.type) + " " + text
+        return f"{ll_type(v.type)} {text}"
 
     def int_attr(self, op: Op, key: str) -> int:
         """An integer attr printed as an i32 immediate (or a smaller one, checked by the handler)."""
@@ -328,15 +331,8 @@ class Lowerer:
         base = self.lds_base(a)
         gep = self.temp(hint)
         self.emit(
-            gep
-            + " = getelementptr inbounds "
-            + lds_array_type(a.type)
-            + ", ptr addrspace(3) "
-            + base
-            + ", i32 0, "
-            + self.typed(row)
-            + ", "
-            + self.typed(col)
+            f"{gep} = getelementptr inbounds {lds_array_type(a.type)}, ptr addrspace(3) {base}, i32 0, "
+            f"{self.typed(row)}, {self.typed(col)}"
         )
         return gep
 
@@ -559,7 +555,8 @@ def lower_binary(lw: Lowerer, op: Op) -> None:
     if a_text is None or b_text is None:
         lw.typed(a)
         lw.val(b)
-    lw.block.lines.append(text + " = " + opcode + " " + ll_type(a.type) + " " + a_text + ", " + b_text)
+    # one f-string: a chain of + makes a new string per step
+    lw.block.lines.append(f"{text} = {opcode} {ll_type(a.type)} {a_text}, {b_text}")
 
 
 def lower_binary_call(lw: Lowerer, op: Op) -> None:
@@ -574,22 +571,22 @@ def lower_cmp(lw: Lowerer, op: Op) -> None:
     if pred not in ops.CMP_PREDS:
         raise fail("arith.cmp with an unknown pred")
     a, b = op.operands
-    lw.emit(lw.define(op.results[0]) + " = icmp " + str(pred) + " " + lw.typed(a) + ", " + lw.val(b))
+    lw.emit(f"{lw.define(op.results[0])} = icmp {pred} {lw.typed(a)}, {lw.val(b)}")
 
 
 def lower_select(lw: Lowerer, op: Op) -> None:
     c, a, b = op.operands
-    lw.emit(lw.define(op.results[0]) + " = select " + lw.typed(c) + ", " + lw.typed(a) + ", " + lw.typed(b))
+    lw.emit(f"{lw.define(op.results[0])} = select {lw.typed(c)}, {lw.typed(a)}, {lw.typed(b)}")
 
 
 def lower_fptrunc(lw: Lowerer, op: Op) -> None:
     r = op.results[0]
-    lw.emit(lw.define(r) + " = fptrunc " + lw.typed(op.operands[0]) + " to " + ll_type(r.type))
+    lw.emit(f"{lw.define(r)} = fptrunc {lw.typed(op.operands[0])} to {ll_type(r.type)}")
 
 
 def lower_bitcast(lw: Lowerer, op: Op) -> None:
     r = op.results[0]
-    lw.emit(lw.define(r) + " = bitcast " + lw.typed(op.operands[0]) + " to " + ll_type(r.type))
+    lw.emit(f"{lw.define(r)} = bitcast {lw.typed(op.operands[0])} to {ll_type(r.type)}")
 
 
 # ---- gpu (§4.2) ----
@@ -614,7 +611,7 @@ def lower_lane_id(lw: Lowerer, op: Op) -> None:
 
 def lower_readfirstlane(lw: Lowerer, op: Op) -> None:
     lw.need("readfirstlane.i32")
-    lw.emit(lw.define(op.results[0]) + " = call i32 @llvm.amdgcn.readfirstlane.i32(" + lw.typed(op.operands[0]) + ")")
+    lw.emit(f"{lw.define(op.results[0])} = call i32 @llvm.amdgcn.readfirstlane.i32({lw.typed(op.operands[0])})")
 
 
 # ---- memory (§4.3) ----
@@ -664,37 +661,20 @@ def lower_buffer_load(lw: Lowerer, op: Op) -> None:
     width = buffer_access(lw, res.type, False)
     raw = lw.temp("bl" + width[1])
     lw.emit(
-        raw
-        + " = call "
-        + width[2]
-        + " @llvm.amdgcn.raw.ptr.buffer.load."
-        + width[1]
-        + "("
-        + lw.typed(r)
-        + ", "
-        + lw.typed(off)
-        + ", i32 0, i32 0)"
+        f"{raw} = call {width[2]} @llvm.amdgcn.raw.ptr.buffer.load.{width[1]}("
+        f"{lw.typed(r)}, {lw.typed(off)}, i32 0, i32 0)"
     )
-    lw.emit(lw.define(res) + " = bitcast " + width[2] + " " + raw + " to " + ll_type(res.type))
+    lw.emit(f"{lw.define(res)} = bitcast {width[2]} {raw} to {ll_type(res.type)}")
 
 
 def lower_buffer_store(lw: Lowerer, op: Op) -> None:
     r, off, v = op.operands
     width = buffer_access(lw, v.type, True)
     bits = lw.temp("bs" + width[1])
-    lw.emit(bits + " = bitcast " + lw.typed(v) + " to " + width[2])
+    lw.emit(f"{bits} = bitcast {lw.typed(v)} to {width[2]}")
     lw.emit(
-        "call void @llvm.amdgcn.raw.ptr.buffer.store."
-        + width[1]
-        + "("
-        + width[2]
-        + " "
-        + bits
-        + ", "
-        + lw.typed(r)
-        + ", "
-        + lw.typed(off)
-        + ", i32 0, i32 0)"
+        f"call void @llvm.amdgcn.raw.ptr.buffer.store.{width[1]}("
+        f"{width[2]} {bits}, {lw.typed(r)}, {lw.typed(off)}, i32 0, i32 0)"
     )
 
 
@@ -719,14 +699,14 @@ def lower_smem_load(lw: Lowerer, op: Op) -> None:
     load = "load "
     if lw.backend.lds_v8_volatile and is_vec(res.type) and vec_len(res.type) == 8:
         load = "load volatile "
-    lw.emit(lw.define(res) + " = " + load + ll_type(res.type) + ", ptr addrspace(3) " + gep + ", align " + str(align))
+    lw.emit(f"{lw.define(res)} = {load}{ll_type(res.type)}, ptr addrspace(3) {gep}, align {align}")
 
 
 def lower_smem_store(lw: Lowerer, op: Op) -> None:
     s, row, col, v = op.operands
     align = lw.lds_align(op, s)
     gep = lw.lds_gep(s, row, col, "gep")
-    lw.emit("store " + lw.typed(v) + ", ptr addrspace(3) " + gep + ", align " + str(align))
+    lw.emit(f"store {lw.typed(v)}, ptr addrspace(3) {gep}, align {align}")
 
 
 def lower_smem_addr(lw: Lowerer, op: Op) -> None:
@@ -837,13 +817,7 @@ def lower_sync_lds_only(lw: Lowerer, op: Op) -> None:
 
 
 def lower_extract(lw: Lowerer, op: Op) -> None:
-    lw.emit(
-        lw.define(op.results[0])
-        + " = extractelement "
-        + lw.typed(op.operands[0])
-        + ", i32 "
-        + str(lw.int_attr(op, "index"))
-    )
+    lw.emit(f"{lw.define(op.results[0])} = extractelement {lw.typed(op.operands[0])}, i32 {lw.int_attr(op, 'index')}")
 
 
 def lower_insert(lw: Lowerer, op: Op) -> None:

@@ -5,11 +5,11 @@ Twin of rocke_c/src/print_ir.c."""
 from __future__ import annotations
 
 import functools
-from operator import itemgetter
+from operator import attrgetter
 
 from .ir import AttrValue, Kernel, Op, Region
 
-value_name = itemgetter(0)  # Value.name, as a C-level function for map()
+value_name = attrgetter("name")  # Value.name, as a C-level function for map()
 
 
 def escape(text: str) -> str:

@@ -505,7 +505,8 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
     results = op.results
     if len(results) == 1:
         # Scope.define, inlined for the common case: one new name of a type seen before
-        name, type_ = results[0]
+        r = results[0]
+        name, type_ = r.name, r.type
         if name not in scope.defined and type_ in scope.valid:
             scope.defined.add(name)
             types[name] = type_
@@ -529,7 +530,8 @@ def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -
         allowed = BINARY_TYPES.get(op.code)
         if allowed is not None and len(op.operands) == 2 and len(op.results) == 1 and not op.regions:
             a, b = op.operands
-            name, t = op.results[0]
+            r = op.results[0]
+            name, t = r.name, r.type
             if (
                 t in allowed
                 and a.type == t
