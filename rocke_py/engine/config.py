@@ -22,9 +22,10 @@ INT_MAX = 2147483647
 # Longest digit run that can still be inside int32: longer runs are out of range without
 # converting them (int() of a huge run is slow and past 4300 digits even raises).
 MAX_INT_DIGITS = 10
-BARE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-DIGITS = frozenset("0123456789")
-WHITESPACE = (" ", "\t")
+WS_RUN = re.compile("[ \t]*")  # whitespace: space or tab
+BARE_RUN = re.compile("[A-Za-z0-9_-]*")  # the characters of a bare name
+TOKEN_RUN = re.compile("[^ \t#]*")  # a token runs up to whitespace, '#' or the end
+INT_TOKEN = re.compile("[+-]?(0|[1-9][0-9]*)")  # ASCII digits only: [0-9] is a range, not \d
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 CONTROL_CHAR = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # U+0000-U+001F but tab (U+0009), and U+007F
 
@@ -94,16 +95,15 @@ def find_control_char(line: str) -> int:
     return -1 if found is None else found.start()
 
 
+# The lexical scans below are each one regex match (in C) rather than a loop over characters.
+
+
 def skip_ws(line: str, i: int) -> int:
-    while i < len(line) and line[i] in WHITESPACE:
-        i += 1
-    return i
+    return WS_RUN.match(line, i).end()
 
 
 def bare_name_end(line: str, i: int) -> int:
-    while i < len(line) and line[i] in BARE_CHARS:
-        i += 1
-    return i
+    return BARE_RUN.match(line, i).end()
 
 
 def name_then(line: str, i: int, lineno: int, missing: str, what: str, sep: str) -> Union[tuple[str, int], Rejected]:
@@ -154,17 +154,12 @@ def parse_string(line: str, i: int, lineno: int, key: str) -> Union[tuple[str, i
 
 
 def token_end(line: str, i: int) -> int:
-    while i < len(line) and line[i] not in WHITESPACE and line[i] != "#":
-        i += 1
-    return i
+    return TOKEN_RUN.match(line, i).end()
 
 
 def is_int_token(token: str) -> bool:
     """[+-]?(0|[1-9][0-9]*), ASCII digits only."""
-    digits = token[1:] if token[:1] in ("+", "-") else token
-    if not digits or any(ch not in DIGITS for ch in digits):
-        return False
-    return digits == "0" or digits[0] != "0"
+    return INT_TOKEN.fullmatch(token) is not None
 
 
 def int_value(token: str) -> Optional[int]:

@@ -15,6 +15,7 @@ from .result import EngineFailure
 
 NAMES = tuple(info.name for info in OPS)  # by op code: the builder's hot path reads these
 HINTS = tuple(info.hint for info in OPS)
+new_object = object.__new__  # an instance of a __slots__ class, its slots set by the caller
 
 AttrValue = Union[bool, int, float, str, list, dict]
 
@@ -257,11 +258,21 @@ class Builder:
         path: new_value and append inlined, and the operand list and attrs (fresh from the
         caller) taken as they are."""
         self.counter += 1
-        result = Value(f"%{HINTS[code]}{self.counter}", type_)
+        # Value(...) and Op(...) without their __init__ calls: the slots set here directly
+        result = new_object(Value)
+        result.name = f"%{HINTS[code]}{self.counter}"
+        result.type = type_
         self.num_ops += 1
         if self.op_limit is not None and self.num_ops > self.op_limit:
             raise fail(f"the kernel exceeds {self.op_limit} IR ops")
-        self.regions[-1].ops.append(Op(NAMES[code], operands, [result], attrs if attrs else {}, [], code))
+        op = new_object(Op)
+        op.name = NAMES[code]
+        op.operands = operands
+        op.results = [result]
+        op.attrs = attrs if attrs else {}
+        op.regions = []
+        op.code = code
+        self.regions[-1].ops.append(op)
         return result
 
     def plain_op(self, code: int, operands: list[Value], attrs: dict[str, AttrValue] | None = None) -> None:

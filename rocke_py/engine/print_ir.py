@@ -80,10 +80,11 @@ def print_region(out: list[str], region: Region, depth: int) -> None:
     inner = pad + "  "
     for op in region.ops:
         results = op.results
-        if len(results) == 1 and not op.attrs and not op.regions:
-            # print_op, inlined for the commonest op (one result, no attrs: a binary)
+        operands = op.operands
+        if len(results) == 1 and len(operands) == 2 and not op.attrs and not op.regions:
+            # print_op, inlined for the commonest op (a binary: one result, two operands, no attrs)
             r = results[0]
-            out.append(f"{inner}{r.name} : {r.type} = {op.name} ( {', '.join(map(value_name, op.operands))} )\n")
+            out.append(f"{inner}{r.name} : {r.type} = {op.name} ( {operands[0].name}, {operands[1].name} )\n")
         else:
             print_op(out, op, depth + 1)
     out.append(f"{pad}}}\n")
