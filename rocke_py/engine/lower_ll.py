@@ -490,14 +490,14 @@ class Lowerer:
         if is_for_body:
             n -= 1
         last = n - 1 if is_entry else -1
-        handlers = HANDLERS
+        handlers = HANDLERS_BY_CODE
         for i in range(n):
             op = region_ops[i]
             code = op.code
             if code == ops.RETURN and i != last:
                 raise fail("cf.return must be the last op of the kernel")
             # lower_op, inlined for the ops that have a handler (lower_op raises for the rest)
-            handler = handlers.get(code)
+            handler = handlers[code]
             if handler is None:
                 self.lower_op(op)
             else:
@@ -1183,6 +1183,12 @@ HANDLERS: dict[int, Callable[[Lowerer, Op], None]] = {
     ops.IF: lower_if,
     ops.RETURN: lower_return,
 }
+
+
+# HANDLERS as a tuple indexed by op code (lower_region's per-op lookup): one entry per row of
+# ops.OPS and a last None, the entry of ops.UNKNOWN (-1)
+HANDLERS_BY_CODE = tuple(HANDLERS.get(code) for code in range(len(ops.OPS))) + (None,)
+assert ops.UNKNOWN == -1
 
 
 def bare_name(name: str) -> bool:
