@@ -26,6 +26,12 @@ WS_RUN = re.compile("[ \t]*")  # whitespace: space or tab
 BARE_RUN = re.compile("[A-Za-z0-9_-]*")  # the characters of a bare name
 TOKEN_RUN = re.compile("[^ \t#]*")  # a token runs up to whitespace, '#' or the end
 INT_TOKEN = re.compile("[+-]?(0|[1-9][0-9]*)")  # ASCII digits only: [0-9] is a range, not \d
+# The commonest line, `key = value [# comment]` with a boolean, an integer of at most 10
+# digits or a string without escapes, read by one match (parse_line); every other line, and
+# every error, goes through the scans, which read a line this matches to the same entry.
+SIMPLE_KEY_LINE = re.compile(
+    r'[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*=[ \t]*(?:(true|false)|([+-]?(?:0|[1-9][0-9]{0,9}))|"([^"\\]*)")[ \t]*(?:#.*)?'
+)
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 CONTROL_CHAR = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # U+0000-U+001F but tab (U+0009), and U+007F
 
@@ -252,11 +258,28 @@ def parse_key_line(line: str, i: int, lineno: int, state: _State) -> Optional[Re
     return add_entry(key, value, lineno, state)
 
 
+def simple_value(found: re.Match[str]) -> Optional[Value]:
+    """The value of a SIMPLE_KEY_LINE match; None for an integer outside int32 (an error the
+    scans report)."""
+    word, number, string = found.group(2, 3, 4)
+    if word is not None:
+        return word == "true"
+    if number is not None:
+        value = int(number)
+        return value if INT_MIN <= value <= INT_MAX else None
+    return string
+
+
 def parse_line(line: str, lineno: int, state: _State) -> Optional[Rejected]:
     """One line, without its '\\n' and without the '\\r' of a CRLF."""
     bad = find_control_char(line)
     if bad >= 0:
         return syntax(lineno, f"control character 0x{ord(line[bad]):02X}")
+    simple = SIMPLE_KEY_LINE.fullmatch(line)
+    if simple is not None:
+        value = simple_value(simple)
+        if value is not None:
+            return add_entry(simple.group(1), value, lineno, state)
     i = skip_ws(line, 0)
     if i == len(line) or line[i] == "#":
         return None
