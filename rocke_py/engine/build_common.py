@@ -85,8 +85,10 @@ def c(kc: Kc, value: int) -> Value:
 
 
 def op_c(kc: Kc, op: Callable[[Value, Value], Value], x: Value, value: int) -> Value:
-    """x op value, the constant made first."""
-    cv = c(kc, value)
+    """x op value, the constant made first (c, inlined: the helpers below all come here)."""
+    cv = kc.b.constants.get(("i32", value))
+    if cv is None:
+        cv = kc.b.constant("i32", value)
     return op(x, cv)
 
 

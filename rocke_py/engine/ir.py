@@ -6,6 +6,7 @@ order of builder calls is the order of the names (docs/ir.md §2)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -25,7 +26,12 @@ SCALAR_BITS = {"i1": 1, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32}
 
 # ---- types (docs/ir.md §1) ----
 
+# The type functions are pure and every pass calls them per op on the few types a kernel
+# uses: cached (typed, so 1 and True are different keys; an exception is never cached).
+cached = functools.lru_cache(maxsize=1024, typed=True)
 
+
+@cached
 def vec(elem: str, n: int) -> str:
     return f"vec<{elem}x{n}>"
 
@@ -42,15 +48,18 @@ def smem(elem: str, rows: int, cols: int) -> str:
     return f"smem<{elem}, [{rows}x{cols}]>"
 
 
+@cached
 def is_vec(t: str) -> bool:
     return t.startswith("vec<")
 
 
+@cached
 def vec_elem(t: str) -> str:
     """The element type of a vec, or the type itself for a scalar."""
     return t[4 : t.rindex("x")] if is_vec(t) else t
 
 
+@cached
 def vec_len(t: str) -> int:
     return int(t[t.rindex("x") + 1 : -1]) if is_vec(t) else 1
 
@@ -67,19 +76,23 @@ def is_smem(t: str) -> bool:
     return t.startswith("smem<")
 
 
+@cached
 def smem_elem(t: str) -> str:
     return t[5 : t.index(",")]
 
 
+@cached
 def smem_shape(t: str) -> tuple[int, int]:
     rows, cols = t[t.index("[") + 1 : t.index("]")].split("x")
     return int(rows), int(cols)
 
 
+@cached
 def type_bits(t: str) -> int:
     return SCALAR_BITS[vec_elem(t)] * vec_len(t)
 
 
+@cached
 def elem_bytes_of(t: str) -> int:
     return SCALAR_BITS[vec_elem(t)] // 8
 

@@ -42,8 +42,7 @@ def tagged(value: AttrValue) -> str:
 
 def attr_map(attrs: dict[str, AttrValue]) -> str:
     parts = []
-    for k in sorted(attrs) if len(attrs) > 1 else attrs:
-        v = attrs[k]
+    for k, v in sorted(attrs.items()) if len(attrs) > 1 else attrs.items():
         # most attrs are plain ints or strings: tagged() inlined for them (bool is an int
         # subclass, hence type())
         kind = type(v)
@@ -53,7 +52,7 @@ def attr_map(attrs: dict[str, AttrValue]) -> str:
             parts.append(f"{k} = {string_text(v)}")
         else:
             parts.append(f"{k} = {tagged(v)}")
-    return "{ " + ", ".join(parts) + " }"
+    return f"{{ {', '.join(parts)} }}"
 
 
 def print_op(out: list[str], op: Op, depth: int) -> None:
@@ -80,11 +79,17 @@ def print_region(out: list[str], region: Region, depth: int) -> None:
     inner = pad + "  "
     for op in region.ops:
         results = op.results
-        operands = op.operands
-        if len(results) == 1 and len(operands) == 2 and not op.attrs and not op.regions:
-            # print_op, inlined for the commonest op (a binary: one result, two operands, no attrs)
+        if len(results) == 1 and not op.regions:
+            # print_op, inlined for an op with one result and no regions (all but a few), and
+            # for the commonest (a binary: two operands, no attrs) without a join
             r = results[0]
-            out.append(f"{inner}{r.name} : {r.type} = {op.name} ( {operands[0].name}, {operands[1].name} )\n")
+            operands = op.operands
+            attrs = op.attrs
+            if not attrs and len(operands) == 2:
+                out.append(f"{inner}{r.name} : {r.type} = {op.name} ( {operands[0].name}, {operands[1].name} )\n")
+            else:
+                text = f"{inner}{r.name} : {r.type} = {op.name} ( {', '.join(map(value_name, operands))} )"
+                out.append(f"{text} {attr_map(attrs)}\n" if attrs else f"{text}\n")
         else:
             print_op(out, op, depth + 1)
     out.append(f"{pad}}}\n")

@@ -548,7 +548,6 @@ def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -
                     and types.get(a.name) == t
                     and types.get(b.name) == t
                     and name not in types
-                    and t in valid
                 ):
                     types[name] = t
                     frame.append(name)
