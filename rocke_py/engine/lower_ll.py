@@ -75,6 +75,7 @@ def decl_index(key: str) -> int:
 # ---- table lookups that fail ----
 
 
+@functools.lru_cache(maxsize=64)  # table searches, pure: asked per buffer access and per type
 def buffer_width(nbytes: int) -> tuple[int, str, str]:
     for row in BUFFER_WIDTHS:
         if row[0] == nbytes:
@@ -85,6 +86,7 @@ def buffer_width(nbytes: int) -> tuple[int, str, str]:
 # ---- types (llvm-ir §4) ----
 
 
+@functools.lru_cache(maxsize=64)
 def scalar_row(t: str) -> tuple[str, str, int]:
     for row in SCALAR_TYPES:
         if row[0] == t:
@@ -112,6 +114,7 @@ def lds_array_type(t: str) -> str:
     return "[" + str(rows) + " x [" + str(cols) + " x " + ll_type(smem_elem(t)) + "]]"
 
 
+@functools.lru_cache(maxsize=256)
 def type_bytes(t: str) -> int:
     return scalar_row(vec_elem(t))[2] * vec_len(t)
 
