@@ -395,7 +395,9 @@ class Lowerer:
         for block in self.blocks:
             out.append(block.label + ":\n")
             if block.lines:
-                out.append("  " + "\n  ".join(block.lines) + "\n")
+                out.append("  ")  # the block's lines, each indented: one join, not copied again
+                out.append("\n  ".join(block.lines))
+                out.append("\n")
         out.append("}\n")
         out.append("\n")
         out.append(attributes + "\n")
@@ -494,10 +496,11 @@ class Lowerer:
             n -= 1
         last = n - 1 if is_entry else -1
         handlers = HANDLERS_BY_CODE
+        ret = ops.RETURN
         for i in range(n):
             op = region_ops[i]
             code = op.code
-            if code == ops.RETURN and i != last:
+            if code == ret and i != last:
                 raise fail("cf.return must be the last op of the kernel")
             # lower_op, inlined for the ops that have a handler (lower_op raises for the rest)
             handler = handlers[code]
