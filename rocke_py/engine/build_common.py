@@ -78,12 +78,17 @@ def fail(message: str) -> EngineFailure:
 
 
 def c(kc: Kc, value: int) -> Value:
-    return kc.b.constant("i32", value)  # const_i32, one call fewer: the build's commonest op
+    # const_i32, the build's commonest op: the builder's cache asked here first (most
+    # constants exist already), the builder called only to make a new one
+    made = kc.b.constants.get(("i32", value))
+    return made if made is not None else kc.b.constant("i32", value)
 
 
 def op_c(kc: Kc, op: Callable[[Value, Value], Value], x: Value, value: int) -> Value:
-    """x op value, the constant made first."""
-    cv = c(kc, value)
+    """x op value, the constant made first (c, inlined: the helpers below all come here)."""
+    cv = kc.b.constants.get(("i32", value))
+    if cv is None:
+        cv = kc.b.constant("i32", value)
     return op(x, cv)
 
 

@@ -7,6 +7,7 @@ inputs with the same bytes. Bad input is returned as a Rejected, never raised.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -21,10 +22,18 @@ INT_MAX = 2147483647
 # Longest digit run that can still be inside int32: longer runs are out of range without
 # converting them (int() of a huge run is slow and past 4300 digits even raises).
 MAX_INT_DIGITS = 10
-BARE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-DIGITS = frozenset("0123456789")
-WHITESPACE = (" ", "\t")
+WS_RUN = re.compile("[ \t]*")  # whitespace: space or tab
+BARE_RUN = re.compile("[A-Za-z0-9_-]*")  # the characters of a bare name
+TOKEN_RUN = re.compile("[^ \t#]*")  # a token runs up to whitespace, '#' or the end
+INT_TOKEN = re.compile("[+-]?(0|[1-9][0-9]*)")  # ASCII digits only: [0-9] is a range, not \d
+# The commonest line, `key = value [# comment]` with a boolean, an integer of at most 10
+# digits or a string without escapes, read by one match (parse_line); every other line, and
+# every error, goes through the scans, which read a line this matches to the same entry.
+SIMPLE_KEY_LINE = re.compile(
+    r'[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*=[ \t]*(?:(true|false)|([+-]?(?:0|[1-9][0-9]{0,9}))|"([^"\\]*)")[ \t]*(?:#.*)?'
+)
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+CONTROL_CHAR = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # U+0000-U+001F but tab (U+0009), and U+007F
 
 
 @dataclass(frozen=True)
@@ -88,23 +97,19 @@ def syntax(lineno: int, what: str) -> Rejected:
 
 def find_control_char(line: str) -> int:
     """Index of the first control character (U+0000-U+001F but tab, or U+007F), or -1."""
-    for i, ch in enumerate(line):
-        code = ord(ch)
-        if (code < 0x20 and ch != "\t") or code == 0x7F:
-            return i
-    return -1
+    found = CONTROL_CHAR.search(line)  # one scan in C rather than a loop over the characters
+    return -1 if found is None else found.start()
+
+
+# The lexical scans below are each one regex match (in C) rather than a loop over characters.
 
 
 def skip_ws(line: str, i: int) -> int:
-    while i < len(line) and line[i] in WHITESPACE:
-        i += 1
-    return i
+    return WS_RUN.match(line, i).end()
 
 
 def bare_name_end(line: str, i: int) -> int:
-    while i < len(line) and line[i] in BARE_CHARS:
-        i += 1
-    return i
+    return BARE_RUN.match(line, i).end()
 
 
 def name_then(line: str, i: int, lineno: int, missing: str, what: str, sep: str) -> Union[tuple[str, int], Rejected]:
@@ -155,17 +160,12 @@ def parse_string(line: str, i: int, lineno: int, key: str) -> Union[tuple[str, i
 
 
 def token_end(line: str, i: int) -> int:
-    while i < len(line) and line[i] not in WHITESPACE and line[i] != "#":
-        i += 1
-    return i
+    return TOKEN_RUN.match(line, i).end()
 
 
 def is_int_token(token: str) -> bool:
     """[+-]?(0|[1-9][0-9]*), ASCII digits only."""
-    digits = token[1:] if token[:1] in ("+", "-") else token
-    if not digits or any(ch not in DIGITS for ch in digits):
-        return False
-    return digits == "0" or digits[0] != "0"
+    return INT_TOKEN.fullmatch(token) is not None
 
 
 def int_value(token: str) -> Optional[int]:
@@ -258,11 +258,28 @@ def parse_key_line(line: str, i: int, lineno: int, state: _State) -> Optional[Re
     return add_entry(key, value, lineno, state)
 
 
+def simple_value(found: re.Match[str]) -> Optional[Value]:
+    """The value of a SIMPLE_KEY_LINE match; None for an integer outside int32 (an error the
+    scans report)."""
+    word, number, string = found.group(2, 3, 4)
+    if word is not None:
+        return word == "true"
+    if number is not None:
+        value = int(number)
+        return value if INT_MIN <= value <= INT_MAX else None
+    return string
+
+
 def parse_line(line: str, lineno: int, state: _State) -> Optional[Rejected]:
     """One line, without its '\\n' and without the '\\r' of a CRLF."""
     bad = find_control_char(line)
     if bad >= 0:
         return syntax(lineno, f"control character 0x{ord(line[bad]):02X}")
+    simple = SIMPLE_KEY_LINE.fullmatch(line)
+    if simple is not None:
+        value = simple_value(simple)
+        if value is not None:
+            return add_entry(simple.group(1), value, lineno, state)
     i = skip_ws(line, 0)
     if i == len(line) or line[i] == "#":
         return None

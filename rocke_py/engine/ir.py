@@ -6,12 +6,17 @@ order of builder calls is the order of the names (docs/ir.md §2)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional, Union
+from typing import Optional, Union
 
 from . import ops
 from .ops import CODES, OPS
 from .result import EngineFailure
+
+NAMES = tuple(info.name for info in OPS)  # by op code: the builder's hot path reads these
+HINTS = tuple(info.hint for info in OPS)
+new_object = object.__new__  # an instance of a __slots__ class, its slots set by the caller
 
 AttrValue = Union[bool, int, float, str, list, dict]
 
@@ -21,7 +26,12 @@ SCALAR_BITS = {"i1": 1, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32}
 
 # ---- types (docs/ir.md §1) ----
 
+# The type functions are pure and every pass calls them per op on the few types a kernel
+# uses: cached (typed, so 1 and True are different keys; an exception is never cached).
+cached = functools.lru_cache(maxsize=1024, typed=True)
 
+
+@cached
 def vec(elem: str, n: int) -> str:
     return f"vec<{elem}x{n}>"
 
@@ -38,15 +48,18 @@ def smem(elem: str, rows: int, cols: int) -> str:
     return f"smem<{elem}, [{rows}x{cols}]>"
 
 
+@cached
 def is_vec(t: str) -> bool:
     return t.startswith("vec<")
 
 
+@cached
 def vec_elem(t: str) -> str:
     """The element type of a vec, or the type itself for a scalar."""
     return t[4 : t.rindex("x")] if is_vec(t) else t
 
 
+@cached
 def vec_len(t: str) -> int:
     return int(t[t.rindex("x") + 1 : -1]) if is_vec(t) else 1
 
@@ -63,19 +76,23 @@ def is_smem(t: str) -> bool:
     return t.startswith("smem<")
 
 
+@cached
 def smem_elem(t: str) -> str:
     return t[5 : t.index(",")]
 
 
+@cached
 def smem_shape(t: str) -> tuple[int, int]:
     rows, cols = t[t.index("[") + 1 : t.index("]")].split("x")
     return int(rows), int(cols)
 
 
+@cached
 def type_bits(t: str) -> int:
     return SCALAR_BITS[vec_elem(t)] * vec_len(t)
 
 
+@cached
 def elem_bytes_of(t: str) -> int:
     return SCALAR_BITS[vec_elem(t)] // 8
 
@@ -83,12 +100,28 @@ def elem_bytes_of(t: str) -> int:
 # ---- the IR objects ----
 
 
-class Value(NamedTuple):
-    """An SSA value: its name and type. Immutable like a frozen dataclass, but a tuple: a
-    kernel makes one per result, and a tuple is built several times faster."""
+class Value:
+    """An SSA value: its name and type, never reassigned. A plain __slots__ class rather than
+    a frozen dataclass or a NamedTuple: a kernel makes one per result, and every pass reads
+    the two fields of every operand, which CPython reads fastest from slots. Equal (and
+    hashed) by name and type, as the tuple it once was."""
 
-    name: str
-    type: str
+    __slots__ = ("name", "type")
+
+    def __init__(self, name: str, type: str) -> None:
+        self.name = name
+        self.type = type
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Value):
+            return NotImplemented
+        return self.name == other.name and self.type == other.type
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.type))
+
+    def __repr__(self) -> str:
+        return f"Value(name={self.name!r}, type={self.type!r})"
 
 
 @dataclass
@@ -97,17 +130,31 @@ class Region:
     ops: list["Op"] = field(default_factory=list)
 
 
-@dataclass(slots=True)
 class Op:
-    name: str
-    operands: list[Value]
-    results: list[Value]
-    attrs: dict[str, AttrValue]
-    regions: list[Region] = field(default_factory=list)
-    code: int = field(init=False, repr=False, compare=False)  # the row of ops.OPS, ops.UNKNOWN
+    """One op: name, operands, results, attrs and regions, and its code (the row of ops.OPS,
+    ops.UNKNOWN for a name outside the table). A plain __slots__ class, not a dataclass: a
+    kernel makes one per op, and the builder passes the code it already knows."""
 
-    def __post_init__(self) -> None:
-        self.code = CODES.get(self.name, ops.UNKNOWN)
+    __slots__ = ("name", "operands", "results", "attrs", "regions", "code")
+
+    def __init__(
+        self,
+        name: str,
+        operands: list[Value],
+        results: list[Value],
+        attrs: dict[str, AttrValue],
+        regions: Optional[list[Region]] = None,
+        code: Optional[int] = None,
+    ) -> None:
+        self.name = name
+        self.operands = operands
+        self.results = results
+        self.attrs = attrs
+        self.regions: list[Region] = [] if regions is None else regions
+        self.code: int = CODES.get(name, ops.UNKNOWN) if code is None else code
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r}, {self.operands!r}, {self.results!r}, {self.attrs!r}, {self.regions!r})"
 
 
 @dataclass(frozen=True)
@@ -145,9 +192,12 @@ class Builder:
         self.kernel = Kernel(name, dict(attrs), [], Region("entry"))
         self.counter = 0
         self.regions: list[Region] = [self.kernel.entry]
-        # One constant cache per open region: a constant is created once and reused in
-        # the regions nested below it (docs/ir.md §2).
-        self.constants: list[dict[tuple[str, object], Value]] = [{}]
+        # The constants visible in the innermost open region: a constant is created once and
+        # reused in the regions nested below it (docs/ir.md §2). One dict for every open region
+        # (a constant is never made again below the region that has it); each open region keeps
+        # the keys it added, dropped again when it closes.
+        self.constants: dict[tuple[str, object], Value] = {}
+        self.constant_frames: list[list[tuple[str, object]]] = [[]]
         # The hard size limit: the op past it fails the build (None: unlimited; the kernel
         # builder sets its documented bound, docs/kernels.md §9).
         self.op_limit: Optional[int] = None
@@ -155,19 +205,22 @@ class Builder:
 
     def push_region(self, region: Region) -> None:
         self.regions.append(region)
-        self.constants.append({})
+        self.constant_frames.append([])
 
     def pop_region(self) -> None:
         self.regions.pop()
-        self.constants.pop()
+        constants = self.constants
+        for key in self.constant_frames.pop():
+            del constants[key]
 
     def constant(self, ity: str, value: object) -> Value:
         key = (ity, value)
-        for cache in reversed(self.constants):
-            if key in cache:
-                return cache[key]
+        result = self.constants.get(key)
+        if result is not None:
+            return result
         result = self.result_op(ops.CONSTANT, [], ity, {"ity": ity, "value": value})
-        self.constants[-1][key] = result
+        self.constants[key] = result
+        self.constant_frames[-1].append(key)
         return result
 
     # -- plumbing --
@@ -196,16 +249,12 @@ class Builder:
         type_: str | None,
         attrs: dict[str, AttrValue] | None = None,
     ) -> Value | None:
-        # new_value and append inlined: this is the builder's hot path
+        """Any op by name (the scripts' generic op); the table's ops take result_op and plain_op."""
         result = None
         if hint is not None and type_ is not None:
-            self.counter += 1
-            result = Value(f"%{hint}{self.counter}", type_)
-        self.num_ops += 1
-        if self.op_limit is not None and self.num_ops > self.op_limit:
-            raise fail(f"the kernel exceeds {self.op_limit} IR ops")
+            result = self.new_value(hint, type_)
         op = Op(name, list(operands), [result] if result else [], dict(attrs) if attrs else {})
-        self.regions[-1].ops.append(op)
+        self.append(op)
         return result
 
     def value_op(
@@ -218,15 +267,30 @@ class Builder:
     def result_op(
         self, code: int, operands: list[Value], type_: str, attrs: dict[str, AttrValue] | None = None
     ) -> Value:
-        """An op of the table that gives one result, named by the op's hint."""
-        info = OPS[code]
-        result = self.op(info.name, operands, info.hint, type_, attrs)
-        assert result is not None
+        """An op of the table that gives one result, named by the op's hint. The builder's hot
+        path: new_value and append inlined, and the operand list and attrs (fresh from the
+        caller) taken as they are."""
+        self.counter += 1
+        # Value(...) and Op(...) without their __init__ calls: the slots set here directly
+        result = new_object(Value)
+        result.name = f"%{HINTS[code]}{self.counter}"
+        result.type = type_
+        self.num_ops += 1
+        if self.op_limit is not None and self.num_ops > self.op_limit:
+            raise fail(f"the kernel exceeds {self.op_limit} IR ops")
+        op = new_object(Op)
+        op.name = NAMES[code]
+        op.operands = operands
+        op.results = [result]
+        op.attrs = attrs if attrs else {}
+        op.regions = []
+        op.code = code
+        self.regions[-1].ops.append(op)
         return result
 
     def plain_op(self, code: int, operands: list[Value], attrs: dict[str, AttrValue] | None = None) -> None:
         """An op of the table that gives no result."""
-        self.op(OPS[code].name, operands, None, None, attrs)
+        self.append(Op(NAMES[code], operands, [], attrs if attrs else {}, [], code))
 
     # -- arith (docs/ir.md §4.1) --
 
@@ -250,8 +314,10 @@ class Builder:
         return result
 
     def binary_of(self, code: int, a: Value, b: Value) -> Value:
-        info = OPS[code]
-        return self.binary(info.name, info.hint, a, b)
+        """binary() of a table op (the common case: the op and its hint known by code)."""
+        if a.type != b.type:
+            raise fail(f"{NAMES[code]} of {a.type} and {b.type}")
+        return self.result_op(code, [a, b], a.type)
 
     def add(self, a: Value, b: Value) -> Value:
         return self.binary_of(ops.ADD, a, b)
@@ -382,7 +448,7 @@ class Builder:
         return self.result_op(ops.INSERT, [v, x], v.type, {"index": index})
 
     def from_elements(self, xs: list[Value]) -> Value:
-        return self.result_op(ops.FROM_ELEMENTS, xs, vec(xs[0].type, len(xs)))
+        return self.result_op(ops.FROM_ELEMENTS, list(xs), vec(xs[0].type, len(xs)))
 
     def concat(self, a: Value, b: Value) -> Value:
         t = vec(vec_elem(a.type), vec_len(a.type) + vec_len(b.type))
@@ -427,7 +493,7 @@ class Builder:
     def for_end(self, loop: ForLoop, yielded: list[Value]) -> list[Value]:
         if self.regions[-1] is not loop.op.regions[0]:
             raise fail("for_end does not close the innermost region")
-        self.plain_op(ops.YIELD, yielded, {"num": len(yielded)})
+        self.plain_op(ops.YIELD, list(yielded), {"num": len(yielded)})
         self.pop_region()
         return list(loop.op.results)
 

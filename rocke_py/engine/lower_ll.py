@@ -75,6 +75,7 @@ def decl_index(key: str) -> int:
 # ---- table lookups that fail ----
 
 
+@functools.lru_cache(maxsize=64)  # table searches, pure: asked per buffer access and per type
 def buffer_width(nbytes: int) -> tuple[int, str, str]:
     for row in BUFFER_WIDTHS:
         if row[0] == nbytes:
@@ -85,6 +86,7 @@ def buffer_width(nbytes: int) -> tuple[int, str, str]:
 # ---- types (llvm-ir §4) ----
 
 
+@functools.lru_cache(maxsize=64)
 def scalar_row(t: str) -> tuple[str, str, int]:
     for row in SCALAR_TYPES:
         if row[0] == t:
@@ -105,6 +107,14 @@ def ll_type(t: str) -> str:
     return scalar_row(t)[1]
 
 
+@functools.lru_cache(maxsize=256)  # pure, asked per LDS access; an alloc's type parsed once (scan_lds)
+def lds_array_type(t: str) -> str:
+    """The LLVM array type of an smem tile: smem<f16, [64x72]> -> [64 x [72 x half]]."""
+    rows, cols = smem_shape(t)
+    return "[" + str(rows) + " x [" + str(cols) + " x " + ll_type(smem_elem(t)) + "]]"
+
+
+@functools.lru_cache(maxsize=256)
 def type_bytes(t: str) -> int:
     return scalar_row(vec_elem(t))[2] * vec_len(t)
 
@@ -165,15 +175,15 @@ def find_alloc(allocs: list[Alloc], name: str) -> Optional[Alloc]:
 
 def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int) -> None:
     """Live intervals: a use inside an scf.for counts at the end of the outermost loop."""
+    here = pos[0]  # this op's position (pos[0] is kept for the regions below)
     for op in region.ops:
-        here = pos[0]
-        pos[0] += 1
-        use_at = here if loop_end < 0 else loop_end
         for v in op.operands:
-            if v.type.startswith("smem<"):  # is_smem, inlined: this loop sees every operand
+            # is_smem, inlined (this loop sees every operand), the substring test first: cheaper
+            if "smem<" in v.type and v.type.startswith("smem<"):
                 a = find_alloc(allocs, v.name)
                 if a is None:
                     raise fail(v.name + " is an LDS value that no tile.smem_alloc defines")
+                use_at = here if loop_end < 0 else loop_end
                 if use_at > a.last:
                     a.last = use_at
         if op.code == ops.SMEM_ALLOC:
@@ -186,11 +196,17 @@ def scan_lds(region: Region, allocs: list[Alloc], pos: list[int], loop_end: int)
                     op.results[0].name, t, here, -1, rows * cols * elem_bytes, align, op.attrs.get("exclusive") is True
                 )
             )
-        inner_end = loop_end
-        if op.code == ops.FOR and loop_end < 0:
-            inner_end = here + count_ops(op.regions[0])
-        for r in op.regions:
-            scan_lds(r, allocs, pos, inner_end)
+        if op.regions:
+            pos[0] = here + 1
+            inner_end = loop_end
+            if op.code == ops.FOR and loop_end < 0:
+                inner_end = here + count_ops(op.regions[0])
+            for r in op.regions:
+                scan_lds(r, allocs, pos, inner_end)
+            here = pos[0]
+        else:
+            here += 1
+    pos[0] = here
 
 
 def plan_lds(kernel: Kernel) -> LdsPlan:
@@ -227,7 +243,7 @@ def plan_lds(kernel: Kernel) -> LdsPlan:
 @dataclass
 class Block:
     label: str
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the instructions, without their indent
     terminated: bool = False
 
 
@@ -255,7 +271,7 @@ class Lowerer:
 
     def temp(self, hint: str) -> str:
         self.temp_counter += 1
-        return "%" + hint + "." + str(self.temp_counter)
+        return f"%{hint}.{self.temp_counter}"
 
     def new_block(self, kind: str) -> Block:
         self.block_counter += 1
@@ -264,7 +280,7 @@ class Lowerer:
         return block
 
     def emit(self, line: str) -> None:
-        self.block.lines.append("  " + line)
+        self.block.lines.append(line)  # indented when the module is joined
 
     def need(self, key: str) -> None:
         self.needed[decl_index(key)] = True
@@ -284,7 +300,7 @@ class Lowerer:
         text = self.names.get(v.name)
         if text is None:
             raise fail(v.name + " is used before it is defined")
-        return ll_type(v.type) + " " + text
+        return f"{ll_type(v.type)} {text}"
 
     def int_attr(self, op: Op, key: str) -> int:
         """An integer attr printed as an i32 immediate (or a smaller one, checked by the handler)."""
@@ -315,23 +331,11 @@ class Lowerer:
 
     def lds_gep(self, s: Value, row: Value, col: Value, hint: str) -> str:
         a = self.alloc_of(s)
-        rows, cols = smem_shape(a.type)
         base = self.lds_base(a)
         gep = self.temp(hint)
         self.emit(
-            gep
-            + " = getelementptr inbounds ["
-            + str(rows)
-            + " x ["
-            + str(cols)
-            + " x "
-            + ll_type(smem_elem(a.type))
-            + "]], ptr addrspace(3) "
-            + base
-            + ", i32 0, "
-            + self.typed(row)
-            + ", "
-            + self.typed(col)
+            f"{gep} = getelementptr inbounds {lds_array_type(a.type)}, ptr addrspace(3) {base}, i32 0, "
+            f"{self.typed(row)}, {self.typed(col)}"
         )
         return gep
 
@@ -390,8 +394,10 @@ class Lowerer:
         )
         for block in self.blocks:
             out.append(block.label + ":\n")
-            for line in block.lines:
-                out.append(line + "\n")
+            if block.lines:
+                out.append("  ")  # the block's lines, each indented: one join, not copied again
+                out.append("\n  ".join(block.lines))
+                out.append("\n")
         out.append("}\n")
         out.append("\n")
         out.append(attributes + "\n")
@@ -484,14 +490,24 @@ class Lowerer:
 
     def lower_region(self, region: Region, is_entry: bool, is_for_body: bool) -> None:
         """A for body's final scf.yield is read by lower_for, not lowered."""
-        n = len(region.ops)
+        region_ops = region.ops
+        n = len(region_ops)
         if is_for_body:
             n -= 1
+        last = n - 1 if is_entry else -1
+        handlers = HANDLERS_BY_CODE
+        ret = ops.RETURN
         for i in range(n):
-            op = region.ops[i]
-            if op.code == ops.RETURN and not (is_entry and i == n - 1):
+            op = region_ops[i]
+            code = op.code
+            if code == ret and i != last:
                 raise fail("cf.return must be the last op of the kernel")
-            self.lower_op(op)
+            # lower_op, inlined for the ops that have a handler (lower_op raises for the rest)
+            handler = handlers[code]
+            if handler is None:
+                self.lower_op(op)
+            else:
+                handler(self, op)
 
     def lower_op(self, op: Op) -> None:
         if op.code == ops.YIELD:
@@ -534,7 +550,19 @@ def lower_constant_vec(lw: Lowerer, op: Op) -> None:
 def lower_binary(lw: Lowerer, op: Op) -> None:
     opcode = BINARY_OPS.get(op.code, "")
     a, b = op.operands
-    lw.emit(lw.define(op.results[0]) + " = " + opcode + " " + lw.typed(a) + ", " + lw.val(b))
+    # define, typed(a), val(b) and emit, inlined (over half of a kernel's ops come here); a
+    # missing operand name goes through typed and val, which raise in that order
+    r = op.results[0]
+    names = lw.names
+    text = r.name + lw.suffix
+    names[r.name] = text
+    a_text = names.get(a.name)
+    b_text = names.get(b.name)
+    if a_text is None or b_text is None:
+        lw.typed(a)
+        lw.val(b)
+    # one f-string: a chain of + makes a new string per step
+    lw.block.lines.append(f"{text} = {opcode} {ll_type(a.type)} {a_text}, {b_text}")
 
 
 def lower_binary_call(lw: Lowerer, op: Op) -> None:
@@ -549,22 +577,22 @@ def lower_cmp(lw: Lowerer, op: Op) -> None:
     if pred not in ops.CMP_PREDS:
         raise fail("arith.cmp with an unknown pred")
     a, b = op.operands
-    lw.emit(lw.define(op.results[0]) + " = icmp " + str(pred) + " " + lw.typed(a) + ", " + lw.val(b))
+    lw.emit(f"{lw.define(op.results[0])} = icmp {pred} {lw.typed(a)}, {lw.val(b)}")
 
 
 def lower_select(lw: Lowerer, op: Op) -> None:
     c, a, b = op.operands
-    lw.emit(lw.define(op.results[0]) + " = select " + lw.typed(c) + ", " + lw.typed(a) + ", " + lw.typed(b))
+    lw.emit(f"{lw.define(op.results[0])} = select {lw.typed(c)}, {lw.typed(a)}, {lw.typed(b)}")
 
 
 def lower_fptrunc(lw: Lowerer, op: Op) -> None:
     r = op.results[0]
-    lw.emit(lw.define(r) + " = fptrunc " + lw.typed(op.operands[0]) + " to " + ll_type(r.type))
+    lw.emit(f"{lw.define(r)} = fptrunc {lw.typed(op.operands[0])} to {ll_type(r.type)}")
 
 
 def lower_bitcast(lw: Lowerer, op: Op) -> None:
     r = op.results[0]
-    lw.emit(lw.define(r) + " = bitcast " + lw.typed(op.operands[0]) + " to " + ll_type(r.type))
+    lw.emit(f"{lw.define(r)} = bitcast {lw.typed(op.operands[0])} to {ll_type(r.type)}")
 
 
 # ---- gpu (§4.2) ----
@@ -589,7 +617,7 @@ def lower_lane_id(lw: Lowerer, op: Op) -> None:
 
 def lower_readfirstlane(lw: Lowerer, op: Op) -> None:
     lw.need("readfirstlane.i32")
-    lw.emit(lw.define(op.results[0]) + " = call i32 @llvm.amdgcn.readfirstlane.i32(" + lw.typed(op.operands[0]) + ")")
+    lw.emit(f"{lw.define(op.results[0])} = call i32 @llvm.amdgcn.readfirstlane.i32({lw.typed(op.operands[0])})")
 
 
 # ---- memory (§4.3) ----
@@ -639,37 +667,20 @@ def lower_buffer_load(lw: Lowerer, op: Op) -> None:
     width = buffer_access(lw, res.type, False)
     raw = lw.temp("bl" + width[1])
     lw.emit(
-        raw
-        + " = call "
-        + width[2]
-        + " @llvm.amdgcn.raw.ptr.buffer.load."
-        + width[1]
-        + "("
-        + lw.typed(r)
-        + ", "
-        + lw.typed(off)
-        + ", i32 0, i32 0)"
+        f"{raw} = call {width[2]} @llvm.amdgcn.raw.ptr.buffer.load.{width[1]}("
+        f"{lw.typed(r)}, {lw.typed(off)}, i32 0, i32 0)"
     )
-    lw.emit(lw.define(res) + " = bitcast " + width[2] + " " + raw + " to " + ll_type(res.type))
+    lw.emit(f"{lw.define(res)} = bitcast {width[2]} {raw} to {ll_type(res.type)}")
 
 
 def lower_buffer_store(lw: Lowerer, op: Op) -> None:
     r, off, v = op.operands
     width = buffer_access(lw, v.type, True)
     bits = lw.temp("bs" + width[1])
-    lw.emit(bits + " = bitcast " + lw.typed(v) + " to " + width[2])
+    lw.emit(f"{bits} = bitcast {lw.typed(v)} to {width[2]}")
     lw.emit(
-        "call void @llvm.amdgcn.raw.ptr.buffer.store."
-        + width[1]
-        + "("
-        + width[2]
-        + " "
-        + bits
-        + ", "
-        + lw.typed(r)
-        + ", "
-        + lw.typed(off)
-        + ", i32 0, i32 0)"
+        f"call void @llvm.amdgcn.raw.ptr.buffer.store.{width[1]}("
+        f"{width[2]} {bits}, {lw.typed(r)}, {lw.typed(off)}, i32 0, i32 0)"
     )
 
 
@@ -694,14 +705,14 @@ def lower_smem_load(lw: Lowerer, op: Op) -> None:
     load = "load "
     if lw.backend.lds_v8_volatile and is_vec(res.type) and vec_len(res.type) == 8:
         load = "load volatile "
-    lw.emit(lw.define(res) + " = " + load + ll_type(res.type) + ", ptr addrspace(3) " + gep + ", align " + str(align))
+    lw.emit(f"{lw.define(res)} = {load}{ll_type(res.type)}, ptr addrspace(3) {gep}, align {align}")
 
 
 def lower_smem_store(lw: Lowerer, op: Op) -> None:
     s, row, col, v = op.operands
     align = lw.lds_align(op, s)
     gep = lw.lds_gep(s, row, col, "gep")
-    lw.emit("store " + lw.typed(v) + ", ptr addrspace(3) " + gep + ", align " + str(align))
+    lw.emit(f"store {lw.typed(v)}, ptr addrspace(3) {gep}, align {align}")
 
 
 def lower_smem_addr(lw: Lowerer, op: Op) -> None:
@@ -812,13 +823,7 @@ def lower_sync_lds_only(lw: Lowerer, op: Op) -> None:
 
 
 def lower_extract(lw: Lowerer, op: Op) -> None:
-    lw.emit(
-        lw.define(op.results[0])
-        + " = extractelement "
-        + lw.typed(op.operands[0])
-        + ", i32 "
-        + str(lw.int_attr(op, "index"))
-    )
+    lw.emit(f"{lw.define(op.results[0])} = extractelement {lw.typed(op.operands[0])}, i32 {lw.int_attr(op, 'index')}")
 
 
 def lower_insert(lw: Lowerer, op: Op) -> None:
@@ -1010,7 +1015,7 @@ def lower_for(lw: Lowerer, op: Op) -> None:
     header = lw.new_block("for.header")
     body = lw.new_block("for.body")
     cmp = lw.temp("cmp")
-    pred.lines.append("  br label %" + header.label)
+    pred.lines.append("br label %" + header.label)
     pred.terminated = True
     iv_name = iv + lw.suffix
     lw.names[iv] = iv_name
@@ -1123,7 +1128,7 @@ def lower_if(lw: Lowerer, op: Op) -> None:
     end = lw.new_block("if.end")
     lw.emit("br label %" + end.label)
     lw.block.terminated = True
-    pred.lines.append("  br " + cond + ", label %" + then.label + ", label %" + end.label)
+    pred.lines.append("br " + cond + ", label %" + then.label + ", label %" + end.label)
     pred.terminated = True
     lw.block = end
 
@@ -1184,6 +1189,12 @@ HANDLERS: dict[int, Callable[[Lowerer, Op], None]] = {
     ops.IF: lower_if,
     ops.RETURN: lower_return,
 }
+
+
+# HANDLERS as a tuple indexed by op code (lower_region's per-op lookup): one entry per row of
+# ops.OPS and a last None, the entry of ops.UNKNOWN (-1)
+HANDLERS_BY_CODE = tuple(HANDLERS.get(code) for code in range(len(ops.OPS))) + (None,)
+assert ops.UNKNOWN == -1
 
 
 def bare_name(name: str) -> bool:

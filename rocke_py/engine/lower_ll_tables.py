@@ -8,6 +8,7 @@ own but the handler of each op."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -468,6 +469,7 @@ MMA_ROWS = (
 )
 
 
+@functools.lru_cache(maxsize=256)  # a search of the table, asked per tile.mma op
 def mma_row(op_id: str) -> Optional[MmaRow]:
     return next((row for row in MMA_ROWS if row.op_id == op_id), None)
 

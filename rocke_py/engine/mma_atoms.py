@@ -5,6 +5,7 @@ are docs/ir.md §4.5."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -90,6 +91,7 @@ def atom_known(atom: Atom) -> bool:
     return (atom.elem, atom.m, atom.n, atom.k) in KNOWN_ATOMS[atom.kind]
 
 
+@functools.lru_cache(maxsize=256)  # pure; the verifier and the lowering ask per tile.mma op
 def atom_types(op_id: str) -> Optional[tuple[str, str, str]]:
     atom = atom_by_op_id(op_id)
     if atom is None:

@@ -351,24 +351,29 @@ def check_setprio(op: Op) -> Optional[str]:
 
 # The rule of each op, by its code; scf.for, scf.if and scf.yield are checked in verify_op
 # (they need the scope).
+# The same-type binaries and the types each takes (verify_region checks them inline).
+BINARY_TYPES: dict[int, tuple[str, ...]] = {
+    ops.ADD: INT_TYPES,
+    ops.SUB: INT_TYPES,
+    ops.MUL: INT_TYPES,
+    ops.DIV: ("i32",),
+    ops.MOD: ("i32",),
+    ops.MIN: ("i32",),
+    ops.MAX: ("i32",),
+    ops.AND: ("i1", "i32"),
+    ops.OR: ("i1", "i32"),
+    ops.FADD: FLOAT_TYPES,
+    ops.FMUL: FLOAT_TYPES,
+    ops.FMAX: FLOAT_TYPES,
+    ops.FMIN: FLOAT_TYPES,
+}
+
 CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
     ops.CONSTANT: check_constant,
     ops.CONSTANT_VEC: check_constant_vec,
-    ops.ADD: same_type_binary(INT_TYPES),
-    ops.SUB: same_type_binary(INT_TYPES),
-    ops.MUL: same_type_binary(INT_TYPES),
-    ops.DIV: same_type_binary(("i32",)),
-    ops.MOD: same_type_binary(("i32",)),
-    ops.MIN: same_type_binary(("i32",)),
-    ops.MAX: same_type_binary(("i32",)),
-    ops.AND: same_type_binary(("i1", "i32")),
-    ops.OR: same_type_binary(("i1", "i32")),
+    **{code: same_type_binary(types) for code, types in BINARY_TYPES.items()},
     ops.CMP: check_cmp,
     ops.SELECT: check_select,
-    ops.FADD: same_type_binary(FLOAT_TYPES),
-    ops.FMUL: same_type_binary(FLOAT_TYPES),
-    ops.FMAX: same_type_binary(FLOAT_TYPES),
-    ops.FMIN: same_type_binary(FLOAT_TYPES),
     ops.FPTRUNC: check_fptrunc,
     ops.BITCAST: check_bitcast,
     ops.THREAD_ID: check_thread_id,
@@ -401,24 +406,30 @@ CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
 }
 
 
+# BINARY_TYPES and CHECKS as tuples indexed by op code (verify_region's per-op lookups): one
+# entry per row of ops.OPS and a last None, the entry of ops.UNKNOWN (-1)
+BINARY_TYPES_BY_CODE = tuple(BINARY_TYPES.get(code) for code in range(len(OPS))) + (None,)
+CHECKS_BY_CODE = tuple(CHECKS.get(code) for code in range(len(OPS))) + (None,)
+assert ops.UNKNOWN == -1
+
+
 class Scope:
-    """Visible names -> types. Names are unique in a kernel, so one dict holds every visible
-    name; each open region keeps the names it added, dropped again at region exit."""
+    """Every name defined so far -> its type while visible, None once out of scope. Names are
+    unique in a kernel, so one dict holds them all (a name in it is defined, a name mapped to
+    a type is visible); each open region keeps the names it added, hidden again at its exit."""
 
     def __init__(self) -> None:
-        self.types: dict[str, str] = {}
+        self.types: dict[str, Optional[str]] = {}
         self.frames: list[list[str]] = [[]]
-        self.defined: set[str] = set()
         self.valid: set[str] = set()  # the types already found valid (a kernel uses few)
 
     def define(self, name: str, type_: str) -> Optional[str]:
-        if name in self.defined:
+        if name in self.types:
             return f"{name} is defined twice"
         if type_ not in self.valid:
             if not valid_type(type_):
                 return f"{name} has an invalid type {type_}"
             self.valid.add(type_)
-        self.defined.add(name)
         self.types[name] = type_
         self.frames[-1].append(name)
         return None
@@ -432,7 +443,7 @@ class Scope:
     def pop(self) -> None:
         types = self.types
         for name in self.frames.pop():
-            del types[name]
+            types[name] = None
 
 
 def check_for(op: Op, scope: Scope, where: str) -> Optional[str]:
@@ -497,23 +508,66 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
         bad = f"unknown op {op.name}"
     if bad:
         return bad
-    frame = scope.frames[-1]
-    for r in op.results:
-        # Scope.define, inlined for the common case (a new name of a type seen before)
-        if r.name in scope.defined or r.type not in scope.valid:
-            bad = scope.define(r.name, r.type)
-            if bad:
-                return bad
-            continue
-        scope.defined.add(r.name)
-        types[r.name] = r.type
-        frame.append(r.name)
+    results = op.results
+    if len(results) == 1:
+        # Scope.define, inlined for the common case: one new name of a type seen before
+        r = results[0]
+        name, type_ = r.name, r.type
+        if name not in types and type_ in scope.valid:
+            types[name] = type_
+            scope.frames[-1].append(name)
+            return None
+    for r in results:
+        bad = scope.define(r.name, r.type)
+        if bad:
+            return bad
     return None
 
 
 def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -> Optional[str]:
     last_index = len(region.ops) - 1 if allow_yield else -1
+    # verify_op, inlined with the scope in locals for an op of a CHECKS rule without regions
+    # and with at most one result (all but scf.*), and its rule inlined for a same-type binary
+    # (over half of a kernel's ops): an op that passes is defined here; any other op, or one
+    # that fails, goes through verify_op (the checks are pure: it finds the same first failure)
+    types, valid, frame = scope.types, scope.valid, scope.frames[-1]
     for index, op in enumerate(region.ops):
+        code = op.code
+        operands = op.operands
+        results = op.results
+        allowed = BINARY_TYPES_BY_CODE[code]
+        if allowed is not None:
+            if len(operands) == 2 and len(results) == 1 and not op.regions:
+                a, b = operands
+                r = results[0]
+                name, t = r.name, r.type
+                if (
+                    t in allowed
+                    and a.type == t
+                    and b.type == t
+                    and types.get(a.name) == t
+                    and types.get(b.name) == t
+                    and name not in types
+                ):
+                    types[name] = t
+                    frame.append(name)
+                    continue
+        else:
+            check = CHECKS_BY_CODE[code]
+            if check is not None and len(results) <= 1 and not op.regions:
+                for v in operands:
+                    if types.get(v.name) != v.type:
+                        break
+                else:
+                    if check(op) is None:
+                        if not results:
+                            continue
+                        r = results[0]
+                        name, t = r.name, r.type
+                        if name not in types and t in valid:
+                            types[name] = t
+                            frame.append(name)
+                            continue
         bad = verify_op(op, scope, where, index == last_index)
         if bad:
             return f"{where} op {index} ({op.name}): {bad}"
