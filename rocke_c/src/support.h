@@ -9,22 +9,39 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
+/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ----
+ * Every allocation is zeroed: a block is zeroed when it is made and when a reset keeps it,
+ * so an allocation is a pointer bump (inline below) with no memset of its own. */
 typedef struct rk_arena_block rk_arena_block;
 typedef struct rk_arena {
-    rk_arena_block *head;
+    rk_arena_block *head;  /* the block allocations come from, then the older ones */
     rk_arena_block *spare; /* standard blocks kept by rk_arena_reset for the next call */
+    char *cur;             /* the free (zeroed) bytes of head: cur[0 .. avail) */
+    size_t avail;
     int failed; /* set once an allocation failed */
 } rk_arena;
 
 void rk_arena_init(rk_arena *arena);
-void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
+void *rk_alloc_grow(rk_arena *arena, size_t size);       /* rk_alloc's slow path */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
 /* Empties the arena for another call (a rocke_context's): every allocation is released, up to
- * keep bytes of standard blocks are kept for reuse (no trip to the OS and back), the rest and
- * every oversized block are freed, and failed is cleared. */
+ * keep bytes of standard blocks are kept (zeroed) for reuse (no trip to the OS and back), the
+ * rest and every oversized block are freed, and failed is cleared. */
 void rk_arena_reset(rk_arena *arena, size_t keep);
 void rk_arena_free(rk_arena *arena);                      /* frees every block, spares too */
+
+/* size zeroed bytes aligned for any type the engine stores (8); NULL on failure. */
+static inline void *rk_alloc(rk_arena *arena, size_t size)
+{
+    size_t n = (size + 7u) & ~(size_t)7u;
+    if (n - 1 < arena->avail) { /* n > 0 (no wrap) and it fits */
+        char *p = arena->cur;
+        arena->cur += n;
+        arena->avail -= n;
+        return p;
+    }
+    return rk_alloc_grow(arena, size);
+}
 
 /* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
 typedef struct rk_buf {
@@ -118,6 +135,9 @@ void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
  * saying which (added may be NULL); NULL only when the arena failed. */
 void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
                  int *added);
+/* Room for n entries without a grow (a caller that knows its count up front); -1 when the
+ * arena failed. */
+int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n);
 
 /* ---- list membership (strlist.c) over NULL-terminated lists ---- */
 int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */
