@@ -6,6 +6,7 @@
  * per kernel on every result, so the order of builder calls is the order of the names
  * (docs/ir.md §2). Everything is allocated from the caller's arena. A builder failure is
  * sticky: the first one is kept in b->error, and every later call returns NULL. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "ir.h"
@@ -57,12 +58,11 @@ static char *ir_strdup(rk_arena *arena, const char *s)
     return rk_strndup(arena, s, strlen(s));
 }
 
-/* A value's type kept in the arena, or the static name for a scalar (most values): no copy,
- * and the verifier's and the lowering's compares then meet the same pointer. */
-static const char *intern_type(rk_arena *arena, const char *type)
+/* The static name of a scalar type (most values' types), else NULL. */
+static const char *static_scalar(const char *t, size_t n)
 {
-    int i = scalar_index(type, strlen(type));
-    return i >= 0 ? rk_ir_scalars[i] : ir_strdup(arena, type);
+    int i = scalar_index(t, n);
+    return i >= 0 ? rk_ir_scalars[i] : NULL;
 }
 
 static char *ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
@@ -163,8 +163,8 @@ int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
 static int attrs_find(const rk_attrs *map, const char *key)
 {
     int i;
-    for (i = 0; i < map->n; i++)
-        if (strcmp(map->items[i].key, key) == 0)
+    for (i = 0; i < map->n; i++) /* keys are mostly literals: the same pointer first */
+        if (map->items[i].key == key || strcmp(map->items[i].key, key) == 0)
             return i;
     return -1;
 }
@@ -381,7 +381,22 @@ void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
 
 char *rk_vec(rk_arena *arena, const char *elem, long long n)
 {
-    return elem ? rk_ir_printf(arena, "vec<%sx%lld>", elem, n) : NULL;
+    char digits[RK_INT_DIGITS], *out;
+    size_t ne, nd;
+    if (!elem)
+        return NULL;
+    /* "vec<" elem "x" n ">" by hand: the builder and the verifier make many */
+    ne = strlen(elem);
+    nd = rk_fmt_int(n, digits);
+    out = rk_alloc(arena, 4 + ne + 1 + nd + 2);
+    if (out) {
+        memcpy(out, "vec<", 4);
+        memcpy(out + 4, elem, ne);
+        out[4 + ne] = 'x';
+        memcpy(out + 5 + ne, digits, nd);
+        out[5 + ne + nd] = '>';
+    }
+    return out;
 }
 
 char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
@@ -411,7 +426,7 @@ const char *rk_vec_elem(rk_arena *arena, const char *t)
         return t;
     if (rk_type_vec_elem(t, &elem, &len))
         return NULL;
-    return rk_strndup(arena, elem, len);
+    return static_scalar(elem, len) ? static_scalar(elem, len) : rk_strndup(arena, elem, len);
 }
 
 long long rk_vec_len(const char *t) { return rk_type_vec_len(t); }
@@ -425,7 +440,7 @@ static const char *elem_before_comma(rk_arena *arena, const char *t, size_t star
     size_t len;
     if (rk_type_elem_before_comma(t, start, &elem, &len))
         return NULL;
-    return rk_strndup(arena, elem, len);
+    return static_scalar(elem, len) ? static_scalar(elem, len) : rk_strndup(arena, elem, len);
 }
 
 const char *rk_ptr_elem(rk_arena *arena, const char *t) { return elem_before_comma(arena, t, 4); }
@@ -557,6 +572,7 @@ void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs 
 {
     memset(b, 0, sizeof *b);
     rk_map_init(&b->consts);
+    rk_map_init(&b->types);
     b->arena = arena;
     b->kernel = rk_alloc(arena, sizeof *b->kernel);
     if (!b->kernel || !name || rk_attrs_copy(arena, &b->kernel->attrs, attrs)) {
@@ -698,6 +714,42 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
 
 /* -- plumbing -- */
 
+/* A value's type, interned: the static name of a scalar, else the builder's one arena copy of
+ * that name, so the verifier's and the lowering's compares meet the same pointer and no value
+ * copies its type. A name already interned (most are another value's type) is found by its
+ * address: the cache holds interned addresses only, whose bytes never change. */
+static const char *intern_type(rk_builder *b, const char *type)
+{
+    size_t n;
+    const char *known;
+    rk_map_key *entry;
+    unsigned int hash;
+    if (b->type_cache[((size_t)(uintptr_t)type >> 3) % RK_B_TYPE_CACHE] == type)
+        return type;
+    n = strlen(type);
+    if (!(known = static_scalar(type, n))) {
+        hash = rk_hash(type);
+        entry = rk_map_get(&b->types, type, hash);
+        if (!entry) {
+            char *copy = rk_strndup(b->arena, type, n);
+            entry = copy ? rk_map_put(&b->types, b->arena, copy, hash, sizeof *entry, NULL) : NULL;
+            if (!entry)
+                return NULL;
+        }
+        known = entry->key;
+    }
+    b->type_cache[((size_t)(uintptr_t)known >> 3) % RK_B_TYPE_CACHE] = known;
+    return known;
+}
+
+/* "%" + hint + str(counter) into name (room for it: name_room(hint)). */
+static void put_value_name(char *name, const char *hint, size_t hint_len, long long counter)
+{
+    name[0] = '%';
+    memcpy(name + 1, hint, hint_len);
+    rk_fmt_int(counter, name + 1 + hint_len);
+}
+
 rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs)
 {
     rk_ir_kernel *k = b->kernel;
@@ -715,7 +767,7 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
         return NULL;
     }
     p->value.name = rk_ir_printf(b->arena, "%%%s", name);
-    p->value.type = ir_strdup(b->arena, type);
+    p->value.type = intern_type(b, type);
     if (!p->value.name || !p->value.type) {
         fail(b, "out of memory");
         return NULL;
@@ -728,6 +780,7 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
 rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 {
     rk_ir_value *v;
+    size_t hint_len;
     if (b->failed)
         return NULL;
     if (!hint || !type) {
@@ -735,21 +788,16 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
         return NULL;
     }
     b->counter++;
-    v = rk_alloc(b->arena, sizeof *v);
+    hint_len = strlen(hint);
+    /* the value and its name "%" hint counter in one allocation, the name built by hand */
+    v = rk_alloc(b->arena, sizeof *v + 1 + hint_len + RK_INT_DIGITS);
     if (v) {
-        /* "%" hint counter, built by hand: a printf per value was a fifth of a build */
-        char digits[RK_INT_DIGITS];
-        size_t hint_len = strlen(hint), n = rk_fmt_int(b->counter, digits);
-        char *name = rk_alloc(b->arena, 1 + hint_len + n + 1);
-        if (name) {
-            name[0] = '%';
-            memcpy(name + 1, hint, hint_len);
-            memcpy(name + 1 + hint_len, digits, n + 1);
-        }
+        char *name = (char *)(v + 1);
+        put_value_name(name, hint, hint_len, b->counter);
         v->name = name;
-        v->type = intern_type(b->arena, type);
+        v->type = intern_type(b, type);
     }
-    if (!v || !v->name || !v->type) {
+    if (!v || !v->type) {
         fail(b, "out of memory");
         return NULL;
     }
@@ -775,9 +823,10 @@ static int b_append(rk_builder *b, rk_ir_op *op)
     return 0;
 }
 
-/* A new op (not yet appended) with copies of the operand values; code is name's row of rk_ops. */
+/* A new op (not yet appended) with copies of the operand values and room for n_results
+ * results and name_room bytes after them, all in one allocation; code is name's row of rk_ops. */
 static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
-                           int n_operands, int n_results)
+                           int n_operands, int n_results, size_t name_room)
 {
     rk_ir_op *op;
     int i;
@@ -786,17 +835,15 @@ static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_i
             fail(b, "%s of a NULL value", name);
             return NULL;
         }
-    op = rk_alloc(b->arena, sizeof *op);
-    if (op) {
-        op->name = name;
-        op->code = code;
-        op->operands = rk_alloc(b->arena, (size_t)n_operands * sizeof *op->operands);
-        op->results = rk_alloc(b->arena, (size_t)n_results * sizeof *op->results);
-    }
-    if (!op || !op->operands || !op->results || b->arena->failed) {
+    op = rk_alloc(b->arena, sizeof *op + (size_t)(n_operands + n_results) * sizeof *op->operands + name_room);
+    if (!op || b->arena->failed) {
         fail(b, "out of memory");
         return NULL;
     }
+    op->name = name;
+    op->code = code;
+    op->operands = (rk_ir_value *)(op + 1);
+    op->results = op->operands + n_operands;
     for (i = 0; i < n_operands; i++)
         op->operands[i] = *operands[i];
     op->n_operands = n_operands;
@@ -804,30 +851,35 @@ static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_i
 }
 
 /* Builder.op with the attrs map handed over (no copy) and the op's code known: the builder's
- * own methods. */
+ * own methods. The result (when hint and type are set) is named new_value's way, in the op. */
 static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                                int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
-    rk_ir_value *result = NULL;
+    int has_result = hint && type;
+    size_t hint_len = has_result ? strlen(hint) : 0;
+    const char *interned = NULL;
     rk_ir_op *op;
     if (b->failed)
         return NULL;
-    if (hint && type) {
-        result = rk_b_new_value(b, hint, type);
-        if (!result)
-            return NULL;
+    if (has_result && !(interned = intern_type(b, type))) {
+        fail(b, "out of memory");
+        return NULL;
     }
-    op = b_make_op(b, code, name, operands, n_operands, result ? 1 : 0);
+    op = b_make_op(b, code, name, operands, n_operands, has_result, has_result ? 1 + hint_len + RK_INT_DIGITS : 0);
     if (!op)
         return NULL;
-    if (result) {
-        op->results[0] = *result;
+    if (has_result) {
+        char *result_name = (char *)(op->results + 1);
+        b->counter++;
+        put_value_name(result_name, hint, hint_len, b->counter);
+        op->results[0].name = result_name;
+        op->results[0].type = interned;
         op->n_results = 1;
     }
     op->attrs = attrs;
     if (b_append(b, op))
         return NULL;
-    return result ? &op->results[0] : NULL;
+    return has_result ? &op->results[0] : NULL;
 }
 
 rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
@@ -1426,7 +1478,7 @@ rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_valu
     operands[0] = lb, operands[1] = ub, operands[2] = step;
     for (i = 0; i < n_carried; i++)
         operands[3 + i] = carried[i].init;
-    op = b_make_op(b, RK_OP_FOR, rk_ops[RK_OP_FOR].name, operands, 3 + n_carried, n_carried);
+    op = b_make_op(b, RK_OP_FOR, rk_ops[RK_OP_FOR].name, operands, 3 + n_carried, n_carried, 0);
     for (i = 0; op && i < n_carried; i++) {
         result = rk_b_new_value(b, rk_ops[RK_OP_FOR].hint, carried[i].init->type);
         if (!result)
@@ -1477,7 +1529,7 @@ rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond)
     rk_ir_op *op;
     if (!b_ok(b, rk_ops[RK_OP_IF].name, 1, cond))
         return NULL;
-    op = b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0);
+    op = b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0, 0);
     then = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_IF].region) : NULL;
     if (then)
         op->regions = rk_alloc(b->arena, sizeof *op->regions);

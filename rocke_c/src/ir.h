@@ -102,6 +102,8 @@ typedef struct rk_ir_carried {
 
 typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 
+#define RK_B_TYPE_CACHE 64
+
 typedef struct rk_builder {
     rk_arena *arena;
     rk_ir_kernel *kernel;
@@ -110,6 +112,8 @@ typedef struct rk_builder {
     rk_b_const **frames;        /* per open region: its constants, newest first */
     int n_regions, cap_regions;
     rk_map consts;              /* (type, value) key -> its constant, live while its region is open */
+    rk_map types;               /* every non-scalar type name of a value, once (rk_map_key entries) */
+    const char *type_cache[RK_B_TYPE_CACHE]; /* interned type names, by their address */
     long long op_limit;         /* the hard size limit: the op past it fails (0: unlimited;
                                  * the kernel builder sets its bound, docs/kernels.md §9) */
     long long num_ops;
