@@ -76,6 +76,13 @@ typedef struct rk_ll_entry {
     long long value;        /* ints only */
 } rk_ll_entry;
 
+/* A memo entry of type_text: an IR type name's address and its LLVM text. */
+typedef struct rk_ll_type_memo {
+    const char *type;
+    const char *text;
+    size_t len;
+} rk_ll_type_memo;
+
 #define RK_LL_CACHE 64
 #define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
 
@@ -107,6 +114,7 @@ typedef struct rk_lowerer {
     /* Speed only: the row of a declaration key, by the string's address (our keys are
      * mostly literals). */
     struct { const char *key; int index; } decls[RK_LL_CACHE];
+    rk_ll_type_memo types[RK_LL_CACHE]; /* Python's memo of ll_type, by the type's address */
 } rk_lowerer;
 
 /* ---- small helpers: failures, strings, numbers ---- */
@@ -190,9 +198,11 @@ static const rk_ll_width *buffer_width(rk_lowerer *lw, long long nbytes)
 static const rk_ll_scalar *scalar_row(rk_lowerer *lw, const char *t, size_t n)
 {
     int i;
-    for (i = 0; i < RK_LL_N_SCALARS; i++)
-        if (strlen(rk_ll_scalar_types[i].ir) == n && memcmp(rk_ll_scalar_types[i].ir, t, n) == 0)
+    for (i = 0; i < RK_LL_N_SCALARS; i++) {
+        const char *ir = rk_ll_scalar_types[i].ir;
+        if (ir[0] == t[0] && strncmp(ir, t, n) == 0 && ir[n] == '\0')
             return &rk_ll_scalar_types[i];
+    }
     fail(lw, "no LLVM type for %.*s", (int)(n > 400 ? 400 : n), t);
     return NULL;
 }
@@ -206,8 +216,8 @@ static int vec_len(rk_lowerer *lw, const char *t, long long *n)
     return 0;
 }
 
-/* ll_type(t) appended to o. */
-static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+/* ll_type(t) appended to o (the work behind the memo of type_text). */
+static int put_type_text(rk_lowerer *lw, rk_buf *o, const char *t)
 {
     const rk_ll_scalar *row;
     const char *elem;
@@ -245,27 +255,66 @@ static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
     return 0;
 }
 
-/* ll_type(t) as an arena string (NULL on failure). */
-static const char *ll_type(rk_lowerer *lw, const char *t)
+/* ll_type(t) as an arena string and its length (NULL on failure), memoised like Python's by
+ * the type's address: the kernel's type names are the builder's interned ones (or static),
+ * and none changes while the kernel is lowered. */
+static const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
 {
-    const char *s;
+    rk_ll_type_memo *memo = &lw->types[RK_LL_CACHE_SLOT(t)];
+    char *s;
+    if (memo->type == t) {
+        *len = memo->len;
+        return memo->text;
+    }
     lw->scratch.len = 0;
-    if (put_type(lw, &lw->scratch, t))
+    if (put_type_text(lw, &lw->scratch, t))
         return NULL;
     if (lw->scratch.failed) {
         lw->oom = 1;
         return NULL;
     }
     s = rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "", lw->scratch.len);
-    if (!s)
+    if (!s) {
         lw->oom = 1;
+        return NULL;
+    }
+    memo->type = t;
+    memo->text = s;
+    memo->len = lw->scratch.len;
+    *len = memo->len;
     return s;
 }
 
-/* ll_type(t[0:n]) as an arena string (NULL on failure). */
+/* ll_type(t) appended to o. */
+static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+{
+    size_t len;
+    const char *text = type_text(lw, t, &len);
+    if (!text)
+        return -1;
+    rk_buf_putn(o, text, len);
+    return 0;
+}
+
+/* ll_type(t) as an arena string (NULL on failure). */
+static const char *ll_type(rk_lowerer *lw, const char *t)
+{
+    size_t len;
+    return type_text(lw, t, &len);
+}
+
+/* ll_type(t[0:n]) as an arena string (NULL on failure); a scalar is looked up by its row's
+ * name, so the memo serves it too. */
 static const char *type_n(rk_lowerer *lw, const char *t, size_t n)
 {
-    const char *copy = rk_strndup(lw->arena, t, n);
+    const char *copy;
+    int i;
+    for (i = 0; i < RK_LL_N_SCALARS; i++) {
+        const char *ir = rk_ll_scalar_types[i].ir;
+        if (n && ir[0] == t[0] && strncmp(ir, t, n) == 0 && ir[n] == '\0')
+            return ll_type(lw, ir);
+    }
+    copy = rk_strndup(lw->arena, t, n);
     if (!copy) {
         lw->oom = 1;
         return NULL;
@@ -615,7 +664,7 @@ static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap)
 {
     rk_buf *o;
-    const char *p = fmt, *run = fmt;
+    const char *p, *run = fmt;
     if (!block) {
         lw->oom = 1;
         return -1;
@@ -624,10 +673,11 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
     if (rk_buf_room(o, 1024))        /* most lines then take the pieces' fast paths */
         lw->oom = 1;
     rk_buf_putn(o, "  ", 2);
-    for (; *p; p++) {
+    for (;;) {
         const rk_ir_value *v;
-        if (*p != '$')
-            continue;
+        p = strchr(run, '$'); /* the literal runs between directives, found by the library */
+        if (!p)
+            break;
         rk_buf_putn(o, run, (size_t)(p - run));
         p++;
         switch (*p) {
@@ -655,11 +705,13 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
             break;
         default:
             rk_buf_putn(o, "$", 1);
+            if (!*p)
+                p--; /* a '$' that ends the format: the run after it is empty */
             break;
         }
         run = p + 1;
     }
-    rk_buf_putn(o, run, (size_t)(p - run));
+    rk_buf_puts(o, run);
     rk_buf_putn(o, "\n", 1);
     return 0;
 }
