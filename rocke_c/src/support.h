@@ -64,16 +64,12 @@ void rk_buf_free(rk_buf *b);
  * short pieces. The buffer stays NUL-terminated. */
 static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
 {
-    if (!b->failed && b->len + n < b->cap) {
-        char *d = b->data + b->len;
-        if (n <= 16) {
-            size_t i;
-            for (i = 0; i < n; i++)
-                d[i] = s[i];
-        } else
-            memcpy(d, s, n);
-        b->len += n;
-        b->data[b->len] = '\0';
+    size_t len = b->len;
+    if (!b->failed && len + n < b->cap) {
+        char *d = b->data + len;
+        memcpy(d, s, n); /* a few moves when n is a constant; no byte loop that reloads b */
+        d[n] = '\0';
+        b->len = len + n;
     } else
         rk_buf_putn_grow(b, s, n);
 }
@@ -89,20 +85,11 @@ static inline int rk_buf_room(rk_buf *b, size_t room)
     return rk_buf_reserve(b, b->cap > room ? b->cap : room * 2);
 }
 
-/* Append s, copying while there is room (no strlen pass over the short pieces). */
-static inline void rk_buf_puts(rk_buf *b, const char *s)
-{
-    if (!b->failed && b->data) {
-        char *d = b->data + b->len, *end = b->data + b->cap - 1;
-        while (*s && d < end)
-            *d++ = *s++;
-        *d = '\0';
-        b->len = (size_t)(d - b->data);
-        if (!*s)
-            return;
-    }
-    rk_buf_putn_grow(b, s, strlen(s));
-}
+/* Append a string literal: its length is known when compiled. */
+#define RK_BUF_LIT(b, lit) rk_buf_putn((b), (lit), sizeof(lit) - 1)
+
+/* Append s (the library's strlen and memcpy beat a byte loop that reloads b at every store). */
+static inline void rk_buf_puts(rk_buf *b, const char *s) { rk_buf_putn(b, s, strlen(s)); }
 
 /* ---- string-keyed hash map (hashmap.c): open addressing in the arena ----
  * An entry is any struct whose first member is an rk_map_key, allocated in the arena by
