@@ -796,6 +796,8 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
         put_value_name(name, hint, hint_len, b->counter);
         v->name = name;
         v->type = intern_type(b, type);
+        v->id = b->counter;
+        b->kernel->n_ids = b->counter + 1;
     }
     if (!v || !v->type) {
         fail(b, "out of memory");
@@ -874,6 +876,8 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
         put_value_name(result_name, hint, hint_len, b->counter);
         op->results[0].name = result_name;
         op->results[0].type = interned;
+        op->results[0].id = b->counter;
+        b->kernel->n_ids = b->counter + 1;
         op->n_results = 1;
     }
     op->attrs = attrs;

@@ -51,6 +51,9 @@ struct rk_attr {
 typedef struct rk_ir_value {
     const char *name;         /* "%add7", "%A", "%k0" */
     const char *type;
+    long long id;             /* C only: the builder's number of the value (its counter), 0 for a value
+                               * made elsewhere (params, loop names); the verifier and the lowering
+                               * remember what they found for a name by it */
 } rk_ir_value;
 
 typedef struct rk_ir_region rk_ir_region;
@@ -79,6 +82,7 @@ typedef struct rk_ir_param {
 } rk_ir_param;
 
 typedef struct rk_ir_kernel {
+    long long n_ids;          /* C only: 1 + the largest value id (0: no ids) */
     const char *name;
     rk_attrs attrs;
     rk_ir_param **params;

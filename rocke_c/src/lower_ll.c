@@ -83,6 +83,12 @@ typedef struct rk_ll_type_memo {
     size_t len;
 } rk_ll_type_memo;
 
+/* value_slot's memo of one value id: the name string it looked up and where its text is. */
+typedef struct rk_ll_id_slot {
+    const char *name;
+    const char **slot;
+} rk_ll_id_slot;
+
 #define RK_LL_CACHE 64
 #define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
 
@@ -103,6 +109,8 @@ typedef struct rk_lowerer {
     size_t cap_direct;
     rk_map names;           /* the rest of names (rk_ll_entry) */
     rk_map ints;            /* Python's ints (rk_ll_entry) */
+    rk_ll_id_slot *by_id;   /* a builder value's names slot, by its id, once found (value_slot) */
+    long long n_ids;
     rk_ll_plan plan;
     const char *pool;
     const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
@@ -578,6 +586,22 @@ static const char **slot(rk_lowerer *lw, const char *key, int insert)
     return e ? &e->text : NULL;
 }
 
+/* slot(v.name): found once by name, then by the value's id (a slot never moves, and an id
+ * always names the same value). */
+static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
+{
+    const char **e;
+    int known = v->id > 0 && v->id < lw->n_ids;
+    if (known && lw->by_id[v->id].name == v->name) /* the very name string it was found by */
+        return lw->by_id[v->id].slot;
+    e = slot(lw, v->name, insert);
+    if (known && e) {
+        lw->by_id[v->id].name = v->name;
+        lw->by_id[v->id].slot = e;
+    }
+    return e;
+}
+
 /* names[key] = text */
 static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
@@ -649,7 +673,7 @@ static void put(rk_lowerer *lw, rk_buf *o, const char *s)
 /* val(v) appended to o. */
 static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    const char *const *e = slot(lw, v->name, 0);
+    const char *const *e = value_slot(lw, v, 0);
     if (!e || !*e)
         return fail(lw, "%s is used before it is defined", v->name);
     rk_buf_puts(o, *e);
@@ -757,14 +781,18 @@ static int need(rk_lowerer *lw, const char *key)
 static const char *define(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
-    bind(lw, v->name, text);
+    const char **e = value_slot(lw, v, 1);
+    if (!e || !text)
+        lw->oom = 1;
+    else
+        *e = text;
     return text;
 }
 
 /* val(v) as a string (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *const *e = slot(lw, v->name, 0);
+    const char *const *e = value_slot(lw, v, 0);
     if (!e || !*e) {
         fail(lw, "%s is used before it is defined", v->name);
         return NULL;
@@ -908,6 +936,13 @@ static int lower(rk_lowerer *lw, rk_buf *out)
         lw->oom = 1;
         lw->cap_direct = 0;
         goto done;
+    }
+    if (lw->kernel->n_ids > 0 && (size_t)lw->kernel->n_ids < (size_t)-1 / sizeof *lw->by_id) {
+        if (!(lw->by_id = rk_alloc(lw->arena, (size_t)lw->kernel->n_ids * sizeof *lw->by_id))) {
+            lw->oom = 1;
+            goto done;
+        }
+        lw->n_ids = lw->kernel->n_ids;
     }
     if (ll_attributes(lw, &attributes) || ll_signature(lw, &signature)
         || plan_lds(lw, lw->kernel, &lw->plan))

@@ -645,6 +645,8 @@ typedef struct rk_verify_scope {
     rk_arena *arena;
     const char *valid[RK_VERIFY_TYPE_CACHE]; /* types found valid, by address (Python's valid set) */
     rk_map names;             /* name -> rk_verify_name, every name ever defined */
+    rk_verify_name **by_id;   /* a builder value's entry by its id, once defined (kernel->n_ids) */
+    long long n_ids;
     rk_verify_name **frames;  /* per open frame: its names, newest first */
     int n_frames, cap_frames;
 } rk_verify_scope;
@@ -686,7 +688,10 @@ static int type_valid(rk_verify_scope *scope, const char *type)
     return 1;
 }
 
-static const char *define(rk_verify_scope *scope, const char *name, const char *type)
+/* Defines name (of value id, 0 for none). Every successful definition has a name of its own
+ * (a second one fails), so a builder value's entry, once defined, is its name's: lookup finds it
+ * by the id without hashing the name, when the use carries that very name string. */
+static const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
 {
     rk_verify_name *entry;
     int added;
@@ -702,12 +707,16 @@ static const char *define(rk_verify_scope *scope, const char *name, const char *
     entry->visible = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
     scope->frames[scope->n_frames - 1] = entry;
+    if (id > 0 && id < scope->n_ids)
+        scope->by_id[id] = entry;
     return NULL;
 }
 
-static const char *lookup(const rk_verify_scope *scope, const char *name)
+static const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
 {
-    const rk_verify_name *entry = rk_map_get(&scope->names, name, rk_hash(name));
+    const rk_verify_name *entry = v->id > 0 && v->id < scope->n_ids ? scope->by_id[v->id] : NULL;
+    if (!entry || entry->k.key != v->name) /* the id stands for the very name it was defined by */
+        entry = rk_map_get(&scope->names, v->name, rk_hash(v->name));
     return entry && entry->visible ? entry->type : NULL;
 }
 
@@ -729,7 +738,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
     int i;
     if (!iv || push_frame(scope))
         return "out of memory";
-    bad = define(scope, iv, "i32");
+    bad = define(scope, iv, "i32", 0);
     for (i = 0; !bad && i < iter_args->n; i++) {
         const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
         const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
@@ -737,7 +746,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
         if (!name) /* Python raises KeyError here */
             bad = "scf.for iter_arg has no name";
         else
-            bad = text ? define(scope, text, type->s) : "out of memory";
+            bad = text ? define(scope, text, type->s, 0) : "out of memory";
     }
     if (!bad) {
         const char *inner = msg(scope->arena, "%s.body", where);
@@ -816,7 +825,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     int i;
     for (i = 0; i < op->n_operands; i++) {
         const rk_ir_value *v = &op->operands[i];
-        const char *t = lookup(scope, v->name);
+        const char *t = lookup(scope, v);
         if (!t)
             return msg(scope->arena, "%s is not visible", v->name);
         if (t != v->type && strcmp(t, v->type) != 0) /* the same string, usually */
@@ -837,7 +846,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     if (bad)
         return bad;
     for (i = 0; i < op->n_results; i++) {
-        bad = define(scope, op->results[i].name, op->results[i].type);
+        bad = define(scope, op->results[i].name, op->results[i].type, op->results[i].id);
         if (bad)
             return bad;
     }
@@ -883,8 +892,14 @@ const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     rk_map_init(&scope.names);
     if (push_frame(&scope) || rk_map_reserve(&scope.names, arena, (size_t)kernel->n_params + count_names(entry)))
         return "out of memory";
+    if (kernel->n_ids > 0 && (size_t)kernel->n_ids < (size_t)-1 / sizeof *scope.by_id) {
+        scope.by_id = rk_alloc(arena, (size_t)kernel->n_ids * sizeof *scope.by_id);
+        if (!scope.by_id)
+            return "out of memory";
+        scope.n_ids = kernel->n_ids;
+    }
     for (i = 0; i < kernel->n_params; i++) {
-        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
+        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type, 0);
         if (bad)
             return msg(arena, "param: %s", bad);
     }
