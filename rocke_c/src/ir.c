@@ -662,7 +662,8 @@ static rk_attr *attr_copy(rk_arena *arena, const rk_attr *value)
     return copy;
 }
 
-rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
+/* Builder.constant; *remember (when set) gets the cache entry of the key. */
+static rk_ir_value *b_constant(rk_builder *b, const char *ity, const rk_attr *value, rk_b_const **remember)
 {
     rk_attrs attrs = {NULL, 0, 0};
     rk_ir_value *result;
@@ -685,8 +686,11 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     if (key) {
         hash = rk_hash(key);
         entry = rk_map_get(&b->consts, key, hash);
-        if (entry && entry->result)
+        if (entry && entry->result) {
+            if (remember)
+                *remember = entry;
             return entry->result;
+        }
     }
     copy = attr_copy(b->arena, value);
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
@@ -709,7 +713,14 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     entry->result = result;
     entry->frame_next = b->frames[b->n_regions - 1];
     b->frames[b->n_regions - 1] = entry;
+    if (remember)
+        *remember = entry;
     return result;
+}
+
+rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
+{
+    return b_constant(b, ity, value, NULL);
 }
 
 /* -- plumbing -- */
@@ -959,10 +970,15 @@ static const rk_attrs rk_b_no_attrs = {NULL, 0, 0};
 rk_ir_value *rk_b_const_i32(rk_builder *b, long long value)
 {
     rk_attr v;
+    int small = value >= 0 && value < RK_B_SMALL_I32;
+    rk_b_const *entry = small ? b->small_i32[value] : NULL;
+    /* a small i32's cache entry by its value: the entry the key finds, without making the key */
+    if (!b->failed && entry && entry->result)
+        return entry->result;
     memset(&v, 0, sizeof v);
     v.kind = RK_ATTR_INT;
     v.i = value;
-    return rk_b_constant(b, "i32", &v);
+    return b_constant(b, "i32", &v, small ? &b->small_i32[value] : NULL);
 }
 
 rk_ir_value *rk_b_const_i1(rk_builder *b, int value)

@@ -107,6 +107,7 @@ typedef struct rk_ir_carried {
 typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 
 #define RK_B_TYPE_CACHE 64
+#define RK_B_SMALL_I32 1024
 
 typedef struct rk_builder {
     rk_arena *arena;
@@ -118,6 +119,7 @@ typedef struct rk_builder {
     rk_map consts;              /* (type, value) key -> its constant, live while its region is open */
     rk_map types;               /* every non-scalar type name of a value, once (rk_map_key entries) */
     const char *type_cache[RK_B_TYPE_CACHE]; /* interned type names, by their address */
+    rk_b_const *small_i32[RK_B_SMALL_I32];   /* the consts entry of i32 0..RK_B_SMALL_I32-1, once made */
     long long op_limit;         /* the hard size limit: the op past it fails (0: unlimited;
                                  * the kernel builder sets its bound, docs/kernels.md §9) */
     long long num_ops;

@@ -172,8 +172,10 @@ int rk_atom_known(const rk_atom *atom)
     size_t i;
     for (i = 0; i < sizeof rk_mma_known_atoms / sizeof rk_mma_known_atoms[0]; i++) {
         const rk_mma_known_row *row = &rk_mma_known_atoms[i];
-        if (strcmp(row->kind, atom->kind) == 0 && strcmp(row->elem, atom->elem) == 0 && row->m == atom->m
-            && row->n == atom->n && row->k == atom->k)
+        /* the dimensions first, then the names (pointer first: this file's literals, usually) */
+        if (row->m == atom->m && row->n == atom->n && row->k == atom->k
+            && (row->kind == atom->kind || strcmp(row->kind, atom->kind) == 0)
+            && (row->elem == atom->elem || strcmp(row->elem, atom->elem) == 0))
             return 1;
     }
     return 0;
