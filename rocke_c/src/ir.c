@@ -36,14 +36,14 @@ long long rk_ir_scalar_bits(const char *t)
 
 /* ---- arena helpers ---- */
 
-/* Room for one more of n items of `size` bytes (amortised doubling); NULL on failure. */
-static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size)
+/* Room for one more of n items of `size` bytes (amortised doubling from first); NULL on failure. */
+static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size, int first)
 {
     void *bigger;
     int want;
     if (n < *cap)
         return items;
-    want = *cap ? *cap * 2 : 8;
+    want = *cap ? *cap * 2 : first;
     bigger = rk_alloc(arena, (size_t)want * size);
     if (!bigger)
         return NULL;
@@ -152,7 +152,7 @@ int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
     const rk_attr **items;
     if (!list || !item || list->kind != RK_ATTR_LIST)
         return -1;
-    items = grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items);
+    items = grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items, 4);
     if (!items)
         return -1;
     items[list->n++] = item;
@@ -180,7 +180,7 @@ int rk_attrs_set(rk_arena *arena, rk_attrs *map, const char *key, const rk_attr 
         map->items[at].value = value;
         return 0;
     }
-    items = grow(arena, map->items, map->n, &map->cap, sizeof *items);
+    items = grow(arena, map->items, map->n, &map->cap, sizeof *items, 2); /* most ops: 1 or 2 attrs */
     if (!items)
         return -1;
     items[map->n].key = key;
@@ -494,7 +494,7 @@ rk_ir_region *rk_ir_make_region(rk_arena *arena, const char *name)
 
 int rk_ir_region_append(rk_arena *arena, rk_ir_region *region, rk_ir_op *op)
 {
-    rk_ir_op **ops = grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops);
+    rk_ir_op **ops = grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops, 16);
     if (!ops)
         return -1;
     ops[region->n_ops++] = op;
@@ -522,6 +522,9 @@ static void fail(rk_builder *b, const char *fmt, ...)
 
 static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                                int n_operands, const char *hint, const char *type, rk_attrs attrs);
+static const char *intern_type(rk_builder *b, const char *type);
+static rk_attr *b_int(rk_builder *b, long long v);
+static rk_attr *b_type_attr(rk_builder *b, const char *type);
 
 /* A cached constant: Python's caches are one dict per open region, searched innermost
  * first; here one map holds every (type, value) key ever cached, and a key's constant is
@@ -555,8 +558,8 @@ static void b_open(rk_builder *b, rk_ir_region *region)
     rk_ir_region **regions;
     rk_b_const **frames;
     int cap = b->cap_regions;
-    regions = grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions);
-    frames = regions ? grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames) : NULL;
+    regions = grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions, 8);
+    frames = regions ? grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames, 8) : NULL;
     if (!regions || !frames) {
         fail(b, "out of memory");
         return;
@@ -665,6 +668,7 @@ static rk_attr *attr_copy(rk_arena *arena, const rk_attr *value)
 /* Builder.constant; *remember (when set) gets the cache entry of the key. */
 static rk_ir_value *b_constant(rk_builder *b, const char *ity, const rk_attr *value, rk_b_const **remember)
 {
+    const char *interned;
     rk_attrs attrs = {NULL, 0, 0};
     rk_ir_value *result;
     rk_attr *copy;
@@ -692,8 +696,9 @@ static rk_ir_value *b_constant(rk_builder *b, const char *ity, const rk_attr *va
             return entry->result;
         }
     }
-    copy = attr_copy(b->arena, value);
-    rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
+    copy = value->kind == RK_ATTR_INT ? b_int(b, value->i) : attr_copy(b->arena, value);
+    interned = intern_type(b, ity);
+    rk_attrs_set(b->arena, &attrs, "ity", interned ? b_type_attr(b, interned) : NULL);
     rk_attrs_set(b->arena, &attrs, "value", copy);
     result = b_op_owned(b, RK_OP_CONSTANT, rk_ops[RK_OP_CONSTANT].name, NULL, 0, rk_ops[RK_OP_CONSTANT].hint, ity,
                         attrs);
@@ -772,7 +777,7 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
         return NULL;
     }
     p = rk_alloc(b->arena, sizeof *p);
-    params = p ? grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params) : NULL;
+    params = p ? grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params, 8) : NULL;
     if (!params || rk_attrs_copy(b->arena, &p->attrs, attrs)) {
         fail(b, "out of memory");
         return NULL;
@@ -869,8 +874,9 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
                                int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
     int has_result = hint && type;
-    size_t hint_len = has_result ? strlen(hint) : 0;
+    size_t hint_len = has_result ? strlen(hint) : 0, n_digits = 0;
     const char *interned = NULL;
+    char digits[RK_INT_DIGITS];
     rk_ir_op *op;
     if (b->failed)
         return NULL;
@@ -878,13 +884,17 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
         fail(b, "out of memory");
         return NULL;
     }
-    op = b_make_op(b, code, name, operands, n_operands, has_result, has_result ? 1 + hint_len + RK_INT_DIGITS : 0);
+    if (has_result)
+        n_digits = rk_fmt_int(b->counter + 1, digits);
+    op = b_make_op(b, code, name, operands, n_operands, has_result, has_result ? 1 + hint_len + n_digits + 1 : 0);
     if (!op)
         return NULL;
     if (has_result) {
         char *result_name = (char *)(op->results + 1);
         b->counter++;
-        put_value_name(result_name, hint, hint_len, b->counter);
+        result_name[0] = '%';
+        memcpy(result_name + 1, hint, hint_len);
+        memcpy(result_name + 1 + hint_len, digits, n_digits + 1);
         op->results[0].name = result_name;
         op->results[0].type = interned;
         op->results[0].id = b->counter;
@@ -942,17 +952,43 @@ static void plain_op(rk_builder *b, int code, const rk_ir_value *const *operands
     b_op_owned(b, code, rk_ops[code].name, operands, n_operands, NULL, NULL, attrs);
 }
 
+/* An int attr value; the small ones are shared (an attr value is never changed once made, and
+ * most ops carry a few small ints). */
+static rk_attr *b_int(rk_builder *b, long long v)
+{
+    rk_attr **shared = v >= 0 && v < RK_B_SMALL_INT ? &b->int_attrs[v] : NULL;
+    if (shared && *shared)
+        return *shared;
+    if (!shared)
+        return rk_attr_int(b->arena, v);
+    return *shared = rk_attr_int(b->arena, v);
+}
+
+/* A str attr of an interned type name, shared per type by its address (NULL: out of memory). */
+static rk_attr *b_type_attr(rk_builder *b, const char *type)
+{
+    struct rk_b_type_attr *memo = &b->type_attrs[((size_t)(uintptr_t)type >> 3) % RK_B_TYPE_CACHE];
+    if (memo->type != type) {
+        rk_attr *a = rk_attr_str(b->arena, type);
+        if (!a)
+            return NULL;
+        memo->type = type;
+        memo->attr = a;
+    }
+    return memo->attr;
+}
+
 /* An attrs map of one to three int entries (NULL key: none). */
 static rk_attrs b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2,
                        const char *k3, long long v3)
 {
     rk_attrs attrs = {NULL, 0, 0};
     if (k1)
-        rk_attrs_set(b->arena, &attrs, k1, rk_attr_int(b->arena, v1));
+        rk_attrs_set(b->arena, &attrs, k1, b_int(b, v1));
     if (k2)
-        rk_attrs_set(b->arena, &attrs, k2, rk_attr_int(b->arena, v2));
+        rk_attrs_set(b->arena, &attrs, k2, b_int(b, v2));
     if (k3)
-        rk_attrs_set(b->arena, &attrs, k3, rk_attr_int(b->arena, v3));
+        rk_attrs_set(b->arena, &attrs, k3, b_int(b, v3));
     return attrs;
 }
 
@@ -1009,7 +1045,7 @@ rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
         return NULL;
     }
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, type));
-    rk_attrs_set(b->arena, &attrs, "value", rk_attr_int(b->arena, 0));
+    rk_attrs_set(b->arena, &attrs, "value", b_int(b, 0));
     return result_op(b, RK_OP_CONSTANT_VEC, NULL, 0, type, attrs);
 }
 
@@ -1205,7 +1241,7 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
     operands[0] = r;
     operands[1] = off;
     rk_attrs_set(b->arena, &attrs, "elem", rk_attr_str(b->arena, elem));
-    rk_attrs_set(b->arena, &attrs, "n", rk_attr_int(b->arena, n));
+    rk_attrs_set(b->arena, &attrs, "n", b_int(b, n));
     return result_op(b, RK_OP_BUFFER_LOAD, operands, 2, rk_vec_or_scalar(b->arena, elem, n), attrs);
 }
 
