@@ -762,6 +762,35 @@ static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
     return status;
 }
 
+/* The hottest lines are written piece by piece, without emit's format: line_start gives the
+ * current block's buffer with room for a line and its indent (NULL, and oom, when it failed),
+ * line_end its newline. The pieces go in Python's order, left to right. */
+static rk_buf *line_start(rk_lowerer *lw)
+{
+    rk_buf *o = lw->block ? &lw->block->lines : NULL;
+    if (!o || rk_buf_room(o, 1024)) {
+        lw->oom = 1;
+        return NULL;
+    }
+    RK_BUF_LIT(o, "  ");
+    return o;
+}
+
+static int line_end(rk_buf *o)
+{
+    RK_BUF_LIT(o, "\n");
+    return 0;
+}
+
+/* typed(v) appended: ll_type(v.type) " " val(v) */
+static int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+{
+    if (put_type(lw, o, v->type))
+        return -1;
+    RK_BUF_LIT(o, " ");
+    return put_val(lw, o, v);
+}
+
 static int need(rk_lowerer *lw, const char *key)
 {
     size_t slot = RK_LL_CACHE_SLOT(key);
@@ -867,6 +896,7 @@ static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_val
     long long rows, cols;
     const char *base, *gep, *elem, *elem_type;
     size_t n;
+    rk_buf *o;
     if (!a)
         return NULL;
     if (rk_smem_shape(a->type, &rows, &cols)) {
@@ -882,9 +912,25 @@ static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_val
     }
     if (!(elem_type = type_n(lw, elem, n)))
         return NULL;
-    if (emit(lw, "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t", gep,
-             rows, cols, elem_type, base, row, col))
+    /* "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t" */
+    if (!(o = line_start(lw)))
         return NULL;
+    put(lw, o, gep);
+    RK_BUF_LIT(o, " = getelementptr inbounds [");
+    rk_buf_put_int(o, rows);
+    RK_BUF_LIT(o, " x [");
+    rk_buf_put_int(o, cols);
+    RK_BUF_LIT(o, " x ");
+    rk_buf_puts(o, elem_type);
+    RK_BUF_LIT(o, "]], ptr addrspace(3) ");
+    rk_buf_puts(o, base);
+    RK_BUF_LIT(o, ", i32 0, ");
+    if (put_typed(lw, o, row))
+        return NULL;
+    RK_BUF_LIT(o, ", ");
+    if (put_typed(lw, o, col))
+        return NULL;
+    line_end(o);
     return gep;
 }
 
@@ -930,8 +976,9 @@ static int lower(rk_lowerer *lw, rk_buf *out)
     int i, printed = 0, status = -1;
     rk_buf_init(&attributes);
     rk_buf_init(&signature);
-    lw->cap_direct = (size_t)count_ops(lw->kernel->entry) + 64;
-    lw->cap_direct += lw->cap_direct / 4;
+    /* the builder's names end in their id: its count bounds them (no walk over the kernel) */
+    lw->cap_direct = lw->kernel->n_ids > 0 ? (size_t)lw->kernel->n_ids + 64
+                                           : (size_t)count_ops(lw->kernel->entry) * 5 / 4 + 80;
     if (!(lw->direct = rk_alloc(lw->arena, lw->cap_direct * sizeof *lw->direct))) {
         lw->oom = 1;
         lw->cap_direct = 0;
@@ -1224,11 +1271,24 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
 
 static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "";
+    const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "", *r;
+    rk_buf *o;
     if (shape(lw, op, 2, 1))
         return -1;
-    return emit(lw, "$s = $s $t, $v", define(lw, &op->results[0]), opcode, &op->operands[0],
-                &op->operands[1]);
+    /* "$s = $s $t, $v" (a third of a kernel's lines: written without the format) */
+    r = define(lw, &op->results[0]);
+    if (!(o = line_start(lw)))
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = ");
+    rk_buf_puts(o, opcode);
+    RK_BUF_LIT(o, " ");
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", ");
+    if (put_val(lw, o, &op->operands[1]))
+        return -1;
+    return line_end(o);
 }
 
 static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
@@ -1245,20 +1305,46 @@ static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
 static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *pred = rk_attrs_get(&op->attrs, "pred");
+    const char *r;
+    rk_buf *o;
     if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_cmp_preds))
         return fail(lw, "arith.cmp with an unknown pred");
     if (shape(lw, op, 2, 1))
         return -1;
-    return emit(lw, "$s = icmp $s $t, $v", define(lw, &op->results[0]), pred->s, &op->operands[0],
-                &op->operands[1]);
+    r = define(lw, &op->results[0]); /* "$s = icmp $s $t, $v" */
+    if (!(o = line_start(lw)))
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = icmp ");
+    rk_buf_puts(o, pred->s);
+    RK_BUF_LIT(o, " ");
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", ");
+    if (put_val(lw, o, &op->operands[1]))
+        return -1;
+    return line_end(o);
 }
 
 static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
 {
+    const char *r;
+    rk_buf *o;
+    int i;
     if (shape(lw, op, 3, 1))
         return -1;
-    return emit(lw, "$s = select $t, $t, $t", define(lw, &op->results[0]), &op->operands[0],
-                &op->operands[1], &op->operands[2]);
+    r = define(lw, &op->results[0]); /* "$s = select $t, $t, $t" */
+    if (!(o = line_start(lw)))
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = select ");
+    for (i = 0; i < 3; i++) {
+        if (i)
+            RK_BUF_LIT(o, ", ");
+        if (put_typed(lw, o, &op->operands[i]))
+            return -1;
+    }
+    return line_end(o);
 }
 
 static int lower_fptrunc(rk_lowerer *lw, const rk_ir_op *op)
@@ -1416,7 +1502,8 @@ static int lower_smem_alloc(rk_lowerer *lw, const rk_ir_op *op)
 static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
-    const char *gep, *load = "load ";
+    const char *gep, *load = "load ", *r;
+    rk_buf *o;
     long long align = 0, n = 0;
     if (shape(lw, op, 3, 1))
         return -1;
@@ -1432,14 +1519,26 @@ static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         if (n == 8)
             load = "load volatile ";
     }
-    return emit(lw, "$s = $s$T, ptr addrspace(3) $s, align $d", define(lw, res), load, res->type, gep,
-                align);
+    r = define(lw, res); /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
+    if (!(o = line_start(lw)))
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = ");
+    rk_buf_puts(o, load);
+    if (put_type(lw, o, res->type))
+        return -1;
+    RK_BUF_LIT(o, ", ptr addrspace(3) ");
+    rk_buf_puts(o, gep);
+    RK_BUF_LIT(o, ", align ");
+    rk_buf_put_int(o, align);
+    return line_end(o);
 }
 
 static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s;
     const char *gep;
+    rk_buf *o;
     long long align = 0;
     if (shape(lw, op, 4, 0))
         return -1;
@@ -1448,7 +1547,16 @@ static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
-    return emit(lw, "store $t, ptr addrspace(3) $s, align $d", &op->operands[3], gep, align);
+    if (!(o = line_start(lw))) /* "store $t, ptr addrspace(3) $s, align $d" */
+        return -1;
+    RK_BUF_LIT(o, "store ");
+    if (put_typed(lw, o, &op->operands[3]))
+        return -1;
+    RK_BUF_LIT(o, ", ptr addrspace(3) ");
+    rk_buf_puts(o, gep);
+    RK_BUF_LIT(o, ", align ");
+    rk_buf_put_int(o, align);
+    return line_end(o);
 }
 
 static int lower_smem_addr(rk_lowerer *lw, const rk_ir_op *op)
@@ -1611,19 +1719,29 @@ static int lower_sync_lds_only(rk_lowerer *lw, const rk_ir_op *op)
  * failures come first: checked before the attr is read, then printed by the line. */
 static int typed_ok(rk_lowerer *lw, const rk_ir_value *v)
 {
-    return typed(lw, v) ? 0 : -1;
+    /* typed(v)'s checks in its order (the type, then the name), without making its text */
+    return ll_type(lw, v->type) && val(lw, v) ? 0 : -1;
 }
 
 static int lower_extract(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long index = 0;
     const char *r;
+    rk_buf *o;
     if (op->n_results < 1 || op->n_operands < 1)
         return crash(lw, op);
     r = define(lw, &op->results[0]);
     if (typed_ok(lw, &op->operands[0]) || int_attr(lw, op, "index", &index))
         return -1;
-    return emit(lw, "$s = extractelement $t, i32 $d", r, &op->operands[0], index);
+    if (!(o = line_start(lw))) /* "$s = extractelement $t, i32 $d" */
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = extractelement ");
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", i32 ");
+    rk_buf_put_int(o, index);
+    return line_end(o);
 }
 
 static int lower_insert(rk_lowerer *lw, const rk_ir_op *op)

@@ -886,11 +886,15 @@ const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
 {
     rk_verify_scope scope;
     const rk_ir_region *entry = kernel->entry;
+    size_t names;
     int i;
     memset(&scope, 0, sizeof scope);
     scope.arena = arena;
     rk_map_init(&scope.names);
-    if (push_frame(&scope) || rk_map_reserve(&scope.names, arena, (size_t)kernel->n_params + count_names(entry)))
+    /* the table sized once: the builder's count of values (plus the params and a few loop
+     * names), or a walk over a kernel made without ids */
+    names = kernel->n_ids > 0 ? (size_t)kernel->n_ids + 64 : count_names(entry);
+    if (push_frame(&scope) || rk_map_reserve(&scope.names, arena, (size_t)kernel->n_params + names))
         return "out of memory";
     if (kernel->n_ids > 0 && (size_t)kernel->n_ids < (size_t)-1 / sizeof *scope.by_id) {
         scope.by_id = rk_alloc(arena, (size_t)kernel->n_ids * sizeof *scope.by_id);
