@@ -574,6 +574,8 @@ static void b_open(rk_builder *b, rk_ir_region *region)
 void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs *attrs)
 {
     memset(b, 0, sizeof *b);
+    b->digits[0] = '1'; /* str(counter + 1) */
+    b->n_digits = 1;
     rk_map_init(&b->consts);
     rk_map_init(&b->types);
     b->arena = arena;
@@ -758,12 +760,29 @@ static const char *intern_type(rk_builder *b, const char *type)
     return known;
 }
 
-/* "%" + hint + str(counter) into name (room for it: name_room(hint)). */
-static void put_value_name(char *name, const char *hint, size_t hint_len, long long counter)
+/* Advances the counter; b->digits follows it, str(counter + 1), carried by hand (every value's
+ * name ends in it, and a printf or a division per value was a measurable part of a build). */
+static void count_value(rk_builder *b)
+{
+    size_t i = b->n_digits;
+    b->counter++;
+    while (i > 0 && b->digits[i - 1] == '9')
+        b->digits[--i] = '0';
+    if (i > 0)
+        b->digits[i - 1]++;
+    else { /* 9...9 + 1: one more digit */
+        memmove(b->digits + 1, b->digits, b->n_digits + 1);
+        b->digits[0] = '1';
+        b->n_digits++;
+    }
+}
+
+/* "%" + hint + the next value's number into name (room for it). */
+static void put_value_name(char *name, const char *hint, size_t hint_len, const rk_builder *b)
 {
     name[0] = '%';
     memcpy(name + 1, hint, hint_len);
-    rk_fmt_int(counter, name + 1 + hint_len);
+    memcpy(name + 1 + hint_len, b->digits, b->n_digits + 1);
 }
 
 rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs)
@@ -803,14 +822,14 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
         fail(b, "new_value of a NULL hint or type");
         return NULL;
     }
-    b->counter++;
     hint_len = strlen(hint);
     /* the value and its name "%" hint counter in one allocation, the name built by hand */
     v = rk_alloc(b->arena, sizeof *v + 1 + hint_len + RK_INT_DIGITS);
+    if (v)
+        put_value_name((char *)(v + 1), hint, hint_len, b);
+    count_value(b);
     if (v) {
-        char *name = (char *)(v + 1);
-        put_value_name(name, hint, hint_len, b->counter);
-        v->name = name;
+        v->name = (char *)(v + 1);
         v->type = intern_type(b, type);
         v->id = b->counter;
         b->kernel->n_ids = b->counter + 1;
@@ -874,9 +893,8 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
                                int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
     int has_result = hint && type;
-    size_t hint_len = has_result ? strlen(hint) : 0, n_digits = 0;
+    size_t hint_len = has_result ? strlen(hint) : 0;
     const char *interned = NULL;
-    char digits[RK_INT_DIGITS];
     rk_ir_op *op;
     if (b->failed)
         return NULL;
@@ -884,17 +902,13 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
         fail(b, "out of memory");
         return NULL;
     }
-    if (has_result)
-        n_digits = rk_fmt_int(b->counter + 1, digits);
-    op = b_make_op(b, code, name, operands, n_operands, has_result, has_result ? 1 + hint_len + n_digits + 1 : 0);
+    op = b_make_op(b, code, name, operands, n_operands, has_result, has_result ? 1 + hint_len + b->n_digits + 1 : 0);
     if (!op)
         return NULL;
     if (has_result) {
         char *result_name = (char *)(op->results + 1);
-        b->counter++;
-        result_name[0] = '%';
-        memcpy(result_name + 1, hint, hint_len);
-        memcpy(result_name + 1 + hint_len, digits, n_digits + 1);
+        put_value_name(result_name, hint, hint_len, b);
+        count_value(b);
         op->results[0].name = result_name;
         op->results[0].type = interned;
         op->results[0].id = b->counter;
@@ -1054,9 +1068,13 @@ static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, con
                                   const rk_ir_value *x, const rk_ir_value *y)
 {
     const rk_ir_value *operands[2];
-    if (!b_ok(b, name, 2, x, y))
+    if (b->failed)
         return NULL;
-    if (strcmp(x->type, y->type) != 0) {
+    if (!x || !y) { /* b_ok, inline: every binary op passes here */
+        fail(b, "%s of a NULL value", name);
+        return NULL;
+    }
+    if (x->type != y->type && strcmp(x->type, y->type) != 0) {
         fail(b, "%s of %s and %s", name, x->type, y->type);
         return NULL;
     }

@@ -114,6 +114,8 @@ typedef struct rk_builder {
     rk_arena *arena;
     rk_ir_kernel *kernel;
     long long counter;          /* one per kernel: every result of every op */
+    char digits[RK_INT_DIGITS]; /* str(counter + 1): the next value's number */
+    size_t n_digits;
     rk_ir_region **regions;     /* the open regions, innermost last */
     rk_b_const **frames;        /* per open region: its constants, newest first */
     int n_regions, cap_regions;
