@@ -67,7 +67,7 @@ class CEngine:
         # attribute lookups on the binding were a measurable part of the bridge's share
         self._emit_in = lib.rocke_emit_in
         self._result_free = lib.rocke_result_free
-        self._unpack = ffi.unpack
+        self._buffer = ffi.buffer
         self._emitted = lib.ROCKE_EMITTED
         self._rejected = lib.ROCKE_REJECTED
 
@@ -94,7 +94,7 @@ class CEngine:
         status = self._emit_in(ctx, data, len(data), _arg(mode), _arg(flavor), result)
         if status == self._emitted:
             try:
-                text = self._unpack(result.text, result.text_len).decode("utf-8")
+                text = str(self._buffer(result.text, result.text_len), "utf-8")  # decoded in place: one copy
             finally:
                 self._result_free(result)
             return Emitted(text)

@@ -236,6 +236,10 @@ void rk_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, i
 int rk_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err)
 {
     int i;
+    /* about 70 bytes a value: room for most of the text at once, not a chain of doublings that
+     * copies it again and again */
+    if (kernel->n_ids > 0 && (size_t)kernel->n_ids < ((size_t)-1 - 4096) / 80)
+        rk_buf_reserve(out, (size_t)kernel->n_ids * 80 + 4096);
     RK_BUF_LIT(out, "rocke.ir v1\n");
     RK_BUF_LIT(out, "kernel @");
     rk_buf_puts(out, kernel->name);
