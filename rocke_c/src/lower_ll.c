@@ -36,6 +36,9 @@ typedef struct rk_ll_alloc {
     int exclusive;
     long long offset;   /* byte offset in the pool once placed, else -1 */
     int huge;           /* size is past RK_LL_HUGE (Python's int has no bound; see plan_lds) */
+    /* C only: what lds_gep reads from type, parsed at its first access */
+    const char *elem_type;  /* ll_type of the element; NULL until parsed */
+    long long rows, cols;
 } rk_ll_alloc;
 
 typedef struct rk_ll_plan {
@@ -854,9 +857,9 @@ static int int_attr(rk_lowerer *lw, const rk_ir_op *op, const char *key, long lo
     return 0;
 }
 
-static const rk_ll_alloc *alloc_of(rk_lowerer *lw, const rk_ir_value *v)
+static rk_ll_alloc *alloc_of(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_alloc *a = find_alloc(&lw->plan, v->name);
+    rk_ll_alloc *a = find_alloc(&lw->plan, v->name);
     if (!a || a->offset < 0) {
         fail(lw, "%s is not a placed LDS allocation", v->name);
         return NULL;
@@ -892,26 +895,31 @@ static const char *lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
 static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_value *row,
                            const rk_ir_value *col, const char *hint)
 {
-    const rk_ll_alloc *a = alloc_of(lw, s);
+    rk_ll_alloc *a = alloc_of(lw, s);
     long long rows, cols;
     const char *base, *gep, *elem, *elem_type;
     size_t n;
     rk_buf *o;
     if (!a)
         return NULL;
-    if (rk_smem_shape(a->type, &rows, &cols)) {
-        crash(lw, NULL);
-        return NULL;
+    if (!a->elem_type) {
+        /* the allocation's shape and element, parsed at its first access (a failure here comes
+         * before lds_base's line either way: only an out-of-memory one could come between) */
+        if (rk_smem_shape(a->type, &a->rows, &a->cols)) {
+            crash(lw, NULL);
+            return NULL;
+        }
+        if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
+            crash(lw, NULL);
+            return NULL;
+        }
+        if (!(a->elem_type = type_n(lw, elem, n)))
+            return NULL;
     }
+    rows = a->rows, cols = a->cols, elem_type = a->elem_type;
     if (!(base = lds_base(lw, a)))
         return NULL;
     gep = temp(lw, hint);
-    if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
-        crash(lw, NULL);
-        return NULL;
-    }
-    if (!(elem_type = type_n(lw, elem, n)))
-        return NULL;
     /* "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t" */
     if (!(o = line_start(lw)))
         return NULL;
