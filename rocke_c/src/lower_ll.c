@@ -1277,19 +1277,18 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
                 define(lw, &op->results[0]), op->results[0].type, op->results[0].type);
 }
 
-static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
+/* "$s = <head><word> $t, $v": define(result), then the two operands (a binary op or an icmp, a
+ * third of a kernel's lines: written without emit's format). */
+static int pair_line(rk_lowerer *lw, const rk_ir_op *op, const char *head, const char *word)
 {
-    const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "", *r;
-    rk_buf *o;
-    if (shape(lw, op, 2, 1))
-        return -1;
-    /* "$s = $s $t, $v" (a third of a kernel's lines: written without the format) */
-    r = define(lw, &op->results[0]);
-    if (!(o = line_start(lw)))
+    const char *r = define(lw, &op->results[0]);
+    rk_buf *o = line_start(lw);
+    if (!o)
         return -1;
     put(lw, o, r);
     RK_BUF_LIT(o, " = ");
-    rk_buf_puts(o, opcode);
+    rk_buf_puts(o, head);
+    rk_buf_puts(o, word);
     RK_BUF_LIT(o, " ");
     if (put_typed(lw, o, &op->operands[0]))
         return -1;
@@ -1297,6 +1296,14 @@ static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
     if (put_val(lw, o, &op->operands[1]))
         return -1;
     return line_end(o);
+}
+
+static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
+{
+    const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "";
+    if (shape(lw, op, 2, 1))
+        return -1;
+    return pair_line(lw, op, "", opcode); /* "$s = $s $t, $v" */
 }
 
 static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
@@ -1313,25 +1320,11 @@ static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
 static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_attr *pred = rk_attrs_get(&op->attrs, "pred");
-    const char *r;
-    rk_buf *o;
     if (!pred || pred->kind != RK_ATTR_STR || !rk_str_in(pred->s, rk_cmp_preds))
         return fail(lw, "arith.cmp with an unknown pred");
     if (shape(lw, op, 2, 1))
         return -1;
-    r = define(lw, &op->results[0]); /* "$s = icmp $s $t, $v" */
-    if (!(o = line_start(lw)))
-        return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = icmp ");
-    rk_buf_puts(o, pred->s);
-    RK_BUF_LIT(o, " ");
-    if (put_typed(lw, o, &op->operands[0]))
-        return -1;
-    RK_BUF_LIT(o, ", ");
-    if (put_val(lw, o, &op->operands[1]))
-        return -1;
-    return line_end(o);
+    return pair_line(lw, op, "icmp ", pred->s); /* "$s = icmp $s $t, $v" */
 }
 
 static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
@@ -1507,6 +1500,16 @@ static int lower_smem_alloc(rk_lowerer *lw, const rk_ir_op *op)
     return 0;
 }
 
+/* ", ptr addrspace(3) <gep>, align <align>" and the line's end: an LDS load's or store's tail. */
+static int lds_line_end(rk_buf *o, const char *gep, long long align)
+{
+    RK_BUF_LIT(o, ", ptr addrspace(3) ");
+    rk_buf_puts(o, gep);
+    RK_BUF_LIT(o, ", align ");
+    rk_buf_put_int(o, align);
+    return line_end(o);
+}
+
 static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
@@ -1535,11 +1538,7 @@ static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
     rk_buf_puts(o, load);
     if (put_type(lw, o, res->type))
         return -1;
-    RK_BUF_LIT(o, ", ptr addrspace(3) ");
-    rk_buf_puts(o, gep);
-    RK_BUF_LIT(o, ", align ");
-    rk_buf_put_int(o, align);
-    return line_end(o);
+    return lds_line_end(o, gep, align);
 }
 
 static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
@@ -1560,11 +1559,7 @@ static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
     RK_BUF_LIT(o, "store ");
     if (put_typed(lw, o, &op->operands[3]))
         return -1;
-    RK_BUF_LIT(o, ", ptr addrspace(3) ");
-    rk_buf_puts(o, gep);
-    RK_BUF_LIT(o, ", align ");
-    rk_buf_put_int(o, align);
-    return line_end(o);
+    return lds_line_end(o, gep, align);
 }
 
 static int lower_smem_addr(rk_lowerer *lw, const rk_ir_op *op)
