@@ -190,27 +190,83 @@ static void pad(rk_buf *out, int depth)
         rk_buf_putn(out, "  ", 2);
 }
 
+#define RK_PRINT_IR_PIECES 16
+
+/* n bytes of s at d; the end of the copy. */
+static char *put_at(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* The line of an op up to its attrs, written into room made once: each name's length is
+ * measured once, and no piece goes through the buffer's checks (an op of many values, rare,
+ * takes the piece-by-piece way). */
+static int op_head(rk_buf *out, const rk_ir_op *op, int depth)
+{
+    size_t len[2 * RK_PRINT_IR_PIECES + 1], need = 2 * (size_t)depth + 9;
+    int i, k = 0;
+    char *d;
+    if (op->n_results > RK_PRINT_IR_PIECES / 2 || op->n_operands > RK_PRINT_IR_PIECES)
+        return -1;
+    for (i = 0; i < op->n_results; i++) {
+        len[k] = strlen(op->results[i].name), need += len[k++] + 5;
+        len[k] = strlen(op->results[i].type), need += len[k++];
+    }
+    len[k] = strlen(op->name), need += len[k++];
+    for (i = 0; i < op->n_operands; i++)
+        len[k] = strlen(op->operands[i].name), need += len[k++] + 2;
+    if (rk_buf_room(out, need))
+        return 0;
+    d = out->data + out->len;
+    for (i = 0; i < depth; i++, d += 2)
+        d[0] = ' ', d[1] = ' ';
+    k = 0;
+    for (i = 0; i < op->n_results; i++) {
+        if (i)
+            d = put_at(d, ", ", 2);
+        d = put_at(d, op->results[i].name, len[k++]);
+        d = put_at(d, " : ", 3);
+        d = put_at(d, op->results[i].type, len[k++]);
+    }
+    if (op->n_results)
+        d = put_at(d, " = ", 3);
+    d = put_at(d, op->name, len[k++]);
+    d = put_at(d, " ( ", 3);
+    for (i = 0; i < op->n_operands; i++) {
+        if (i)
+            d = put_at(d, ", ", 2);
+        d = put_at(d, op->operands[i].name, len[k++]);
+    }
+    d = put_at(d, " )", 2);
+    *d = '\0';
+    out->len = (size_t)(d - out->data);
+    return 0;
+}
+
 void rk_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth)
 {
     int i;
-    pad(out, depth);
-    for (i = 0; i < op->n_results; i++) {
-        if (i)
-            RK_BUF_LIT(out, ", ");
-        put_str(out, op->results[i].name);
-        RK_BUF_LIT(out, " : ");
-        put_str(out, op->results[i].type);
+    if (op_head(out, op, depth)) {
+        pad(out, depth);
+        for (i = 0; i < op->n_results; i++) {
+            if (i)
+                RK_BUF_LIT(out, ", ");
+            put_str(out, op->results[i].name);
+            RK_BUF_LIT(out, " : ");
+            put_str(out, op->results[i].type);
+        }
+        if (op->n_results)
+            RK_BUF_LIT(out, " = ");
+        put_str(out, op->name);
+        RK_BUF_LIT(out, " ( ");
+        for (i = 0; i < op->n_operands; i++) {
+            if (i)
+                RK_BUF_LIT(out, ", ");
+            put_str(out, op->operands[i].name);
+        }
+        RK_BUF_LIT(out, " )");
     }
-    if (op->n_results)
-        RK_BUF_LIT(out, " = ");
-    put_str(out, op->name);
-    RK_BUF_LIT(out, " ( ");
-    for (i = 0; i < op->n_operands; i++) {
-        if (i)
-            RK_BUF_LIT(out, ", ");
-        put_str(out, op->operands[i].name);
-    }
-    RK_BUF_LIT(out, " )");
     if (op->attrs.n) {
         RK_BUF_LIT(out, " ");
         rk_print_ir_attr_map(arena, out, &op->attrs);

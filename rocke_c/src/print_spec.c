@@ -8,20 +8,31 @@
 #include <string.h>
 #include "internal.h"
 
+/* "key = value\n" written into room made once (value: n bytes). */
+static void put_line(rk_buf *out, const char *key, const char *value, size_t n)
+{
+    size_t k = strlen(key);
+    char *d;
+    if (rk_buf_room(out, k + n + 4))
+        return;
+    d = out->data + out->len;
+    memcpy(d, key, k);
+    memcpy(d + k, " = ", 3);
+    memcpy(d + k + 3, value, n);
+    d[k + 3 + n] = '\n';
+    d[k + 4 + n] = '\0';
+    out->len += k + n + 4;
+}
+
 static void put_str(rk_buf *out, const char *key, const char *value)
 {
-    rk_buf_puts(out, key);
-    rk_buf_puts(out, " = ");
-    rk_buf_puts(out, value);
-    rk_buf_puts(out, "\n");
+    put_line(out, key, value, strlen(value));
 }
 
 static void put_int(rk_buf *out, const char *key, long long value)
 {
-    rk_buf_puts(out, key);
-    rk_buf_putn(out, " = ", 3);
-    rk_buf_put_int(out, value);
-    rk_buf_putn(out, "\n", 1);
+    char digits[RK_INT_DIGITS];
+    put_line(out, key, digits, rk_fmt_int(value, digits));
 }
 
 /* key = <rows>x<cols> */
