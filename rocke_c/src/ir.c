@@ -20,9 +20,16 @@ static const size_t rk_ir_scalar_lens[] = {2, 3, 3, 3, 4, 3};
 static int scalar_index(const char *t, size_t n)
 {
     int i;
-    for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (rk_ir_scalar_lens[i] == n && memcmp(rk_ir_scalars[i], t, n) == 0)
+    size_t k;
+    for (i = 0; i < RK_IR_N_SCALARS; i++) {
+        const char *name = rk_ir_scalars[i];
+        if (rk_ir_scalar_lens[i] != n || name[0] != t[0])
+            continue;
+        for (k = 1; k < n && name[k] == t[k]; k++) /* at most 4 bytes: no library call */
+            ;
+        if (k == n)
             return i;
+    }
     return -1;
 }
 
@@ -844,6 +851,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 /* Appends op to the innermost open region: every op enters here, counted against op_limit. */
 static int b_append(rk_builder *b, rk_ir_op *op)
 {
+    rk_ir_region *region;
     b->num_ops++;
     if (b->op_limit > 0 && b->num_ops > b->op_limit) {
         fail(b, "the kernel exceeds %lld IR ops", b->op_limit);
@@ -853,7 +861,12 @@ static int b_append(rk_builder *b, rk_ir_op *op)
         fail(b, "%s with no open region", op->name);
         return -1;
     }
-    if (rk_ir_region_append(b->arena, b->regions[b->n_regions - 1], op)) {
+    region = b->regions[b->n_regions - 1];
+    if (region->n_ops < region->cap_ops) { /* room left: rk_ir_region_append's common case */
+        region->ops[region->n_ops++] = op;
+        return 0;
+    }
+    if (rk_ir_region_append(b->arena, region, op)) {
         fail(b, "out of memory");
         return -1;
     }
