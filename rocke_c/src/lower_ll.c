@@ -13,8 +13,10 @@
  *
  * C specifics: each block's lines go to its own growable buffer (the header of an scf.for
  * is filled after its body), joined into the caller's buffer at the end; a line is written
- * straight into its block by a small formatter (emit), never through a fixed-size
- * buffer, so no line is ever truncated. Everything else lives in the caller's arena. Out of
+ * straight into its block by a small formatter (emit), or, for the most frequent lines, piece
+ * by piece (pair_line, lds_gep, ...), never through a fixed-size buffer, so no line is ever
+ * truncated. ll_type is memoised by the type's address and a value's binding found by its
+ * builder id (value_slot). Everything else lives in the caller's arena. Out of
  * memory sets a flag that is checked once at the end. Where Python itself would crash on a
  * malformed (unverified) kernel (an IndexError, a ValueError), C reports an internal error
  * instead of reading out of bounds. */
