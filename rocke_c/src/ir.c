@@ -906,7 +906,9 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
                                int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
     int has_result = hint && type;
-    size_t hint_len = has_result ? strlen(hint) : 0;
+    size_t hint_len = !has_result ? 0
+                      : code >= 0 && code < RK_N_OPS && hint == rk_ops[code].hint ? rk_ops[code].hint_len
+                                                                                  : strlen(hint);
     const char *interned = NULL;
     rk_ir_op *op;
     if (b->failed)
