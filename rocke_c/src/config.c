@@ -440,9 +440,8 @@ int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *ou
         text = empty;
     line.lineno = 0;
     for (;;) {
-        size_t end = start;
-        while (end < len && text[end] != '\n')
-            end++;
+        const char *nl = start < len ? memchr(text + start, '\n', len - start) : NULL;
+        size_t end = nl ? (size_t)(nl - text) : len; /* the line's end, found by the library */
         line.p = text + start;
         line.n = end - start;
         if (end < len && line.n > 0 && line.p[line.n - 1] == '\r')

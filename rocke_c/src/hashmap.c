@@ -29,10 +29,11 @@ void *rk_map_get(const rk_map *m, const char *key, unsigned int hash)
     return m->cap ? *map_slot(m->slots, m->cap, key, hash) : NULL;
 }
 
-static int map_grow(rk_map *m, rk_arena *arena)
+/* A table of cap slots (a power of two) holding the entries so far. */
+static int map_resize(rk_map *m, rk_arena *arena, size_t cap)
 {
-    size_t cap = m->cap ? m->cap * 2 : RK_MAP_MIN_CAP, i;
     rk_map_key **slots;
+    size_t i;
     if (cap > (size_t)-1 / sizeof *slots)
         return -1;
     slots = rk_alloc(arena, cap * sizeof *slots);
@@ -44,6 +45,22 @@ static int map_grow(rk_map *m, rk_arena *arena)
     m->slots = slots;
     m->cap = cap;
     return 0;
+}
+
+static int map_grow(rk_map *m, rk_arena *arena)
+{
+    return map_resize(m, arena, m->cap ? m->cap * 2 : RK_MAP_MIN_CAP);
+}
+
+int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n)
+{
+    size_t cap = m->cap ? m->cap : RK_MAP_MIN_CAP;
+    while (cap / 2 < n + 1) {
+        if (cap > (size_t)-1 / 4)
+            return -1;
+        cap *= 2;
+    }
+    return cap == m->cap ? 0 : map_resize(m, arena, cap);
 }
 
 void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,

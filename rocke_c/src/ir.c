@@ -6,6 +6,7 @@
  * per kernel on every result, so the order of builder calls is the order of the names
  * (docs/ir.md §2). Everything is allocated from the caller's arena. A builder failure is
  * sticky: the first one is kept in b->error, and every later call returns NULL. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "ir.h"
@@ -19,9 +20,16 @@ static const size_t rk_ir_scalar_lens[] = {2, 3, 3, 3, 4, 3};
 static int scalar_index(const char *t, size_t n)
 {
     int i;
-    for (i = 0; i < RK_IR_N_SCALARS; i++)
-        if (rk_ir_scalar_lens[i] == n && memcmp(rk_ir_scalars[i], t, n) == 0)
+    size_t k;
+    for (i = 0; i < RK_IR_N_SCALARS; i++) {
+        const char *name = rk_ir_scalars[i];
+        if (rk_ir_scalar_lens[i] != n || name[0] != t[0])
+            continue;
+        for (k = 1; k < n && name[k] == t[k]; k++) /* at most 4 bytes: no library call */
+            ;
+        if (k == n)
             return i;
+    }
     return -1;
 }
 
@@ -35,14 +43,14 @@ long long rk_ir_scalar_bits(const char *t)
 
 /* ---- arena helpers ---- */
 
-/* Room for one more of n items of `size` bytes (amortised doubling); NULL on failure. */
-static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size)
+/* Room for one more of n items of `size` bytes (amortised doubling from first); NULL on failure. */
+static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size, int first)
 {
     void *bigger;
     int want;
     if (n < *cap)
         return items;
-    want = *cap ? *cap * 2 : 8;
+    want = *cap ? *cap * 2 : first;
     bigger = rk_alloc(arena, (size_t)want * size);
     if (!bigger)
         return NULL;
@@ -57,12 +65,11 @@ static char *ir_strdup(rk_arena *arena, const char *s)
     return rk_strndup(arena, s, strlen(s));
 }
 
-/* A value's type kept in the arena, or the static name for a scalar (most values): no copy,
- * and the verifier's and the lowering's compares then meet the same pointer. */
-static const char *intern_type(rk_arena *arena, const char *type)
+/* The static name of a scalar type (most values' types), else NULL. */
+static const char *static_scalar(const char *t, size_t n)
 {
-    int i = scalar_index(type, strlen(type));
-    return i >= 0 ? rk_ir_scalars[i] : ir_strdup(arena, type);
+    int i = scalar_index(t, n);
+    return i >= 0 ? rk_ir_scalars[i] : NULL;
 }
 
 static char *ir_vprintf(rk_arena *arena, const char *fmt, va_list ap)
@@ -152,7 +159,7 @@ int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
     const rk_attr **items;
     if (!list || !item || list->kind != RK_ATTR_LIST)
         return -1;
-    items = grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items);
+    items = grow(arena, (void *)list->items, list->n, &list->cap, sizeof *items, 4);
     if (!items)
         return -1;
     items[list->n++] = item;
@@ -163,8 +170,8 @@ int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
 static int attrs_find(const rk_attrs *map, const char *key)
 {
     int i;
-    for (i = 0; i < map->n; i++)
-        if (strcmp(map->items[i].key, key) == 0)
+    for (i = 0; i < map->n; i++) /* keys are mostly literals: the same pointer first */
+        if (map->items[i].key == key || strcmp(map->items[i].key, key) == 0)
             return i;
     return -1;
 }
@@ -180,7 +187,7 @@ int rk_attrs_set(rk_arena *arena, rk_attrs *map, const char *key, const rk_attr 
         map->items[at].value = value;
         return 0;
     }
-    items = grow(arena, map->items, map->n, &map->cap, sizeof *items);
+    items = grow(arena, map->items, map->n, &map->cap, sizeof *items, 2); /* most ops: 1 or 2 attrs */
     if (!items)
         return -1;
     items[map->n].key = key;
@@ -381,7 +388,22 @@ void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
 
 char *rk_vec(rk_arena *arena, const char *elem, long long n)
 {
-    return elem ? rk_ir_printf(arena, "vec<%sx%lld>", elem, n) : NULL;
+    char digits[RK_INT_DIGITS], *out;
+    size_t ne, nd;
+    if (!elem)
+        return NULL;
+    /* "vec<" elem "x" n ">" by hand: the builder and the verifier make many */
+    ne = strlen(elem);
+    nd = rk_fmt_int(n, digits);
+    out = rk_alloc(arena, 4 + ne + 1 + nd + 2);
+    if (out) {
+        memcpy(out, "vec<", 4);
+        memcpy(out + 4, elem, ne);
+        out[4 + ne] = 'x';
+        memcpy(out + 5 + ne, digits, nd);
+        out[5 + ne + nd] = '>';
+    }
+    return out;
 }
 
 char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
@@ -411,7 +433,7 @@ const char *rk_vec_elem(rk_arena *arena, const char *t)
         return t;
     if (rk_type_vec_elem(t, &elem, &len))
         return NULL;
-    return rk_strndup(arena, elem, len);
+    return static_scalar(elem, len) ? static_scalar(elem, len) : rk_strndup(arena, elem, len);
 }
 
 long long rk_vec_len(const char *t) { return rk_type_vec_len(t); }
@@ -425,7 +447,7 @@ static const char *elem_before_comma(rk_arena *arena, const char *t, size_t star
     size_t len;
     if (rk_type_elem_before_comma(t, start, &elem, &len))
         return NULL;
-    return rk_strndup(arena, elem, len);
+    return static_scalar(elem, len) ? static_scalar(elem, len) : rk_strndup(arena, elem, len);
 }
 
 const char *rk_ptr_elem(rk_arena *arena, const char *t) { return elem_before_comma(arena, t, 4); }
@@ -479,7 +501,7 @@ rk_ir_region *rk_ir_make_region(rk_arena *arena, const char *name)
 
 int rk_ir_region_append(rk_arena *arena, rk_ir_region *region, rk_ir_op *op)
 {
-    rk_ir_op **ops = grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops);
+    rk_ir_op **ops = grow(arena, region->ops, region->n_ops, &region->cap_ops, sizeof *ops, 16);
     if (!ops)
         return -1;
     ops[region->n_ops++] = op;
@@ -507,6 +529,9 @@ static void fail(rk_builder *b, const char *fmt, ...)
 
 static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                                int n_operands, const char *hint, const char *type, rk_attrs attrs);
+static const char *intern_type(rk_builder *b, const char *type);
+static rk_attr *b_int(rk_builder *b, long long v);
+static rk_attr *b_type_attr(rk_builder *b, const char *type);
 
 /* A cached constant: Python's caches are one dict per open region, searched innermost
  * first; here one map holds every (type, value) key ever cached, and a key's constant is
@@ -540,8 +565,8 @@ static void b_open(rk_builder *b, rk_ir_region *region)
     rk_ir_region **regions;
     rk_b_const **frames;
     int cap = b->cap_regions;
-    regions = grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions);
-    frames = regions ? grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames) : NULL;
+    regions = grow(b->arena, b->regions, b->n_regions, &cap, sizeof *regions, 8);
+    frames = regions ? grow(b->arena, b->frames, b->n_regions, &b->cap_regions, sizeof *frames, 8) : NULL;
     if (!regions || !frames) {
         fail(b, "out of memory");
         return;
@@ -556,7 +581,10 @@ static void b_open(rk_builder *b, rk_ir_region *region)
 void rk_b_init(rk_builder *b, rk_arena *arena, const char *name, const rk_attrs *attrs)
 {
     memset(b, 0, sizeof *b);
+    b->digits[0] = '1'; /* str(counter + 1) */
+    b->n_digits = 1;
     rk_map_init(&b->consts);
+    rk_map_init(&b->types);
     b->arena = arena;
     b->kernel = rk_alloc(arena, sizeof *b->kernel);
     if (!b->kernel || !name || rk_attrs_copy(arena, &b->kernel->attrs, attrs)) {
@@ -646,8 +674,10 @@ static rk_attr *attr_copy(rk_arena *arena, const rk_attr *value)
     return copy;
 }
 
-rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
+/* Builder.constant; *remember (when set) gets the cache entry of the key. */
+static rk_ir_value *b_constant(rk_builder *b, const char *ity, const rk_attr *value, rk_b_const **remember)
 {
+    const char *interned;
     rk_attrs attrs = {NULL, 0, 0};
     rk_ir_value *result;
     rk_attr *copy;
@@ -669,11 +699,15 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     if (key) {
         hash = rk_hash(key);
         entry = rk_map_get(&b->consts, key, hash);
-        if (entry && entry->result)
+        if (entry && entry->result) {
+            if (remember)
+                *remember = entry;
             return entry->result;
+        }
     }
-    copy = attr_copy(b->arena, value);
-    rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, ity));
+    copy = value->kind == RK_ATTR_INT ? b_int(b, value->i) : attr_copy(b->arena, value);
+    interned = intern_type(b, ity);
+    rk_attrs_set(b->arena, &attrs, "ity", interned ? b_type_attr(b, interned) : NULL);
     rk_attrs_set(b->arena, &attrs, "value", copy);
     result = b_op_owned(b, RK_OP_CONSTANT, rk_ops[RK_OP_CONSTANT].name, NULL, 0, rk_ops[RK_OP_CONSTANT].hint, ity,
                         attrs);
@@ -693,10 +727,70 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
     entry->result = result;
     entry->frame_next = b->frames[b->n_regions - 1];
     b->frames[b->n_regions - 1] = entry;
+    if (remember)
+        *remember = entry;
     return result;
 }
 
+rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
+{
+    return b_constant(b, ity, value, NULL);
+}
+
 /* -- plumbing -- */
+
+/* A value's type, interned: the static name of a scalar, else the builder's one arena copy of
+ * that name, so the verifier's and the lowering's compares meet the same pointer and no value
+ * copies its type. A name already interned (most are another value's type) is found by its
+ * address: the cache holds interned addresses only, whose bytes never change. */
+static const char *intern_type(rk_builder *b, const char *type)
+{
+    size_t n;
+    const char *known;
+    rk_map_key *entry;
+    unsigned int hash;
+    if (b->type_cache[((size_t)(uintptr_t)type >> 3) % RK_B_TYPE_CACHE] == type)
+        return type;
+    n = strlen(type);
+    if (!(known = static_scalar(type, n))) {
+        hash = rk_hash(type);
+        entry = rk_map_get(&b->types, type, hash);
+        if (!entry) {
+            char *copy = rk_strndup(b->arena, type, n);
+            entry = copy ? rk_map_put(&b->types, b->arena, copy, hash, sizeof *entry, NULL) : NULL;
+            if (!entry)
+                return NULL;
+        }
+        known = entry->key;
+    }
+    b->type_cache[((size_t)(uintptr_t)known >> 3) % RK_B_TYPE_CACHE] = known;
+    return known;
+}
+
+/* Advances the counter; b->digits follows it, str(counter + 1), carried by hand (every value's
+ * name ends in it, and a printf or a division per value was a measurable part of a build). */
+static void count_value(rk_builder *b)
+{
+    size_t i = b->n_digits;
+    b->counter++;
+    while (i > 0 && b->digits[i - 1] == '9')
+        b->digits[--i] = '0';
+    if (i > 0)
+        b->digits[i - 1]++;
+    else { /* 9...9 + 1: one more digit */
+        memmove(b->digits + 1, b->digits, b->n_digits + 1);
+        b->digits[0] = '1';
+        b->n_digits++;
+    }
+}
+
+/* "%" + hint + the next value's number into name (room for it). */
+static void put_value_name(char *name, const char *hint, size_t hint_len, const rk_builder *b)
+{
+    name[0] = '%';
+    memcpy(name + 1, hint, hint_len);
+    memcpy(name + 1 + hint_len, b->digits, b->n_digits + 1);
+}
 
 rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs)
 {
@@ -709,13 +803,13 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
         return NULL;
     }
     p = rk_alloc(b->arena, sizeof *p);
-    params = p ? grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params) : NULL;
+    params = p ? grow(b->arena, k->params, k->n_params, &k->cap_params, sizeof *params, 8) : NULL;
     if (!params || rk_attrs_copy(b->arena, &p->attrs, attrs)) {
         fail(b, "out of memory");
         return NULL;
     }
     p->value.name = rk_ir_printf(b->arena, "%%%s", name);
-    p->value.type = ir_strdup(b->arena, type);
+    p->value.type = intern_type(b, type);
     if (!p->value.name || !p->value.type) {
         fail(b, "out of memory");
         return NULL;
@@ -728,28 +822,26 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
 rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 {
     rk_ir_value *v;
+    size_t hint_len;
     if (b->failed)
         return NULL;
     if (!hint || !type) {
         fail(b, "new_value of a NULL hint or type");
         return NULL;
     }
-    b->counter++;
-    v = rk_alloc(b->arena, sizeof *v);
+    hint_len = strlen(hint);
+    /* the value and its name "%" hint counter in one allocation, the name built by hand */
+    v = rk_alloc(b->arena, sizeof *v + 1 + hint_len + RK_INT_DIGITS);
+    if (v)
+        put_value_name((char *)(v + 1), hint, hint_len, b);
+    count_value(b);
     if (v) {
-        /* "%" hint counter, built by hand: a printf per value was a fifth of a build */
-        char digits[RK_INT_DIGITS];
-        size_t hint_len = strlen(hint), n = rk_fmt_int(b->counter, digits);
-        char *name = rk_alloc(b->arena, 1 + hint_len + n + 1);
-        if (name) {
-            name[0] = '%';
-            memcpy(name + 1, hint, hint_len);
-            memcpy(name + 1 + hint_len, digits, n + 1);
-        }
-        v->name = name;
-        v->type = intern_type(b->arena, type);
+        v->name = (char *)(v + 1);
+        v->type = intern_type(b, type);
+        v->id = b->counter;
+        b->kernel->n_ids = b->counter + 1;
     }
-    if (!v || !v->name || !v->type) {
+    if (!v || !v->type) {
         fail(b, "out of memory");
         return NULL;
     }
@@ -759,6 +851,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 /* Appends op to the innermost open region: every op enters here, counted against op_limit. */
 static int b_append(rk_builder *b, rk_ir_op *op)
 {
+    rk_ir_region *region;
     b->num_ops++;
     if (b->op_limit > 0 && b->num_ops > b->op_limit) {
         fail(b, "the kernel exceeds %lld IR ops", b->op_limit);
@@ -768,16 +861,22 @@ static int b_append(rk_builder *b, rk_ir_op *op)
         fail(b, "%s with no open region", op->name);
         return -1;
     }
-    if (rk_ir_region_append(b->arena, b->regions[b->n_regions - 1], op)) {
+    region = b->regions[b->n_regions - 1];
+    if (region->n_ops < region->cap_ops) { /* room left: rk_ir_region_append's common case */
+        region->ops[region->n_ops++] = op;
+        return 0;
+    }
+    if (rk_ir_region_append(b->arena, region, op)) {
         fail(b, "out of memory");
         return -1;
     }
     return 0;
 }
 
-/* A new op (not yet appended) with copies of the operand values; code is name's row of rk_ops. */
+/* A new op (not yet appended) with copies of the operand values and room for n_results
+ * results and name_room bytes after them, all in one allocation; code is name's row of rk_ops. */
 static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
-                           int n_operands, int n_results)
+                           int n_operands, int n_results, size_t name_room)
 {
     rk_ir_op *op;
     int i;
@@ -786,17 +885,15 @@ static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_i
             fail(b, "%s of a NULL value", name);
             return NULL;
         }
-    op = rk_alloc(b->arena, sizeof *op);
-    if (op) {
-        op->name = name;
-        op->code = code;
-        op->operands = rk_alloc(b->arena, (size_t)n_operands * sizeof *op->operands);
-        op->results = rk_alloc(b->arena, (size_t)n_results * sizeof *op->results);
-    }
-    if (!op || !op->operands || !op->results || b->arena->failed) {
+    op = rk_alloc(b->arena, sizeof *op + (size_t)(n_operands + n_results) * sizeof *op->operands + name_room);
+    if (!op || b->arena->failed) {
         fail(b, "out of memory");
         return NULL;
     }
+    op->name = name;
+    op->code = code;
+    op->operands = (rk_ir_value *)(op + 1);
+    op->results = op->operands + n_operands;
     for (i = 0; i < n_operands; i++)
         op->operands[i] = *operands[i];
     op->n_operands = n_operands;
@@ -804,30 +901,39 @@ static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_i
 }
 
 /* Builder.op with the attrs map handed over (no copy) and the op's code known: the builder's
- * own methods. */
+ * own methods. The result (when hint and type are set) is named new_value's way, in the op. */
 static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                                int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
-    rk_ir_value *result = NULL;
+    int has_result = hint && type;
+    size_t hint_len = !has_result ? 0
+                      : code >= 0 && code < RK_N_OPS && hint == rk_ops[code].hint ? rk_ops[code].hint_len
+                                                                                  : strlen(hint);
+    const char *interned = NULL;
     rk_ir_op *op;
     if (b->failed)
         return NULL;
-    if (hint && type) {
-        result = rk_b_new_value(b, hint, type);
-        if (!result)
-            return NULL;
+    if (has_result && !(interned = intern_type(b, type))) {
+        fail(b, "out of memory");
+        return NULL;
     }
-    op = b_make_op(b, code, name, operands, n_operands, result ? 1 : 0);
+    op = b_make_op(b, code, name, operands, n_operands, has_result, has_result ? 1 + hint_len + b->n_digits + 1 : 0);
     if (!op)
         return NULL;
-    if (result) {
-        op->results[0] = *result;
+    if (has_result) {
+        char *result_name = (char *)(op->results + 1);
+        put_value_name(result_name, hint, hint_len, b);
+        count_value(b);
+        op->results[0].name = result_name;
+        op->results[0].type = interned;
+        op->results[0].id = b->counter;
+        b->kernel->n_ids = b->counter + 1;
         op->n_results = 1;
     }
     op->attrs = attrs;
     if (b_append(b, op))
         return NULL;
-    return result ? &op->results[0] : NULL;
+    return has_result ? &op->results[0] : NULL;
 }
 
 rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
@@ -875,17 +981,43 @@ static void plain_op(rk_builder *b, int code, const rk_ir_value *const *operands
     b_op_owned(b, code, rk_ops[code].name, operands, n_operands, NULL, NULL, attrs);
 }
 
+/* An int attr value; the small ones are shared (an attr value is never changed once made, and
+ * most ops carry a few small ints). */
+static rk_attr *b_int(rk_builder *b, long long v)
+{
+    rk_attr **shared = v >= 0 && v < RK_B_SMALL_INT ? &b->int_attrs[v] : NULL;
+    if (shared && *shared)
+        return *shared;
+    if (!shared)
+        return rk_attr_int(b->arena, v);
+    return *shared = rk_attr_int(b->arena, v);
+}
+
+/* A str attr of an interned type name, shared per type by its address (NULL: out of memory). */
+static rk_attr *b_type_attr(rk_builder *b, const char *type)
+{
+    struct rk_b_type_attr *memo = &b->type_attrs[((size_t)(uintptr_t)type >> 3) % RK_B_TYPE_CACHE];
+    if (memo->type != type) {
+        rk_attr *a = rk_attr_str(b->arena, type);
+        if (!a)
+            return NULL;
+        memo->type = type;
+        memo->attr = a;
+    }
+    return memo->attr;
+}
+
 /* An attrs map of one to three int entries (NULL key: none). */
 static rk_attrs b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2,
                        const char *k3, long long v3)
 {
     rk_attrs attrs = {NULL, 0, 0};
     if (k1)
-        rk_attrs_set(b->arena, &attrs, k1, rk_attr_int(b->arena, v1));
+        rk_attrs_set(b->arena, &attrs, k1, b_int(b, v1));
     if (k2)
-        rk_attrs_set(b->arena, &attrs, k2, rk_attr_int(b->arena, v2));
+        rk_attrs_set(b->arena, &attrs, k2, b_int(b, v2));
     if (k3)
-        rk_attrs_set(b->arena, &attrs, k3, rk_attr_int(b->arena, v3));
+        rk_attrs_set(b->arena, &attrs, k3, b_int(b, v3));
     return attrs;
 }
 
@@ -903,10 +1035,15 @@ static const rk_attrs rk_b_no_attrs = {NULL, 0, 0};
 rk_ir_value *rk_b_const_i32(rk_builder *b, long long value)
 {
     rk_attr v;
+    int small = value >= 0 && value < RK_B_SMALL_I32;
+    rk_b_const *entry = small ? b->small_i32[value] : NULL;
+    /* a small i32's cache entry by its value: the entry the key finds, without making the key */
+    if (!b->failed && entry && entry->result)
+        return entry->result;
     memset(&v, 0, sizeof v);
     v.kind = RK_ATTR_INT;
     v.i = value;
-    return rk_b_constant(b, "i32", &v);
+    return b_constant(b, "i32", &v, small ? &b->small_i32[value] : NULL);
 }
 
 rk_ir_value *rk_b_const_i1(rk_builder *b, int value)
@@ -937,7 +1074,7 @@ rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
         return NULL;
     }
     rk_attrs_set(b->arena, &attrs, "ity", rk_attr_str(b->arena, type));
-    rk_attrs_set(b->arena, &attrs, "value", rk_attr_int(b->arena, 0));
+    rk_attrs_set(b->arena, &attrs, "value", b_int(b, 0));
     return result_op(b, RK_OP_CONSTANT_VEC, NULL, 0, type, attrs);
 }
 
@@ -946,9 +1083,13 @@ static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, con
                                   const rk_ir_value *x, const rk_ir_value *y)
 {
     const rk_ir_value *operands[2];
-    if (!b_ok(b, name, 2, x, y))
+    if (b->failed)
         return NULL;
-    if (strcmp(x->type, y->type) != 0) {
+    if (!x || !y) { /* b_ok, inline: every binary op passes here */
+        fail(b, "%s of a NULL value", name);
+        return NULL;
+    }
+    if (x->type != y->type && strcmp(x->type, y->type) != 0) {
         fail(b, "%s of %s and %s", name, x->type, y->type);
         return NULL;
     }
@@ -1133,7 +1274,7 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
     operands[0] = r;
     operands[1] = off;
     rk_attrs_set(b->arena, &attrs, "elem", rk_attr_str(b->arena, elem));
-    rk_attrs_set(b->arena, &attrs, "n", rk_attr_int(b->arena, n));
+    rk_attrs_set(b->arena, &attrs, "n", b_int(b, n));
     return result_op(b, RK_OP_BUFFER_LOAD, operands, 2, rk_vec_or_scalar(b->arena, elem, n), attrs);
 }
 
@@ -1426,7 +1567,7 @@ rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_valu
     operands[0] = lb, operands[1] = ub, operands[2] = step;
     for (i = 0; i < n_carried; i++)
         operands[3 + i] = carried[i].init;
-    op = b_make_op(b, RK_OP_FOR, rk_ops[RK_OP_FOR].name, operands, 3 + n_carried, n_carried);
+    op = b_make_op(b, RK_OP_FOR, rk_ops[RK_OP_FOR].name, operands, 3 + n_carried, n_carried, 0);
     for (i = 0; op && i < n_carried; i++) {
         result = rk_b_new_value(b, rk_ops[RK_OP_FOR].hint, carried[i].init->type);
         if (!result)
@@ -1477,7 +1618,7 @@ rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond)
     rk_ir_op *op;
     if (!b_ok(b, rk_ops[RK_OP_IF].name, 1, cond))
         return NULL;
-    op = b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0);
+    op = b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0, 0);
     then = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_IF].region) : NULL;
     if (then)
         op->regions = rk_alloc(b->arena, sizeof *op->regions);

@@ -51,19 +51,22 @@ struct rk_attr {
 typedef struct rk_ir_value {
     const char *name;         /* "%add7", "%A", "%k0" */
     const char *type;
+    long long id;             /* C only: the builder's number of the value (its counter), 0 for a value
+                               * made elsewhere (params, loop names); the verifier and the lowering
+                               * remember what they found for a name by it */
 } rk_ir_value;
 
 typedef struct rk_ir_region rk_ir_region;
 
-typedef struct rk_ir_op {
+typedef struct rk_ir_op {     /* pointers first, then the counts: no padding (a kernel has many) */
     const char *name;         /* "arith.add" */
-    int code;                 /* its row of rk_ops (ops.h), RK_OP_UNKNOWN for another name */
     rk_ir_value *operands;
-    int n_operands;
     rk_ir_value *results;     /* never NULL (an empty array when the op has no result) */
-    int n_results;
-    rk_attrs attrs;
     rk_ir_region **regions;
+    rk_attrs attrs;
+    int code;                 /* its row of rk_ops (ops.h), RK_OP_UNKNOWN for another name */
+    int n_operands;
+    int n_results;
     int n_regions;
 } rk_ir_op;
 
@@ -79,6 +82,7 @@ typedef struct rk_ir_param {
 } rk_ir_param;
 
 typedef struct rk_ir_kernel {
+    long long n_ids;          /* C only: 1 + the largest value id (0: no ids) */
     const char *name;
     rk_attrs attrs;
     rk_ir_param **params;
@@ -102,14 +106,28 @@ typedef struct rk_ir_carried {
 
 typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 
+#define RK_B_TYPE_CACHE 64
+#define RK_B_SMALL_I32 1024
+#define RK_B_SMALL_INT 256
+
 typedef struct rk_builder {
     rk_arena *arena;
     rk_ir_kernel *kernel;
     long long counter;          /* one per kernel: every result of every op */
+    char digits[RK_INT_DIGITS]; /* str(counter + 1): the next value's number */
+    size_t n_digits;
     rk_ir_region **regions;     /* the open regions, innermost last */
     rk_b_const **frames;        /* per open region: its constants, newest first */
     int n_regions, cap_regions;
     rk_map consts;              /* (type, value) key -> its constant, live while its region is open */
+    rk_map types;               /* every non-scalar type name of a value, once (rk_map_key entries) */
+    const char *type_cache[RK_B_TYPE_CACHE]; /* interned type names, by their address */
+    rk_b_const *small_i32[RK_B_SMALL_I32];   /* the consts entry of i32 0..RK_B_SMALL_I32-1, once made */
+    rk_attr *int_attrs[RK_B_SMALL_INT];      /* the shared int attr values 0..RK_B_SMALL_INT-1 */
+    struct rk_b_type_attr {
+        const char *type;
+        rk_attr *attr;
+    } type_attrs[RK_B_TYPE_CACHE];           /* str attrs of interned type names, by address */
     long long op_limit;         /* the hard size limit: the op past it fails (0: unlimited;
                                  * the kernel builder sets its bound, docs/kernels.md §9) */
     long long num_ops;

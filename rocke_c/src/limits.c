@@ -475,9 +475,11 @@ static void set_term(rk_term *t, const char *name, long long lo, long long hi, c
 static long long field(const rk_sub_gemm *r, const char *name)
 {
     int i;
-    for (i = 0; i < RK_SUB_GEMM_FIELDS; i++)
-        if (strcmp(rk_sub_gemm_fields[i], name) == 0)
+    for (i = 0; i < RK_SUB_GEMM_FIELDS; i++) { /* the same literal, usually: the pointer first */
+        const char *f = rk_sub_gemm_fields[i];
+        if (f == name || (f[0] == name[0] && strcmp(f, name) == 0))
             return r->v[i];
+    }
     return 0;
 }
 

@@ -13,8 +13,10 @@
  *
  * C specifics: each block's lines go to its own growable buffer (the header of an scf.for
  * is filled after its body), joined into the caller's buffer at the end; a line is written
- * straight into its block by a small formatter (emit), never through a fixed-size
- * buffer, so no line is ever truncated. Everything else lives in the caller's arena. Out of
+ * straight into its block by a small formatter (emit), or, for the most frequent lines, piece
+ * by piece (pair_line, lds_gep, ...), never through a fixed-size buffer, so no line is ever
+ * truncated. ll_type is memoised by the type's address and a value's binding found by its
+ * builder id (value_slot). Everything else lives in the caller's arena. Out of
  * memory sets a flag that is checked once at the end. Where Python itself would crash on a
  * malformed (unverified) kernel (an IndexError, a ValueError), C reports an internal error
  * instead of reading out of bounds. */
@@ -36,6 +38,9 @@ typedef struct rk_ll_alloc {
     int exclusive;
     long long offset;   /* byte offset in the pool once placed, else -1 */
     int huge;           /* size is past RK_LL_HUGE (Python's int has no bound; see plan_lds) */
+    /* C only: what lds_gep reads from type, parsed at its first access */
+    const char *elem_type;  /* ll_type of the element; NULL until parsed */
+    long long rows, cols;
 } rk_ll_alloc;
 
 typedef struct rk_ll_plan {
@@ -76,6 +81,19 @@ typedef struct rk_ll_entry {
     long long value;        /* ints only */
 } rk_ll_entry;
 
+/* A memo entry of type_text: an IR type name's address and its LLVM text. */
+typedef struct rk_ll_type_memo {
+    const char *type;
+    const char *text;
+    size_t len;
+} rk_ll_type_memo;
+
+/* value_slot's memo of one value id: the name string it looked up and where its text is. */
+typedef struct rk_ll_id_slot {
+    const char *name;
+    const char **slot;
+} rk_ll_id_slot;
+
 #define RK_LL_CACHE 64
 #define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
 
@@ -96,6 +114,8 @@ typedef struct rk_lowerer {
     size_t cap_direct;
     rk_map names;           /* the rest of names (rk_ll_entry) */
     rk_map ints;            /* Python's ints (rk_ll_entry) */
+    rk_ll_id_slot *by_id;   /* a builder value's names slot, by its id, once found (value_slot) */
+    long long n_ids;
     rk_ll_plan plan;
     const char *pool;
     const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
@@ -107,6 +127,7 @@ typedef struct rk_lowerer {
     /* Speed only: the row of a declaration key, by the string's address (our keys are
      * mostly literals). */
     struct { const char *key; int index; } decls[RK_LL_CACHE];
+    rk_ll_type_memo types[RK_LL_CACHE]; /* Python's memo of ll_type, by the type's address */
 } rk_lowerer;
 
 /* ---- small helpers: failures, strings, numbers ---- */
@@ -190,9 +211,11 @@ static const rk_ll_width *buffer_width(rk_lowerer *lw, long long nbytes)
 static const rk_ll_scalar *scalar_row(rk_lowerer *lw, const char *t, size_t n)
 {
     int i;
-    for (i = 0; i < RK_LL_N_SCALARS; i++)
-        if (strlen(rk_ll_scalar_types[i].ir) == n && memcmp(rk_ll_scalar_types[i].ir, t, n) == 0)
+    for (i = 0; i < RK_LL_N_SCALARS; i++) {
+        const char *ir = rk_ll_scalar_types[i].ir;
+        if (ir[0] == t[0] && strncmp(ir, t, n) == 0 && ir[n] == '\0')
             return &rk_ll_scalar_types[i];
+    }
     fail(lw, "no LLVM type for %.*s", (int)(n > 400 ? 400 : n), t);
     return NULL;
 }
@@ -206,8 +229,8 @@ static int vec_len(rk_lowerer *lw, const char *t, long long *n)
     return 0;
 }
 
-/* ll_type(t) appended to o. */
-static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+/* ll_type(t) appended to o (the work behind the memo of type_text). */
+static int put_type_text(rk_lowerer *lw, rk_buf *o, const char *t)
 {
     const rk_ll_scalar *row;
     const char *elem;
@@ -245,27 +268,66 @@ static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
     return 0;
 }
 
-/* ll_type(t) as an arena string (NULL on failure). */
-static const char *ll_type(rk_lowerer *lw, const char *t)
+/* ll_type(t) as an arena string and its length (NULL on failure), memoised like Python's by
+ * the type's address: the kernel's type names are the builder's interned ones (or static),
+ * and none changes while the kernel is lowered. */
+static const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
 {
-    const char *s;
+    rk_ll_type_memo *memo = &lw->types[RK_LL_CACHE_SLOT(t)];
+    char *s;
+    if (memo->type == t) {
+        *len = memo->len;
+        return memo->text;
+    }
     lw->scratch.len = 0;
-    if (put_type(lw, &lw->scratch, t))
+    if (put_type_text(lw, &lw->scratch, t))
         return NULL;
     if (lw->scratch.failed) {
         lw->oom = 1;
         return NULL;
     }
     s = rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "", lw->scratch.len);
-    if (!s)
+    if (!s) {
         lw->oom = 1;
+        return NULL;
+    }
+    memo->type = t;
+    memo->text = s;
+    memo->len = lw->scratch.len;
+    *len = memo->len;
     return s;
 }
 
-/* ll_type(t[0:n]) as an arena string (NULL on failure). */
+/* ll_type(t) appended to o. */
+static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+{
+    size_t len;
+    const char *text = type_text(lw, t, &len);
+    if (!text)
+        return -1;
+    rk_buf_putn(o, text, len);
+    return 0;
+}
+
+/* ll_type(t) as an arena string (NULL on failure). */
+static const char *ll_type(rk_lowerer *lw, const char *t)
+{
+    size_t len;
+    return type_text(lw, t, &len);
+}
+
+/* ll_type(t[0:n]) as an arena string (NULL on failure); a scalar is looked up by its row's
+ * name, so the memo serves it too. */
 static const char *type_n(rk_lowerer *lw, const char *t, size_t n)
 {
-    const char *copy = rk_strndup(lw->arena, t, n);
+    const char *copy;
+    int i;
+    for (i = 0; i < RK_LL_N_SCALARS; i++) {
+        const char *ir = rk_ll_scalar_types[i].ir;
+        if (n && ir[0] == t[0] && strncmp(ir, t, n) == 0 && ir[n] == '\0')
+            return ll_type(lw, ir);
+    }
+    copy = rk_strndup(lw->arena, t, n);
     if (!copy) {
         lw->oom = 1;
         return NULL;
@@ -529,6 +591,22 @@ static const char **slot(rk_lowerer *lw, const char *key, int insert)
     return e ? &e->text : NULL;
 }
 
+/* slot(v.name): found once by name, then by the value's id (a slot never moves, and an id
+ * always names the same value). */
+static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
+{
+    const char **e;
+    int known = v->id > 0 && v->id < lw->n_ids;
+    if (known && lw->by_id[v->id].name == v->name) /* the very name string it was found by */
+        return lw->by_id[v->id].slot;
+    e = slot(lw, v->name, insert);
+    if (known && e) {
+        lw->by_id[v->id].name = v->name;
+        lw->by_id[v->id].slot = e;
+    }
+    return e;
+}
+
 /* names[key] = text */
 static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
@@ -600,7 +678,7 @@ static void put(rk_lowerer *lw, rk_buf *o, const char *s)
 /* val(v) appended to o. */
 static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    const char *const *e = slot(lw, v->name, 0);
+    const char *const *e = value_slot(lw, v, 0);
     if (!e || !*e)
         return fail(lw, "%s is used before it is defined", v->name);
     rk_buf_puts(o, *e);
@@ -615,7 +693,7 @@ static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap)
 {
     rk_buf *o;
-    const char *p = fmt, *run = fmt;
+    const char *p, *run = fmt;
     if (!block) {
         lw->oom = 1;
         return -1;
@@ -624,10 +702,11 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
     if (rk_buf_room(o, 1024))        /* most lines then take the pieces' fast paths */
         lw->oom = 1;
     rk_buf_putn(o, "  ", 2);
-    for (; *p; p++) {
+    for (;;) {
         const rk_ir_value *v;
-        if (*p != '$')
-            continue;
+        p = strchr(run, '$'); /* the literal runs between directives, found by the library */
+        if (!p)
+            break;
         rk_buf_putn(o, run, (size_t)(p - run));
         p++;
         switch (*p) {
@@ -655,11 +734,13 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
             break;
         default:
             rk_buf_putn(o, "$", 1);
+            if (!*p)
+                p--; /* a '$' that ends the format: the run after it is empty */
             break;
         }
         run = p + 1;
     }
-    rk_buf_putn(o, run, (size_t)(p - run));
+    rk_buf_puts(o, run);
     rk_buf_putn(o, "\n", 1);
     return 0;
 }
@@ -686,6 +767,35 @@ static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
     return status;
 }
 
+/* The hottest lines are written piece by piece, without emit's format: line_start gives the
+ * current block's buffer with room for a line and its indent (NULL, and oom, when it failed),
+ * line_end its newline. The pieces go in Python's order, left to right. */
+static rk_buf *line_start(rk_lowerer *lw)
+{
+    rk_buf *o = lw->block ? &lw->block->lines : NULL;
+    if (!o || rk_buf_room(o, 1024)) {
+        lw->oom = 1;
+        return NULL;
+    }
+    RK_BUF_LIT(o, "  ");
+    return o;
+}
+
+static int line_end(rk_buf *o)
+{
+    RK_BUF_LIT(o, "\n");
+    return 0;
+}
+
+/* typed(v) appended: ll_type(v.type) " " val(v) */
+static int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+{
+    if (put_type(lw, o, v->type))
+        return -1;
+    RK_BUF_LIT(o, " ");
+    return put_val(lw, o, v);
+}
+
 static int need(rk_lowerer *lw, const char *key)
 {
     size_t slot = RK_LL_CACHE_SLOT(key);
@@ -705,14 +815,18 @@ static int need(rk_lowerer *lw, const char *key)
 static const char *define(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
-    bind(lw, v->name, text);
+    const char **e = value_slot(lw, v, 1);
+    if (!e || !text)
+        lw->oom = 1;
+    else
+        *e = text;
     return text;
 }
 
 /* val(v) as a string (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *const *e = slot(lw, v->name, 0);
+    const char *const *e = value_slot(lw, v, 0);
     if (!e || !*e) {
         fail(lw, "%s is used before it is defined", v->name);
         return NULL;
@@ -745,9 +859,9 @@ static int int_attr(rk_lowerer *lw, const rk_ir_op *op, const char *key, long lo
     return 0;
 }
 
-static const rk_ll_alloc *alloc_of(rk_lowerer *lw, const rk_ir_value *v)
+static rk_ll_alloc *alloc_of(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_alloc *a = find_alloc(&lw->plan, v->name);
+    rk_ll_alloc *a = find_alloc(&lw->plan, v->name);
     if (!a || a->offset < 0) {
         fail(lw, "%s is not a placed LDS allocation", v->name);
         return NULL;
@@ -783,28 +897,50 @@ static const char *lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
 static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_value *row,
                            const rk_ir_value *col, const char *hint)
 {
-    const rk_ll_alloc *a = alloc_of(lw, s);
+    rk_ll_alloc *a = alloc_of(lw, s);
     long long rows, cols;
     const char *base, *gep, *elem, *elem_type;
     size_t n;
+    rk_buf *o;
     if (!a)
         return NULL;
-    if (rk_smem_shape(a->type, &rows, &cols)) {
-        crash(lw, NULL);
-        return NULL;
+    if (!a->elem_type) {
+        /* the allocation's shape and element, parsed at its first access (a failure here comes
+         * before lds_base's line either way: only an out-of-memory one could come between) */
+        if (rk_smem_shape(a->type, &a->rows, &a->cols)) {
+            crash(lw, NULL);
+            return NULL;
+        }
+        if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
+            crash(lw, NULL);
+            return NULL;
+        }
+        if (!(a->elem_type = type_n(lw, elem, n)))
+            return NULL;
     }
+    rows = a->rows, cols = a->cols, elem_type = a->elem_type;
     if (!(base = lds_base(lw, a)))
         return NULL;
     gep = temp(lw, hint);
-    if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
-        crash(lw, NULL);
+    /* "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t" */
+    if (!(o = line_start(lw)))
         return NULL;
-    }
-    if (!(elem_type = type_n(lw, elem, n)))
+    put(lw, o, gep);
+    RK_BUF_LIT(o, " = getelementptr inbounds [");
+    rk_buf_put_int(o, rows);
+    RK_BUF_LIT(o, " x [");
+    rk_buf_put_int(o, cols);
+    RK_BUF_LIT(o, " x ");
+    rk_buf_puts(o, elem_type);
+    RK_BUF_LIT(o, "]], ptr addrspace(3) ");
+    rk_buf_puts(o, base);
+    RK_BUF_LIT(o, ", i32 0, ");
+    if (put_typed(lw, o, row))
         return NULL;
-    if (emit(lw, "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t", gep,
-             rows, cols, elem_type, base, row, col))
+    RK_BUF_LIT(o, ", ");
+    if (put_typed(lw, o, col))
         return NULL;
+    line_end(o);
     return gep;
 }
 
@@ -850,12 +986,20 @@ static int lower(rk_lowerer *lw, rk_buf *out)
     int i, printed = 0, status = -1;
     rk_buf_init(&attributes);
     rk_buf_init(&signature);
-    lw->cap_direct = (size_t)count_ops(lw->kernel->entry) + 64;
-    lw->cap_direct += lw->cap_direct / 4;
+    /* the builder's names end in their id: its count bounds them (no walk over the kernel) */
+    lw->cap_direct = lw->kernel->n_ids > 0 ? (size_t)lw->kernel->n_ids + 64
+                                           : (size_t)count_ops(lw->kernel->entry) * 5 / 4 + 80;
     if (!(lw->direct = rk_alloc(lw->arena, lw->cap_direct * sizeof *lw->direct))) {
         lw->oom = 1;
         lw->cap_direct = 0;
         goto done;
+    }
+    if (lw->kernel->n_ids > 0 && (size_t)lw->kernel->n_ids < (size_t)-1 / sizeof *lw->by_id) {
+        if (!(lw->by_id = rk_alloc(lw->arena, (size_t)lw->kernel->n_ids * sizeof *lw->by_id))) {
+            lw->oom = 1;
+            goto done;
+        }
+        lw->n_ids = lw->kernel->n_ids;
     }
     if (ll_attributes(lw, &attributes) || ll_signature(lw, &signature)
         || plan_lds(lw, lw->kernel, &lw->plan))
@@ -1135,13 +1279,33 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
                 define(lw, &op->results[0]), op->results[0].type, op->results[0].type);
 }
 
+/* "$s = <head><word> $t, $v": define(result), then the two operands (a binary op or an icmp, a
+ * third of a kernel's lines: written without emit's format). */
+static int pair_line(rk_lowerer *lw, const rk_ir_op *op, const char *head, const char *word)
+{
+    const char *r = define(lw, &op->results[0]);
+    rk_buf *o = line_start(lw);
+    if (!o)
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = ");
+    rk_buf_puts(o, head);
+    rk_buf_puts(o, word);
+    RK_BUF_LIT(o, " ");
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", ");
+    if (put_val(lw, o, &op->operands[1]))
+        return -1;
+    return line_end(o);
+}
+
 static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "";
     if (shape(lw, op, 2, 1))
         return -1;
-    return emit(lw, "$s = $s $t, $v", define(lw, &op->results[0]), opcode, &op->operands[0],
-                &op->operands[1]);
+    return pair_line(lw, op, "", opcode); /* "$s = $s $t, $v" */
 }
 
 static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
@@ -1162,16 +1326,28 @@ static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
         return fail(lw, "arith.cmp with an unknown pred");
     if (shape(lw, op, 2, 1))
         return -1;
-    return emit(lw, "$s = icmp $s $t, $v", define(lw, &op->results[0]), pred->s, &op->operands[0],
-                &op->operands[1]);
+    return pair_line(lw, op, "icmp ", pred->s); /* "$s = icmp $s $t, $v" */
 }
 
 static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
 {
+    const char *r;
+    rk_buf *o;
+    int i;
     if (shape(lw, op, 3, 1))
         return -1;
-    return emit(lw, "$s = select $t, $t, $t", define(lw, &op->results[0]), &op->operands[0],
-                &op->operands[1], &op->operands[2]);
+    r = define(lw, &op->results[0]); /* "$s = select $t, $t, $t" */
+    if (!(o = line_start(lw)))
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = select ");
+    for (i = 0; i < 3; i++) {
+        if (i)
+            RK_BUF_LIT(o, ", ");
+        if (put_typed(lw, o, &op->operands[i]))
+            return -1;
+    }
+    return line_end(o);
 }
 
 static int lower_fptrunc(rk_lowerer *lw, const rk_ir_op *op)
@@ -1326,10 +1502,21 @@ static int lower_smem_alloc(rk_lowerer *lw, const rk_ir_op *op)
     return 0;
 }
 
+/* ", ptr addrspace(3) <gep>, align <align>" and the line's end: an LDS load's or store's tail. */
+static int lds_line_end(rk_buf *o, const char *gep, long long align)
+{
+    RK_BUF_LIT(o, ", ptr addrspace(3) ");
+    rk_buf_puts(o, gep);
+    RK_BUF_LIT(o, ", align ");
+    rk_buf_put_int(o, align);
+    return line_end(o);
+}
+
 static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
-    const char *gep, *load = "load ";
+    const char *gep, *load = "load ", *r;
+    rk_buf *o;
     long long align = 0, n = 0;
     if (shape(lw, op, 3, 1))
         return -1;
@@ -1345,14 +1532,22 @@ static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         if (n == 8)
             load = "load volatile ";
     }
-    return emit(lw, "$s = $s$T, ptr addrspace(3) $s, align $d", define(lw, res), load, res->type, gep,
-                align);
+    r = define(lw, res); /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
+    if (!(o = line_start(lw)))
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = ");
+    rk_buf_puts(o, load);
+    if (put_type(lw, o, res->type))
+        return -1;
+    return lds_line_end(o, gep, align);
 }
 
 static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s;
     const char *gep;
+    rk_buf *o;
     long long align = 0;
     if (shape(lw, op, 4, 0))
         return -1;
@@ -1361,7 +1556,12 @@ static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
-    return emit(lw, "store $t, ptr addrspace(3) $s, align $d", &op->operands[3], gep, align);
+    if (!(o = line_start(lw))) /* "store $t, ptr addrspace(3) $s, align $d" */
+        return -1;
+    RK_BUF_LIT(o, "store ");
+    if (put_typed(lw, o, &op->operands[3]))
+        return -1;
+    return lds_line_end(o, gep, align);
 }
 
 static int lower_smem_addr(rk_lowerer *lw, const rk_ir_op *op)
@@ -1524,19 +1724,29 @@ static int lower_sync_lds_only(rk_lowerer *lw, const rk_ir_op *op)
  * failures come first: checked before the attr is read, then printed by the line. */
 static int typed_ok(rk_lowerer *lw, const rk_ir_value *v)
 {
-    return typed(lw, v) ? 0 : -1;
+    /* typed(v)'s checks in its order (the type, then the name), without making its text */
+    return ll_type(lw, v->type) && val(lw, v) ? 0 : -1;
 }
 
 static int lower_extract(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long index = 0;
     const char *r;
+    rk_buf *o;
     if (op->n_results < 1 || op->n_operands < 1)
         return crash(lw, op);
     r = define(lw, &op->results[0]);
     if (typed_ok(lw, &op->operands[0]) || int_attr(lw, op, "index", &index))
         return -1;
-    return emit(lw, "$s = extractelement $t, i32 $d", r, &op->operands[0], index);
+    if (!(o = line_start(lw))) /* "$s = extractelement $t, i32 $d" */
+        return -1;
+    put(lw, o, r);
+    RK_BUF_LIT(o, " = extractelement ");
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", i32 ");
+    rk_buf_put_int(o, index);
+    return line_end(o);
 }
 
 static int lower_insert(rk_lowerer *lw, const rk_ir_op *op)

@@ -5,7 +5,6 @@
  * docs/reference/conv-semantics.md §13; the op_ids are docs/ir.md §4.5. An atom is a plain
  * value (its op_id is held inline), so nothing here allocates except the type names of
  * rk_atom_types. */
-#include <stdio.h>
 #include <string.h>
 #include "ir.h"
 
@@ -29,11 +28,33 @@ const char *rk_atom_kind(const rk_target *target)
     return strcmp(target->arch, "gfx1250") == 0 ? "wmma_gfx1250" : "wmma_gfx12";
 }
 
+/* s appended at text[at] while it fits (leaving room for three numbers and their separators). */
+static size_t put_part(char *text, size_t at, size_t cap, const char *s)
+{
+    while (*s && at + 3 * RK_INT_DIGITS + 4 < cap)
+        text[at++] = *s++;
+    return at;
+}
+
 static rk_atom atom(const char *prefix, const char *kind, const char *elem, long long m,
                     long long n, long long k, long long frag, long long c_len)
 {
     rk_atom atom;
-    snprintf(atom.op_id, sizeof atom.op_id, "%s%lldx%lldx%lld_%s", prefix, m, n, k, elem);
+    char text[4 * RK_OP_ID_MAX];
+    size_t at = 0;
+    /* prefix m "x" n "x" k "_" elem, by hand (no printf per atom), cut like snprintf */
+    at = put_part(text, at, sizeof text, prefix);
+    at += rk_fmt_int(m, text + at);
+    text[at++] = 'x';
+    at += rk_fmt_int(n, text + at);
+    text[at++] = 'x';
+    at += rk_fmt_int(k, text + at);
+    text[at++] = '_';
+    at = put_part(text, at, sizeof text, elem);
+    if (at > RK_OP_ID_MAX - 1)
+        at = RK_OP_ID_MAX - 1;
+    memcpy(atom.op_id, text, at);
+    atom.op_id[at] = '\0';
     atom.kind = kind;
     atom.m = m, atom.n = n, atom.k = k;
     atom.elem = elem;
@@ -151,8 +172,10 @@ int rk_atom_known(const rk_atom *atom)
     size_t i;
     for (i = 0; i < sizeof rk_mma_known_atoms / sizeof rk_mma_known_atoms[0]; i++) {
         const rk_mma_known_row *row = &rk_mma_known_atoms[i];
-        if (strcmp(row->kind, atom->kind) == 0 && strcmp(row->elem, atom->elem) == 0 && row->m == atom->m
-            && row->n == atom->n && row->k == atom->k)
+        /* the dimensions first, then the names (pointer first: this file's literals, usually) */
+        if (row->m == atom->m && row->n == atom->n && row->k == atom->k
+            && (row->kind == atom->kind || strcmp(row->kind, atom->kind) == 0)
+            && (row->elem == atom->elem || strcmp(row->elem, atom->elem) == 0))
             return 1;
     }
     return 0;

@@ -4,7 +4,8 @@
 #include "ops.h"
 
 const rk_op_info rk_ops[RK_N_OPS] = {
-#define RK_OP_ROW(code, name, hint, operands, results, region) {name, hint, operands, results, region},
+#define RK_OP_ROW(code, name, hint, operands, results, region) \
+    {name, hint, sizeof(hint) - 1, operands, results, region},
     RK_OPS(RK_OP_ROW)
 #undef RK_OP_ROW
 };

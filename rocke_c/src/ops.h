@@ -10,6 +10,8 @@
 #ifndef ROCKE_OPS_H
 #define ROCKE_OPS_H
 
+#include <stddef.h>
+
 #define RK_OPS(X) \
     X(CONSTANT, "arith.constant", "c", 0, 1, "") \
     X(CONSTANT_VEC, "arith.constant_vec", "cz", 0, 1, "") \
@@ -73,6 +75,7 @@ enum {
 typedef struct rk_op_info {
     const char *name;
     const char *hint;
+    size_t hint_len;          /* strlen(hint), when compiled (C only: every result is named from it) */
     int operands, results;
     const char *region;
 } rk_op_info;

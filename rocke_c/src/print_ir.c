@@ -74,19 +74,19 @@ void rk_format_float(rk_buf *out, double value)
     char digits[32];
     int decpt, n, i;
     if (value != value) {
-        rk_buf_puts(out, "nan");
+        RK_BUF_LIT(out, "nan");
         return;
     }
     if (value < 0 || (value == 0 && 1 / value < 0)) {
-        rk_buf_puts(out, "-");
+        RK_BUF_LIT(out, "-");
         value = -value;
     }
     if (value > 1.7976931348623157e308) {
-        rk_buf_puts(out, "inf");
+        RK_BUF_LIT(out, "inf");
         return;
     }
     if (value == 0) {
-        rk_buf_puts(out, "0.0");
+        RK_BUF_LIT(out, "0.0");
         return;
     }
     shortest(value, digits, &decpt);
@@ -94,23 +94,23 @@ void rk_format_float(rk_buf *out, double value)
     if (decpt <= -4 || decpt > 16) {
         rk_buf_putn(out, digits, 1);
         if (n > 1) {
-            rk_buf_puts(out, ".");
+            RK_BUF_LIT(out, ".");
             rk_buf_puts(out, digits + 1);
         }
         rk_buf_printf(out, "e%c%02d", decpt - 1 >= 0 ? '+' : '-', abs(decpt - 1));
     } else if (decpt <= 0) {
-        rk_buf_puts(out, "0.");
+        RK_BUF_LIT(out, "0.");
         for (i = 0; i < -decpt; i++)
-            rk_buf_puts(out, "0");
+            RK_BUF_LIT(out, "0");
         rk_buf_puts(out, digits);
     } else if (decpt >= n) {
         rk_buf_puts(out, digits);
         for (i = n; i < decpt; i++)
-            rk_buf_puts(out, "0");
-        rk_buf_puts(out, ".0");
+            RK_BUF_LIT(out, "0");
+        RK_BUF_LIT(out, ".0");
     } else {
         rk_buf_putn(out, digits, (size_t)decpt);
-        rk_buf_puts(out, ".");
+        RK_BUF_LIT(out, ".");
         rk_buf_puts(out, digits + decpt);
     }
 }
@@ -127,22 +127,22 @@ void rk_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
         rk_buf_put_int(out, value->i);
         return;
     case RK_ATTR_FLOAT:
-        rk_buf_puts(out, "f:");
+        RK_BUF_LIT(out, "f:");
         rk_format_float(out, value->f);
         return;
     case RK_ATTR_STR:
-        rk_buf_puts(out, "s:\"");
+        RK_BUF_LIT(out, "s:\"");
         rk_escape(out, value->s);
-        rk_buf_puts(out, "\"");
+        RK_BUF_LIT(out, "\"");
         return;
     case RK_ATTR_LIST:
-        rk_buf_puts(out, "l:[ ");
+        RK_BUF_LIT(out, "l:[ ");
         for (i = 0; i < value->n; i++) {
             if (i)
-                rk_buf_puts(out, ", ");
+                RK_BUF_LIT(out, ", ");
             rk_tagged(arena, out, value->items[i]);
         }
-        rk_buf_puts(out, " ]");
+        RK_BUF_LIT(out, " ]");
         return;
     case RK_ATTR_MAP:
         rk_print_ir_attr_map(arena, out, &value->map);
@@ -168,16 +168,20 @@ void rk_print_ir_attr_map(rk_arena *arena, rk_buf *out, const rk_attrs *attrs)
             order[j] = order[j - 1];
         order[j] = pair;
     }
-    rk_buf_puts(out, "{ ");
+    RK_BUF_LIT(out, "{ ");
     for (i = 0; i < attrs->n; i++) {
         if (i)
-            rk_buf_puts(out, ", ");
+            RK_BUF_LIT(out, ", ");
         rk_buf_puts(out, order[i]->key);
-        rk_buf_puts(out, " = ");
+        RK_BUF_LIT(out, " = ");
         rk_tagged(arena, out, order[i]->value);
     }
-    rk_buf_puts(out, " }");
+    RK_BUF_LIT(out, " }");
 }
+
+/* s appended with its length measured first (the library's strlen beats a copy loop that
+ * tests every byte twice) */
+static void put_str(rk_buf *out, const char *s) { rk_buf_putn(out, s, strlen(s)); }
 
 static void pad(rk_buf *out, int depth)
 {
@@ -186,32 +190,88 @@ static void pad(rk_buf *out, int depth)
         rk_buf_putn(out, "  ", 2);
 }
 
+#define RK_PRINT_IR_PIECES 16
+
+/* n bytes of s at d; the end of the copy. */
+static char *put_at(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* The line of an op up to its attrs, written into room made once: each name's length is
+ * measured once, and no piece goes through the buffer's checks (an op of many values, rare,
+ * takes the piece-by-piece way). */
+static int op_head(rk_buf *out, const rk_ir_op *op, int depth)
+{
+    size_t len[2 * RK_PRINT_IR_PIECES + 1], need = 2 * (size_t)depth + 9;
+    int i, k = 0;
+    char *d;
+    if (op->n_results > RK_PRINT_IR_PIECES / 2 || op->n_operands > RK_PRINT_IR_PIECES)
+        return -1;
+    for (i = 0; i < op->n_results; i++) {
+        len[k] = strlen(op->results[i].name), need += len[k++] + 5;
+        len[k] = strlen(op->results[i].type), need += len[k++];
+    }
+    len[k] = strlen(op->name), need += len[k++];
+    for (i = 0; i < op->n_operands; i++)
+        len[k] = strlen(op->operands[i].name), need += len[k++] + 2;
+    if (rk_buf_room(out, need))
+        return 0;
+    d = out->data + out->len;
+    for (i = 0; i < depth; i++, d += 2)
+        d[0] = ' ', d[1] = ' ';
+    k = 0;
+    for (i = 0; i < op->n_results; i++) {
+        if (i)
+            d = put_at(d, ", ", 2);
+        d = put_at(d, op->results[i].name, len[k++]);
+        d = put_at(d, " : ", 3);
+        d = put_at(d, op->results[i].type, len[k++]);
+    }
+    if (op->n_results)
+        d = put_at(d, " = ", 3);
+    d = put_at(d, op->name, len[k++]);
+    d = put_at(d, " ( ", 3);
+    for (i = 0; i < op->n_operands; i++) {
+        if (i)
+            d = put_at(d, ", ", 2);
+        d = put_at(d, op->operands[i].name, len[k++]);
+    }
+    d = put_at(d, " )", 2);
+    *d = '\0';
+    out->len = (size_t)(d - out->data);
+    return 0;
+}
+
 void rk_print_op(rk_arena *arena, rk_buf *out, const rk_ir_op *op, int depth)
 {
     int i;
-    pad(out, depth);
-    for (i = 0; i < op->n_results; i++) {
-        if (i)
-            rk_buf_puts(out, ", ");
-        rk_buf_puts(out, op->results[i].name);
-        rk_buf_puts(out, " : ");
-        rk_buf_puts(out, op->results[i].type);
+    if (op_head(out, op, depth)) {
+        pad(out, depth);
+        for (i = 0; i < op->n_results; i++) {
+            if (i)
+                RK_BUF_LIT(out, ", ");
+            put_str(out, op->results[i].name);
+            RK_BUF_LIT(out, " : ");
+            put_str(out, op->results[i].type);
+        }
+        if (op->n_results)
+            RK_BUF_LIT(out, " = ");
+        put_str(out, op->name);
+        RK_BUF_LIT(out, " ( ");
+        for (i = 0; i < op->n_operands; i++) {
+            if (i)
+                RK_BUF_LIT(out, ", ");
+            put_str(out, op->operands[i].name);
+        }
+        RK_BUF_LIT(out, " )");
     }
-    if (op->n_results)
-        rk_buf_puts(out, " = ");
-    rk_buf_puts(out, op->name);
-    rk_buf_puts(out, " ( ");
-    for (i = 0; i < op->n_operands; i++) {
-        if (i)
-            rk_buf_puts(out, ", ");
-        rk_buf_puts(out, op->operands[i].name);
-    }
-    rk_buf_puts(out, " )");
     if (op->attrs.n) {
-        rk_buf_puts(out, " ");
+        RK_BUF_LIT(out, " ");
         rk_print_ir_attr_map(arena, out, &op->attrs);
     }
-    rk_buf_puts(out, "\n");
+    RK_BUF_LIT(out, "\n");
     for (i = 0; i < op->n_regions; i++)
         rk_print_region(arena, out, op->regions[i], depth + 1);
 }
@@ -220,43 +280,47 @@ void rk_print_region(rk_arena *arena, rk_buf *out, const rk_ir_region *region, i
 {
     int i;
     pad(out, depth);
-    rk_buf_puts(out, "region @");
+    RK_BUF_LIT(out, "region @");
     rk_buf_puts(out, region->name);
-    rk_buf_puts(out, " {\n");
+    RK_BUF_LIT(out, " {\n");
     for (i = 0; i < region->n_ops; i++)
         rk_print_op(arena, out, region->ops[i], depth + 1);
     pad(out, depth);
-    rk_buf_puts(out, "}\n");
+    RK_BUF_LIT(out, "}\n");
 }
 
 int rk_print_ir(const rk_ir_kernel *kernel, rk_arena *arena, rk_buf *out, rk_error *err)
 {
     int i;
-    rk_buf_puts(out, "rocke.ir v1\n");
-    rk_buf_puts(out, "kernel @");
+    /* about 70 bytes a value: room for most of the text at once, not a chain of doublings that
+     * copies it again and again */
+    if (kernel->n_ids > 0 && (size_t)kernel->n_ids < ((size_t)-1 - 4096) / 80)
+        rk_buf_reserve(out, (size_t)kernel->n_ids * 80 + 4096);
+    RK_BUF_LIT(out, "rocke.ir v1\n");
+    RK_BUF_LIT(out, "kernel @");
     rk_buf_puts(out, kernel->name);
-    rk_buf_puts(out, " {\n");
+    RK_BUF_LIT(out, " {\n");
     if (kernel->attrs.n) {
-        rk_buf_puts(out, "  attrs ");
+        RK_BUF_LIT(out, "  attrs ");
         rk_print_ir_attr_map(arena, out, &kernel->attrs);
-        rk_buf_puts(out, "\n");
+        RK_BUF_LIT(out, "\n");
     }
-    rk_buf_puts(out, "  params {\n");
+    RK_BUF_LIT(out, "  params {\n");
     for (i = 0; i < kernel->n_params; i++) {
         const rk_ir_param *p = kernel->params[i];
-        rk_buf_puts(out, "    ");
+        RK_BUF_LIT(out, "    ");
         rk_buf_puts(out, p->value.name);
-        rk_buf_puts(out, " : ");
+        RK_BUF_LIT(out, " : ");
         rk_buf_puts(out, p->value.type);
         if (p->attrs.n) {
-            rk_buf_puts(out, " ");
+            RK_BUF_LIT(out, " ");
             rk_print_ir_attr_map(arena, out, &p->attrs);
         }
-        rk_buf_puts(out, "\n");
+        RK_BUF_LIT(out, "\n");
     }
-    rk_buf_puts(out, "  }\n");
+    RK_BUF_LIT(out, "  }\n");
     rk_print_region(arena, out, kernel->entry, 1);
-    rk_buf_puts(out, "}\n");
+    RK_BUF_LIT(out, "}\n");
     if (out->failed || arena->failed)
         return rk_fail_internal(err, "out of memory (ir text)");
     return 0;

@@ -5,21 +5,45 @@
  * Twin of rocke_py/engine/print_spec.py; docs/engine-contract.md §7. Python's fmt() and
  * Lines.put() become one put function per value type; the text grows in one rk_buf, so
  * printing is linear in its size. */
-#include <stdio.h>
 #include <string.h>
 #include "internal.h"
 
+/* "key = value\n" written into room made once (value: n bytes). */
+static void put_line(rk_buf *out, const char *key, const char *value, size_t n)
+{
+    size_t k = strlen(key);
+    char *d;
+    if (rk_buf_room(out, k + n + 4))
+        return;
+    d = out->data + out->len;
+    memcpy(d, key, k);
+    memcpy(d + k, " = ", 3);
+    memcpy(d + k + 3, value, n);
+    d[k + 3 + n] = '\n';
+    d[k + 4 + n] = '\0';
+    out->len += k + n + 4;
+}
+
 static void put_str(rk_buf *out, const char *key, const char *value)
 {
-    rk_buf_puts(out, key);
-    rk_buf_puts(out, " = ");
-    rk_buf_puts(out, value);
-    rk_buf_puts(out, "\n");
+    put_line(out, key, value, strlen(value));
 }
 
 static void put_int(rk_buf *out, const char *key, long long value)
 {
-    rk_buf_printf(out, "%s = %lld\n", key, value);
+    char digits[RK_INT_DIGITS];
+    put_line(out, key, digits, rk_fmt_int(value, digits));
+}
+
+/* key = <rows>x<cols> */
+static void put_shape(rk_buf *out, const char *key, long long rows, long long cols)
+{
+    rk_buf_puts(out, key);
+    rk_buf_putn(out, " = ", 3);
+    rk_buf_put_int(out, rows);
+    rk_buf_putn(out, "x", 1);
+    rk_buf_put_int(out, cols);
+    rk_buf_putn(out, "\n", 1);
 }
 
 static void put_bool(rk_buf *out, const char *key, int value)
@@ -91,7 +115,13 @@ static void print_fields(rk_buf *out, const rk_spec *s, const char *tag)
     put_bool(out, "unroll_k", s->unroll_k);
     put_opt(out, "lds_k_pad", s->lds_k_pad);
     if (rk_has_lds_layout(s))
-        rk_buf_printf(out, "lds_layout = pad%lld_xor%lld\n", s->lds_layout_pad.v, s->lds_layout_xor);
+    {
+        rk_buf_puts(out, "lds_layout = pad");
+        rk_buf_put_int(out, s->lds_layout_pad.v);
+        rk_buf_puts(out, "_xor");
+        rk_buf_put_int(out, s->lds_layout_xor);
+        rk_buf_putn(out, "\n", 1);
+    }
     else
         put_str(out, "lds_layout", "unset");
     if (s->family != RK_FAMILY_FWD) {
@@ -133,9 +163,16 @@ static void print_sub_gemms(rk_buf *out, const rk_plan *plan)
     int i, k;
     put_int(out, "num_sub_gemms", plan->n_sub_gemms);
     for (i = 0; i < plan->n_sub_gemms; i++) {
-        rk_buf_printf(out, "sub_gemm.%d = ", i);
-        for (k = 0; k < RK_SUB_GEMM_FIELDS; k++)
-            rk_buf_printf(out, "%s%s=%lld", k ? " " : "", rk_sub_gemm_fields[k], plan->sub_gemms[i].v[k]);
+        rk_buf_puts(out, "sub_gemm.");
+        rk_buf_put_int(out, i);
+        rk_buf_puts(out, " = ");
+        for (k = 0; k < RK_SUB_GEMM_FIELDS; k++) {
+            if (k)
+                rk_buf_putn(out, " ", 1);
+            rk_buf_puts(out, rk_sub_gemm_fields[k]);
+            rk_buf_putn(out, "=", 1);
+            rk_buf_put_int(out, plan->sub_gemms[i].v[k]);
+        }
         rk_buf_puts(out, "\n");
     }
 }
@@ -159,8 +196,8 @@ static void print_derived(rk_buf *out, const rk_plan *plan)
     put_int(out, "a_frag_len", plan->frag_lens[0]);
     put_int(out, "b_frag_len", plan->frag_lens[1]);
     put_int(out, "lds_pad", plan->lds_pad);
-    rk_buf_printf(out, "lds_a_shape = %lldx%lld\n", plan->lds_a.rows, plan->lds_a.cols);
-    rk_buf_printf(out, "lds_b_shape = %lldx%lld\n", plan->lds_b.rows, plan->lds_b.cols);
+    put_shape(out, "lds_a_shape", plan->lds_a.rows, plan->lds_a.cols);
+    put_shape(out, "lds_b_shape", plan->lds_b.rows, plan->lds_b.cols);
     put_bool(out, "lds_double_buffer", rk_double_buffer(s));
     put_int(out, "lds_bytes", plan->lds_bytes);
     put_int(out, "lds_capacity", plan->target->lds_capacity);
@@ -176,6 +213,7 @@ static void print_derived(rk_buf *out, const rk_plan *plan)
 int rk_print_spec(const rk_plan *plan, rk_buf *out, rk_error *err)
 {
     const rk_spec *s = &plan->spec;
+    rk_buf_reserve(out, 4096); /* the text is 2-3 KiB: one allocation, not a chain of doublings */
     rk_buf_puts(out, "rocke.spec v1\n");
     put_str(out, "family", s->family_name);
     put_str(out, "arch", s->arch);

@@ -56,18 +56,37 @@ int rk_is_pointwise(const rk_problem *p)
     return flat;
 }
 
+/* tag + str(v) at out[at], while the text fits in RK_SHORT_MAX (as snprintf would cut it);
+ * the new length. */
+static size_t short_part(char *out, size_t at, const char *tag, long long v)
+{
+    char digits[RK_INT_DIGITS];
+    size_t n = rk_fmt_int(v, digits), i;
+    for (i = 0; tag[i] && at + 1 < RK_SHORT_MAX; i++)
+        out[at++] = tag[i];
+    for (i = 0; i < n && at + 1 < RK_SHORT_MAX; i++)
+        out[at++] = digits[i];
+    out[at] = '\0';
+    return at;
+}
+
 void rk_short(const rk_problem *p, char out[RK_SHORT_MAX])
 {
-    size_t n;
+    size_t n = 0;
+    /* "N..D..H..W..C.._K..Z..Y..X.." (D and Z in 3-D), "G.." past one group: by hand */
+    n = short_part(out, n, "N", p->N);
     if (p->has_3d)
-        snprintf(out, RK_SHORT_MAX, "N%lldD%lldH%lldW%lldC%lld_K%lldZ%lldY%lldX%lld", p->N, p->Di,
-                 p->Hi, p->Wi, p->C, p->K, p->Z, p->Y, p->X);
-    else
-        snprintf(out, RK_SHORT_MAX, "N%lldH%lldW%lldC%lld_K%lldY%lldX%lld", p->N, p->Hi, p->Wi,
-                 p->C, p->K, p->Y, p->X);
-    n = strlen(out);
+        n = short_part(out, n, "D", p->Di);
+    n = short_part(out, n, "H", p->Hi);
+    n = short_part(out, n, "W", p->Wi);
+    n = short_part(out, n, "C", p->C);
+    n = short_part(out, n, "_K", p->K);
+    if (p->has_3d)
+        n = short_part(out, n, "Z", p->Z);
+    n = short_part(out, n, "Y", p->Y);
+    n = short_part(out, n, "X", p->X);
     if (p->groups > 1)
-        snprintf(out + n, RK_SHORT_MAX - n, "G%lld", p->groups);
+        short_part(out, n, "G", p->groups);
 }
 
 /* ---- Python integer division: floordiv, ceildiv, roundup (and Python's %) are in

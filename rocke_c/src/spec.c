@@ -567,21 +567,43 @@ static const char *schedule_part(const rk_spec *s, rk_arena *arena)
     return part;
 }
 
+/* prefix + the n numbers joined by 'x' into out (room for 3 numbers: 80 bytes), by hand. */
+static void dims(char *out, const char *prefix, long long a, long long b, long long c, int n)
+{
+    size_t at = strlen(prefix);
+    memcpy(out, prefix, at);
+    at += rk_fmt_int(a, out + at);
+    out[at++] = 'x';
+    at += rk_fmt_int(b, out + at);
+    if (n == 3) {
+        out[at++] = 'x';
+        rk_fmt_int(c, out + at);
+    }
+}
+
+/* prefix + str(v) into out (room for it). */
+static void numbered(char *out, const char *prefix, long long v)
+{
+    size_t at = strlen(prefix);
+    memcpy(out, prefix, at);
+    rk_fmt_int(v, out + at);
+}
+
 int rk_kernel_name(const rk_spec *s, const char *shape, const char *tag, rk_arena *arena, rk_buf *out)
 {
     char tile[80], warps[48], atom[80], pad[32], spk[32];
     const char *parts[6];
     rk_name_flag flags[8];
     int n = 0;
-    snprintf(tile, sizeof tile, "t%lldx%lldx%lld", s->tile_m, s->tile_n, s->tile_k);
-    snprintf(warps, sizeof warps, "w%lldx%lld", s->warp_m, s->warp_n);
-    snprintf(atom, sizeof atom, "a%lldx%lldx%lld", s->warp_tile_m, s->warp_tile_n, s->warp_tile_k);
+    dims(tile, "t", s->tile_m, s->tile_n, s->tile_k, 3);
+    dims(warps, "w", s->warp_m, s->warp_n, 0, 2);
+    dims(atom, "a", s->warp_tile_m, s->warp_tile_n, s->warp_tile_k, 3);
     parts[0] = shape, parts[1] = tile, parts[2] = warps, parts[3] = atom;
     parts[4] = schedule_part(s, arena), parts[5] = tag;
     if (!parts[4])
         return -1;
-    snprintf(pad, sizeof pad, "pad%lld", s->lds_k_pad.v);
-    snprintf(spk, sizeof spk, "spk%lld", s->split_k);
+    numbered(pad, "pad", s->lds_k_pad.v);
+    numbered(spk, "spk", s->split_k);
     flags[n++] = flag("async", s->async_dma);
     if (s->family == RK_FAMILY_FWD) {
         flags[n++] = flag(pad, s->lds_k_pad.set);

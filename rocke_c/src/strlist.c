@@ -7,7 +7,7 @@ int rk_str_in(const char *s, const char *const *list)
 {
     int i;
     for (i = 0; s && list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
+        if (list[i] == s || (list[i][0] == s[0] && strcmp(s, list[i]) == 0))
             return 1;
     return 0;
 }

@@ -9,22 +9,39 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ---- */
+/* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ----
+ * Every allocation is zeroed: a block is zeroed when it is made and when a reset keeps it,
+ * so an allocation is a pointer bump (inline below) with no memset of its own. */
 typedef struct rk_arena_block rk_arena_block;
 typedef struct rk_arena {
-    rk_arena_block *head;
+    rk_arena_block *head;  /* the block allocations come from, then the older ones */
     rk_arena_block *spare; /* standard blocks kept by rk_arena_reset for the next call */
+    char *cur;             /* the free (zeroed) bytes of head: cur[0 .. avail) */
+    size_t avail;
     int failed; /* set once an allocation failed */
 } rk_arena;
 
 void rk_arena_init(rk_arena *arena);
-void *rk_alloc(rk_arena *arena, size_t size);            /* zeroed; NULL on failure */
+void *rk_alloc_grow(rk_arena *arena, size_t size);       /* rk_alloc's slow path */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
 /* Empties the arena for another call (a rocke_context's): every allocation is released, up to
- * keep bytes of standard blocks are kept for reuse (no trip to the OS and back), the rest and
- * every oversized block are freed, and failed is cleared. */
+ * keep bytes of standard blocks are kept (zeroed) for reuse (no trip to the OS and back), the
+ * rest and every oversized block are freed, and failed is cleared. */
 void rk_arena_reset(rk_arena *arena, size_t keep);
 void rk_arena_free(rk_arena *arena);                      /* frees every block, spares too */
+
+/* size zeroed bytes aligned for any type the engine stores (8); NULL on failure. */
+static inline void *rk_alloc(rk_arena *arena, size_t size)
+{
+    size_t n = (size + 7u) & ~(size_t)7u;
+    if (n - 1 < arena->avail) { /* n > 0 (no wrap) and it fits */
+        char *p = arena->cur;
+        arena->cur += n;
+        arena->avail -= n;
+        return p;
+    }
+    return rk_alloc_grow(arena, size);
+}
 
 /* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
 typedef struct rk_buf {
@@ -47,16 +64,12 @@ void rk_buf_free(rk_buf *b);
  * short pieces. The buffer stays NUL-terminated. */
 static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
 {
-    if (!b->failed && b->len + n < b->cap) {
-        char *d = b->data + b->len;
-        if (n <= 16) {
-            size_t i;
-            for (i = 0; i < n; i++)
-                d[i] = s[i];
-        } else
-            memcpy(d, s, n);
-        b->len += n;
-        b->data[b->len] = '\0';
+    size_t len = b->len;
+    if (!b->failed && len + n < b->cap) {
+        char *d = b->data + len;
+        memcpy(d, s, n); /* a few moves when n is a constant; no byte loop that reloads b */
+        d[n] = '\0';
+        b->len = len + n;
     } else
         rk_buf_putn_grow(b, s, n);
 }
@@ -72,20 +85,11 @@ static inline int rk_buf_room(rk_buf *b, size_t room)
     return rk_buf_reserve(b, b->cap > room ? b->cap : room * 2);
 }
 
-/* Append s, copying while there is room (no strlen pass over the short pieces). */
-static inline void rk_buf_puts(rk_buf *b, const char *s)
-{
-    if (!b->failed && b->data) {
-        char *d = b->data + b->len, *end = b->data + b->cap - 1;
-        while (*s && d < end)
-            *d++ = *s++;
-        *d = '\0';
-        b->len = (size_t)(d - b->data);
-        if (!*s)
-            return;
-    }
-    rk_buf_putn_grow(b, s, strlen(s));
-}
+/* Append a string literal: its length is known when compiled. */
+#define RK_BUF_LIT(b, lit) rk_buf_putn((b), (lit), sizeof(lit) - 1)
+
+/* Append s (the library's strlen and memcpy beat a byte loop that reloads b at every store). */
+static inline void rk_buf_puts(rk_buf *b, const char *s) { rk_buf_putn(b, s, strlen(s)); }
 
 /* ---- string-keyed hash map (hashmap.c): open addressing in the arena ----
  * An entry is any struct whose first member is an rk_map_key, allocated in the arena by
@@ -118,6 +122,9 @@ void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
  * saying which (added may be NULL); NULL only when the arena failed. */
 void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
                  int *added);
+/* Room for n entries without a grow (a caller that knows its count up front); -1 when the
+ * arena failed. */
+int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n);
 
 /* ---- list membership (strlist.c) over NULL-terminated lists ---- */
 int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */

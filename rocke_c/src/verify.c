@@ -6,6 +6,7 @@
  * formed) and the caller raises an internal error. Python's `a or b` chains of optional
  * messages are `bad = a; if (!bad) bad = b;` here. Attr comparisons follow Python's ==
  * (bool, int and float compare as numbers). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
@@ -16,7 +17,18 @@ static const char *const rk_verify_i32_types[] = {"i32", NULL};
 static const char *const rk_verify_logic_types[] = {"i1", "i32", NULL};
 static const char *const rk_verify_float_types[] = {"f32", NULL};
 
-static int eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+/* the builder interns its types: the same pointer, usually */
+static int eq(const char *a, const char *b) { return a && b && (a == b || strcmp(a, b) == 0); }
+
+/* t in types (a NULL-terminated list), pointer first */
+static int type_in(const char *t, const char *const *types)
+{
+    int i;
+    for (i = 0; types[i]; i++)
+        if (t == types[i])
+            return 1;
+    return rk_str_in(t, types);
+}
 
 /* `attr in (v0, v1, ...)` for ints, with Python's ==; the list ends with -1. */
 static int attr_in(const rk_attr *a, const long long *values)
@@ -64,26 +76,38 @@ static const char *msg(rk_arena *arena, const char *fmt, ...)
 /* A string made by the arena (a vec type, an element), or "" when it could not be made. */
 static const char *or_empty(const char *s) { return s ? s : ""; }
 
-static int valid_type(rk_arena *arena, const char *t)
+/* t[0:n] in SCALARS */
+static int scalar_span(const char *t, size_t n)
 {
+    char small[8];
+    if (n >= sizeof small)
+        return 0;
+    memcpy(small, t, n);
+    small[n] = '\0';
+    return rk_ir_is_scalar(small);
+}
+
+static int valid_type(const char *t)
+{
+    const char *elem;
+    size_t n;
     if ((t[0] == 'i' && t[1] == '3' && t[2] == '2' && !t[3]) || rk_ir_is_scalar(t) || strcmp(t, "rsrc") == 0)
         return 1;
     if (rk_is_vec(t)) {
-        const char *elem = rk_vec_elem(arena, t);
-        long long n;
-        if (!elem || !rk_ir_is_scalar(elem))
+        long long len;
+        if (rk_type_vec_elem(t, &elem, &n) || !scalar_span(elem, n))
             return 0;
-        n = rk_vec_len(t);
-        return n != RK_IR_BAD_LEN && n >= 1;
+        len = rk_vec_len(t);
+        return len != RK_IR_BAD_LEN && len >= 1;
     }
     if (rk_is_ptr(t)) {
         size_t len = strlen(t);
         const char *tail = ",global>";
         return len >= strlen(tail) && strcmp(t + len - strlen(tail), tail) == 0
-               && rk_ir_is_scalar(or_empty(rk_ptr_elem(arena, t)));
+               && !rk_type_elem_before_comma(t, 4, &elem, &n) && scalar_span(elem, n);
     }
     if (rk_is_smem(t))
-        return rk_ir_is_scalar(or_empty(rk_smem_elem(arena, t)));
+        return !rk_type_elem_before_comma(t, 5, &elem, &n) && scalar_span(elem, n);
     return 0;
 }
 
@@ -154,7 +178,7 @@ static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena,
     if (bad)
         return bad;
     a = &op->operands[0], b = &op->operands[1], r = &op->results[0];
-    if (eq(a->type, b->type) && eq(b->type, r->type) && rk_str_in(a->type, types))
+    if (eq(a->type, b->type) && eq(b->type, r->type) && type_in(a->type, types))
         return NULL;
     return msg(arena, "%s on %s, %s -> %s", op->name, a->type, b->type, r->type);
 }
@@ -615,9 +639,14 @@ struct rk_verify_name {
     rk_verify_name *frame_next;
 };
 
+#define RK_VERIFY_TYPE_CACHE 64
+
 typedef struct rk_verify_scope {
     rk_arena *arena;
+    const char *valid[RK_VERIFY_TYPE_CACHE]; /* types found valid, by address (Python's valid set) */
     rk_map names;             /* name -> rk_verify_name, every name ever defined */
+    rk_verify_name **by_id;   /* a builder value's entry by its id, once defined (kernel->n_ids) */
+    long long n_ids;
     rk_verify_name **frames;  /* per open frame: its names, newest first */
     int n_frames, cap_frames;
 } rk_verify_scope;
@@ -646,7 +675,23 @@ static void pop_frame(rk_verify_scope *scope)
         entry->visible = 0;
 }
 
-static const char *define(rk_verify_scope *scope, const char *name, const char *type)
+/* valid_type(type), remembered by the type's address: a type name is never changed while
+ * the kernel is verified, and the builder interns them, so most checks are one compare. */
+static int type_valid(rk_verify_scope *scope, const char *type)
+{
+    const char **memo = &scope->valid[((size_t)(uintptr_t)type >> 3) % RK_VERIFY_TYPE_CACHE];
+    if (*memo == type)
+        return 1;
+    if (!valid_type(type))
+        return 0;
+    *memo = type;
+    return 1;
+}
+
+/* Defines name (of value id, 0 for none). Every successful definition has a name of its own
+ * (a second one fails), so a builder value's entry, once defined, is its name's: lookup finds it
+ * by the id without hashing the name, when the use carries that very name string. */
+static const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
 {
     rk_verify_name *entry;
     int added;
@@ -656,18 +701,22 @@ static const char *define(rk_verify_scope *scope, const char *name, const char *
         return "out of memory";
     if (!added)
         return msg(scope->arena, "%s is defined twice", name);
-    if (!valid_type(scope->arena, type))
+    if (!type_valid(scope, type))
         return msg(scope->arena, "%s has an invalid type %s", name, type);
     entry->type = type;
     entry->visible = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
     scope->frames[scope->n_frames - 1] = entry;
+    if (id > 0 && id < scope->n_ids)
+        scope->by_id[id] = entry;
     return NULL;
 }
 
-static const char *lookup(const rk_verify_scope *scope, const char *name)
+static const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
 {
-    const rk_verify_name *entry = rk_map_get(&scope->names, name, rk_hash(name));
+    const rk_verify_name *entry = v->id > 0 && v->id < scope->n_ids ? scope->by_id[v->id] : NULL;
+    if (!entry || entry->k.key != v->name) /* the id stands for the very name it was defined by */
+        entry = rk_map_get(&scope->names, v->name, rk_hash(v->name));
     return entry && entry->visible ? entry->type : NULL;
 }
 
@@ -689,7 +738,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
     int i;
     if (!iv || push_frame(scope))
         return "out of memory";
-    bad = define(scope, iv, "i32");
+    bad = define(scope, iv, "i32", 0);
     for (i = 0; !bad && i < iter_args->n; i++) {
         const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
         const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
@@ -697,7 +746,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
         if (!name) /* Python raises KeyError here */
             bad = "scf.for iter_arg has no name";
         else
-            bad = text ? define(scope, text, type->s) : "out of memory";
+            bad = text ? define(scope, text, type->s, 0) : "out of memory";
     }
     if (!bad) {
         const char *inner = msg(scope->arena, "%s.body", where);
@@ -776,7 +825,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     int i;
     for (i = 0; i < op->n_operands; i++) {
         const rk_ir_value *v = &op->operands[i];
-        const char *t = lookup(scope, v->name);
+        const char *t = lookup(scope, v);
         if (!t)
             return msg(scope->arena, "%s is not visible", v->name);
         if (t != v->type && strcmp(t, v->type) != 0) /* the same string, usually */
@@ -797,7 +846,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     if (bad)
         return bad;
     for (i = 0; i < op->n_results; i++) {
-        bad = define(scope, op->results[i].name, op->results[i].type);
+        bad = define(scope, op->results[i].name, op->results[i].type, op->results[i].id);
         if (bad)
             return bad;
     }
@@ -818,18 +867,43 @@ static const char *verify_region(const rk_ir_region *region, rk_verify_scope *sc
     return NULL;
 }
 
+/* The names the ops of region define (results, and each scf.for's iv and iter_args): the
+ * scope's table is sized once. */
+static size_t count_names(const rk_ir_region *region)
+{
+    size_t n = 0;
+    int i, j;
+    for (i = 0; i < region->n_ops; i++) {
+        const rk_ir_op *op = region->ops[i];
+        n += (size_t)op->n_results + (op->n_regions ? 1u + (size_t)op->n_results : 0u);
+        for (j = 0; j < op->n_regions; j++)
+            n += count_names(op->regions[j]);
+    }
+    return n;
+}
+
 const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
 {
     rk_verify_scope scope;
     const rk_ir_region *entry = kernel->entry;
+    size_t names;
     int i;
     memset(&scope, 0, sizeof scope);
     scope.arena = arena;
     rk_map_init(&scope.names);
-    if (push_frame(&scope))
+    /* the table sized once: the builder's count of values (plus the params and a few loop
+     * names), or a walk over a kernel made without ids */
+    names = kernel->n_ids > 0 ? (size_t)kernel->n_ids + 64 : count_names(entry);
+    if (push_frame(&scope) || rk_map_reserve(&scope.names, arena, (size_t)kernel->n_params + names))
         return "out of memory";
+    if (kernel->n_ids > 0 && (size_t)kernel->n_ids < (size_t)-1 / sizeof *scope.by_id) {
+        scope.by_id = rk_alloc(arena, (size_t)kernel->n_ids * sizeof *scope.by_id);
+        if (!scope.by_id)
+            return "out of memory";
+        scope.n_ids = kernel->n_ids;
+    }
     for (i = 0; i < kernel->n_params; i++) {
-        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
+        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type, 0);
         if (bad)
             return msg(arena, "param: %s", bad);
     }

@@ -68,8 +68,54 @@ static void test_reset_reuses(void)
     CHECK(a.head == NULL && a.spare == NULL);
 }
 
+/* Zero-size requests and oversized ones do not leave the current block: the next small
+ * allocation still comes from it. */
+static void test_block_kept_current(void)
+{
+    rk_arena a;
+    rk_arena_block *head;
+    char *p, *q;
+    int i;
+    rk_arena_init(&a);
+    p = rk_alloc(&a, 16);
+    head = a.head;
+    for (i = 0; i < 1000; i++) /* 8 bytes each: one block holds them */
+        CHECK(rk_alloc(&a, 0) != NULL);
+    CHECK(a.head == head);
+    CHECK(rk_alloc(&a, 1u << 20) != NULL);
+    CHECK(a.head == head);
+    q = rk_alloc(&a, 16);
+    CHECK(q != NULL && a.head == head && q > p);
+    rk_arena_free(&a);
+}
+
+/* A reserved map takes n entries without moving its slots. */
+static void test_map_reserve(void)
+{
+    rk_arena a;
+    rk_map m;
+    rk_map_key **slots;
+    char keys[3000][8];
+    int i;
+    rk_arena_init(&a);
+    rk_map_init(&m);
+    CHECK(rk_map_reserve(&m, &a, 3000) == 0);
+    slots = m.slots;
+    CHECK(m.cap >= 6002);
+    for (i = 0; i < 3000; i++) {
+        rk_fmt_int(i, keys[i]);
+        CHECK(rk_map_put(&m, &a, keys[i], rk_hash(keys[i]), sizeof(rk_map_key), NULL) != NULL);
+    }
+    CHECK(m.slots == slots && m.n == 3000);
+    CHECK(rk_map_get(&m, "2999", rk_hash("2999")) != NULL);
+    CHECK(rk_map_reserve(&m, &a, 10) == 0 && m.slots == slots);
+    rk_arena_free(&a);
+}
+
 int main(void)
 {
+    test_block_kept_current();
+    test_map_reserve();
     test_reset_reuses();
     test_zeroed_and_aligned();
     test_large_block();

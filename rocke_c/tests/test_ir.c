@@ -435,8 +435,21 @@ static void edit_unknown_op(rk_arena *a, rk_ir_kernel *k)
     k->entry->ops[0]->code = RK_OP_UNKNOWN;  /* as the builder codes an unknown name */
 }
 
+/* An operand renamed to a visible param's name keeps its builder id: the verifier still goes
+ * by the name (the id only stands for a name it has seen defined). */
+static void edit_use_renamed(rk_arena *a, rk_ir_kernel *k)
+{
+    rk_ir_value *use = rk_alloc(a, sizeof *use);
+    *use = k->entry->ops[3]->regions[0]->ops[0]->results[0]; /* %cmp5, id 5 */
+    use->name = k->params[1]->value.name;                    /* %n : i32 */
+    use->type = "i64";
+    k->entry->ops[3]->regions[0]->ops[1]->operands = use;
+}
+
 static void test_verifier(void)
 {
+    verdict_is(edit_use_renamed, "entry op 3 (scf.for): entry.body op 1 (scf.if): %n is used as i64 but "
+                                 "defined as i32");
     verdict_is(edit_entry_name, "the kernel region must be @entry");
     verdict_is(edit_drop_return, "the kernel must end with cf.return");
     verdict_is(edit_param_twice, "param: %A is defined twice");

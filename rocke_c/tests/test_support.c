@@ -158,6 +158,19 @@ static void test_fmt_int(void)
     CHECK(rk_fmt_int(-42, d) == 3 && strcmp(d, "-42") == 0);
     CHECK(rk_fmt_int(9223372036854775807LL, d) == 19 && strcmp(d, "9223372036854775807") == 0);
     CHECK(rk_fmt_int(-9223372036854775807LL - 1, d) == 20 && strcmp(d, "-9223372036854775808") == 0);
+    {
+        /* two digits at a time: every length and sign against printf */
+        long long v;
+        char want[32];
+        for (v = -12000; v <= 12000; v++) {
+            snprintf(want, sizeof want, "%lld", v);
+            CHECK(rk_fmt_int(v, d) == strlen(want) && strcmp(d, want) == 0);
+        }
+        for (v = 1; v < 100000000000000000LL; v = v * 10 + 7) { /* to 18 digits, no overflow */
+            snprintf(want, sizeof want, "%lld", v);
+            CHECK(rk_fmt_int(v, d) == strlen(want) && strcmp(d, want) == 0);
+        }
+    }
     rk_buf_init(&b);
     rk_buf_put_int(&b, 12);
     rk_buf_put_int(&b, -3);
