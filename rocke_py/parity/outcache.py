@@ -72,6 +72,24 @@ def _run_of(d: object) -> EngineRun | None:
     return EngineRun(**{k: d[k] for k in _RUN_FIELDS})
 
 
+def _same_outcome(cached: object, runs: tuple[EngineRun, ...]) -> bool:
+    """Whether a cache entry holds these two runs' outcomes (all but their seconds)."""
+    if not isinstance(cached, list) or len(cached) != len(runs):
+        return False
+    for d, run in zip(cached, runs):
+        if not isinstance(d, dict):
+            return False
+        if (d.get("kind"), d.get("code"), d.get("message"), d.get("sha256"), d.get("nbytes")) != (
+            run.kind,
+            run.code,
+            run.message,
+            run.sha256,
+            run.nbytes,
+        ):
+            return False
+    return True
+
+
 def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set[str]) -> None:
     """Both engines' results of this run, merged into their cache files; entries whose config
     bytes are no longer any config's (``keep``: the sha256s of the tree's configs) are dropped."""
@@ -84,12 +102,20 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
         if not runs:
             continue
         path = cache_path(root, side, build_id_of(spec, side))
-        entries = {k: v for k, v in _load(path).items() if k.split(":", 1)[0] in keep}
+        old = _load(path)
+        entries = {k: v for k, v in old.items() if k.split(":", 1)[0] in keep}
+        changed = len(entries) != len(old)
         for r, rs in runs:
+            key = keys[id(r)]
+            if _same_outcome(entries.get(key), rs):
+                continue  # what the cache holds already (its seconds may be older: they only guide scheduling)
             text = r.text(side)
             if rs[0].kind == "emitted" and text is not None:
                 objects.put(rs[0].sha256, text)
-            entries[keys[id(r)]] = [_run_json(x) for x in rs]
+            entries[key] = [_run_json(x) for x in rs]
+            changed = True
+        if not changed:
+            continue  # a gate that changed nothing rewrites nothing
         state_dir(root)
         doc = {"schema": SCHEMA, "side": side, "build_id": path.stem.split("-", 1)[1], "runs": entries}
         atomic_write(path, (json.dumps(doc, sort_keys=True) + "\n").encode())

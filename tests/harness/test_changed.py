@@ -143,3 +143,20 @@ def test_a_recorded_run_has_every_field_the_cache_reads_back():
     run = EngineRun("emitted", "", "", "ab" * 32, 12, 0.5)
     assert tuple(outcache._run_json(run)) == outcache._RUN_FIELDS
     assert outcache._run_of(outcache._run_json(run)) == run
+
+
+def test_a_gate_that_changes_no_outcome_leaves_the_cache_file_alone(repo):
+    gate(repo)
+    spec = EngineSpec(f"{repo / 'engine_py.py'}:py_emit", f"{repo / 'engine_c.py'}:c_emit")
+    from rocke_py.parity.outcache import build_id_of
+
+    path = cache_path(repo, "py", build_id_of(spec, "py"))
+    before = path.read_bytes()
+    assert gate(repo)[0].returncode == 0
+    assert path.read_bytes() == before  # the same outcomes: not rewritten (the seconds stay the first run's)
+    doc = json.loads(before)
+    key = next(k for k in doc["runs"] if ":spec:" in k)
+    doc["runs"][key][0]["nbytes"] += 1  # a cached outcome that is not this run's
+    path.write_text(json.dumps(doc))
+    assert gate(repo)[0].returncode == 0
+    assert json.loads(path.read_text())["runs"][key] != doc["runs"][key]  # this run's outcome replaced it
