@@ -600,9 +600,9 @@ class Pool:
 
         while done < len(items):
             # hand out work: the next batch goes out while a worker still has half a batch to
-            # run, so it finds it in its pipe and never waits for the parent between two jobs (a
-            # short wait on an idle machine, a scheduling slice on a busy one); batches shrink as
-            # the queue does, so the tail stays balanced (at the end, one running and one queued).
+            # run, so it finds it in its pipe and never waits for the parent between two jobs
+            # (it did: a fifth of a gate's run was workers waiting); batches shrink as the queue
+            # does, so the tail stays balanced (at the end, one job running and one queued).
             # Under ``stop`` (--maxfail) only an idle worker gets work: no queued job runs after
             # the stop, so the run ends after exactly the failures it was allowed.
             for w in self._workers:
