@@ -12,8 +12,7 @@ so when it dies (``os.abort()``, SIGSEGV in the C engine, a hard ``_exit``) or h
 knows which engine and which run it was.
 
 - Work goes out in batches (:func:`batch_size`: up to 16 jobs while the queue is long, one at
-  the end); a worker's next batch is sent while it still has half a batch to run, and the
-  worker sends each job's result as it finishes it.
+  the end); the worker sends each job's result as it finishes it.
 - A worker that dies turns only its current job into a :class:`Death` (``crash``), with the
   signal and the end of the worker's faulthandler dump; it is replaced, the rest of its batch
   goes back to the front of the queue, and the run goes on.
@@ -169,8 +168,7 @@ _MAX_BATCH = 16
 
 
 def batch_size(pending: int, workers: int) -> int:
-    """Jobs handed to a worker at once (when at most half that many are left in its queue): up
-    to 16 while the queue is long, one at the end."""
+    """Jobs handed to an idle worker at once: up to 16 while the queue is long, one at the end."""
     return max(1, min(_MAX_BATCH, pending // (4 * max(1, workers))))
 
 
@@ -599,25 +597,16 @@ class Pool:
                 self.replaced += 1
 
         while done < len(items):
-            # hand out work: the next batch goes out while a worker still has half a batch to
-            # run, so it finds it in its pipe and never waits for the parent between two jobs
-            # (it did: a fifth of a gate's run was workers waiting); batches shrink as the queue
-            # does, so the tail stays balanced (at the end, one job running and one queued).
-            # Under ``stop`` (--maxfail) only an idle worker gets work: no queued job runs after
-            # the stop, so the run ends after exactly the failures it was allowed.
+            # hand out work: a batch per idle worker, so that a worker never waits for the parent
+            # between two cheap jobs; batches shrink as the queue does, so the tail stays balanced
             for w in self._workers:
-                if not (w.alive and w.ready and pending):
-                    continue
-                size = batch_size(len(pending), len(self._workers))
-                if len(w.batch) <= (max(1, size // 2) if stop is None else 0):
-                    idle = not w.batch
-                    sent = [pending.popleft() for _ in range(min(size, len(pending)))]
-                    w.batch.extend(sent)
-                    if idle:  # the first job of the batch starts now
-                        w.deadline = time.monotonic() + self.timeout
+                if w.alive and w.ready and w.job is None and pending:
+                    size = batch_size(len(pending), len(self._workers))
+                    w.batch.extend(pending.popleft() for _ in range(size))
+                    w.deadline = time.monotonic() + self.timeout
                     try:
                         w.conn.send(
-                            [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in sent]
+                            [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in w.batch]
                         )
                     except (OSError, ValueError):
                         w.kill()

@@ -101,25 +101,3 @@ def test_released_workers_exit_on_their_own_and_the_pool_runs_nothing_more(tmp_p
         assert not any(p.is_alive() for p in procs) and all(p.exitcode == 0 for p in procs)  # exited, not killed
         with pytest.raises(RuntimeError, match="after Pool.release"):
             pool.run(items(root))
-
-
-def test_the_next_batch_is_queued_before_a_worker_runs_dry(tmp_path, monkeypatch):
-    # a worker that waits for the parent between two batches idles for a round trip each time
-    many = {f"fwd/{i:02d}-c{i}": {"standin": {"salt": str(i)}} for i in range(60)}
-    root = pt.make_tree(tmp_path, many)
-    work = [
-        WorkItem(cid, (root / "parity_configs" / f"{cid}.toml").read_bytes(), "spec", "llvm22") for cid in sorted(many)
-    ]
-    outstanding: list[int] = []  # jobs the worker still had when a batch was sent to it
-    with Pool(pt.engine_spec(), 1, 10) as pool:
-        worker = pool._workers[0]
-        send = worker.conn.send
-
-        def spy(msg):
-            if msg:
-                outstanding.append(len(worker.batch) - len(msg))
-            return send(msg)
-
-        monkeypatch.setattr(worker.conn, "send", spy)
-        assert len(pool.run(work)) == len(work)
-    assert outstanding[0] == 0 and any(n > 0 for n in outstanding[1:])
