@@ -596,7 +596,7 @@ def run_jobs(
         progress.start(len(items))
     try:
         advance = (lambda r: progress.advance(r.item.key.label())) if progress else None
-        results = pool.run(items, advance, order, stop if maxfail is not None else None)
+        results = pool.run(items, advance, order, stop if maxfail is not None else None, costs)
         pool.release()  # the workers exit while the results are judged
         run.not_run = len(items) - len(results)
         if run.not_run:

@@ -545,8 +545,11 @@ class Pool:
         on_result: Callable[[JobResult[K]], None] | None = None,
         order: Sequence[int] | None = None,
         stop: Callable[[JobResult[K]], bool] | None = None,
+        costs: Sequence[float] | None = None,
     ) -> list[JobResult[K]]:
         """Results in the order of ``items``; ``order`` is the order to hand them out in (default: as given).
+        ``costs`` (each item's expected seconds, optional) bound a batch by its cost as well as
+        by its count, so that the costliest jobs, handed out first, do not go out in one batch.
 
         The gate hands out the costliest jobs first, so that no worker is left with a long job
         at the end while the others are idle. When ``stop`` returns True for a result, no
@@ -558,7 +561,7 @@ class Pool:
         if order is not None and sorted(order) != list(range(len(items))):
             raise ValueError("order must be a permutation of the items' indexes")
         try:
-            self._run(items, on_result, results, order, stop)
+            self._run(items, on_result, results, order, stop, costs)
         except BaseException as e:
             self.terminate()  # a signal (Interrupted) or a bug: no worker outlives the run
             if isinstance(e, Interrupted) and e.not_run is None:
@@ -573,8 +576,10 @@ class Pool:
         results: list[JobResult[K] | None],
         order: Sequence[int] | None,
         stop: Callable[[JobResult[K]], bool] | None,
+        costs: Sequence[float] | None = None,
     ) -> None:
         pending: deque[int] = deque(order if order is not None else range(len(items)))
+        left = sum(costs) if costs is not None else 0.0  # the cost of what is not handed out yet
         done = 0
         startup_deaths = 0
 
@@ -602,7 +607,15 @@ class Pool:
             for w in self._workers:
                 if w.alive and w.ready and w.job is None and pending:
                     size = batch_size(len(pending), len(self._workers))
-                    w.batch.extend(pending.popleft() for _ in range(size))
+                    if costs is None:
+                        w.batch.extend(pending.popleft() for _ in range(size))
+                    else:  # at most a 1/(4 x workers) share of what is left, and at least one job
+                        budget, taken = left / (4 * len(self._workers)), 0.0
+                        while pending and len(w.batch) < size and (not w.batch or taken + costs[pending[0]] <= budget):
+                            i = pending.popleft()
+                            taken += costs[i]
+                            w.batch.append(i)
+                        left -= taken
                     w.deadline = time.monotonic() + self.timeout
                     try:
                         w.conn.send(

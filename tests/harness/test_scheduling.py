@@ -101,3 +101,28 @@ def test_released_workers_exit_on_their_own_and_the_pool_runs_nothing_more(tmp_p
         assert not any(p.is_alive() for p in procs) and all(p.exitcode == 0 for p in procs)  # exited, not killed
         with pytest.raises(RuntimeError, match="after Pool.release"):
             pool.run(items(root))
+
+
+def test_a_batch_is_bounded_by_its_cost_so_the_costliest_jobs_spread_over_the_workers(tmp_path, monkeypatch):
+    # costliest first in batches of 16 by count: one worker's first batch held the 16 costliest
+    # jobs, and the other worker ran out of work while it was still at them
+    many = {f"fwd/{i:02d}-c{i}": {"standin": {"salt": str(i)}} for i in range(64)}
+    root = pt.make_tree(tmp_path, many)
+    work = [
+        WorkItem(cid, (root / "parity_configs" / f"{cid}.toml").read_bytes(), "spec", "llvm22") for cid in sorted(many)
+    ]
+    costs = [10.0] * 8 + [0.1] * 56  # eight jobs hold almost all of the cost
+    sizes: list[int] = []
+    with Pool(pt.engine_spec(), 2, 10) as pool:
+        for worker in pool._workers:
+            send = worker.conn.send
+
+            def spy(msg, send=send):
+                if msg:
+                    sizes.append(len(msg))
+                return send(msg)
+
+            monkeypatch.setattr(worker.conn, "send", spy)
+        assert len(pool.run(work, costs=costs)) == len(work)
+    assert sizes[:8] == [1] * 8  # each costly job alone: a 1/(4 x 2) share of what is left
+    assert max(sizes) > 1  # the cheap ones still go out in batches
