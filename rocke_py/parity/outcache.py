@@ -26,6 +26,7 @@ from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
 SCHEMA = "rocke-parity.outputs/v1"
 SIDES = ("py", "c")
 _RUN_FIELDS = ("kind", "code", "message", "sha256", "nbytes", "seconds")
+_OUTCOME_FIELDS = _RUN_FIELDS[:-1]  # what a run gave, without how long it took
 
 
 def build_id_of(spec: EngineSpec, side: str) -> str:
@@ -55,15 +56,7 @@ def _load(path: Path) -> dict[str, list]:
 
 
 def _run_json(run: EngineRun) -> dict[str, object]:
-    # _RUN_FIELDS spelled out: this runs for every job of every gate
-    return {
-        "kind": run.kind,
-        "code": run.code,
-        "message": run.message,
-        "sha256": run.sha256,
-        "nbytes": run.nbytes,
-        "seconds": run.seconds,
-    }
+    return {k: getattr(run, k) for k in _RUN_FIELDS}
 
 
 def _run_of(d: object) -> EngineRun | None:
@@ -73,21 +66,13 @@ def _run_of(d: object) -> EngineRun | None:
 
 
 def _same_outcome(cached: object, runs: tuple[EngineRun, ...]) -> bool:
-    """Whether a cache entry holds these two runs' outcomes (all but their seconds)."""
+    """Whether a cache entry holds these two runs' outcomes (every field but their seconds)."""
     if not isinstance(cached, list) or len(cached) != len(runs):
         return False
-    for d, run in zip(cached, runs):
-        if not isinstance(d, dict):
-            return False
-        if (d.get("kind"), d.get("code"), d.get("message"), d.get("sha256"), d.get("nbytes")) != (
-            run.kind,
-            run.code,
-            run.message,
-            run.sha256,
-            run.nbytes,
-        ):
-            return False
-    return True
+    return all(
+        isinstance(d, dict) and all(d.get(k) == getattr(run, k) for k in _OUTCOME_FIELDS)
+        for d, run in zip(cached, runs)
+    )
 
 
 def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set[str]) -> None:
