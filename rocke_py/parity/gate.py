@@ -634,7 +634,7 @@ def with_c_frames(run: GateRun, results: list[JobResult[Job]]) -> list[JobResult
         if d is None or d.kind != "crash" or d.engine != "c":
             out.append(res)
             continue
-        cause = (d.signal_name, d.stage)
+        cause = (d.signal_name, d.stage_name)  # as the report groups them: one re-run per group
         if cause not in frames and len(frames) < MAX_BACKTRACES:
             it = res.item
             frames[cause] = backtrace.c_frames(run.engines.c_emit, it.data, it.mode, it.call_flavor)

@@ -45,8 +45,8 @@ def cause_of(v: Verdict) -> tuple[str, ...]:
     res = v.result
     if status in (Status.CRASH, Status.TIMEOUT) and res.death is not None:
         d = res.death
-        stage = d.stage.split()[-1] if d.stage else ""  # one crash storm per stage the engine died in
-        return (status.value, d.engine, d.signal_name or str(d.exitcode), stage)
+        # one crash storm per stage the engine died in
+        return (status.value, d.engine, d.signal_name or str(d.exitcode), d.stage_name)
     if status is Status.DIFFER:
         return (status.value, *_first_lines(res))
     if status is Status.NONDETERMINISTIC:  # which engine gave two answers

@@ -194,6 +194,11 @@ class Death:
     c_frames: str = ""  # the C frames of the job re-run under gdb (rocke_py.parity.backtrace), if it was
 
     @property
+    def stage_name(self) -> str:
+        """The stage of the note (its last word: ``lower_kernel`` of ``ll llvm22 lower_kernel``), or ''."""
+        return self.stage.split()[-1] if self.stage.strip() else ""
+
+    @property
     def signal_name(self) -> str:
         if self.exitcode is None or self.exitcode >= 0:
             return ""
@@ -214,7 +219,7 @@ class Death:
             how = f"exited the worker process with status {self.exitcode}"
         else:
             how = "died"
-        where = f" in stage {self.stage.split()[-1]}" if self.stage else ""
+        where = f" in stage {self.stage_name}" if self.stage_name else ""
         return f"{who} {how}{when}{where}"
 
 
@@ -548,8 +553,9 @@ class Pool:
         costs: Sequence[float] | None = None,
     ) -> list[JobResult[K]]:
         """Results in the order of ``items``; ``order`` is the order to hand them out in (default: as given).
-        ``costs`` (each item's expected seconds, optional) bound a batch by its cost as well as
-        by its count, so that the costliest jobs, handed out first, do not go out in one batch.
+        ``costs`` (each item's expected cost in any one unit — the gate's are last-run seconds or
+        golden sizes; optional) bound a batch by its cost as well as by its count, so that the
+        costliest jobs, handed out first, do not go out in one batch.
 
         The gate hands out the costliest jobs first, so that no worker is left with a long job
         at the end while the others are idle. When ``stop`` returns True for a result, no
@@ -594,7 +600,10 @@ class Pool:
                 pending.clear()
 
         def replace(w: _Worker) -> None:
+            nonlocal left
             pending.extendleft(reversed(w.batch))  # what the lost worker had not run yet runs elsewhere
+            if costs is not None:
+                left += sum(costs[i] for i in w.batch)  # handed out again: its cost is left again
             w.batch.clear()
             self._workers.remove(w)
             if pending or any(x.job is not None for x in self._workers):
