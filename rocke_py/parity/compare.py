@@ -120,8 +120,9 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
     if py.kind == "emitted" and c.kind == "emitted":
         if py.sha256 != c.sha256:
             where = ""
-            if res.py_text is not None and res.c_text is not None:
-                d = first_divergence(res.py_text, res.c_text)
+            py_text, c_text = res.text("py"), res.text("c")
+            if py_text is not None and c_text is not None:
+                d = first_divergence(py_text, c_text)
                 if d is not None:
                     where = f" from line {d.line}"
             return Classified(Status.DIFFER, f"outputs differ{where} (py {py.nbytes} bytes, c {c.nbytes} bytes)")

@@ -436,14 +436,16 @@ def judge(
             )
         elif now.emits and (entry.sha256 != now.sha256 or entry.bytes != now.bytes):
             status = Status.GOLDEN_DRIFT
-            verdict = renumbering_verdict(cache, entry.sha256, res.py_text)
+            verdict = renumbering_verdict(cache, entry.sha256, res.text("py"))
             reason = (
                 f"identical, but not the golden bytes: {now.bytes - entry.bytes:+d} bytes, "
                 f"sha256 {now.sha256[:12]} (golden {entry.sha256[:12]}); {verdict}"
             )
-        elif now.emits and res.py_text is not None and cache is not None:
+        elif now.emits and cache is not None and not cache.has(now.sha256):
+            text = res.text("py")  # kept for the renumbering verdict of a later drift
             try:
-                cache.put(now.sha256, res.py_text)
+                if text is not None:
+                    cache.put(now.sha256, text)
             except OSError:
                 pass
     match = ""
@@ -485,6 +487,17 @@ def build_jobs(configs: list[Config], modes: tuple[str, ...], flavors: tuple[str
     return jobs
 
 
+def text_store(root: Path) -> ObjectCache | None:
+    """Where the workers leave the texts they do not send back: the local object cache (made
+    here, before they fork); None when it cannot be made (the texts then come over the pipe)."""
+    cache = ObjectCache(root)
+    try:
+        cache.dir
+    except OSError:
+        return None
+    return cache
+
+
 def run_gate(
     root: Path,
     sel: Selection = Selection(),
@@ -506,7 +519,7 @@ def run_gate(
     size = workers or os.cpu_count() or 1
     if sel.configs:  # a named selection has at most 1 + 1 + 3 jobs a config: no idle workers
         size = min(size, len(sel.configs) * (len(FLAVORLESS_MODES) + len(FLAVORS)))
-    pool = Pool(engines, size, timeout).launch()
+    pool = Pool(engines, size, timeout, text_store(root)).launch()
     try:
         disc = discover(root)
         run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
@@ -685,7 +698,7 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
     manifest = run.manifest if run.golden_ok else None
     expect = {c.id: c.expect for c in configs}
     cache = ObjectCache(run.root)
-    spec_names = {r.item.key.config: kernel_name_of(r.py_text) for r in results if r.item.key.mode == "spec"}
+    spec_names = {r.item.key.config: kernel_name_of(r.text("py")) for r in results if r.item.key.mode == "spec"}
     splits = verdict_splits(results)
     matched: set[int] = set()
     for res in results:

@@ -269,7 +269,10 @@ class ObjectCache:
         return self.dir / f"{sha}.z"
 
     def has(self, sha: str) -> bool:
-        return self._path(sha).exists()
+        try:
+            return self._path(sha).exists()
+        except OSError:  # no cache directory and none can be made: nothing is there
+            return False
 
     def get(self, sha: str) -> str | None:
         try:

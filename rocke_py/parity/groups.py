@@ -25,7 +25,7 @@ def _line(text: str | None, n: int) -> str:
 
 def _first_lines(res: JobResult) -> tuple[str, str]:
     """The first divergent line of the two engines' texts."""
-    a, b = res.py_text, res.c_text
+    a, b = res.text("py"), res.text("c")
     d = first_divergence(a or "", b or "")
     if d is None:
         return ("", "")

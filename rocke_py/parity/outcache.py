@@ -94,9 +94,10 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
             key = keys[id(r)]
             if _same_outcome(entries.get(key), rs):
                 continue  # what the cache holds already (its seconds may be older: they only guide scheduling)
-            text = r.text(side)
-            if rs[0].kind == "emitted" and text is not None:
-                objects.put(rs[0].sha256, text)
+            if rs[0].kind == "emitted" and not objects.has(rs[0].sha256):
+                text = r.text(side)
+                if text is not None:
+                    objects.put(rs[0].sha256, text)
             entries[key] = [_run_json(x) for x in rs]
             changed = True
         if not changed:

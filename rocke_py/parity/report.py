@@ -384,12 +384,13 @@ def divergence_lines(v: Verdict, n_context: int = 2) -> list[str]:
     if not res.py or not res.c:
         return []
     py, c = res.py[0], res.c[0]
-    if py.kind == "emitted" and c.kind == "emitted" and res.py_text is not None and res.c_text is not None:
-        d = first_divergence(res.py_text, res.c_text)
+    py_text, c_text = (res.text("py"), res.text("c")) if py.kind == c.kind == "emitted" else (None, None)
+    if py_text is not None and c_text is not None:
+        d = first_divergence(py_text, c_text)
         if d is None:
             return []
         out = [f"first divergent line: {d.line}, column {d.column}"]
-        for side, text in (("py", res.py_text), ("c", res.c_text)):
+        for side, text in (("py", py_text), ("c", c_text)):
             for n, line in context(text, d.line, n_context):
                 out.append(f"{side:2} {'>' if n == d.line else ' '}{n:6d} | {line}")
         return out

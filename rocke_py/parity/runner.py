@@ -13,6 +13,9 @@ knows which engine and which run it was.
 
 - Work goes out in batches (:func:`batch_size`: up to 16 jobs while the queue is long, one at
   the end); the worker sends each job's result as it finishes it.
+- With a :class:`TextStore` (the gate's object cache), a worker leaves there the texts both
+  engines agree on and sends only the runs (:func:`_run_job`); :meth:`JobResult.text` reads a
+  text back when the caller needs it.
 - A worker that dies turns only its current job into a :class:`Death` (``crash``), with the
   signal and the end of the worker's faulthandler dump; it is replaced, the rest of its batch
   goes back to the front of the queue, and the run goes on.
@@ -45,10 +48,10 @@ import threading
 import time
 import traceback
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Callable, Generic, Iterator, Sequence, TypeVar
+from typing import Callable, Generic, Iterator, Protocol, Sequence, TypeVar
 
 from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_callable, load_engines
 
@@ -59,6 +62,8 @@ _STARTUP_TIMEOUT = 120.0
 _MAX_STARTUP_DEATHS = 3  # replacement workers that may die while loading the engines before the run gives up
 _FAULT_LINES = 30
 _NOTE_BYTES = 128  # the stage note: "MODE FLAVOR STAGE" needs under 40
+#: a text shorter than this is always sent (mode spec's: the gate reads each kernel's name in it)
+_INLINE_CHARS = 8192
 
 
 class EngineLoadError(Exception):
@@ -223,14 +228,23 @@ class Death:
         return f"{who} {how}{when}{where}"
 
 
+class TextStore(Protocol):
+    """Where a worker leaves the texts it does not send (``golden.ObjectCache``): by sha256."""
+
+    def put(self, sha: str, text: str) -> None: ...
+
+    def get(self, sha: str) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class JobResult(Generic[K]):
     item: WorkItem[K]
     py: tuple[EngineRun, ...] = ()
     c: tuple[EngineRun, ...] = ()
-    py_text: str | None = None  # first run's emitted text
+    py_text: str | None = None  # first run's emitted text, when the worker sent it (see text())
     c_text: str | None = None
     death: Death | None = None
+    store: TextStore | None = field(default=None, compare=False, repr=False)  # where the unsent texts are
 
     @property
     def seconds(self) -> float:
@@ -241,7 +255,12 @@ class JobResult(Generic[K]):
         return self.py if side == "py" else self.c
 
     def text(self, side: str) -> str | None:
-        return self.py_text if side == "py" else self.c_text
+        """The side's first emitted text: as the worker sent it, else read from the pool's store."""
+        text = self.py_text if side == "py" else self.c_text
+        runs = self.runs(side)
+        if text is not None or self.store is None or not runs or runs[0].kind != "emitted":
+            return text
+        return self.store.get(runs[0].sha256)
 
 
 @dataclass(frozen=True)
@@ -270,7 +289,9 @@ def _attach_note(spec: EngineSpec, note) -> None:
         return
 
 
-def _worker_main(conn: Connection, phase, seq, note, spec: EngineSpec, fault_path: str, parent_pid: int) -> None:
+def _worker_main(
+    conn: Connection, phase, seq, note, spec: EngineSpec, fault_path: str, parent_pid: int, store: TextStore | None
+) -> None:
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler
@@ -294,36 +315,58 @@ def _worker_main(conn: Connection, phase, seq, note, spec: EngineSpec, fault_pat
             return
         for job_seq, data, mode, flavor, skip in msg:  # a batch: one result per job, as each finishes
             seq.value = job_seq
-            conn.send(_run_job(engines, phase, job_seq, data, mode, flavor, skip))
+            conn.send(_run_job(engines, phase, job_seq, data, mode, flavor, skip, store))
 
 
-def _run_job(engines, phase, job_seq: int, data: bytes, mode: str, flavor: str, skip: str) -> tuple:
-    """Both engines twice (``skip``: the side whose outputs the gate takes from its cache)."""
+def _run_job(
+    engines, phase, job_seq: int, data: bytes, mode: str, flavor: str, skip: str, store: TextStore | None = None
+) -> tuple:
+    """Both engines twice (``skip``: the side whose outputs the gate takes from its cache).
+
+    With a ``store``, a text of at least ``_INLINE_CHARS`` goes there instead of over the pipe,
+    unless the two engines' texts differ (the parent then compares them): the parent of a
+    passing run never needs them, and a run's texts are most of what the pipe would carry."""
     runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
     texts: dict[str, str | None] = {"py": None, "c": None}
+    last: tuple[EngineRun, str | None] | None = None
     for code, side in _ORDER:
         if side == skip:
             continue
         phase.value = code
-        run, text = call_engine(engines.emit_fn(side), data, mode, flavor)
+        # each call most likely repeats the one before it: the other engine, or its own first run
+        like = last if code <= 2 or not runs[side] else (runs[side][0], texts[side])
+        run, text = call_engine(engines.emit_fn(side), data, mode, flavor, like)
         if code <= 2:
             texts[side] = text
+            last = (run, text)
         runs[side].append(run)
     phase.value = 0
-    c_text = texts["c"]
-    if c_text is not None and c_text == texts["py"]:
+    py_text, c_text = texts["py"], texts["c"]
+    same = c_text is not None and c_text == py_text
+    if same:
         c_text = None  # same text: the parent reuses the py text (saves a copy over the pipe)
-        same = True
-    else:
-        same = False
-    return ("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), texts["py"], c_text, same)
+    if store is not None and (same or py_text is None or c_text is None):
+        py_text = _ship(store, runs["py"], py_text)
+        c_text = _ship(store, runs["c"], c_text)
+    return ("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), py_text, c_text, same)
+
+
+def _ship(store: TextStore, runs: list[EngineRun], text: str | None) -> str | None:
+    """What to send of an emitted text: None when it is in the store (written there if need be)."""
+    if text is None or len(text) < _INLINE_CHARS:
+        return text
+    try:
+        store.put(runs[0].sha256, text)
+    except (OSError, UnicodeError):  # no room, or a text the store cannot encode: send it
+        return text
+    return None
 
 
 # ----------------------------------------------------------------------------- parent side
 
 
 class _Worker:
-    def __init__(self, ctx, spec: EngineSpec, tmpdir: Path, n: int) -> None:
+    def __init__(self, ctx, spec: EngineSpec, tmpdir: Path, n: int, store: TextStore | None = None) -> None:
         self.fault_path = tmpdir / f"worker-{n}.fault"
         self.phase = ctx.RawValue("i", 0)
         self.seq = ctx.RawValue("i", -1)
@@ -333,7 +376,7 @@ class _Worker:
         self.proc = ctx.Process(
             target=_worker_main,
             name=f"rocke-parity-worker-{n}",
-            args=(child_conn, self.phase, self.seq, self.note, spec, str(self.fault_path), os.getpid()),
+            args=(child_conn, self.phase, self.seq, self.note, spec, str(self.fault_path), os.getpid(), store),
             daemon=True,
         )
         self.proc.start()
@@ -388,8 +431,11 @@ class _Worker:
 class Pool:
     """``with Pool(spec, size, timeout) as pool: info = pool.info; results = pool.run(items)``."""
 
-    def __init__(self, spec: EngineSpec, size: int | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self, spec: EngineSpec, size: int | None = None, timeout: float = 60.0, store: TextStore | None = None
+    ) -> None:
         self.spec = spec
+        self.store = store  # where the workers leave the texts they do not send (JobResult.text reads them)
         self.size = max(1, size or os.cpu_count() or 1)
         self.timeout = timeout
         self._ctx = mp.get_context(start_method())
@@ -491,7 +537,7 @@ class Pool:
         shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def _spawn(self) -> _Worker:
-        w = _Worker(self._ctx, self.spec, self._tmpdir, self._spawned)
+        w = _Worker(self._ctx, self.spec, self._tmpdir, self._spawned, self.store)
         self._spawned += 1
         self._workers.append(w)
         return w
@@ -683,7 +729,7 @@ class Pool:
                 _, i, py_runs, c_runs, py_text, c_text, same = msg
                 w.batch.popleft()
                 w.deadline = time.monotonic() + self.timeout  # the next job of the batch starts now
-                finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text))
+                finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text, store=self.store))
             now = time.monotonic()
             for w in list(self._workers):
                 if w.alive and w.job is not None and w.deadline <= now:
