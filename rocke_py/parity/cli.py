@@ -38,7 +38,7 @@ from rocke_py.parity.report import (
     render_doc,
     report_doc,
 )
-from rocke_py.parity.runner import Interrupted, interrupts_raise
+from rocke_py.parity.runner import Interrupted, interrupts_raise, rare_collections
 from rocke_py.parity.shards import Shard
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
@@ -765,7 +765,7 @@ def _run_command(args: argparse.Namespace) -> int:
     Pool.run has killed every worker by the time Interrupted gets here; the message is printed
     while the handlers are still installed, so a second signal cannot add a traceback.
     """
-    with interrupts_raise():
+    with interrupts_raise(), rare_collections():
         try:
             return _COMMANDS[args.command](args)
         except Interrupted as e:

@@ -46,9 +46,20 @@ def item_key(item: WorkItem) -> str:
 
 
 def _load(path: Path) -> dict[str, list]:
+    return _parse(_read(path))
+
+
+def _read(path: Path) -> bytes:
     try:
-        doc = json.loads(read_data_file(path).decode("utf-8"))
-    except (OSError, ValueError):
+        return read_data_file(path)
+    except OSError:
+        return b""
+
+
+def _parse(data: bytes) -> dict[str, list]:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError:
         return {}
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("runs"), dict):
         return {}
@@ -77,7 +88,13 @@ def _same_outcome(cached: object, runs: tuple[EngineRun, ...]) -> bool:
 
 def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set[str]) -> None:
     """Both engines' results of this run, merged into their cache files; entries whose config
-    bytes are no longer any config's (``keep``: the sha256s of the tree's configs) are dropped."""
+    bytes are no longer any config's (``keep``: the sha256s of the tree's configs) are dropped.
+
+    Next to a side's file, ``.fp`` holds the fingerprint of the outcomes and the tree it was last
+    recorded for, and the sha256 of the file's bytes then: a run with those outcomes on that tree,
+    finding those very bytes, neither parses nor rewrites the file (the common run: parsing and
+    comparing every entry cost more than judging the run). Any other write of the file (another
+    run's, a hand's) changes its bytes, and the entries are compared one by one again."""
     results = [r for r in results if r.death is None]
     objects = ObjectCache(root)
     keys = {id(r): item_key(r.item) for r in results}  # one hash of the config's bytes per job, not per side
@@ -87,7 +104,11 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
         if not runs:
             continue
         path = cache_path(root, side, build_id_of(spec, side))
-        old = _load(path)
+        fp = _fingerprint([(keys[id(r)], rs) for r, rs in runs], keep)
+        data = _read(path)
+        if data and _read_fingerprint(path) == _vouch(fp, data):
+            continue  # this very record is what the file holds
+        old = _parse(data)
         entries = {k: v for k, v in old.items() if k.split(":", 1)[0] in keep}
         changed = len(entries) != len(old)
         for r, rs in runs:
@@ -100,11 +121,39 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
                     objects.put(rs[0].sha256, text)
             entries[key] = [_run_json(x) for x in rs]
             changed = True
-        if not changed:
-            continue  # a gate that changed nothing rewrites nothing
         state_dir(root)
-        doc = {"schema": SCHEMA, "side": side, "build_id": path.stem.split("-", 1)[1], "runs": entries}
-        atomic_write(path, (json.dumps(doc, sort_keys=True) + "\n").encode())
+        if changed:  # a gate that changed nothing rewrites nothing
+            doc = {"schema": SCHEMA, "side": side, "build_id": path.stem.split("-", 1)[1], "runs": entries}
+            data = (json.dumps(doc, sort_keys=True) + "\n").encode()
+            atomic_write(path, data)
+        atomic_write(_fingerprint_path(path), _vouch(fp, data).encode())  # after the file it vouches for
+
+
+def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) -> str:
+    """A digest of a run's outcomes by key (every field but the seconds) and of the tree's configs."""
+    import hashlib
+
+    outcomes = sorted([key, [[getattr(x, f) for f in _OUTCOME_FIELDS] for x in rs]] for key, rs in runs)
+    doc = json.dumps([SCHEMA, sorted(keep), outcomes], separators=(",", ":"))
+    return hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _vouch(fingerprint: str, data: bytes) -> str:
+    """What ``.fp`` holds: the record's fingerprint and the sha256 of the file's bytes."""
+    import hashlib
+
+    return f"{fingerprint} {hashlib.sha256(data).hexdigest()}"
+
+
+def _fingerprint_path(path: Path) -> Path:
+    return path.with_suffix(".fp")
+
+
+def _read_fingerprint(path: Path) -> str:
+    try:
+        return read_data_file(_fingerprint_path(path)).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def lookup(root: Path, spec: EngineSpec, side: str, items: list[WorkItem]) -> dict[int, tuple]:

@@ -160,3 +160,25 @@ def test_a_gate_that_changes_no_outcome_leaves_the_cache_file_alone(repo):
     path.write_text(json.dumps(doc))
     assert gate(repo)[0].returncode == 0
     assert json.loads(path.read_text())["runs"][key] != doc["runs"][key]  # this run's outcome replaced it
+
+
+def test_a_record_its_fingerprint_vouches_for_is_not_parsed_again(tmp_path, monkeypatch):
+    from rocke_py.parity import outcache
+    from rocke_py.parity.engines import EngineRun
+    from rocke_py.parity.runner import JobResult, WorkItem
+
+    run = EngineRun("rejected", "E_X", "a message", seconds=0.1)
+    res = JobResult(WorkItem("k", b"config bytes", "spec", "llvm22"), (run, run), (run, run))
+    spec, keep = pt.engine_spec(), {hashlib.sha256(b"config bytes").hexdigest()}
+    outcache.record(tmp_path, spec, [res], keep)
+    path = cache_path(tmp_path, "py", outcache.build_id_of(spec, "py"))
+    parsed: list[bytes] = []
+    real_parse = outcache._parse
+    monkeypatch.setattr(outcache, "_parse", lambda data: parsed.append(data) or real_parse(data))
+    outcache.record(tmp_path, spec, [res], keep)
+    assert parsed == []  # the same outcomes on the same tree, the bytes the fingerprint vouches for
+    path.write_bytes(path.read_bytes().replace(b'"E_X"', b'"E_Y"'))  # written by someone else
+    outcache.record(tmp_path, spec, [res], keep)
+    assert len(parsed) == 1 and b'"E_X"' in path.read_bytes()  # the py side's file read again; its outcome back
+    outcache.record(tmp_path, spec, [res], keep | {"0" * 64})  # a config more in the tree: compared again
+    assert len(parsed) == 3

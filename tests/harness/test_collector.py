@@ -1,0 +1,35 @@
+"""The cyclic collector: a command's parent runs it rarely (it keeps every job's result to the
+end), and a worker it forks runs the engines under the interpreter's own thresholds."""
+
+from __future__ import annotations
+
+import gc
+
+from rocke_py.parity.engines import EngineSpec
+from rocke_py.parity.runner import _GC_THRESHOLDS, _RARE_GC_THRESHOLDS, Pool, WorkItem, rare_collections
+
+GC_ENGINE = """
+import gc
+from rocke_py.engine.result import Emitted
+
+
+def emit(config, mode, flavor):
+    return Emitted(repr(gc.get_threshold()))
+
+
+def implemented_modes():
+    return ("spec",)
+"""
+
+
+def test_the_parent_collects_rarely_and_a_worker_as_the_interpreter_does(tmp_path):
+    engine = tmp_path / "gc_engine.py"
+    engine.write_text(GC_ENGINE)
+    spec = EngineSpec(f"{engine}:emit", f"{engine}:emit")
+    before = gc.get_threshold()
+    with rare_collections():
+        assert gc.get_threshold() == _RARE_GC_THRESHOLDS != _GC_THRESHOLDS
+        with Pool(spec, 1, 60) as pool:
+            (res,) = pool.run([WorkItem("x", b"", "spec", "llvm22")])
+    assert gc.get_threshold() == before
+    assert res.py_text == repr(_GC_THRESHOLDS)  # not the parent's rare ones: the engines run as they would alone
