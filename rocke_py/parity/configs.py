@@ -1,6 +1,7 @@
 """Discovery of parity configs: ``parity_configs/<family>/<NN>-<slug>.toml``.
 
-The harness reads only the ``[parity]`` table (with :mod:`tomllib`; the engines may not use it).
+The harness reads only the ``[parity]`` table (with :mod:`tomllib`; the engines may not use it),
+and keeps the tables it parsed in the local state (:class:`ParityTables`) for the next run.
 Everything else in a config belongs to the engines, which get the raw file bytes.
 
 Discovery never raises for a bad tree: it returns the configs it could read plus a list of
@@ -18,9 +19,12 @@ tells whether a config file changed after it was read.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
@@ -79,7 +83,7 @@ class Config:
     size: int = -1  # the file's size and mtime when it was read (st_size, st_mtime_ns)
     mtime_ns: int = 0
 
-    @property
+    @cached_property
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
 
@@ -151,6 +155,84 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
     return desc, expect, isa
 
 
+class ParityTables:
+    """The ``[parity]`` tables discovery parsed before, kept in the local state between runs
+    (``.rocke-parity/parity-tables.json``) by the sha256 of the text parsed.
+
+    :func:`parse_parity_table` is a function of the text alone, so a table found here is the
+    one parsing would give; the file is keyed by this module's code and the Python version
+    (tomllib's), and holds the tables of one discovery's configs. Parsing a config's whole
+    TOML is most of what discovery costs; a run whose configs did not change parses none."""
+
+    FILE_NAME = "parity-tables.json"
+
+    def __init__(self, root: Path) -> None:
+        from rocke_py.parity.state import STATE_DIR
+
+        self.path = root / STATE_DIR / self.FILE_NAME
+        self.code = _parser_code_id()
+        self.old = self._load()
+        self.now: dict[str, list] = {}
+
+    def _load(self) -> dict[str, list]:
+        try:
+            doc = json.loads(read_regular(self.path, 64 << 20)[0])
+        except (OSError, ValueError):
+            return {}
+        ok = isinstance(doc, dict) and doc.get("code") == self.code and isinstance(doc.get("tables"), dict)
+        return doc["tables"] if ok else {}
+
+    def parse(self, text: str) -> tuple[str, Expectation, str | None]:
+        """:func:`parse_parity_table` of ``text``, from the cache when it holds it (ValueError alike)."""
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        got = self.old.get(key)
+        # the expectation decides verdicts: a kept table must at least name one the text has
+        if not _is_table(got) or (got[0] == "ok" and f'"{got[2]}"' not in text):
+            try:
+                desc, expect, isa = parse_parity_table(text)
+                got = ["ok", desc, str(expect), isa]
+            except ValueError as e:
+                got = ["error", str(e)]
+        self.now[key] = got
+        if got[0] == "error":
+            raise ValueError(got[1])
+        return got[1], Expectation.parse(got[2]), got[3]
+
+    def save(self) -> None:
+        """Keep this discovery's tables (best effort: a tree whose state cannot be written parses again)."""
+        if self.now == self.old:
+            return
+        from rocke_py.parity.state import atomic_write, state_dir
+
+        try:
+            state_dir(self.path.parent.parent)
+            doc = {"code": self.code, "tables": self.now}
+            atomic_write(self.path, json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+        except OSError:
+            pass
+
+
+def _is_table(got: object) -> bool:
+    if not isinstance(got, list) or not got:
+        return False
+    if got[0] == "error":
+        return len(got) == 2 and isinstance(got[1], str)
+    return (
+        got[0] == "ok"
+        and len(got) == 4
+        and isinstance(got[1], str)
+        and isinstance(got[2], str)
+        and (got[3] is None or isinstance(got[3], str))
+    )
+
+
+def _parser_code_id() -> str:
+    """What the tables depend on besides the text: this module's code and tomllib's (the Python version)."""
+    code = hashlib.sha256(Path(__file__).read_bytes())
+    code.update(sys.version.encode())
+    return code.hexdigest()[:16]
+
+
 def repository_dirs(root: Path) -> tuple[Path, Path]:
     """Where a config symlink may lead: the repository, or wherever parity_configs/ itself is."""
     return (root, root / CONFIG_DIR)
@@ -165,7 +247,14 @@ def read_config_bytes(path: Path, inside: tuple[Path, ...] | None = None) -> tup
     return read_regular(path, MAX_CONFIG_BYTES, inside)
 
 
-def load_config(path: Path, family: str, number: int, slug: str, inside: tuple[Path, ...] | None = None) -> Config:
+def load_config(
+    path: Path,
+    family: str,
+    number: int,
+    slug: str,
+    inside: tuple[Path, ...] | None = None,
+    tables: ParityTables | None = None,
+) -> Config:
     """Read one config file. Raises ValueError/OSError with a user-facing message."""
     data, st = read_config_bytes(path, inside)
     # an over-limit file was cut at limit + 1 bytes: read [parity] from its complete lines
@@ -174,7 +263,7 @@ def load_config(path: Path, family: str, number: int, slug: str, inside: tuple[P
         text = head.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
-    desc, expect, isa = parse_parity_table(text)
+    desc, expect, isa = tables.parse(text) if tables is not None else parse_parity_table(text)
     return Config(
         id=config_id(family, number, slug),
         family=family,
@@ -224,6 +313,7 @@ def discover(root: Path) -> Discovery:
     if not base.is_dir():
         return Discovery(root, (), (), (Problem(f"no {CONFIG_DIR}/ directory in {root}"),))
     inside = repository_dirs(root)
+    tables = ParityTables(root)
     for fam_dir in sorted(p for p in base.iterdir() if p.is_dir() and not _is_hidden(p)):
         family = fam_dir.name
         if fam_dir.is_symlink() and not is_inside(os.path.realpath(fam_dir), inside):
@@ -261,7 +351,7 @@ def discover(root: Path) -> Discovery:
             number, slug = int(m["num"]), m["slug"]
             numbers.setdefault(number, []).append(f.name)
             try:
-                cfg = load_config(f, family, number, slug, inside)
+                cfg = load_config(f, family, number, slug, inside, tables)
             except NotRegularFile as e:
                 why = str(e)
                 if why.endswith("not a regular file"):
@@ -304,6 +394,7 @@ def discover(root: Path) -> Discovery:
                 )
             )
         configs.extend(fam_configs)
+    tables.save()
     if not families:
         problems.append(Problem(f"no families (directories) in {CONFIG_DIR}/"))
     if not configs:

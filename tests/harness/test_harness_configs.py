@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import standin_tree as pt
 
+from rocke_py.parity import configs as configs_mod
 from rocke_py.parity.cli import main
 from rocke_py.parity.configs import Expectation, RootNotFound, discover, find_root, resolve_id
 
@@ -72,10 +74,11 @@ def test_duplicate_numbers_within_a_family(tmp_path):
 def test_unreadable_configs_are_run_level_failures(tmp_path, content, needle):
     pt.make_tree(tmp_path, {"wgrad/00-good": {}})
     (tmp_path / "parity_configs/wgrad/01-bad.toml").write_bytes(content)
-    d = discover(tmp_path)
-    assert [c.id for c in d.configs] == ["wgrad/00-good"]
-    (msg,) = [p.message for p in d.problems]
-    assert "01-bad.toml: cannot be read by the harness" in msg and needle in msg
+    for _ in range(2):  # the second discovery takes the parse error from the kept tables: the same problem
+        d = discover(tmp_path)
+        assert [c.id for c in d.configs] == ["wgrad/00-good"]
+        (msg,) = [p.message for p in d.problems]
+        assert "01-bad.toml: cannot be read by the harness" in msg and needle in msg
 
 
 @pytest.mark.parametrize("name", ["1-short.toml", "007-lead.toml", "16_x.toml", "16-Upper.toml", "16-x.txt", "README"])
@@ -111,3 +114,47 @@ def test_root_is_found_upwards_from_cwd(tmp_path, monkeypatch):
     assert find_root() == tmp_path.resolve()
     with pytest.raises(RootNotFound):
         find_root(Path("/"))
+
+
+# ----------------------------------------------------------------------------- kept [parity] tables
+
+
+def _no_parsing(monkeypatch):
+    def refuse(text):
+        raise AssertionError("parsed a config the kept tables hold")
+
+    monkeypatch.setattr(configs_mod, "parse_parity_table", refuse)
+
+
+def test_a_discovery_of_unchanged_configs_parses_none(tmp_path, monkeypatch):
+    pt.make_tree(tmp_path, {"wgrad/00-base": {}, "wgrad/100-neg": {"expect": "reject:WGRAD_X"}})
+    first = discover(tmp_path)
+    _no_parsing(monkeypatch)
+    again = discover(tmp_path)
+    assert [(c.id, c.expect, c.description, c.isa) for c in again.configs] == [
+        (c.id, c.expect, c.description, c.isa) for c in first.configs
+    ]
+
+
+def test_a_changed_config_is_parsed_again(tmp_path):
+    pt.make_tree(tmp_path, {"wgrad/00-base": {}, "wgrad/100-neg": {"expect": "reject:WGRAD_X"}})
+    discover(tmp_path)
+    path = tmp_path / "parity_configs/wgrad/100-neg.toml"
+    path.write_text(path.read_text().replace("reject:WGRAD_X", "reject:WGRAD_Y"))
+    assert discover(tmp_path).by_id()["wgrad/100-neg"].expect == Expectation("WGRAD_Y")
+
+
+@pytest.mark.parametrize("edit", ["expectation", "code"])
+def test_kept_tables_that_do_not_fit_are_not_trusted(tmp_path, edit):
+    pt.make_tree(tmp_path, {"wgrad/00-base": {}, "wgrad/100-neg": {"expect": "reject:WGRAD_X"}})
+    discover(tmp_path)
+    path = tmp_path / ".rocke-parity" / configs_mod.ParityTables.FILE_NAME
+    doc = json.loads(path.read_text())
+    if edit == "expectation":  # a table that turns the rejection into an emission: its text says otherwise
+        doc["tables"] = {k: [v[0], v[1], "emit", v[3]] for k, v in doc["tables"].items()}
+    else:  # written by another version of the harness, whose tables may read differently
+        doc["tables"] = {k: [v[0], "another reading", *v[2:]] for k, v in doc["tables"].items()}
+        doc["code"] = "0" * 16
+    path.write_text(json.dumps(doc))
+    neg = discover(tmp_path).by_id()["wgrad/100-neg"]
+    assert neg.expect == Expectation("WGRAD_X") and neg.description != "another reading"
