@@ -68,6 +68,17 @@ def test_summary_lines_table_and_known_gaps(tree, capsys):
     assert "wall time" in out
 
 
+def test_the_terminal_summary_reads_the_same_from_its_short_records(tree):
+    from rocke_py.parity.gate import run_gate
+    from rocke_py.parity.report import render, render_doc, report_doc
+
+    run = run_gate(tree, engines=pt.engine_spec(), workers=2)
+    short, whole = io.StringIO(), io.StringIO()
+    render(run, short)  # a passing job's record is its table cell
+    render_doc(report_doc(run, with_summary=False), whole)  # every job's whole record
+    assert short.getvalue() == whole.getvalue() and "KNOWN GAPS" in short.getvalue()
+
+
 def test_json_report_has_one_record_per_job(tree, tmp_path_factory, capsys):
     out = tmp_path_factory.mktemp("out") / "report.json"
     gate(tree, "--json", str(out))
