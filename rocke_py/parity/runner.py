@@ -12,7 +12,11 @@ so when it dies (``os.abort()``, SIGSEGV in the C engine, a hard ``_exit``) or h
 knows which engine and which run it was.
 
 - Work goes out in batches (:func:`batch_size`: up to 16 jobs while the queue is long, one at
-  the end); the worker sends each job's result as it finishes it.
+  the end), to an idle worker and to one running the last job of its batch (``_AHEAD``); the
+  worker sends each job's result as it finishes it. The parent frames its messages itself
+  (``_FRAME``) and never waits to send one (:meth:`_Worker.post`): a worker reads only
+  between jobs, and one sending a large result to a parent that waited to send it a large
+  batch would wait with it for ever.
 - With a :class:`TextStore` (the gate's object cache), a worker leaves there the texts both
   engines agree on and sends only the runs (:func:`_run_job`); :meth:`JobResult.text` reads a
   text back when the caller needs it.
@@ -40,9 +44,12 @@ import faulthandler
 import gc
 import multiprocessing as mp
 import os
+import pickle
 import selectors
 import shutil
 import signal
+import socket
+import struct
 import sys
 import tempfile
 import threading
@@ -70,6 +77,9 @@ _GC_THRESHOLDS = gc.get_threshold()
 #: reference cycles, so the collector's default passes re-walk the results ever more often (a
 #: quarter of a second on a gate of 6,250 jobs, 2% of its wall time) and free next to nothing
 _RARE_GC_THRESHOLDS = (100_000, 50, 50)
+#: a message from the parent to a worker: its length, then its pickle (the parent's own framing,
+#: so that it can write a batch a piece at a time without ever waiting for the worker)
+_FRAME = struct.Struct("!Q")
 #: a text shorter than this is always sent (mode spec's: the gate reads each kernel's name in it)
 _INLINE_CHARS = 8192
 
@@ -189,6 +199,8 @@ def start_method() -> str:
 
 K = TypeVar("K")
 _MAX_BATCH = 16
+#: a worker gets its next batch when at most this many jobs of its batch are left
+_AHEAD = 1
 
 
 def batch_size(pending: int, workers: int) -> int:
@@ -328,7 +340,7 @@ def _worker_main(
     conn.send(("ready", engines.py_modes, engines.c_modes))
     while True:
         try:
-            msg = conn.recv()
+            msg = _read_message(conn.fileno())
         except (EOFError, OSError):
             return
         if msg is None:
@@ -336,6 +348,23 @@ def _worker_main(
         for job_seq, data, mode, flavor, skip in msg:  # a batch: one result per job, as each finishes
             seq.value = job_seq
             conn.send(_run_job(engines, phase, job_seq, data, mode, flavor, skip, store))
+
+
+def _read_message(fd: int) -> object:
+    """The parent's next message (``_FRAME``); EOFError when the parent is gone."""
+    (n,) = _FRAME.unpack(_read_exact(fd, _FRAME.size))
+    return pickle.loads(_read_exact(fd, n))
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        part = os.read(fd, min(n - got, 1 << 20))
+        if not part:
+            raise EOFError("the parent closed the pipe")
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def _run_job(
@@ -392,7 +421,11 @@ class _Worker:
         self.seq = ctx.RawValue("i", -1)
         self.note = ctx.RawArray("c", _NOTE_BYTES)  # the C engine's stage note, readable after the worker died
         parent_conn, child_conn = ctx.Pipe(duplex=True)
-        self.conn: Connection = parent_conn
+        self.conn: Connection = parent_conn  # the worker's results, read as multiprocessing frames them
+        # the same socket, for messages to the worker sent without ever waiting (post)
+        self.sock = socket.socket(fileno=os.dup(parent_conn.fileno()))
+        self.out = bytearray()  # framed messages the socket has not taken yet
+        self.writing = False  # registered with the run's selector for a writable socket
         self.proc = ctx.Process(
             target=_worker_main,
             name=f"rocke-parity-worker-{n}",
@@ -441,11 +474,31 @@ class _Worker:
         except (OSError, ValueError):
             pass
 
+    def post(self, msg: object) -> None:
+        """Queue a message to the worker and send what the socket takes now. Never waits: the
+        worker reads only between jobs, and a worker sending a large result while the parent
+        waited to send it a large batch would wait for each other for ever."""
+        payload = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+        self.out += _FRAME.pack(len(payload))
+        self.out += payload
+        self.flush()
+
+    def flush(self) -> None:
+        """Send as much of ``out`` as the socket takes without waiting (OSError: the worker is gone)."""
+        while self.out:
+            try:
+                n = self.sock.send(self.out, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            del self.out[:n]
+
     def kill(self) -> None:
         self.signal_kill()
         self.proc.join(5)
         self.alive = False
         self.conn.close()
+        self.sock.close()
+        self.out.clear()
 
 
 class Pool:
@@ -464,6 +517,7 @@ class Pool:
         self._spawned = 0
         self.info: EngineInfo | None = None
         self.replaced = 0
+        self.prefetched = 0  # batches sent to a worker still running the last job of its previous one
         self._selector: selectors.BaseSelector | None = None
         self._selector_key: tuple[int, ...] = ()
 
@@ -509,10 +563,24 @@ class Pool:
             for w in live:
                 self._selector.register(w.conn, selectors.EVENT_READ, (w, True))
                 self._selector.register(w.proc.sentinel, selectors.EVENT_READ, (w, False))
+                w.writing = False
             self._selector_key = key
+        for w in live:  # a worker with a message not all sent: wake when its socket takes more
+            if bool(w.out) != w.writing:
+                if w.out:
+                    self._selector.register(w.sock, selectors.EVENT_WRITE, (w, None))
+                else:
+                    self._selector.unregister(w.sock)
+                w.writing = bool(w.out)
         ready: dict[int, tuple[_Worker, bool]] = {}
         for k, _ in self._selector.select(timeout):
             w, readable = k.data
+            if readable is None:
+                try:
+                    w.flush()
+                except OSError:
+                    pass  # the worker is gone: its exit is read as such
+                continue
             if readable or id(w) not in ready:
                 ready[id(w)] = (w, readable)  # a message to read comes before the exit behind it
         return list(ready.values())
@@ -529,7 +597,7 @@ class Pool:
             if w.alive and not w.released:
                 w.released = True
                 try:
-                    w.conn.send(None)
+                    w.post(None)
                 except (OSError, ValueError):
                     pass
 
@@ -677,25 +745,30 @@ class Pool:
                 self.replaced += 1
 
         while done < len(items):
-            # hand out work: a batch per idle worker, so that a worker never waits for the parent
-            # between two cheap jobs; batches shrink as the queue does, so the tail stays balanced
+            # hand out work in batches, so that a worker never waits for the parent between two
+            # cheap jobs: to an idle worker, and to one that runs the last job of its batch (it
+            # reads the next one as that job ends); batches shrink as the queue does, so the tail
+            # stays balanced
             for w in self._workers:
-                if w.alive and w.ready and w.job is None and pending:
+                if w.alive and w.ready and len(w.batch) <= _AHEAD and not w.out and pending:
                     size = batch_size(len(pending), len(self._workers))
+                    new: list[int] = []
                     if costs is None:
-                        w.batch.extend(pending.popleft() for _ in range(size))
+                        new.extend(pending.popleft() for _ in range(size))
                     else:  # at most a 1/(4 x workers) share of what is left, and at least one job
                         budget, taken = left / (4 * len(self._workers)), 0.0
-                        while pending and len(w.batch) < size and (not w.batch or taken + costs[pending[0]] <= budget):
+                        while pending and len(new) < size and (not new or taken + costs[pending[0]] <= budget):
                             i = pending.popleft()
                             taken += costs[i]
-                            w.batch.append(i)
+                            new.append(i)
                         left -= taken
-                    w.deadline = time.monotonic() + self.timeout
+                    if w.batch:
+                        self.prefetched += 1
+                    else:  # an idle worker's first job starts now
+                        w.deadline = time.monotonic() + self.timeout
+                    w.batch.extend(new)
                     try:
-                        w.conn.send(
-                            [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in w.batch]
-                        )
+                        w.post([(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in new])
                     except (OSError, ValueError):
                         w.kill()
                         replace(w)

@@ -115,14 +115,71 @@ def test_a_batch_is_bounded_by_its_cost_so_the_costliest_jobs_spread_over_the_wo
     sizes: list[int] = []
     with Pool(pt.engine_spec(), 2, 10) as pool:
         for worker in pool._workers:
-            send = worker.conn.send
+            post = worker.post
 
-            def spy(msg, send=send):
+            def spy(msg, post=post):
                 if msg:
                     sizes.append(len(msg))
-                return send(msg)
+                return post(msg)
 
-            monkeypatch.setattr(worker.conn, "send", spy)
+            monkeypatch.setattr(worker, "post", spy)
         assert len(pool.run(work, costs=costs)) == len(work)
     assert sizes[:8] == [1] * 8  # each costly job alone: a 1/(4 x 2) share of what is left
     assert max(sizes) > 1  # the cheap ones still go out in batches
+
+
+def test_a_worker_gets_its_next_batch_while_it_runs_the_last_job_of_its_batch(tmp_path):
+    many = {f"fwd/{i:02d}-c{i}": {"standin": {"salt": str(i)}} for i in range(64)}
+    root = pt.make_tree(tmp_path, many)
+    work = [
+        WorkItem(cid, (root / "parity_configs" / f"{cid}.toml").read_bytes(), "spec", "llvm22") for cid in sorted(many)
+    ]
+    with Pool(pt.engine_spec(), 1, 10) as pool:
+        results = pool.run(work)
+        # every batch but the first went out before the worker asked: it never waited for the parent
+        assert pool.prefetched >= 3
+    assert [r.item.key for r in results] == sorted(many) and all(r.py and r.c for r in results)
+
+
+BIG_RUN = """
+import sys
+from rocke_py.engine.result import Emitted
+from rocke_py.parity.engines import EngineSpec
+from rocke_py.parity.runner import Pool, WorkItem
+
+
+def emit(config, mode, flavor):
+    return Emitted("x" * (2 << 20) + str(len(config)))
+
+
+def implemented_modes():
+    return ("spec",)
+
+
+if __name__ == "__main__":
+    spec = EngineSpec(f"{__file__}:emit", f"{__file__}:emit")
+    work = [WorkItem(i, bytes([65 + i % 26]) * (900 << 10), "spec", "llvm22") for i in range(48)]
+    with Pool(spec, 1, 60) as pool:
+        results = pool.run(work)
+    assert [r.item.key for r in results] == list(range(48)), "out of order"
+    assert all(r.py_text is not None and len(r.py_text) > 2 << 20 for r in results), "a text is missing"
+    print("prefetched", pool.prefetched)
+"""
+
+
+def test_large_batches_and_large_results_never_wait_for_each_other(tmp_path):
+    # a worker sending a 2 MiB result while the parent sends it a batch of 900 KiB configs: each
+    # side's send fills the socket, and a parent that waited for its send to finish before it read
+    # again would wait for ever (the fuzz step of .ci/run hung so once). In a child process, so
+    # that a hang fails the test instead of hanging it
+    import subprocess
+    import sys
+
+    script = tmp_path / "big_run.py"
+    script.write_text(BIG_RUN)
+    try:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the pool hung: the parent and its worker each waited for the other to read")
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) >= 1  # batches did go to a busy worker
