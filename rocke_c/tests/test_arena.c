@@ -112,11 +112,41 @@ static void test_map_reserve(void)
     rk_arena_free(&a);
 }
 
+/* A kept block is zeroed again only as it is handed out, a step at a time: every byte of every
+ * allocation after a reset is zero, whatever the sizes (across the steps, past a step, an
+ * oversized one that takes a kept block of its own). */
+static void test_reset_zeroes_as_handed_out(void)
+{
+    static const size_t sizes[] = {8, 3000, 10000, 24, 20000, 4096, 1, 40000, 4095, 700};
+    rk_arena a;
+    int round, i, k;
+    rk_arena_init(&a);
+    for (round = 0; round < 3; round++) {
+        for (k = 0; k < 40; k++)
+            for (i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++) {
+                unsigned char *p = rk_alloc(&a, sizes[i]);
+                size_t j;
+                CHECK(p != NULL);
+                for (j = 0; p && j < sizes[i]; j++)
+                    if (p[j] != 0) {
+                        CHECK(p[j] == 0);
+                        break;
+                    }
+                if (p)
+                    memset(p, 0xab, sizes[i]);
+            }
+        rk_arena_reset(&a, 32u << 20);
+        CHECK(a.spare != NULL);
+    }
+    rk_arena_free(&a);
+}
+
 int main(void)
 {
     test_block_kept_current();
     test_map_reserve();
     test_reset_reuses();
+    test_reset_zeroes_as_handed_out();
     test_zeroed_and_aligned();
     test_large_block();
     test_strndup();
