@@ -13,7 +13,7 @@
 #include "internal.h"
 
 #define RK_ARENA_BLOCK 65536
-#define RK_ARENA_ZERO_STEP 4096 /* bytes zeroed ahead of the allocations at a time */
+#define RK_ARENA_ZERO_STEP 2048 /* bytes zeroed ahead of the allocations at a time */
 
 struct rk_arena_block {
     rk_arena_block *next;
