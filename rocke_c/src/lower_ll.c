@@ -72,7 +72,6 @@ typedef struct rk_ll_block {
 typedef struct rk_ll_name {
     rk_map_key k;
     const char *text;       /* NULL until bound */
-    size_t len1;            /* strlen(text) + 1 once put_val measured it; 0: not yet */
 } rk_ll_name;
 
 /* An entry of the map ints. */
@@ -547,41 +546,34 @@ static int plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan
 
 /* ---- the lowerer: plumbing ---- */
 
-/* The binding of key in names (rk_names: by the number a builder name ends with, else
+/* The slot of key's text in names (rk_names: by the number a builder name ends with, else
  * hashed). NULL: absent (or the table could not grow). */
-static rk_ll_name *slot(rk_lowerer *lw, const char *key, int insert)
+static const char **slot(rk_lowerer *lw, const char *key, int insert)
 {
     rk_ll_name *e;
     if (!insert)
         e = rk_names_get(&lw->names, key);
     else if (!(e = rk_names_put(&lw->names, lw->arena, key, NULL)))
         lw->oom = 1;
-    return e;
+    return e ? &e->text : NULL;
 }
 
 /* slot(v.name), found by the value's id when v carries the very name string it was bound by. */
-static rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
+static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 {
     rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
-    return e ? e : slot(lw, v->name, insert);
-}
-
-/* names[key] = text (its length measured when first printed) */
-static void set_text(rk_ll_name *e, const char *text)
-{
-    e->text = text;
-    e->len1 = 0;
+    return e ? &e->text : slot(lw, v->name, insert);
 }
 
 /* names[key] = text */
 static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    rk_ll_name *e = slot(lw, key, 1);
+    const char **e = slot(lw, key, 1);
     if (!e || !text) {
         lw->oom = 1;
         return;
     }
-    set_text(e, text);
+    *e = text;
 }
 
 static const char *temp(rk_lowerer *lw, const char *hint)
@@ -644,12 +636,10 @@ static void put(rk_lowerer *lw, rk_buf *o, const char *s)
 /* val(v) appended to o. */
 static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    rk_ll_name *e = value_slot(lw, v, 0);
-    if (!e || !e->text)
+    const char *const *e = value_slot(lw, v, 0);
+    if (!e || !*e)
         return fail(lw, "%s is used before it is defined", v->name);
-    if (!e->len1)
-        e->len1 = strlen(e->text) + 1; /* a value is printed about twice: measured once */
-    rk_buf_putn(o, e->text, e->len1 - 1);
+    rk_buf_puts(o, *e);
     return 0;
 }
 
@@ -783,23 +773,23 @@ static int need(rk_lowerer *lw, const char *key)
 static const char *define(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
-    rk_ll_name *e = value_slot(lw, v, 1);
+    const char **e = value_slot(lw, v, 1);
     if (!e || !text)
         lw->oom = 1;
     else
-        set_text(e, text);
+        *e = text;
     return text;
 }
 
 /* val(v) as a string (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_name *e = value_slot(lw, v, 0);
-    if (!e || !e->text) {
+    const char *const *e = value_slot(lw, v, 0);
+    if (!e || !*e) {
         fail(lw, "%s is used before it is defined", v->name);
         return NULL;
     }
-    return e->text;
+    return *e;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
