@@ -101,6 +101,19 @@ void *rk_alloc_grow(rk_arena *arena, size_t size)
     return bump(arena, n);
 }
 
+void *rk_alloc_raw(rk_arena *arena, size_t size)
+{
+    size_t n = (size + 7u) & ~(size_t)7u;
+    if (arena->head && n >= size && n > arena->avail
+        && n <= (size_t)(data_of(arena->head) + arena->head->cap - arena->cur)) {
+        char *p = arena->cur;
+        arena->cur += n;
+        arena->avail = 0; /* the zeroed bytes start at cur again */
+        return p;
+    }
+    return rk_alloc(arena, size); /* zeroed bytes at hand, a new block, or a size rk_alloc refuses */
+}
+
 char *rk_strndup(rk_arena *arena, const char *s, size_t n)
 {
     char *copy = rk_alloc(arena, n + 1);

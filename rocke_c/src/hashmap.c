@@ -4,7 +4,7 @@
 #include <string.h>
 #include "support.h"
 
-#define RK_MAP_MIN_CAP 256
+#define RK_MAP_MIN_CAP 32 /* most maps hold a few dozen names (params, loop names, constants) */
 
 void rk_map_init(rk_map *m)
 {

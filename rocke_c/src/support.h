@@ -26,6 +26,10 @@ typedef struct rk_arena {
 void rk_arena_init(rk_arena *arena);
 void *rk_alloc_grow(rk_arena *arena, size_t size);       /* rk_alloc's slow path */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
+/* size bytes aligned like rk_alloc's but NOT zeroed, for a caller that writes every byte before
+ * it reads it (a grown array past its count): taken past head's zeroed bytes when they are
+ * fewer, so its unused part is never touched; NULL on failure. */
+void *rk_alloc_raw(rk_arena *arena, size_t size);
 /* Empties the arena for another call (a rocke_context's): every allocation is released, up to
  * keep bytes of standard blocks are kept for reuse (no trip to the OS and back; their bytes are
  * zeroed again before they are handed out), the rest and every oversized block are freed, and
