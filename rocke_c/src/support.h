@@ -106,6 +106,7 @@ static inline void rk_buf_puts(rk_buf *b, const char *s) { rk_buf_putn(b, s, str
 typedef struct rk_map_key {
     const char *key;
     unsigned int hash;          /* rk_hash(key) */
+    unsigned int aux;           /* the entry's own (the padding after hash): the map never reads it */
 } rk_map_key;
 
 typedef struct rk_map {

@@ -633,9 +633,8 @@ static const char *run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena 
  * while the frame that defined it is open (a frame's names are hidden when it is dropped). */
 typedef struct rk_verify_name rk_verify_name;
 struct rk_verify_name {
-    rk_map_key k;             /* the name */
+    rk_map_key k;             /* the name; k.aux: visible (1) or hidden (0) */
     const char *type;
-    int visible;
     rk_verify_name *frame_next;
 };
 
@@ -671,7 +670,7 @@ static void pop_frame(rk_verify_scope *scope)
     rk_verify_name *entry;
     scope->n_frames--;
     for (entry = scope->frames[scope->n_frames]; entry; entry = entry->frame_next)
-        entry->visible = 0;
+        entry->k.aux = 0;
 }
 
 /* valid_type(type), remembered by the type's address: a type name is never changed while
@@ -703,7 +702,7 @@ static const char *define(rk_verify_scope *scope, const char *name, const char *
     if (!type_valid(scope, type))
         return msg(scope->arena, "%s has an invalid type %s", name, type);
     entry->type = type;
-    entry->visible = 1;
+    entry->k.aux = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
     scope->frames[scope->n_frames - 1] = entry;
     return NULL;
@@ -714,7 +713,7 @@ static const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
     const rk_verify_name *entry = rk_names_at(&scope->names, v->id, v->name);
     if (!entry)
         entry = rk_names_get(&scope->names, v->name);
-    return entry && entry->visible ? entry->type : NULL;
+    return entry && entry->k.aux ? entry->type : NULL;
 }
 
 static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope,

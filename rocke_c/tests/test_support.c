@@ -51,13 +51,17 @@ static void test_map_growth(void)
         entries[i] = rk_map_put(&m, &arena, keys[i], rk_hash(keys[i]), sizeof(test_entry), NULL);
         if (!entries[i])
             ok = 0;
-        else
+        else {
+            CHECK(entries[i]->k.aux == 0); /* the owner's field: zero when added */
             entries[i]->value = i;
+            entries[i]->k.aux = (unsigned int)i + 1;
+        }
     }
     CHECK(ok && m.n == 5000);
     CHECK(m.cap >= 2 * m.n && (m.cap & (m.cap - 1)) == 0);
     for (i = 0; i < 5000; i++)
-        if (rk_map_get(&m, keys[i], rk_hash(keys[i])) != entries[i] || entries[i]->value != i)
+        if (rk_map_get(&m, keys[i], rk_hash(keys[i])) != entries[i] || entries[i]->value != i
+            || entries[i]->k.aux != (unsigned int)i + 1)
             ok = 0;
     CHECK(ok);
     rk_arena_free(&arena);
