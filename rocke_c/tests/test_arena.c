@@ -112,6 +112,21 @@ static void test_map_reserve(void)
     rk_arena_free(&a);
 }
 
+/* n bytes from rk_alloc, checked zero, then dirtied (so a kept block holds old data). */
+static void alloc_zeroed_then_dirty(rk_arena *a, size_t n)
+{
+    unsigned char *p = rk_alloc(a, n);
+    size_t j;
+    CHECK(p != NULL);
+    for (j = 0; p && j < n; j++)
+        if (p[j] != 0) {
+            CHECK(p[j] == 0);
+            break;
+        }
+    if (p)
+        memset(p, 0xab, n);
+}
+
 /* A kept block is zeroed again only as it is handed out, a step at a time: every byte of every
  * allocation after a reset is zero, whatever the sizes (across the steps, past a step, an
  * oversized one that takes a kept block of its own). */
@@ -123,18 +138,8 @@ static void test_reset_zeroes_as_handed_out(void)
     rk_arena_init(&a);
     for (round = 0; round < 3; round++) {
         for (k = 0; k < 40; k++)
-            for (i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++) {
-                unsigned char *p = rk_alloc(&a, sizes[i]);
-                size_t j;
-                CHECK(p != NULL);
-                for (j = 0; p && j < sizes[i]; j++)
-                    if (p[j] != 0) {
-                        CHECK(p[j] == 0);
-                        break;
-                    }
-                if (p)
-                    memset(p, 0xab, sizes[i]);
-            }
+            for (i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++)
+                alloc_zeroed_then_dirty(&a, sizes[i]);
         rk_arena_reset(&a, 32u << 20);
         CHECK(a.spare != NULL);
     }
@@ -154,20 +159,11 @@ static void test_raw_then_zeroed(void)
     for (round = 0; round < 3; round++) {
         for (k = 0; k < 30; k++)
             for (i = 0; i < 6; i++) {
-                unsigned char *raw = rk_alloc_raw(&a, raw_sizes[i]), *p;
-                size_t j;
+                unsigned char *raw = rk_alloc_raw(&a, raw_sizes[i]);
                 CHECK(raw != NULL && ((size_t)raw % 8) == 0);
                 if (raw)
                     memset(raw, 0xcd, raw_sizes[i]);
-                p = rk_alloc(&a, sizes[i]);
-                CHECK(p != NULL);
-                for (j = 0; p && j < sizes[i]; j++)
-                    if (p[j] != 0) {
-                        CHECK(p[j] == 0);
-                        break;
-                    }
-                if (p)
-                    memset(p, 0xab, sizes[i]);
+                alloc_zeroed_then_dirty(&a, sizes[i]);
             }
         rk_arena_reset(&a, 32u << 20);
     }
