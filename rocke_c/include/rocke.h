@@ -48,10 +48,11 @@ ROCKE_API rocke_status rocke_emit(const char *config, size_t config_len, const c
 /* A reusable context for many calls (a gate worker, the Python bridge): rocke_emit_in is
  * rocke_emit, byte for byte, except that the memory of a call is kept in the context for the
  * next one (up to 32 MiB; the rest is freed) instead of going back to the OS and being
- * faulted in again. Between calls the context holds no data of any call, so the order of
- * calls never changes an output, and a call that fails (a rejection, an engine error, out of
- * memory) leaves it ready for the next. Not thread-safe: one context per thread. The
- * engine keeps no global state; the caller owns the context.
+ * faulted in again. No call reads data of an earlier one (kept memory is zeroed again before
+ * it is handed out), so the order of calls never changes an output, and a call that fails
+ * (a rejection, an engine error, out of memory) leaves it ready for the next. Not
+ * thread-safe: one context per thread. The engine keeps no global state; the caller owns
+ * the context.
  * rocke_context_new: NULL when out of memory. rocke_emit_in with a NULL context is
  * rocke_emit. rocke_context_free releases everything; NULL is a no-op. */
 typedef struct rocke_context rocke_context;

@@ -156,7 +156,7 @@ rk_val rk_both_below(rk_kc *kc, rk_val x, long long x_end, rk_val y, long long y
 rk_val rk_byte_offset(rk_kc *kc, rk_val off, rk_val valid, long long eb);
 long long rk_pow2_align(long long a, long long b);
 long long rk_build_common_elem_bytes(const char *elem);
-/* the kernel context */
+/* the kernel context (kc: zeroed memory, as the arena hands out) */
 void rk_begin_kernel(rk_kc *kc, const rk_plan *plan, rk_arena *arena);
 rk_val rk_build_common_param(rk_kc *kc, const char *name);     /* kc.params[name] */
 void rk_build_common_set_param(rk_kc *kc, const char *name, rk_val value);

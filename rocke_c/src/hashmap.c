@@ -1,9 +1,10 @@
 /* hashmap.c: the one hash map of the C engine (support.h): string keys, open addressing
- * with linear probing over a table of entry pointers, doubled when half full. */
+ * with linear probing over a table of entry pointers, doubled when half full; and the name
+ * table built on it (IR names by their trailing number first). */
 #include <string.h>
 #include "support.h"
 
-#define RK_MAP_MIN_CAP 256
+#define RK_MAP_MIN_CAP 32 /* most maps hold a few dozen names (params, loop names, constants) */
 
 void rk_map_init(rk_map *m)
 {
@@ -82,4 +83,61 @@ void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash,
         m->n++;
     }
     return *slot;
+}
+
+int rk_names_init(rk_names *t, rk_arena *arena, size_t cap, size_t size)
+{
+    rk_map_init(&t->rest);
+    t->size = size < sizeof(rk_map_key) ? sizeof(rk_map_key) : (size + 7u) & ~(size_t)7u;
+    t->cap = 0;
+    t->direct = cap && cap < (size_t)-1 / t->size ? rk_alloc(arena, cap * t->size) : NULL;
+    if (!t->direct)
+        return cap ? -1 : 0;
+    t->cap = cap;
+    return 0;
+}
+
+/* The array entry for key's trailing number (at most 9 digits), or NULL when it has none or it
+ * is past the array. */
+static rk_map_key *direct_entry(const rk_names *t, const char *key)
+{
+    const char *p = key + strlen(key);
+    size_t number = 0, scale = 1;
+    int digits = 0;
+    while (p > key && p[-1] >= '0' && p[-1] <= '9' && digits < 9) {
+        p--;
+        number += (size_t)(*p - '0') * scale;
+        scale *= 10;
+        digits++;
+    }
+    if (!digits || number >= t->cap)
+        return NULL;
+    return (rk_map_key *)(void *)(t->direct + number * t->size);
+}
+
+void *rk_names_get(const rk_names *t, const char *key)
+{
+    rk_map_key *d = direct_entry(t, key);
+    if (d && (d->key == key || (d->key && strcmp(d->key, key) == 0)))
+        return d;
+    if (d && !d->key)
+        return NULL; /* its slot is free, so it was never put */
+    return rk_map_get(&t->rest, key, rk_hash(key));
+}
+
+void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added)
+{
+    rk_map_key *d = direct_entry(t, key);
+    if (d && (d->key == key || (d->key && strcmp(d->key, key) == 0))) {
+        if (added)
+            *added = 0;
+        return d;
+    }
+    if (d && !d->key) {
+        d->key = key;
+        if (added)
+            *added = 1;
+        return d;
+    }
+    return rk_map_put(&t->rest, arena, key, rk_hash(key), t->size, added);
 }

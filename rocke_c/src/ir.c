@@ -51,7 +51,7 @@ static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size, in
     if (n < *cap)
         return items;
     want = *cap ? *cap * 2 : first;
-    bigger = rk_alloc(arena, (size_t)want * size);
+    bigger = rk_alloc_raw(arena, (size_t)want * size); /* items past n are written before read */
     if (!bigger)
         return NULL;
     if (n)

@@ -107,7 +107,7 @@ typedef struct rk_ir_carried {
 typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 
 #define RK_B_TYPE_CACHE 64
-#define RK_B_SMALL_I32 1024
+#define RK_B_SMALL_I32 256
 #define RK_B_SMALL_INT 256
 
 typedef struct rk_builder {

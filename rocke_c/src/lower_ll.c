@@ -68,17 +68,16 @@ typedef struct rk_ll_block {
     rk_ll_base *bases;      /* (this block, alloc) -> base pointer temp */
 } rk_ll_block;
 
-/* A binding of an IR name in the direct array: names[key] (the LLVM operand text). */
+/* A binding of an IR name: names[key] (the LLVM operand text). */
 typedef struct rk_ll_name {
-    const char *key;        /* NULL: an empty slot */
+    rk_map_key k;
     const char *text;       /* NULL until bound */
 } rk_ll_name;
 
-/* An entry of the maps names (the rest of names: text) and ints (value). */
+/* An entry of the map ints. */
 typedef struct rk_ll_entry {
     rk_map_key k;
-    const char *text;       /* names only */
-    long long value;        /* ints only */
+    long long value;
 } rk_ll_entry;
 
 /* A memo entry of type_text: an IR type name's address and its LLVM text. */
@@ -87,12 +86,6 @@ typedef struct rk_ll_type_memo {
     const char *text;
     size_t len;
 } rk_ll_type_memo;
-
-/* value_slot's memo of one value id: the name string it looked up and where its text is. */
-typedef struct rk_ll_id_slot {
-    const char *name;
-    const char **slot;
-} rk_ll_id_slot;
 
 #define RK_LL_CACHE 64
 #define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
@@ -110,12 +103,8 @@ typedef struct rk_lowerer {
     long long block_counter;
     long long temp_counter;
     unsigned char needed[RK_LL_N_DECLS];
-    rk_ll_name *direct;     /* Python's names: by a name's trailing number (slot) */
-    size_t cap_direct;
-    rk_map names;           /* the rest of names (rk_ll_entry) */
+    rk_names names;         /* Python's names (rk_ll_name): a builder value's by its id */
     rk_map ints;            /* Python's ints (rk_ll_entry) */
-    rk_ll_id_slot *by_id;   /* a builder value's names slot, by its id, once found (value_slot) */
-    long long n_ids;
     rk_ll_plan plan;
     const char *pool;
     const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
@@ -557,54 +546,23 @@ static int plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan
 
 /* ---- the lowerer: plumbing ---- */
 
-/* The slot of key in names/ints: an array indexed by the number a builder name ends with
- * (`%<hint><counter>`: unique, dense, and used near its definition), else the map (params,
- * ivs, carried names, or a number whose array slot another name holds). A name is in the
- * array iff its slot was free when it was first bound, and slots are never freed, so both
- * ways agree. The result is where key's text goes; NULL: absent (or the map could not grow). */
+/* The slot of key's text in names (rk_names: by the number a builder name ends with, else
+ * hashed). NULL: absent (or the table could not grow). */
 static const char **slot(rk_lowerer *lw, const char *key, int insert)
 {
-    const char *p = key + strlen(key);
-    size_t number = 0, scale = 1;
-    int digits = 0;
-    rk_ll_entry *e;
-    while (p > key && p[-1] >= '0' && p[-1] <= '9' && digits < 9) {
-        p--;
-        number += (size_t)(*p - '0') * scale;
-        scale *= 10;
-        digits++;
-    }
-    if (digits && number < lw->cap_direct) {
-        rk_ll_name *d = &lw->direct[number];
-        if (d->key == key || (d->key && strcmp(d->key, key) == 0))
-            return &d->text;
-        if (!d->key) {
-            if (insert)
-                d->key = key;
-            return insert ? &d->text : NULL;
-        }
-    }
+    rk_ll_name *e;
     if (!insert)
-        e = rk_map_get(&lw->names, key, rk_hash(key));
-    else if (!(e = rk_map_put(&lw->names, lw->arena, key, rk_hash(key), sizeof *e, NULL)))
+        e = rk_names_get(&lw->names, key);
+    else if (!(e = rk_names_put(&lw->names, lw->arena, key, NULL)))
         lw->oom = 1;
     return e ? &e->text : NULL;
 }
 
-/* slot(v.name): found once by name, then by the value's id (a slot never moves, and an id
- * always names the same value). */
+/* slot(v.name), found by the value's id when v carries the very name string it was bound by. */
 static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 {
-    const char **e;
-    int known = v->id > 0 && v->id < lw->n_ids;
-    if (known && lw->by_id[v->id].name == v->name) /* the very name string it was found by */
-        return lw->by_id[v->id].slot;
-    e = slot(lw, v->name, insert);
-    if (known && e) {
-        lw->by_id[v->id].name = v->name;
-        lw->by_id[v->id].slot = e;
-    }
-    return e;
+    rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
+    return e ? &e->text : slot(lw, v->name, insert);
 }
 
 /* names[key] = text */
@@ -987,19 +945,12 @@ static int lower(rk_lowerer *lw, rk_buf *out)
     rk_buf_init(&attributes);
     rk_buf_init(&signature);
     /* the builder's names end in their id: its count bounds them (no walk over the kernel) */
-    lw->cap_direct = lw->kernel->n_ids > 0 ? (size_t)lw->kernel->n_ids + 64
-                                           : (size_t)count_ops(lw->kernel->entry) * 5 / 4 + 80;
-    if (!(lw->direct = rk_alloc(lw->arena, lw->cap_direct * sizeof *lw->direct))) {
+    if (rk_names_init(&lw->names, lw->arena,
+                      lw->kernel->n_ids > 0 ? (size_t)lw->kernel->n_ids + 64
+                                            : (size_t)count_ops(lw->kernel->entry) * 5 / 4 + 80,
+                      sizeof(rk_ll_name))) {
         lw->oom = 1;
-        lw->cap_direct = 0;
         goto done;
-    }
-    if (lw->kernel->n_ids > 0 && (size_t)lw->kernel->n_ids < (size_t)-1 / sizeof *lw->by_id) {
-        if (!(lw->by_id = rk_alloc(lw->arena, (size_t)lw->kernel->n_ids * sizeof *lw->by_id))) {
-            lw->oom = 1;
-            goto done;
-        }
-        lw->n_ids = lw->kernel->n_ids;
     }
     if (ll_attributes(lw, &attributes) || ll_signature(lw, &signature)
         || plan_lds(lw, lw->kernel, &lw->plan))
@@ -2361,7 +2312,6 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
     size_t saved = out->len;
     int status, i;
     memset(&lw, 0, sizeof lw);
-    rk_map_init(&lw.names);
     rk_map_init(&lw.ints);
     lw.err = err;
     lw.arena = arena;

@@ -10,13 +10,15 @@
 #include <string.h>
 
 /* ---- arena (arena.c): all per-call memory, released at once by rk_arena_free ----
- * Every allocation is zeroed: a block is zeroed when it is made and when a reset keeps it,
- * so an allocation is a pointer bump (inline below) with no memset of its own. */
+ * Every allocation is zeroed: the bytes of a block are zeroed a step at a time just ahead of
+ * the allocations (so only what a call uses is zeroed, while it is about to be written), and
+ * an allocation is a pointer bump (inline below) with no memset of its own. */
 typedef struct rk_arena_block rk_arena_block;
 typedef struct rk_arena {
     rk_arena_block *head;  /* the block allocations come from, then the older ones */
     rk_arena_block *spare; /* standard blocks kept by rk_arena_reset for the next call */
-    char *cur;             /* the free (zeroed) bytes of head: cur[0 .. avail) */
+    char *cur;             /* the zeroed free bytes of head: cur[0 .. avail); the rest of head
+                            * (up to its end) is free but not yet zeroed */
     size_t avail;
     int failed; /* set once an allocation failed */
 } rk_arena;
@@ -24,9 +26,14 @@ typedef struct rk_arena {
 void rk_arena_init(rk_arena *arena);
 void *rk_alloc_grow(rk_arena *arena, size_t size);       /* rk_alloc's slow path */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
+/* size bytes aligned like rk_alloc's but NOT zeroed, for a caller that writes every byte before
+ * it reads it (a grown array past its count): taken past head's zeroed bytes when they are
+ * fewer, so its unused part is never touched; NULL on failure. */
+void *rk_alloc_raw(rk_arena *arena, size_t size);
 /* Empties the arena for another call (a rocke_context's): every allocation is released, up to
- * keep bytes of standard blocks are kept (zeroed) for reuse (no trip to the OS and back), the
- * rest and every oversized block are freed, and failed is cleared. */
+ * keep bytes of standard blocks are kept for reuse (no trip to the OS and back; their bytes are
+ * zeroed again before they are handed out), the rest and every oversized block are freed, and
+ * failed is cleared. */
 void rk_arena_reset(rk_arena *arena, size_t keep);
 void rk_arena_free(rk_arena *arena);                      /* frees every block, spares too */
 
@@ -34,7 +41,7 @@ void rk_arena_free(rk_arena *arena);                      /* frees every block, 
 static inline void *rk_alloc(rk_arena *arena, size_t size)
 {
     size_t n = (size + 7u) & ~(size_t)7u;
-    if (n - 1 < arena->avail) { /* n > 0 (no wrap) and it fits */
+    if (n - 1 < arena->avail) { /* n > 0 (no wrap) and it fits in the zeroed bytes */
         char *p = arena->cur;
         arena->cur += n;
         arena->avail -= n;
@@ -99,6 +106,7 @@ static inline void rk_buf_puts(rk_buf *b, const char *s) { rk_buf_putn(b, s, str
 typedef struct rk_map_key {
     const char *key;
     unsigned int hash;          /* rk_hash(key) */
+    unsigned int aux;           /* the entry's own (the padding after hash): the map never reads it */
 } rk_map_key;
 
 typedef struct rk_map {
@@ -125,6 +133,38 @@ void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash,
 /* Room for n entries without a grow (a caller that knows its count up front); -1 when the
  * arena failed. */
 int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n);
+
+/* ---- name table (hashmap.c): IR names to entries, by the number a name ends with ----
+ * A builder name is `%<hint><counter>`: its trailing number is unique and dense, so the entry
+ * of a name whose number slot is free lives in an array at that number (no hashing), and the
+ * other names (params, loop names, a number whose slot another name holds) in an rk_map. A
+ * name is in the array iff its slot was free when it was put, and slots are never freed, so
+ * both ways agree. Entries are size bytes (at least an rk_map_key, their first member), zeroed
+ * when added, never moved; keys are compared by address first, then by bytes. */
+typedef struct rk_names {
+    char *direct;               /* cap entries of size bytes, by number; a NULL key: free */
+    size_t cap, size;
+    rk_map rest;
+} rk_names;
+
+/* A table for names numbered below cap (others go to the map); -1 when the arena failed. */
+int rk_names_init(rk_names *t, rk_arena *arena, size_t cap, size_t size);
+/* The entry of key, or NULL when absent. */
+void *rk_names_get(const rk_names *t, const char *key);
+/* The entry of key, added when absent (*added says which; added may be NULL); NULL only when
+ * the arena failed. */
+void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added);
+
+/* The entry at number when its key is that very string (a builder value's name, looked up by
+ * the value's id): no hashing, no digits read; NULL otherwise (then ask rk_names_get). */
+static inline void *rk_names_at(const rk_names *t, long long number, const char *key)
+{
+    rk_map_key *e;
+    if (number <= 0 || (unsigned long long)number >= t->cap)
+        return NULL;
+    e = (rk_map_key *)(void *)(t->direct + (size_t)number * t->size);
+    return e->key == key ? e : NULL;
+}
 
 /* ---- list membership (strlist.c) over NULL-terminated lists ---- */
 int rk_str_in(const char *s, const char *const *list);      /* s in list; 0 for a NULL s */

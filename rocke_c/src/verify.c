@@ -633,9 +633,8 @@ static const char *run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena 
  * while the frame that defined it is open (a frame's names are hidden when it is dropped). */
 typedef struct rk_verify_name rk_verify_name;
 struct rk_verify_name {
-    rk_map_key k;             /* the name */
+    rk_map_key k;             /* the name; k.aux: visible (1) or hidden (0) */
     const char *type;
-    int visible;
     rk_verify_name *frame_next;
 };
 
@@ -644,9 +643,8 @@ struct rk_verify_name {
 typedef struct rk_verify_scope {
     rk_arena *arena;
     const char *valid[RK_VERIFY_TYPE_CACHE]; /* types found valid, by address (Python's valid set) */
-    rk_map names;             /* name -> rk_verify_name, every name ever defined */
-    rk_verify_name **by_id;   /* a builder value's entry by its id, once defined (kernel->n_ids) */
-    long long n_ids;
+    rk_names names;           /* name -> rk_verify_name, every name ever defined (a builder
+                               * value's by the number its name ends with, its id) */
     rk_verify_name **frames;  /* per open frame: its names, newest first */
     int n_frames, cap_frames;
 } rk_verify_scope;
@@ -672,7 +670,7 @@ static void pop_frame(rk_verify_scope *scope)
     rk_verify_name *entry;
     scope->n_frames--;
     for (entry = scope->frames[scope->n_frames]; entry; entry = entry->frame_next)
-        entry->visible = 0;
+        entry->k.aux = 0;
 }
 
 /* valid_type(type), remembered by the type's address: a type name is never changed while
@@ -688,15 +686,15 @@ static int type_valid(rk_verify_scope *scope, const char *type)
     return 1;
 }
 
-/* Defines name (of value id, 0 for none). Every successful definition has a name of its own
- * (a second one fails), so a builder value's entry, once defined, is its name's: lookup finds it
- * by the id without hashing the name, when the use carries that very name string. */
-static const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
+/* Defines name. Every successful definition has a name of its own (a second one fails), so a
+ * builder value's entry, once defined, is at its name's number, its id: lookup finds it there
+ * when the use carries that very name string. */
+static const char *define(rk_verify_scope *scope, const char *name, const char *type)
 {
     rk_verify_name *entry;
     int added;
-    /* the first failure ends verification, so a name added to the map here stays unread */
-    entry = rk_map_put(&scope->names, scope->arena, name, rk_hash(name), sizeof *entry, &added);
+    /* the first failure ends verification, so a name added to the table here stays unread */
+    entry = rk_names_put(&scope->names, scope->arena, name, &added);
     if (!entry)
         return "out of memory";
     if (!added)
@@ -704,20 +702,18 @@ static const char *define(rk_verify_scope *scope, const char *name, const char *
     if (!type_valid(scope, type))
         return msg(scope->arena, "%s has an invalid type %s", name, type);
     entry->type = type;
-    entry->visible = 1;
+    entry->k.aux = 1;
     entry->frame_next = scope->frames[scope->n_frames - 1];
     scope->frames[scope->n_frames - 1] = entry;
-    if (id > 0 && id < scope->n_ids)
-        scope->by_id[id] = entry;
     return NULL;
 }
 
 static const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
 {
-    const rk_verify_name *entry = v->id > 0 && v->id < scope->n_ids ? scope->by_id[v->id] : NULL;
-    if (!entry || entry->k.key != v->name) /* the id stands for the very name it was defined by */
-        entry = rk_map_get(&scope->names, v->name, rk_hash(v->name));
-    return entry && entry->visible ? entry->type : NULL;
+    const rk_verify_name *entry = rk_names_at(&scope->names, v->id, v->name);
+    if (!entry)
+        entry = rk_names_get(&scope->names, v->name);
+    return entry && entry->k.aux ? entry->type : NULL;
 }
 
 static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope,
@@ -738,7 +734,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
     int i;
     if (!iv || push_frame(scope))
         return "out of memory";
-    bad = define(scope, iv, "i32", 0);
+    bad = define(scope, iv, "i32");
     for (i = 0; !bad && i < iter_args->n; i++) {
         const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
         const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
@@ -746,7 +742,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
         if (!name) /* Python raises KeyError here */
             bad = "scf.for iter_arg has no name";
         else
-            bad = text ? define(scope, text, type->s, 0) : "out of memory";
+            bad = text ? define(scope, text, type->s) : "out of memory";
     }
     if (!bad) {
         const char *inner = msg(scope->arena, "%s.body", where);
@@ -846,7 +842,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     if (bad)
         return bad;
     for (i = 0; i < op->n_results; i++) {
-        bad = define(scope, op->results[i].name, op->results[i].type, op->results[i].id);
+        bad = define(scope, op->results[i].name, op->results[i].type);
         if (bad)
             return bad;
     }
@@ -890,20 +886,13 @@ const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     int i;
     memset(&scope, 0, sizeof scope);
     scope.arena = arena;
-    rk_map_init(&scope.names);
-    /* the table sized once: the builder's count of values (plus the params and a few loop
-     * names), or a walk over a kernel made without ids */
-    names = kernel->n_ids > 0 ? (size_t)kernel->n_ids + 64 : count_names(entry);
-    if (push_frame(&scope) || rk_map_reserve(&scope.names, arena, (size_t)kernel->n_params + names))
+    /* the table sized once: the builder's names end in their id, so its count of values
+     * bounds them (a few more for loop names), or a walk over a kernel made without ids */
+    names = kernel->n_ids > 0 ? (size_t)kernel->n_ids + 64 : count_names(entry) * 5 / 4 + 80;
+    if (push_frame(&scope) || rk_names_init(&scope.names, arena, names, sizeof(rk_verify_name)))
         return "out of memory";
-    if (kernel->n_ids > 0 && (size_t)kernel->n_ids < (size_t)-1 / sizeof *scope.by_id) {
-        scope.by_id = rk_alloc(arena, (size_t)kernel->n_ids * sizeof *scope.by_id);
-        if (!scope.by_id)
-            return "out of memory";
-        scope.n_ids = kernel->n_ids;
-    }
     for (i = 0; i < kernel->n_params; i++) {
-        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type, 0);
+        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
         if (bad)
             return msg(arena, "param: %s", bad);
     }

@@ -112,11 +112,72 @@ static void test_map_reserve(void)
     rk_arena_free(&a);
 }
 
+/* n bytes from rk_alloc, checked zero, then dirtied (so a kept block holds old data). */
+static void alloc_zeroed_then_dirty(rk_arena *a, size_t n)
+{
+    unsigned char *p = rk_alloc(a, n);
+    size_t j;
+    CHECK(p != NULL);
+    for (j = 0; p && j < n; j++)
+        if (p[j] != 0) {
+            CHECK(p[j] == 0);
+            break;
+        }
+    if (p)
+        memset(p, 0xab, n);
+}
+
+/* A kept block is zeroed again only as it is handed out, a step at a time: every byte of every
+ * allocation after a reset is zero, whatever the sizes (across the steps, past a step, an
+ * oversized one that takes a kept block of its own). */
+static void test_reset_zeroes_as_handed_out(void)
+{
+    static const size_t sizes[] = {8, 3000, 10000, 24, 20000, 4096, 1, 40000, 4095, 700};
+    rk_arena a;
+    int round, i, k;
+    rk_arena_init(&a);
+    for (round = 0; round < 3; round++) {
+        for (k = 0; k < 40; k++)
+            for (i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++)
+                alloc_zeroed_then_dirty(&a, sizes[i]);
+        rk_arena_reset(&a, 32u << 20);
+        CHECK(a.spare != NULL);
+    }
+    rk_arena_free(&a);
+}
+
+/* rk_alloc_raw hands out bytes without zeroing them, and every rk_alloc after it is still zeroed
+ * (a kept block is dirty: the raw bytes are taken past the zeroed ones, which start again after
+ * them). */
+static void test_raw_then_zeroed(void)
+{
+    static const size_t raw_sizes[] = {3000, 5000, 16, 2048, 9000, 1};
+    static const size_t sizes[] = {100, 2500, 8, 4000, 1, 30000};
+    rk_arena a;
+    int round, k, i;
+    rk_arena_init(&a);
+    for (round = 0; round < 3; round++) {
+        for (k = 0; k < 30; k++)
+            for (i = 0; i < 6; i++) {
+                unsigned char *raw = rk_alloc_raw(&a, raw_sizes[i]);
+                CHECK(raw != NULL && ((size_t)raw % 8) == 0);
+                if (raw)
+                    memset(raw, 0xcd, raw_sizes[i]);
+                alloc_zeroed_then_dirty(&a, sizes[i]);
+            }
+        rk_arena_reset(&a, 32u << 20);
+    }
+    CHECK(rk_alloc_raw(&a, 0) != NULL); /* as rk_alloc: a size 0 gets 8 bytes */
+    rk_arena_free(&a);
+}
+
 int main(void)
 {
     test_block_kept_current();
     test_map_reserve();
     test_reset_reuses();
+    test_reset_zeroes_as_handed_out();
+    test_raw_then_zeroed();
     test_zeroed_and_aligned();
     test_large_block();
     test_strndup();

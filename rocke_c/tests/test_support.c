@@ -1,6 +1,7 @@
 /* test_support.c: the support layer every stage uses (support.h): the hash map, the
  * buffer's exact reserve and inline appends (the rest of the buffer: test_buf.c), the
- * type-name parser, number formatting, list membership, Python's integer division. */
+ * name table, the type-name parser, number formatting, list membership, Python's integer
+ * division. */
 #include <string.h>
 #include <stdio.h>
 #include "../src/internal.h"
@@ -50,13 +51,17 @@ static void test_map_growth(void)
         entries[i] = rk_map_put(&m, &arena, keys[i], rk_hash(keys[i]), sizeof(test_entry), NULL);
         if (!entries[i])
             ok = 0;
-        else
+        else {
+            CHECK(entries[i]->k.aux == 0); /* the owner's field: zero when added */
             entries[i]->value = i;
+            entries[i]->k.aux = (unsigned int)i + 1;
+        }
     }
     CHECK(ok && m.n == 5000);
     CHECK(m.cap >= 2 * m.n && (m.cap & (m.cap - 1)) == 0);
     for (i = 0; i < 5000; i++)
-        if (rk_map_get(&m, keys[i], rk_hash(keys[i])) != entries[i] || entries[i]->value != i)
+        if (rk_map_get(&m, keys[i], rk_hash(keys[i])) != entries[i] || entries[i]->value != i
+            || entries[i]->k.aux != (unsigned int)i + 1)
             ok = 0;
     CHECK(ok);
     rk_arena_free(&arena);
@@ -202,11 +207,48 @@ static void test_int_math(void)
     CHECK(rk_roundup(7, 4) == 8 && rk_roundup(8, 4) == 8 && rk_roundup(-7, 4) == -4);
 }
 
+/* The name table: a name goes to the array at its trailing number when that slot is free, else
+ * to the map; both ways find it by its bytes, and rk_names_at only by the very string. */
+static void test_names(void)
+{
+    rk_arena arena;
+    rk_names t;
+    test_entry *add7, *e;
+    int added = -1;
+    char copy[16];
+    const char *add7_name = "%add7", *c7 = "%c7", *param = "%X", *big = "%v1234567890";
+    rk_arena_init(&arena);
+    CHECK(rk_names_init(&t, &arena, 16, sizeof(test_entry)) == 0 && t.cap == 16);
+    CHECK(rk_names_get(&t, add7_name) == NULL && rk_names_at(&t, 7, add7_name) == NULL);
+    add7 = rk_names_put(&t, &arena, add7_name, &added);
+    CHECK(add7 && added == 1 && add7->value == 0 && t.rest.n == 0);
+    add7->value = 7;
+    CHECK(rk_names_at(&t, 7, add7_name) == add7);
+    strcpy(copy, add7_name);
+    CHECK(rk_names_at(&t, 7, copy) == NULL);  /* another string: by its bytes only */
+    CHECK(rk_names_get(&t, copy) == add7);
+    CHECK(rk_names_put(&t, &arena, copy, &added) == add7 && added == 0);
+    /* the same number, another name: the map */
+    e = rk_names_put(&t, &arena, c7, &added);
+    CHECK(e && e != add7 && added == 1 && t.rest.n == 1);
+    CHECK(rk_names_get(&t, c7) == e && rk_names_at(&t, 7, c7) == NULL);
+    /* no digits, a number past the array, more than 9 digits: the map */
+    CHECK(rk_names_put(&t, &arena, param, NULL) != NULL && rk_names_get(&t, param) != NULL);
+    CHECK(rk_names_put(&t, &arena, "%b99", NULL) != NULL && rk_names_get(&t, "%b99") != NULL);
+    CHECK(rk_names_put(&t, &arena, big, NULL) != NULL && rk_names_get(&t, big) != NULL);
+    CHECK(t.rest.n == 4);
+    /* a free slot: never put */
+    CHECK(rk_names_get(&t, "%add8") == NULL && rk_names_get(&t, "%add0") == NULL);
+    CHECK(rk_names_at(&t, 0, add7_name) == NULL && rk_names_at(&t, 16, add7_name) == NULL);
+    rk_arena_free(&arena);
+}
+
 int main(void)
 {
     test_map_put_get();
     test_map_growth();
     test_map_collisions();
+    test_names();
     test_buf_reserve();
     test_buf_room_and_puts();
     test_type_names();
