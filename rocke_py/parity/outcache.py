@@ -27,6 +27,8 @@ SCHEMA = "rocke-parity.outputs/v1"
 SIDES = ("py", "c")
 _RUN_FIELDS = ("kind", "code", "message", "sha256", "nbytes", "seconds")
 _OUTCOME_FIELDS = _RUN_FIELDS[:-1]  # what a run gave, without how long it took
+#: the records a cache file's ``.fp`` vouches for: a full gate's, and its shards' (up to 8)
+_FINGERPRINTS = 8
 
 
 def build_id_of(spec: EngineSpec, side: str) -> str:
@@ -90,11 +92,12 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
     """Both engines' results of this run, merged into their cache files; entries whose config
     bytes are no longer any config's (``keep``: the sha256s of the tree's configs) are dropped.
 
-    Next to a side's file, ``.fp`` holds the fingerprint of the outcomes and the tree it was last
-    recorded for, and the sha256 of the file's bytes then: a run with those outcomes on that tree,
-    finding those very bytes, neither parses nor rewrites the file (the common run: parsing and
-    comparing every entry cost more than judging the run). Any other write of the file (another
-    run's, a hand's) changes its bytes, and the entries are compared one by one again."""
+    Next to a side's file, ``.fp`` holds the sha256 of the file's bytes and the fingerprints of
+    the records (a run's outcomes and its tree) known to be in those bytes, the last
+    ``_FINGERPRINTS``: a run whose record is one of them, finding those very bytes, neither
+    parses nor rewrites the file (the common run, or the shards of one: parsing and comparing
+    every entry cost more than judging the run). Any other write of the file (another run's, a
+    hand's) changes its bytes, and the entries are compared one by one again."""
     results = [r for r in results if r.death is None]
     objects = ObjectCache(root)
     keys = {id(r): item_key(r.item) for r in results}  # one hash of the config's bytes per job, not per side
@@ -106,8 +109,11 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
         path = cache_path(root, side, build_id_of(spec, side))
         fp = _fingerprint([(keys[id(r)], rs) for r, rs in runs], keep)
         data = _read(path)
-        if data and _read_fingerprint(path) == _vouch(fp, data):
-            continue  # this very record is what the file holds
+        held, known = _read_fingerprints(path)
+        if not data or held != _sha(data):
+            known = []
+        if fp in known:
+            continue  # this very record is in the file
         old = _parse(data)
         entries = {k: v for k, v in old.items() if k.split(":", 1)[0] in keep}
         changed = len(entries) != len(old)
@@ -126,7 +132,9 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
             doc = {"schema": SCHEMA, "side": side, "build_id": path.stem.split("-", 1)[1], "runs": entries}
             data = (json.dumps(doc, sort_keys=True) + "\n").encode()
             atomic_write(path, data)
-        atomic_write(_fingerprint_path(path), _vouch(fp, data).encode())  # after the file it vouches for
+            known = []
+        known = [*known, fp][-_FINGERPRINTS:]
+        atomic_write(_fingerprint_path(path), "\n".join([_sha(data), *known]).encode())  # after the file
 
 
 def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) -> str:
@@ -138,22 +146,23 @@ def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) 
     return hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _vouch(fingerprint: str, data: bytes) -> str:
-    """What ``.fp`` holds: the record's fingerprint and the sha256 of the file's bytes."""
+def _sha(data: bytes) -> str:
     import hashlib
 
-    return f"{fingerprint} {hashlib.sha256(data).hexdigest()}"
+    return hashlib.sha256(data).hexdigest()
 
 
 def _fingerprint_path(path: Path) -> Path:
     return path.with_suffix(".fp")
 
 
-def _read_fingerprint(path: Path) -> str:
+def _read_fingerprints(path: Path) -> tuple[str, list[str]]:
+    """``.fp``: the sha256 of the file's bytes it vouches for, and the records' fingerprints."""
     try:
-        return read_data_file(_fingerprint_path(path)).decode("ascii")
+        lines = read_data_file(_fingerprint_path(path)).decode("ascii").split("\n")
     except (OSError, UnicodeDecodeError):
-        return ""
+        return "", []
+    return lines[0], lines[1:]
 
 
 def lookup(root: Path, spec: EngineSpec, side: str, items: list[WorkItem]) -> dict[int, tuple]:

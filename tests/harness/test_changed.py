@@ -182,3 +182,24 @@ def test_a_record_its_fingerprint_vouches_for_is_not_parsed_again(tmp_path, monk
     assert len(parsed) == 1 and b'"E_X"' in path.read_bytes()  # the py side's file read again; its outcome back
     outcache.record(tmp_path, spec, [res], keep | {"0" * 64})  # a config more in the tree: compared again
     assert len(parsed) == 3
+
+
+def test_the_records_of_a_gate_and_of_its_shards_are_all_vouched_for(tmp_path, monkeypatch):
+    from rocke_py.parity import outcache
+    from rocke_py.parity.engines import EngineRun
+    from rocke_py.parity.runner import JobResult, WorkItem
+
+    run = EngineRun("rejected", "E_X", "a message", seconds=0.1)
+    both = [JobResult(WorkItem(k, k.encode(), "spec", "llvm22"), (run, run), (run, run)) for k in ("one", "two")]
+    spec, keep = pt.engine_spec(), {hashlib.sha256(k.encode()).hexdigest() for k in ("one", "two")}
+    parsed: list[bytes] = []
+    real_parse = outcache._parse
+    monkeypatch.setattr(outcache, "_parse", lambda data: parsed.append(data) or real_parse(data))
+    outcache.record(tmp_path, spec, both, keep)  # the full gate
+    for shard in ([both[0]], [both[1]]):
+        outcache.record(tmp_path, spec, shard, keep)  # a shard: nothing new, but not vouched for yet
+    first_round = len(parsed)
+    for _ in range(2):  # later rounds: every one of the three records is vouched for
+        for results in (both, [both[0]], [both[1]]):
+            outcache.record(tmp_path, spec, results, keep)
+    assert first_round == 6 and len(parsed) == first_round  # 3 records x 2 sides, then none
