@@ -141,8 +141,9 @@ def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) 
     """A digest of a run's outcomes by key (every field but the seconds) and of the tree's configs."""
     import hashlib
 
-    outcomes = sorted([key, [[getattr(x, f) for f in _OUTCOME_FIELDS] for x in rs]] for key, rs in runs)
-    doc = json.dumps([SCHEMA, sorted(keep), outcomes], separators=(",", ":"))
+    # repr: unambiguous whatever a message holds, and made in C
+    lines = sorted(repr((key, [tuple(getattr(x, f) for f in _OUTCOME_FIELDS) for x in rs])) for key, rs in runs)
+    doc = "\n".join([SCHEMA, *sorted(keep), *lines])
     return hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()
 
 
