@@ -719,25 +719,34 @@ class Pool:
         costs: Sequence[float] | None = None,
     ) -> None:
         pending: deque[int] = deque(order if order is not None else range(len(items)))
+        # with a stop (--maxfail) a batch goes only to an idle worker: one sent ahead would run
+        # after the stop, and a crash storm would not end early
+        ahead = _AHEAD if stop is None else 0
         left = sum(costs) if costs is not None else 0.0  # the cost of what is not handed out yet
         done = 0
         startup_deaths = 0
 
+        stopped = False
+
         def finish(i: int, res: JobResult) -> None:
-            nonlocal done
+            nonlocal done, stopped
             results[i] = res
             done += 1
             if on_result is not None:
                 on_result(res)
             if stop is not None and pending and stop(res):
+                stopped = True
                 done += len(pending)  # dropped: never handed out
                 pending.clear()
 
         def replace(w: _Worker) -> None:
-            nonlocal left
-            pending.extendleft(reversed(w.batch))  # what the lost worker had not run yet runs elsewhere
-            if costs is not None:
-                left += sum(costs[i] for i in w.batch)  # handed out again: its cost is left again
+            nonlocal left, done
+            if stopped:  # what the lost worker had not run is dropped with the rest
+                done += len(w.batch)
+            else:
+                pending.extendleft(reversed(w.batch))  # what the lost worker had not run yet runs elsewhere
+                if costs is not None:
+                    left += sum(costs[i] for i in w.batch)  # handed out again: its cost is left again
             w.batch.clear()
             self._workers.remove(w)
             if pending or any(x.job is not None for x in self._workers):
@@ -750,7 +759,7 @@ class Pool:
             # reads the next one as that job ends); batches shrink as the queue does, so the tail
             # stays balanced
             for w in self._workers:
-                if w.alive and w.ready and len(w.batch) <= _AHEAD and not w.out and pending:
+                if w.alive and w.ready and len(w.batch) <= ahead and not w.out and pending:
                     size = batch_size(len(pending), len(self._workers))
                     new: list[int] = []
                     if costs is None:

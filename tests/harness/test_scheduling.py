@@ -183,3 +183,18 @@ def test_large_batches_and_large_results_never_wait_for_each_other(tmp_path):
         pytest.fail("the pool hung: the parent and its worker each waited for the other to read")
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) >= 1  # batches did go to a busy worker
+
+
+def test_after_a_stop_a_lost_workers_unrun_jobs_are_dropped_too(tmp_path):
+    # one worker, 40 jobs that each kill it: the first batch holds 10; the stop comes with the
+    # first crash, and the other 9 of that batch must not be handed out again (--maxfail on a
+    # crash storm ends early), nor may any batch go out ahead of the stop
+    storm = {f"wgrad/{i:02d}-storm": {"standin": {"c": "abort"}} for i in range(40)}
+    root = pt.make_tree(tmp_path, storm)
+    work = [
+        WorkItem(cid, (root / "parity_configs" / f"{cid}.toml").read_bytes(), "spec", "llvm22") for cid in sorted(storm)
+    ]
+    with Pool(pt.engine_spec(), 1, 10) as pool:
+        results = pool.run(work, stop=lambda res: True)
+        assert pool.prefetched == 0
+    assert len(results) == 1 and results[0].death is not None
