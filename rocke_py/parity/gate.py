@@ -492,7 +492,7 @@ def text_store(root: Path) -> ObjectCache | None:
     here, before they fork); None when it cannot be made (the texts then come over the pipe)."""
     cache = ObjectCache(root)
     try:
-        cache.dir
+        cache.dir  # made now, by this process
     except OSError:
         return None
     return cache
