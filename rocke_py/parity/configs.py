@@ -179,8 +179,9 @@ class ParityTables:
             doc = json.loads(read_regular(self.path, 64 << 20)[0])
         except (OSError, ValueError):
             return {}
-        ok = isinstance(doc, dict) and doc.get("code") == self.code and isinstance(doc.get("tables"), dict)
-        return doc["tables"] if ok else {}
+        if not self.code or not isinstance(doc, dict) or doc.get("code") != self.code:
+            return {}
+        return doc["tables"] if isinstance(doc.get("tables"), dict) else {}
 
     def parse(self, text: str) -> tuple[str, Expectation, str | None]:
         """:func:`parse_parity_table` of ``text``, from the cache when it holds it (ValueError alike)."""
@@ -200,7 +201,7 @@ class ParityTables:
 
     def save(self) -> None:
         """Keep this discovery's tables (best effort: a tree whose state cannot be written parses again)."""
-        if self.now == self.old:
+        if self.now == self.old or not self.code:
             return
         from rocke_py.parity.state import atomic_write, state_dir
 
@@ -227,8 +228,12 @@ def _is_table(got: object) -> bool:
 
 
 def _parser_code_id() -> str:
-    """What the tables depend on besides the text: this module's code and tomllib's (the Python version)."""
-    code = hashlib.sha256(Path(__file__).read_bytes())
+    """What the tables depend on besides the text: this module's code and tomllib's (the Python
+    version); '' when the code cannot be read (an install without sources: no table is kept)."""
+    try:
+        code = hashlib.sha256(Path(__file__).read_bytes())
+    except OSError:
+        return ""
     code.update(sys.version.encode())
     return code.hexdigest()[:16]
 

@@ -158,3 +158,10 @@ def test_kept_tables_that_do_not_fit_are_not_trusted(tmp_path, edit):
     path.write_text(json.dumps(doc))
     neg = discover(tmp_path).by_id()["wgrad/100-neg"]
     assert neg.expect == Expectation("WGRAD_X") and neg.description != "another reading"
+
+
+def test_without_its_sources_the_harness_keeps_no_tables(tmp_path, monkeypatch):
+    monkeypatch.setattr(configs_mod, "_parser_code_id", lambda: "")  # an install without .py files
+    pt.make_tree(tmp_path, {"wgrad/00-base": {}})
+    discover(tmp_path)
+    assert not (tmp_path / ".rocke-parity" / configs_mod.ParityTables.FILE_NAME).exists()
