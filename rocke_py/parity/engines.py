@@ -153,6 +153,10 @@ class EngineRun:
         """What must be equal for two runs to count as the same result."""
         return (self.kind, self.code, self.message, self.sha256)
 
+    def outcome(self) -> tuple[str, str, str, str, int]:
+        """Every field but the seconds (the output cache's ``_OUTCOME_FIELDS``, in that order)."""
+        return (self.kind, self.code, self.message, self.sha256, self.nbytes)
+
     def short(self) -> str:
         if self.kind == "emitted":
             return f"emitted {self.nbytes} bytes (sha256 {self.sha256[:12]})"

@@ -11,6 +11,7 @@ whose jobs are not its shard's."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from rocke_py.parity.compare import Status
@@ -110,7 +111,8 @@ def merge_reports(paths: list[str]) -> dict:
     problems = _ordered_union([d["run_level_failures"] for d in docs])
     shard_notes = [[n for n in d["notes"] if not n.startswith("shard ")] for d in docs]
     passed = not problems and not_run == 0 and all(r["passed"] for r in jobs)
-    counts = {s.value: sum(r["status"] == s.value for r in jobs) for s in Status}
+    got = Counter(r["status"] for r in jobs)
+    counts = {s.value: got[s.value] for s in Status}
     walls = [float(d.get("wall_seconds") or 0.0) for d in sorted(docs, key=lambda d: d["shard"]["index"])]
     head = docs[0]["summary"]
     summary = {

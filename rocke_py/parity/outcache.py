@@ -142,7 +142,7 @@ def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) 
     import hashlib
 
     # repr: unambiguous whatever a message holds, and made in C
-    lines = sorted(repr((key, [tuple(getattr(x, f) for f in _OUTCOME_FIELDS) for x in rs])) for key, rs in runs)
+    lines = sorted(repr((key, [x.outcome() for x in rs])) for key, rs in runs)
     doc = "\n".join([SCHEMA, *sorted(keep), *lines])
     return hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()
 

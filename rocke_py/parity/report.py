@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -95,14 +96,20 @@ def detail_lines(res: JobResult, limit: int = _DETAIL_LINES) -> list[str]:
 def count_rows(jobs: list[tuple[str, str, bool]]) -> tuple[list[str], list[list[str]]]:
     """The statuses-by-family table of ``(family, status, passed)`` triples: headers and rows
     (one per family, then ``total``), as the terminal and the Markdown summary print it."""
-    present = [s.value for s in Status if any(st == s.value for _, st, _ in jobs)]
-    families = sorted({fam for fam, _, _ in jobs})
+    # one pass over the jobs (a status-by-job scan per cell was most of a large gate's report)
+    by_family: dict[str, Counter] = {}
+    failed: Counter = Counter()
+    for fam, st, ok in jobs:
+        by_family.setdefault(fam, Counter())[st] += 1
+        failed[fam] += not ok
+    total = sum(by_family.values(), Counter())
+    present = [s.value for s in Status if total[s.value]]
     headers = ["family", *present, "jobs", "failed"]
     rows: list[list[str]] = []
-    for fam in [*families, "total"]:
-        js = [j for j in jobs if fam == "total" or j[0] == fam]
-        rows.append([fam, *(str(sum(st == s for _, st, _ in js)) for s in present), str(len(js))])
-        rows[-1].append(str(sum(not ok for _, _, ok in js)))
+    for fam in [*sorted(by_family), "total"]:
+        counts = total if fam == "total" else by_family[fam]
+        bad = sum(failed.values()) if fam == "total" else failed[fam]
+        rows.append([fam, *(str(counts[s]) for s in present), str(sum(counts.values())), str(bad)])
     return headers, rows
 
 
@@ -311,9 +318,15 @@ def run_summary(run: GateRun) -> dict[str, object]:
         "jobs": len(run.verdicts),
         "failed": len(run.failures),
         "run_level_failures": len(run.problems) + len(run.stale_golden),
-        "counts": {s.value: n for s in Status if (n := sum(v.status is s for v in run.verdicts))},
+        "counts": status_counts(run, nonzero=True),
         "wall_seconds": round(run.wall_seconds, 3),
     }
+
+
+def status_counts(run: GateRun, nonzero: bool = False) -> dict[str, int]:
+    """Jobs by status, every status in the set's order (``nonzero``: only those some job has)."""
+    got = Counter(v.status for v in run.verdicts)
+    return {s.value: got[s] for s in Status if got[s] or not nonzero}
 
 
 def _compact(rec: dict[str, object]) -> dict[str, object]:
@@ -347,7 +360,7 @@ def report_doc(
         "timeout_seconds": run.timeout,
         "wall_seconds": round(run.wall_seconds, 3),
         "engines": ({"py_modes": list(run.info.py_modes), "c_modes": list(run.info.c_modes)} if run.info else None),
-        "counts": {s.value: sum(v.status is s for v in run.verdicts) for s in Status},
+        "counts": status_counts(run),
         "not_run": run.not_run,
         "shard": None if run.shard is None else {**run.shard.as_json(), "partial": run.partial_note(False) or False},
         "jobs": [r if full or not v.passed else _compact(r) for r, v in zip(records, run.verdicts)],

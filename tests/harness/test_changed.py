@@ -143,6 +143,7 @@ def test_a_recorded_run_has_every_field_the_cache_reads_back():
     run = EngineRun("emitted", "", "", "ab" * 32, 12, 0.5)
     assert tuple(outcache._run_json(run)) == outcache._RUN_FIELDS
     assert outcache._run_of(outcache._run_json(run)) == run
+    assert run.outcome() == tuple(getattr(run, f) for f in outcache._OUTCOME_FIELDS)  # what a fingerprint hashes
 
 
 def test_a_gate_that_changes_no_outcome_leaves_the_cache_file_alone(repo):
