@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Iterable
 
 from rocke_py.parity._toml import tomllib
-from rocke_py.parity.fileio import MAX_CONFIG_BYTES, NotRegularFile, is_inside, read_regular
+from rocke_py.parity.fileio import MAX_CONFIG_BYTES, NotRegularFile, is_inside, read_data_file, read_regular
+from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
 
 CONFIG_DIR = "parity_configs"
 #: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
@@ -167,8 +168,6 @@ class ParityTables:
     FILE_NAME = "parity-tables.json"
 
     def __init__(self, root: Path) -> None:
-        from rocke_py.parity.state import STATE_DIR
-
         self.path = root / STATE_DIR / self.FILE_NAME
         self.code = _parser_code_id()
         self.old = self._load()
@@ -176,7 +175,7 @@ class ParityTables:
 
     def _load(self) -> dict[str, list]:
         try:
-            doc = json.loads(read_regular(self.path, 64 << 20)[0])
+            doc = json.loads(read_data_file(self.path))
         except (OSError, ValueError):
             return {}
         if not self.code or not isinstance(doc, dict) or doc.get("code") != self.code:
@@ -203,8 +202,6 @@ class ParityTables:
         """Keep this discovery's tables (best effort: a tree whose state cannot be written parses again)."""
         if self.now == self.old or not self.code:
             return
-        from rocke_py.parity.state import atomic_write, state_dir
-
         try:
             state_dir(self.path.parent.parent)
             doc = {"code": self.code, "tables": self.now}

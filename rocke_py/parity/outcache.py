@@ -13,6 +13,7 @@ run that asks (``--changed``, ``--reuse SIDE``) reads them, and says which jobs 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 from typing import Iterable
@@ -42,9 +43,7 @@ def cache_path(root: Path, side: str, build: str) -> Path:
 
 
 def item_key(item: WorkItem) -> str:
-    import hashlib
-
-    return f"{hashlib.sha256(item.data).hexdigest()}:{item.mode}:{item.call_flavor}"
+    return f"{_sha(item.data)}:{item.mode}:{item.call_flavor}"
 
 
 def _load(path: Path) -> dict[str, list]:
@@ -83,7 +82,7 @@ def _same_outcome(cached: object, runs: tuple[EngineRun, ...]) -> bool:
     if not isinstance(cached, list) or len(cached) != len(runs):
         return False
     return all(
-        isinstance(d, dict) and all(d.get(k) == getattr(run, k) for k in _OUTCOME_FIELDS)
+        isinstance(d, dict) and tuple(d.get(k) for k in _OUTCOME_FIELDS) == run.outcome()
         for d, run in zip(cached, runs)
     )
 
@@ -139,17 +138,13 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
 
 def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) -> str:
     """A digest of a run's outcomes by key (every field but the seconds) and of the tree's configs."""
-    import hashlib
-
     # repr: unambiguous whatever a message holds, and made in C
     lines = sorted(repr((key, [x.outcome() for x in rs])) for key, rs in runs)
     doc = "\n".join([SCHEMA, *sorted(keep), *lines])
-    return hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()
+    return _sha(doc.encode("utf-8", "surrogatepass"))
 
 
 def _sha(data: bytes) -> str:
-    import hashlib
-
     return hashlib.sha256(data).hexdigest()
 
 
