@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rocke_py.parity.engines import MODES, EngineSpec
-from rocke_py.parity.gate import UsageError
 
-if TYPE_CHECKING:  # the driver is imported when the command runs: every other command's start stays light
+# the driver and the gate are imported when the command runs: the parser (and so every other
+# command's start, and the gate's early workers) stays light
+if TYPE_CHECKING:
     from rocke_py.fuzz.driver import Settings
 
 
@@ -39,6 +40,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def settings(args: argparse.Namespace) -> Settings:
     from rocke_py.fuzz.driver import Settings
     from rocke_py.fuzz.generate import FAMILIES
+    from rocke_py.parity.gate import UsageError
 
     fams = tuple(f.strip() for item in args.family for f in item.split(",") if f.strip()) or FAMILIES
     bad = [f for f in fams if f not in FAMILIES]
@@ -69,6 +71,7 @@ def settings(args: argparse.Namespace) -> Settings:
 def run(args: argparse.Namespace, root: Path, engines: EngineSpec, out: TextIO) -> int:
     from rocke_py.fuzz.driver import run_fuzz
     from rocke_py.fuzz.oracles import NumericsUnavailable, load_numerics
+    from rocke_py.parity.gate import UsageError
 
     s = settings(args)
     try:

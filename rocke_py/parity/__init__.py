@@ -7,7 +7,7 @@ Modules, one job each:
 - ``runner``      the crash-isolating worker pool (CRASH, TIMEOUT, determinism re-run)
 - ``compare``     the closed status set and its pass rule; classification of one job
 - ``known_gaps``  ``parity_configs/known_gaps.toml``
-- ``golden``      ``parity_configs/golden.json`` and the local output cache used for renumbering checks
+- ``golden``      ``parity_configs/golden.json`` and its renumbering checks (old texts from ``objects``)
 - ``canon``       SSA renumbering and first-divergence helpers
 - ``gate``        one gate run: discovery → jobs → pool → classification → gaps → golden
 - ``diff``        ``rocke-parity diff``: one job, in-process, explained
@@ -16,5 +16,8 @@ Modules, one job each:
 - ``newconfig``   ``rocke-parity new``
 - ``state``       ``.rocke-parity/`` (local, self-ignoring) and atomic writes
 - ``_toml``       tomllib, or tomli on Python 3.10
-- ``cli``         argparse front end (``rocke-parity``, ``parity-diff``)
+- ``root``        the repository root (the nearest directory holding ``parity_configs/``)
+- ``objects``     the local object cache of texts by sha256 (``.rocke-parity/objects/``)
+- ``cli``         argparse front end (``rocke-parity``, ``parity-diff``), and the gate's early workers
+- ``commands``    the commands behind the parser
 """

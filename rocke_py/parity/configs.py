@@ -30,9 +30,9 @@ from typing import Iterable
 
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.fileio import MAX_CONFIG_BYTES, NotRegularFile, is_inside, read_data_file, read_regular
+from rocke_py.parity.root import CONFIG_DIR
 from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
 
-CONFIG_DIR = "parity_configs"
 #: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
 NEGATIVE_FROM = 100
 
@@ -41,10 +41,6 @@ _FAMILY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PARITY_KEYS = ("description", "expect", "isa")
-
-
-class RootNotFound(Exception):
-    """No directory containing ``parity_configs/`` at or above the start directory."""
 
 
 @dataclass(frozen=True)
@@ -112,15 +108,6 @@ class Discovery:
 
     def by_id(self) -> dict[str, Config]:
         return {c.id: c for c in self.configs}
-
-
-def find_root(start: Path | None = None) -> Path:
-    """The nearest directory at or above ``start`` (default: cwd) that contains ``parity_configs/``."""
-    here = (start or Path.cwd()).resolve()
-    for d in (here, *here.parents):
-        if (d / CONFIG_DIR).is_dir():
-            return d
-    raise RootNotFound(f"no {CONFIG_DIR}/ directory in {here} or any parent (use --root)")
 
 
 def config_id(family: str, number: int, slug: str) -> str:

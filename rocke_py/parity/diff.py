@@ -29,7 +29,6 @@ from rocke_py.parity.known_gaps import evidence_toml
 from rocke_py.parity.runner import JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
-DEFAULT_FLAVOR = "llvm22"
 
 
 class DiffUsageError(Exception):

@@ -30,6 +30,10 @@ FLAVORLESS_MODES = ("spec", "ir")
 NO_FLAVOR = "-"
 #: The flavor passed to the engines for flavorless modes (the contract wants it explicit).
 FLAVORLESS_CALL_FLAVOR = "llvm22"
+#: The flavor ``emit`` prints when none is asked for.
+DEFAULT_FLAVOR = "llvm22"
+#: A config's jobs at most: one per flavorless mode, and mode ll once per flavor.
+JOBS_PER_CONFIG = len(FLAVORLESS_MODES) + len(FLAVORS)
 
 EmitFn = Callable[[bytes, str, str], object]
 ModesFn = Callable[[], object]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -26,14 +25,16 @@ from rocke_py.parity.engines import (
     FLAVORLESS_CALL_FLAVOR,
     FLAVORLESS_MODES,
     FLAVORS,
+    JOBS_PER_CONFIG,
     MODES,
     NO_FLAVOR,
     EngineRun,
     EngineSpec,
 )
-from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, ObjectCache, output_key, renumbering_verdict
+from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, output_key, renumbering_verdict
 from rocke_py.parity.known_gaps import KnownGap, KnownGaps
-from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem
+from rocke_py.parity.objects import ObjectCache, text_store
+from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem, pool_size
 from rocke_py.parity.shards import Shard, ShardInfo, shard_info
 
 _KERNEL_NAME_RE = re.compile(r"^kernel_name = (.*?)\r?$", re.MULTILINE)
@@ -487,17 +488,6 @@ def build_jobs(configs: list[Config], modes: tuple[str, ...], flavors: tuple[str
     return jobs
 
 
-def text_store(root: Path) -> ObjectCache | None:
-    """Where the workers leave the texts they do not send back: the local object cache (made
-    here, before they fork); None when it cannot be made (the texts then come over the pipe)."""
-    cache = ObjectCache(root)
-    try:
-        cache.dir  # made now, by this process
-    except OSError:
-        return None
-    return cache
-
-
 def run_gate(
     root: Path,
     sel: Selection = Selection(),
@@ -508,18 +498,19 @@ def run_gate(
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
     reuse: str | None = None,
+    early: Pool | None = None,
 ) -> GateRun:
     """``failed_first``: jobs (config id, key) handed out before the others (--failed-first);
     ``maxfail``: stop handing out jobs after that many failing ones (the run then fails and is
     partial: it says how many jobs it did not run); ``reuse``: "py" or "c", that engine's
-    outputs are taken from the cache where it has them (``outcache``; --changed, --reuse)."""
+    outputs are taken from the cache where it has them (``outcache``; --changed, --reuse);
+    ``early``: workers the command line started for this run (``cli.early_pool``), used when
+    they are the ones this run needs and closed otherwise."""
     t0 = time.monotonic()
     check_names(sel)
     # the workers load the engines while this process reads the configs, the gaps and the manifest
-    size = workers or os.cpu_count() or 1
-    if sel.configs:  # a named selection has at most 1 + 1 + 3 jobs a config: no idle workers
-        size = min(size, len(sel.configs) * (len(FLAVORLESS_MODES) + len(FLAVORS)))
-    pool = Pool(engines, size, timeout, text_store(root)).launch()
+    size = pool_size(workers, len(sel.configs) * JOBS_PER_CONFIG if sel.configs else None)
+    pool = adopt_pool(early, root, engines, size, timeout) or Pool(engines, size, timeout, text_store(root)).launch()
     try:
         disc = discover(root)
         run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
@@ -536,6 +527,18 @@ def run_gate(
         pool.close()
     run.wall_seconds = time.monotonic() - t0
     return run
+
+
+def adopt_pool(early: Pool | None, root: Path, engines: EngineSpec, size: int, timeout: float) -> Pool | None:
+    """``early`` when it runs these engines with this many workers, this timeout and the root's
+    object cache; otherwise None (and ``early`` is closed: its workers are not this run's)."""
+    if early is None:
+        return None
+    store_root = early.store.root if isinstance(early.store, ObjectCache) else None
+    if (early.spec, early.size, early.timeout, store_root) == (engines, size, timeout, root):
+        return early
+    early.close()
+    return None
 
 
 def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -49,7 +48,8 @@ from rocke_py.parity.canon import canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
 from rocke_py.parity.fileio import read_data_file
-from rocke_py.parity.state import atomic_write, state_dir
+from rocke_py.parity.objects import ObjectCache
+from rocke_py.parity.state import atomic_write
 
 SCHEMA = "rocke-parity.golden/v2"
 SCHEMA_V1 = "rocke-parity.golden/v1"
@@ -249,52 +249,6 @@ def write(path: Path, manifest: Manifest) -> None:
 
 
 # ----------------------------------------------------------------------------- output cache
-
-
-class ObjectCache:
-    """Texts by sha256 under ``.rocke-parity/objects/`` (zlib), local and never committed."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._dir: Path | None = None
-
-    @property
-    def dir(self) -> Path:
-        if self._dir is None:
-            self._dir = state_dir(self.root) / "objects"
-            self._dir.mkdir(exist_ok=True)
-        return self._dir
-
-    def _path(self, sha: str) -> Path:
-        return self.dir / f"{sha}.z"
-
-    def has(self, sha: str) -> bool:
-        try:
-            return self._path(sha).exists()
-        except OSError:  # no cache directory and none can be made: nothing is there
-            return False
-
-    def get(self, sha: str) -> str | None:
-        try:
-            return zlib.decompress(read_data_file(self._path(sha))).decode("utf-8", "surrogateescape")
-        except (OSError, zlib.error):
-            return None
-
-    def put(self, sha: str, text: str) -> None:
-        if not self.has(sha):
-            atomic_write(self._path(sha), zlib.compress(text.encode("utf-8", "surrogateescape"), 6))
-
-    def prune(self, keep: set[str]) -> None:
-        try:
-            stored = list(self.dir.glob("*.z"))
-        except OSError:  # no cache directory and none can be made: nothing to prune
-            return
-        for p in stored:
-            if p.stem not in keep:
-                try:
-                    p.unlink()
-                except OSError:
-                    pass
 
 
 def renumbering_verdict(cache: ObjectCache | None, old_sha: str, new_text: str | None) -> str:

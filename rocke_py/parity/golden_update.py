@@ -21,7 +21,8 @@ from pathlib import Path
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.gate import GateRun, Verdict
-from rocke_py.parity.golden import Change, Coverage, GoldenEntry, Manifest, ObjectCache, Output
+from rocke_py.parity.golden import Change, Coverage, GoldenEntry, Manifest, Output
+from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.state import file_lock
 
 

@@ -61,9 +61,9 @@ from rocke_py.parity.configs import (
     parse_parity_table,
     resolve_id,
 )
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec
+from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, JOBS_PER_CONFIG, EngineSpec
 from rocke_py.parity.gate import Job, UsageError, build_jobs
-from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem
+from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem, pool_size
 from rocke_py.parity.state import file_lock, state_dir
 
 _HEADER_RE = re.compile(r"^[ \t]*\[[ \t]*([A-Za-z0-9_-]+)[ \t]*\][ \t]*(?:#.*)?$")
@@ -657,7 +657,7 @@ def run_new(
 
     data = text.encode("utf-8")
     try:
-        with Pool(engines, min(workers or os.cpu_count() or 1, 5), timeout) as pool:
+        with Pool(engines, pool_size(workers, JOBS_PER_CONFIG), timeout) as pool:
             results = _run(pool, source, data)
             if expect is None:
                 return _propose(p, pool, disc, results, timeout)

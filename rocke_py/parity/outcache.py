@@ -20,7 +20,7 @@ from typing import Iterable
 
 from rocke_py.parity.engines import EngineRun, EngineSpec
 from rocke_py.parity.fileio import read_data_file
-from rocke_py.parity.golden import ObjectCache
+from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.runner import JobResult, WorkItem
 from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
 

@@ -197,6 +197,13 @@ def start_method() -> str:
     return "spawn"
 
 
+def pool_size(workers: int | None, most_jobs: int | None = None) -> int:
+    """Workers for a run: ``workers`` (default one per CPU), but no more than ``most_jobs``, the
+    jobs the run can have (a named selection: no idle workers)."""
+    size = workers or os.cpu_count() or 1
+    return max(1, min(size, most_jobs) if most_jobs is not None else size)
+
+
 K = TypeVar("K")
 _MAX_BATCH = 16
 #: a worker gets its next batch when at most this many jobs of its batch are left
@@ -260,7 +267,7 @@ class Death:
 
 
 class TextStore(Protocol):
-    """Where a worker leaves the texts it does not send (``golden.ObjectCache``): by sha256."""
+    """Where a worker leaves the texts it does not send (``objects.ObjectCache``): by sha256."""
 
     def put(self, sha: str, text: str) -> None: ...
 
@@ -324,7 +331,7 @@ def _worker_main(
     conn: Connection, phase, seq, note, spec: EngineSpec, fault_path: str, parent_pid: int, store: TextStore | None
 ) -> None:
     _die_with_parent(parent_pid)
-    gc.set_threshold(*_GC_THRESHOLDS)  # a forked worker inherits the parent's (rare_collections)
+    gc.disable()  # while the engines load: their modules are kept for good, nothing to collect
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler
     fault = open(fault_path, "w")  # noqa: SIM115 - lives as long as the process
@@ -336,6 +343,12 @@ def _worker_main(
         frames = "".join(traceback.format_tb(e.__traceback__, limit=-3)).rstrip()
         conn.send(("init-error", f"{what}\n{frames}"))
         return
+    # what the process holds now (the engines' modules, the harness's) lives as long as it does:
+    # frozen, the collector's passes during the jobs walk only what the jobs made; the thresholds
+    # are the interpreter's, whatever the parent's were (a forked worker inherits rare_collections)
+    gc.freeze()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    gc.enable()
     _attach_note(spec, note)
     conn.send(("ready", engines.py_modes, engines.c_modes))
     while True:

@@ -15,7 +15,7 @@ import standin_tree as pt
 
 from rocke_py.parity.changes import affected
 from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.golden import ObjectCache
+from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.outcache import cache_path
 
 TREE = {f"wgrad/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(3)} | {"fwd/00-f": {"standin": {"salt": "f"}}}

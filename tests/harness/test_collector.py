@@ -1,5 +1,6 @@
 """The cyclic collector: a command's parent runs it rarely (it keeps every job's result to the
-end), and a worker it forks runs the engines under the interpreter's own thresholds."""
+end), and a worker it forks runs the engines under the interpreter's own thresholds, with what
+it held once the engines were loaded frozen (the collector's passes skip it)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from rocke_py.engine.result import Emitted
 
 
 def emit(config, mode, flavor):
-    return Emitted(repr(gc.get_threshold()))
+    return Emitted(repr((gc.get_threshold(), gc.isenabled(), gc.get_freeze_count() > 0)))
 
 
 def implemented_modes():
@@ -32,4 +33,5 @@ def test_the_parent_collects_rarely_and_a_worker_as_the_interpreter_does(tmp_pat
         with Pool(spec, 1, 60) as pool:
             (res,) = pool.run([WorkItem("x", b"", "spec", "llvm22")])
     assert gc.get_threshold() == before
-    assert res.py_text == repr(_GC_THRESHOLDS)  # not the parent's rare ones: the engines run as they would alone
+    # not the parent's rare ones: the engines run as they would alone; the loaded modules frozen
+    assert res.py_text == repr((_GC_THRESHOLDS, True, True))

@@ -10,7 +10,8 @@ import standin_tree as pt
 
 from rocke_py.parity import configs as configs_mod
 from rocke_py.parity.cli import main
-from rocke_py.parity.configs import Expectation, RootNotFound, discover, find_root, resolve_id
+from rocke_py.parity.configs import Expectation, discover, resolve_id
+from rocke_py.parity.root import RootNotFound, find_root
 
 
 def problems(root: Path) -> list[str]:

@@ -11,7 +11,7 @@ from layout import REPO
 
 from rocke_py import engine as py_engine
 from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.golden import ObjectCache
+from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.runner import _INLINE_CHARS, Pool, WorkItem
 
 CONFIG = REPO / "parity_configs" / "wgrad" / "00-baseline.toml"

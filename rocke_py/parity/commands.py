@@ -1,0 +1,565 @@
+"""The commands of ``rocke-parity`` (:func:`run`), once :mod:`cli` has parsed the command line.
+
+Exit statuses are :mod:`cli`'s. The gate's commands get the workers the parser's module
+started for them (``early``) and hand them to :func:`gate.run_gate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from rocke_py.fuzz import command as fuzz_command
+from rocke_py.parity import golden as golden_mod
+from rocke_py.parity import golden_update, lastrun
+from rocke_py.parity.cli import EXIT_CRASH, EXIT_FAIL, EXIT_OK, EXIT_USAGE, GATE_COMMANDS
+from rocke_py.parity.compare import GOLDEN_STATUSES, Status
+from rocke_py.parity.configs import discover
+from rocke_py.parity.diff import DiffUsageError, resolve_target, run_diff
+from rocke_py.parity.engines import EngineSpec, call_engine, load_side, text_bytes
+from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
+from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
+from rocke_py.parity.report import (
+    JunitUnavailable,
+    doc_text,
+    failure_line,
+    junit_text,
+    make_progress,
+    render,
+    render_doc,
+    report_doc,
+)
+from rocke_py.parity.root import RootNotFound, find_root
+from rocke_py.parity.runner import Interrupted, Pool, interrupts_raise, rare_collections
+from rocke_py.parity.shards import Shard
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def cmd_numerics(args: argparse.Namespace) -> int:
+    from rocke_py.numerics.run import run_numerics
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j needs a positive number")
+    try:
+        return run_numerics(
+            _root(args), list(args.ids), args.engine, args.small, args.real, args.jobs, args.json, sys.stdout
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _engines(args: argparse.Namespace, needs_c: bool = True) -> EngineSpec:
+    """The engine pair; a stale C build is a usage error (exit 2) when the command runs the C engine."""
+    from rocke_py.parity.stale import stale_build
+
+    try:
+        spec = EngineSpec.parse(args.engines) if args.engines else EngineSpec()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    problem = stale_build(spec) if needs_c else None
+    if problem:
+        raise UsageError(problem)
+    return spec
+
+
+def _root(args: argparse.Namespace) -> Path:
+    if args.root:
+        return Path(args.root).resolve()
+    return find_root()
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    fams = tuple(f for item in args.family for f in _csv(item))
+    modes = tuple(_csv(args.mode)) if args.mode else None
+    if modes is not None and not modes:
+        raise UsageError("--mode needs at least one mode")
+    flavors = None if args.flavor.strip() == "all" else tuple(_csv(args.flavor))
+    if flavors is not None and not flavors:
+        raise UsageError("--flavor needs all or at least one flavor")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j needs a positive number")
+    if args.timeout <= 0:
+        raise UsageError("--timeout needs a positive number of seconds")
+    return Selection(fams, tuple(args.config), modes, flavors)
+
+
+def _last_failed(args: argparse.Namespace, root: Path) -> tuple[frozenset[tuple[str, str]] | None, frozenset]:
+    """(--last-failed's job set or None, --failed-first's job set), from the last run's record."""
+    want_only = getattr(args, "last_failed", False)
+    if not want_only and not getattr(args, "failed_first", False):
+        return None, frozenset()
+    failed = lastrun.failed_jobs(lastrun.load(root))
+    if want_only and not failed:
+        print("note: no job failed in the last run: --last-failed runs everything", file=sys.stderr)
+        return None, failed
+    return (failed if want_only else None), failed
+
+
+def _maxfail(args: argparse.Namespace) -> int | None:
+    n = 1 if getattr(args, "exitfirst", False) else getattr(args, "maxfail", None)
+    if n is not None and n < 1:
+        raise UsageError("--maxfail needs a positive number")
+    return n
+
+
+def _shard(args: argparse.Namespace) -> Shard | None:
+    text = getattr(args, "shard", None)
+    if text is None:
+        return None
+    try:
+        return Shard.parse(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+class NothingToGate(Exception):
+    """--changed or --paths: the change affects no config, engine or harness file (exit 0)."""
+
+
+def _changed(
+    args: argparse.Namespace, root: Path, sel: Selection, spec: EngineSpec
+) -> tuple[Selection, list[str], str | None]:
+    """--changed / --paths: the selection narrowed to what the change can affect, and its note."""
+    from rocke_py.parity.changes import ChangeError, affected, changed_since, given_paths
+
+    rev, paths = getattr(args, "changed", None), getattr(args, "paths", None)
+    if rev is None and not paths:
+        return sel, [], None
+    if rev is not None and paths:
+        raise UsageError("--changed and --paths cannot be combined")
+    if sel.configs:
+        raise UsageError(f"{'--changed' if rev is not None else '--paths'} chooses the configs: not with --config")
+    try:
+        files = changed_since(root, rev) if rev is not None else given_paths(root, paths)
+    except ChangeError as e:
+        raise UsageError(str(e)) from None
+    aff = affected(files, spec, root, set(discover(root).by_id()))
+    what = f"--changed {rev}" if rev is not None else f"--paths ({len(files)} file(s))"
+    if aff.nothing:
+        raise NothingToGate(f"{what}: {len(files)} changed file(s), none a config, an engine or a harness file")
+    if aff.configs is not None:
+        sel = dataclasses.replace(sel, configs=aff.configs)
+    scope = "every config" if aff.configs is None else f"{len(aff.configs)} config(s)"
+    return sel, [f"{what}: {'; '.join(aff.why)}: {scope}"], aff.reuse
+
+
+def _run(args: argparse.Namespace, record: bool = True, early: Pool | None = None) -> GateRun:
+    root = _root(args)
+    only, first = _last_failed(args, root)
+    sel = dataclasses.replace(
+        _selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only, shard=_shard(args)
+    )
+    spec = _engines(args)
+    sel, notes, reuse = _changed(args, root, sel, spec)
+    reuse = getattr(args, "reuse", None) or reuse
+    run = run_gate(root, sel, spec, args.jobs, args.timeout, make_progress(), first, _maxfail(args), reuse, early)
+    run.notes[:0] = notes
+    if record:
+        _record(run, run.verdicts)
+    return run
+
+
+def _record(run: GateRun, verdicts: Sequence) -> None:
+    if verdicts:
+        shas = {c.id: c.sha256 for c in run.configs}
+        try:
+            lastrun.record(run.root, verdicts, shas, keep_seconds=run.shard is not None)
+        except OSError as e:
+            print(f"note: could not write {lastrun.path_for(run.root)}: {e}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+_REPORTS = (("--json", "json"), ("--junit", "junit"), ("--summary", "summary"))
+
+
+def _report_destinations(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(option, destination) of the requested reports, checked before the run (WriteError, UsageError)."""
+    dests = [(opt, d) for opt, attr in _REPORTS if (d := getattr(args, attr, None)) is not None]
+    on_stdout = [opt for opt, d in dests if d == STDOUT]
+    if len(on_stdout) > 1:
+        raise UsageError(f"{' and '.join(f'{o} -' for o in on_stdout)} cannot both write to standard output")
+    for opt, d in dests:
+        check_destination(d, opt)
+    if getattr(args, "base_golden", None) is not None and getattr(args, "summary", None) is None:
+        raise UsageError("--base-golden goes with --summary")
+    return dests
+
+
+def _base_golden(args: argparse.Namespace) -> golden_mod.Manifest | None:
+    """The --base-golden manifest, read before the run (a usage error when it cannot be)."""
+    if getattr(args, "base_golden", None) is None:
+        return None
+    path = Path(args.base_golden)
+    if not path.is_file():
+        raise UsageError(f"--base-golden: no file {args.base_golden}")
+    try:
+        return golden_mod.load(path)
+    except golden_mod.GoldenError as e:
+        raise UsageError(f"--base-golden: {e}") from None
+
+
+def _write_reports(
+    args: argparse.Namespace,
+    dests: list[tuple[str, str]],
+    doc: dict,
+    golden: golden_mod.Manifest | None,
+    base: golden_mod.Manifest | None,
+) -> int:
+    """Each requested report of ``doc``; EXIT_USAGE when one cannot be written, else EXIT_OK."""
+    from rocke_py.parity.summary import markdown
+
+    status = EXIT_OK
+    for opt, d in dests:
+        try:
+            if opt == "--json":
+                text = doc_text(doc)
+            elif opt == "--junit":
+                text = junit_text(doc)
+            else:
+                text = markdown(doc, golden, base, args.base_golden or "")
+            write_output(d, text.encode("utf-8"), opt)
+        except WriteError as e:
+            print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+            status = EXIT_USAGE
+    return status
+
+
+def cmd_gate(args: argparse.Namespace, early: Pool | None = None) -> int:
+    dests = _report_destinations(args)  # a destination that cannot be written: exit 2 before running
+    base = _base_golden(args)
+    try:
+        run = _run(args, early=early)
+    except NothingToGate as e:
+        print(f"rocke-parity gate: nothing to gate: {e}")
+        return EXIT_OK
+    # a report on stdout gets stdout to itself: the human summary goes to stderr
+    out = sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout
+    if not dests:
+        render(run, out)
+        return EXIT_OK if run.passed else EXIT_FAIL
+    doc = report_doc(run, args.json_full)
+    render_doc(doc, out)
+    written = _write_reports(args, dests, doc, run.manifest if run.golden_ok else None, base)
+    return written if written != EXIT_OK else (EXIT_OK if run.passed else EXIT_FAIL)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from rocke_py.parity.merge import MergeError, merge_reports
+
+    dests = _report_destinations(args)
+    base = _base_golden(args)
+    try:
+        doc = merge_reports(list(args.reports))
+    except MergeError as e:
+        print(f"rocke-parity merge: refused: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    render_doc(doc, sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout, "merge")
+    golden = None
+    if base is not None:
+        try:
+            golden = golden_mod.load(golden_mod.golden_path(_root(args)))
+        except (golden_mod.GoldenError, RootNotFound):
+            golden = None
+    written = _write_reports(args, dests, doc, golden, base)
+    return written if written != EXIT_OK else (EXIT_OK if doc["passed"] else EXIT_FAIL)
+
+
+def cmd_golden(args: argparse.Namespace, early: Pool | None = None) -> int:
+    run = _run(args, record=args.check, early=early)
+    return _golden_check(run) if args.check else _golden_update(run)
+
+
+def _golden_check(run: GateRun) -> int:
+    """Every verdict of the run against the manifest: OK only when the whole run passes.
+
+    A run is a real gate run (the same jobs, statuses and run-level checks); this command only
+    words its summary around the manifest, and never says OK about a job it did not run."""
+    out = sys.stdout
+    for v in run.failures:
+        print(failure_line(v), file=out)
+    for prob in (*run.problems, *run.stale_golden):
+        print(f"FAIL run-level: {prob}", file=out)
+    manifest = run.manifest or golden_mod.Manifest({})
+    ran = {(v.job.config, v.job.key) for v in run.verdicts}
+    unchecked = sum(1 for c, outs in manifest.entries.items() for k in outs if (c, k) not in ran)
+    emitted = sum(1 for v in run.verdicts if v.golden is not None and v.golden.emits)
+    rejected = sum(1 for v in run.verdicts if v.golden is not None and not v.golden.emits)
+    by = {
+        s: sum(v.status is s for v in run.verdicts)
+        for s in (Status.GOLDEN_DRIFT, Status.GOLDEN_MISSING, Status.VERDICT_CHANGED)
+    }
+    other = sum(1 for v in run.failures if v.status.value not in GOLDEN_STATUSES)
+    ok = run.passed
+    scope = (
+        ""
+        if not run.partial
+        else f" ({run.partial_note()}; {unchecked} manifest entr{'y' if unchecked == 1 else 'ies'} not checked)"
+    )
+    print(
+        f"golden {'OK' if ok else 'FAILED'}: {len(run.verdicts)} job(s) run against golden.json "
+        f"({emitted} emission(s), {rejected} rejection(s) recorded); {by[Status.GOLDEN_DRIFT]} drift, "
+        f"{by[Status.GOLDEN_MISSING]} missing, {by[Status.VERDICT_CHANGED]} verdict(s) changed, "
+        f"{other} other failure(s), {len(run.problems) + len(run.stale_golden)} run-level failure(s)"
+        f"{scope}; wall time {run.wall_seconds:.2f} s",
+        file=out,
+    )
+    return EXIT_OK if ok else EXIT_FAIL
+
+
+def _golden_update(run: GateRun) -> int:
+    out = sys.stdout
+    if golden_update.refused(run):
+        _record(run, run.verdicts)
+        print("golden --update refused: nothing written. The run fails for reasons other than the manifest:", file=out)
+        for v in golden_update.blocking(run):
+            print(failure_line(v), file=out)
+        for prob in run.problems:
+            print(f"FAIL run-level: {prob}", file=out)
+        return EXIT_FAIL
+    if not run.verdicts:
+        _record(run, run.verdicts)
+        print("golden --update: no job ran; nothing written", file=out)
+        return EXIT_FAIL
+    path = golden_mod.golden_path(run.root)
+    outputs = golden_update.recorded(run)
+    existing, coverage = golden_update.full_scope(run)
+    cache = golden_mod.ObjectCache(run.root)
+    try:
+        manifest, changes = golden_update.write_locked(path, outputs, existing, coverage, cache)
+    except golden_update.UpdateError as e:
+        raise UsageError(str(e)) from None
+    golden_update.remember_texts(run, outputs, manifest, cache)
+    # what the gate would say now: the recorded outputs are no longer golden failures
+    _record(
+        run,
+        [
+            dataclasses.replace(
+                v, status=Status.IDENTICAL if v.result.py[0].kind == "emitted" else Status.BOTH_REJECTED, passed=True
+            )
+            if v.status.value in GOLDEN_STATUSES
+            else v
+            for v in run.verdicts
+        ],
+    )
+    for ch in changes:
+        print(ch.line(), file=out)
+    rel = path.relative_to(run.root).as_posix()
+    scope = f" ({run.partial_note()}: entries of other jobs untouched)" if run.partial else ""
+    if changes:
+        print(f"{rel}: {len(changes)} change(s) from {len(outputs)} job(s) of this run{scope}", file=out)
+        print(
+            "commit it with a message that says why each entry moved (or as its own regenerate-only commit)", file=out
+        )
+    else:
+        print(f"{rel} is up to date ({len(outputs)} job(s) of this run){scope}", file=out)
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    try:
+        root: Path | None = _root(args)
+    except RootNotFound:
+        root = None
+    if args.timeout <= 0:
+        raise UsageError("--timeout needs a positive number of seconds")
+    return run_diff(
+        root,
+        args.target,
+        args.mode,
+        args.flavor,
+        max(0, args.context),
+        args.canonical,
+        _engines(args),
+        sys.stdout,
+        args.timeout,
+        Path(args.save) if args.save else None,
+    )
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    try:
+        root: Path | None = _root(args)
+    except RootNotFound:
+        root = None
+    if args.output is not None:
+        check_destination(args.output, "-o")
+    target = resolve_target(root, args.target)
+    emit_fn, modes = load_side(_engines(args, needs_c=args.engine == "c"), args.engine)  # only the engine asked for
+    mode = args.mode or (modes[-1] if modes else "spec")
+    run, text = call_engine(emit_fn, target.data, mode, args.flavor)
+    if run.kind == "emitted" and text is not None:
+        data = text_bytes(text)
+        if args.output is not None:
+            write_output(args.output, data, "-o")
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        return EXIT_OK
+    if run.kind == "rejected":
+        print(f"REJECTED {run.code}", file=sys.stderr)
+        print(run.message, file=sys.stderr)
+        return EXIT_FAIL
+    print(f"ENGINE CRASH ({args.engine}): {run.code}: {run.message}", file=sys.stderr)
+    if run.detail:
+        print(run.detail, file=sys.stderr)
+    return EXIT_CRASH
+
+
+LIST_WIDTH = 100
+_STATUS_WIDTH = 40
+_CHANGED = " (config changed since)"
+_MIN_DESCRIPTION = 24
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def _fit_status(text: str) -> str:
+    """The last-run cell, cut to its column; "(config changed since)" is never cut off."""
+    if text.endswith(_CHANGED):
+        return _fit(text[: -len(_CHANGED)], _STATUS_WIDTH - len(_CHANGED)) + _CHANGED
+    return _fit(text, _STATUS_WIDTH)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import json
+
+    root = _root(args)
+    disc = discover(root)
+    configs = sorted(disc.configs, key=lambda c: (c.family, c.number, c.slug))  # 2 < 11 < 100
+    if args.family:
+        if args.family not in disc.families:
+            raise UsageError(f"unknown family {args.family!r} (families: {', '.join(disc.families) or 'none'})")
+        configs = [c for c in configs if c.family == args.family]
+    last = lastrun.load(root)
+    problems = [p.message for p in disc.problems if not args.family or p.family in (None, args.family)]
+    if args.json:
+        records = [
+            {
+                "id": c.id,
+                "family": c.family,
+                "number": c.number,
+                "file": c.relpath(root),
+                "expect": str(c.expect),
+                "last_run": lastrun.summary(last.get(c.id), c.sha256),
+                "description": c.description,
+            }
+            for c in configs
+        ]
+        print(json.dumps({"configs": records, "problems": problems}, indent=2))
+        return EXIT_OK if not problems else EXIT_FAIL
+    rows = [("config", "expect", "last run", "description")]
+    rows += [
+        (c.id, str(c.expect), _fit_status(lastrun.summary(last.get(c.id), c.sha256)), c.description) for c in configs
+    ]
+    w0, w1, w2 = (max(len(r[i]) for r in rows) for i in range(3))
+    room = LIST_WIDTH - (w0 + w1 + w2 + 6)
+    for n, r in enumerate(rows):
+        head = f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}"
+        if room >= _MIN_DESCRIPTION:
+            print(f"{head}  {_fit(r[3], room)}".rstrip())
+        else:  # the long codes of the negative configs leave no room: the description goes below
+            print(head.rstrip())
+            print(f"    {_fit(r[3], LIST_WIDTH - 4)}")
+    print(f"{len(configs)} config(s)")
+    for prob in problems:
+        print(f"problem: {prob}")
+    return EXIT_OK if not problems else EXIT_FAIL
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from rocke_py.parity.newconfig import run_new
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j needs a positive number")
+    return run_new(
+        _root(args),
+        args.family,
+        args.source,
+        args.sets,
+        args.slug,
+        args.expect,
+        _engines(args),
+        args.jobs,
+        args.timeout,
+        sys.stdout,
+    )
+
+
+def cmd_check_llvm(args: argparse.Namespace) -> int:
+    from rocke_py.check.isa import run_check_llvm
+
+    try:
+        return run_check_llvm(_root(args), list(args.ids), args.jobs, args.timeout, sys.stdout)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    return fuzz_command.run(args, _root(args), _engines(args), sys.stdout)
+
+
+_GATE_COMMANDS = {"gate": cmd_gate, "golden": cmd_golden}
+_COMMANDS = {
+    "merge": cmd_merge,
+    "diff": cmd_diff,
+    "emit": cmd_emit,
+    "list": cmd_list,
+    "new": cmd_new,
+    "check-llvm": cmd_check_llvm,
+    "numerics": cmd_numerics,
+    "fuzz": cmd_fuzz,
+}
+
+
+def _run_command(args: argparse.Namespace, early: Pool | None) -> int:
+    """The command, with SIGTERM and SIGINT turned into one line and 128 + the signal.
+
+    Pool.run has killed every worker by the time Interrupted gets here; the message is printed
+    while the handlers are still installed, so a second signal cannot add a traceback.
+    """
+    with interrupts_raise(), rare_collections():
+        try:
+            if args.command in GATE_COMMANDS:
+                return _GATE_COMMANDS[args.command](args, early)
+            return _COMMANDS[args.command](args)
+        except Interrupted as e:
+            jobs = f": {e.not_run} job(s) not run" if e.not_run is not None else ""
+            print(f"rocke-parity {args.command}: interrupted by {e.name}{jobs}", file=sys.stderr)
+            return e.exit_status
+
+
+def run(args: argparse.Namespace, early: Pool | None = None) -> int:
+    """The parsed command; ``early``: the workers :func:`cli.early_pool` started for it."""
+    try:
+        return _run_command(args, early)
+    except (UsageError, DiffUsageError, JunitUnavailable, WriteError) as e:
+        print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except RootNotFound as e:
+        print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+        # no parity_configs/ at all: for the gate that is "no configs found", a run-level failure
+        return EXIT_FAIL if args.command in ("gate", "golden") else EXIT_USAGE
+    except ImportError as e:
+        print(f"rocke-parity {args.command}: cannot load the engines: {e}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return EXIT_FAIL

@@ -1,0 +1,71 @@
+"""The local object cache: texts by sha256 under ``.rocke-parity/objects/`` (zlib), never committed.
+
+The gate's workers leave in it the texts both engines agree on (the parent reads one back only
+when it must show it), ``golden --update`` keeps the texts behind the manifest's entries in it
+(for its renumbering verdicts), and ``outcache`` the texts behind its entries. Its own small
+module so that the command line can hand it to the gate's workers before it imports the gate."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from rocke_py.parity.fileio import read_data_file
+from rocke_py.parity.state import atomic_write, state_dir
+
+
+class ObjectCache:
+    """Texts by sha256 under ``.rocke-parity/objects/`` (zlib), local and never committed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._dir: Path | None = None
+
+    @property
+    def dir(self) -> Path:
+        if self._dir is None:
+            self._dir = state_dir(self.root) / "objects"
+            self._dir.mkdir(exist_ok=True)
+        return self._dir
+
+    def _path(self, sha: str) -> Path:
+        return self.dir / f"{sha}.z"
+
+    def has(self, sha: str) -> bool:
+        try:
+            return self._path(sha).exists()
+        except OSError:  # no cache directory and none can be made: nothing is there
+            return False
+
+    def get(self, sha: str) -> str | None:
+        try:
+            return zlib.decompress(read_data_file(self._path(sha))).decode("utf-8", "surrogateescape")
+        except (OSError, zlib.error):
+            return None
+
+    def put(self, sha: str, text: str) -> None:
+        if not self.has(sha):
+            atomic_write(self._path(sha), zlib.compress(text.encode("utf-8", "surrogateescape"), 6))
+
+    def prune(self, keep: set[str]) -> None:
+        try:
+            stored = list(self.dir.glob("*.z"))
+        except OSError:  # no cache directory and none can be made: nothing to prune
+            return
+        for p in stored:
+            if p.stem not in keep:
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+
+
+def text_store(root: Path) -> ObjectCache | None:
+    """Where the workers leave the texts they do not send back: the local object cache (made
+    here, before they fork); None when it cannot be made (the texts then come over the pipe)."""
+    cache = ObjectCache(root)
+    try:
+        cache.dir  # made now, by this process
+    except OSError:
+        return None
+    return cache
