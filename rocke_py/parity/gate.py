@@ -674,9 +674,9 @@ def cached_items(run: GateRun, items: list[WorkItem], side: str) -> dict[Job, tu
 
 
 def job_costs(run: GateRun, jobs: list[Job]) -> list[float]:
-    """Each job's expected cost: its seconds in the last run that ran it, else an estimate from the
-    size of its golden output (bytes times the median seconds per byte of the timed jobs; a
-    rejection or an unknown job costs the least timed job)."""
+    """Each job's expected cost: its recorded seconds (``lastrun``: an average of its recent
+    runs), else an estimate from the size of its golden output (bytes times the median seconds
+    per byte of the timed jobs; a rejection or an unknown job costs the least timed job)."""
     seconds = lastrun.job_seconds(lastrun.load(run.root))
     manifest = run.manifest if run.golden_ok else None
 

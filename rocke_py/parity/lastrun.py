@@ -3,8 +3,9 @@
 Written after every gate run (``gate``, ``golden --check``, ``golden --update``), merged with
 what was there (a filtered run updates only the configs it ran), atomically (per-write unique
 temporary file, then rename). ``rocke-parity list`` reads it; it records the sha256 of each
-config file so that ``list`` can say when a config changed since its last run, and the seconds
-each job took, which the next run uses to hand out the costliest jobs first.
+config file so that ``list`` can say when a config changed since its last run, and a running
+average of the seconds each job took, which the next run uses to hand out the costliest jobs
+first and ``--shard`` to balance its partition.
 """
 
 from __future__ import annotations
@@ -38,10 +39,13 @@ def load(root: Path) -> dict[str, dict]:
 def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seconds: bool = False) -> None:
     """Merge this run's per-job statuses (``Verdict`` s) into the cache.
 
-    ``keep_seconds``: keep the recorded seconds instead of this run's (a shard run: its siblings
-    must partition the jobs with the same costs)."""
+    A job's seconds are a running average (:func:`blend`) of its runs since its config last
+    changed: one run's seconds carry the machine's noise of that moment, and the costs decide
+    the shards' partition and the order of the jobs. ``keep_seconds``: keep the recorded seconds
+    instead (a shard run: its siblings must partition the jobs with the same costs)."""
     configs = load(root)
-    old = job_seconds(configs) if keep_seconds else {}
+    same = {c for c, e in configs.items() if isinstance(e, dict) and e.get("sha256") == config_sha.get(c)}
+    old = {k: sec for k, sec in job_seconds(configs).items() if keep_seconds or k[0] in same}
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     fresh: dict[str, dict] = {}
     for v in verdicts:
@@ -50,7 +54,7 @@ def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seco
         if keep_seconds:
             seconds = old.get((v.job.config, v.job.key), 0.0)
         else:
-            seconds = getattr(getattr(v, "result", None), "seconds", 0.0)
+            seconds = blend(old.get((v.job.config, v.job.key)), getattr(getattr(v, "result", None), "seconds", 0.0))
         if seconds > 0:
             job["seconds"] = round(seconds, 5)
         entry["jobs"][v.job.key] = job
@@ -64,8 +68,23 @@ def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seco
     atomic_write(path_for(root), (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode())
 
 
+#: the weight of a run's seconds in a job's recorded cost (the rest is the recorded average)
+RUN_WEIGHT = 1 / 3
+
+
+def blend(recorded: float | None, seconds: float) -> float:
+    """A job's new cost: ``seconds`` (this run's) averaged into the ``recorded`` one, if any.
+
+    An exponential average: a run slowed by a busy machine moves the cost a third of the way,
+    and a real change of speed is followed within a few runs. A job without a recorded cost or
+    without seconds this run (it crashed) takes this run's."""
+    if recorded is None or seconds <= 0:
+        return seconds
+    return recorded + RUN_WEIGHT * (seconds - recorded)
+
+
 def job_seconds(configs: dict[str, dict]) -> dict[tuple[str, str], float]:
-    """(config id, job key) -> the seconds the job took in the last run that ran it (from :func:`load`)."""
+    """(config id, job key) -> the job's recorded seconds (the average of :func:`record`; from :func:`load`)."""
     out: dict[tuple[str, str], float] = {}
     for cfg_id, entry in configs.items():
         jobs = entry.get("jobs") if isinstance(entry, dict) else None

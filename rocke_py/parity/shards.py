@@ -2,8 +2,8 @@
 
 The unit is the config, never the job: "one verdict per config" compares a config's modes with
 each other, and the kernel name of mode ``spec`` labels its other jobs, so a config's jobs run
-together. Each config costs the sum of its jobs' costs (``gate.job_costs``: the seconds of the
-last run, else golden sizes); the costliest config goes to the least loaded shard (ties: the
+together. Each config costs the sum of its jobs' costs (``gate.job_costs``: the running average
+of their recent runs' seconds, else golden sizes); the costliest config goes to the least loaded shard (ties: the
 config id, then the lower shard), which keeps the slowest shard close to 1/N of the whole.
 
 The same inputs give the same partition on every machine. A shard run records its statuses in

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import standin_tree as pt
 
@@ -49,6 +51,32 @@ def test_the_gate_records_seconds_and_the_next_run_uses_them(tmp_path):
     assert set(recorded) == {(cid, "spec") for cid in TREE}
     jobs = [v.job for v in first.verdicts]
     assert job_costs(first, jobs) == [recorded[(j.config, j.key)] for j in jobs]
+
+
+def verdict(cid: str, key: str, seconds: float) -> SimpleNamespace:
+    job = SimpleNamespace(config=cid, key=key)
+    return SimpleNamespace(
+        job=job, status=SimpleNamespace(value="IDENTICAL"), passed=True, result=SimpleNamespace(seconds=seconds)
+    )
+
+
+def test_recorded_seconds_average_the_runs_since_the_config_last_changed(tmp_path):
+    shas = {"fwd/00-a": "1", "fwd/01-b": "2"}
+
+    def recorded():
+        return lastrun.job_seconds(lastrun.load(tmp_path))
+
+    lastrun.record(tmp_path, [verdict("fwd/00-a", "spec", 0.3), verdict("fwd/01-b", "spec", 0.3)], shas)
+    assert recorded() == {("fwd/00-a", "spec"): 0.3, ("fwd/01-b", "spec"): 0.3}  # nothing recorded: this run's
+    # a busy machine's run moves the cost a third of the way; an edited config starts again
+    lastrun.record(
+        tmp_path, [verdict("fwd/00-a", "spec", 0.9), verdict("fwd/01-b", "spec", 0.9)], {**shas, "fwd/01-b": "3"}
+    )
+    assert recorded() == {("fwd/00-a", "spec"): pytest.approx(0.5), ("fwd/01-b", "spec"): 0.9}
+    # a shard keeps the costs (its siblings partition with them); a crashed job's seconds are not kept
+    lastrun.record(tmp_path, [verdict("fwd/00-a", "spec", 5.0)], shas, keep_seconds=True)
+    lastrun.record(tmp_path, [verdict("fwd/01-b", "spec", 0.0)], {**shas, "fwd/01-b": "3"})
+    assert recorded() == {("fwd/00-a", "spec"): pytest.approx(0.5)}
 
 
 def test_without_a_record_the_golden_size_is_the_cost(tmp_path):
