@@ -2,7 +2,7 @@
 
 import sys
 
-from rocke_py.parity.cli import main
+from rocke_py.parity.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -5,7 +5,10 @@ it held once the engines were loaded frozen (the collector's passes skip it)."""
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
+from rocke_py.parity import cli
+from rocke_py.parity._toml import tomllib
 from rocke_py.parity.engines import EngineSpec
 from rocke_py.parity.runner import _GC_THRESHOLDS, _RARE_GC_THRESHOLDS, Pool, WorkItem, rare_collections
 
@@ -35,3 +38,15 @@ def test_the_parent_collects_rarely_and_a_worker_as_the_interpreter_does(tmp_pat
     assert gc.get_threshold() == before
     # not the parent's rare ones: the engines run as they would alone; the loaded modules frozen
     assert res.py_text == repr((_GC_THRESHOLDS, True, True))
+
+
+def test_the_program_freezes_what_main_leaves_so_the_exit_does_not_walk_it(monkeypatch):
+    scripts = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["rocke-parity"] == "rocke_py.parity.cli:entry"  # the console script is the program
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    gc.unfreeze()
+    try:
+        assert cli.entry() == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # this test process goes on
