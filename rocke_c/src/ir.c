@@ -819,6 +819,14 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
     return &p->value;
 }
 
+/* The id of the value just counted: its number, which its name ends with, unless the hint ends
+ * in a digit too (then the name's trailing number is not the id, and the value has none). */
+static long long value_id(const rk_builder *b, const char *hint, size_t hint_len)
+{
+    char last = hint_len ? hint[hint_len - 1] : '%';
+    return last >= '0' && last <= '9' ? 0 : b->counter;
+}
+
 rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 {
     rk_ir_value *v;
@@ -838,7 +846,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
     if (v) {
         v->name = (char *)(v + 1);
         v->type = intern_type(b, type);
-        v->id = b->counter;
+        v->id = value_id(b, hint, hint_len);
         b->kernel->n_ids = b->counter + 1;
     }
     if (!v || !v->type) {
@@ -926,7 +934,7 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
         count_value(b);
         op->results[0].name = result_name;
         op->results[0].type = interned;
-        op->results[0].id = b->counter;
+        op->results[0].id = value_id(b, hint, hint_len);
         b->kernel->n_ids = b->counter + 1;
         op->n_results = 1;
     }

@@ -51,9 +51,10 @@ struct rk_attr {
 typedef struct rk_ir_value {
     const char *name;         /* "%add7", "%A", "%k0" */
     const char *type;
-    long long id;             /* C only: the builder's number of the value (its counter), 0 for a value
-                               * made elsewhere (params, loop names); the verifier and the lowering
-                               * remember what they found for a name by it */
+    long long id;             /* C only: the builder's number of the value (its counter), which the
+                               * name ends with; 0 for a value made elsewhere (params, loop names) and
+                               * for a hint that ends in a digit; the verifier and the lowering put
+                               * and find a name's entry by it */
 } rk_ir_value;
 
 typedef struct rk_ir_region rk_ir_region;

@@ -558,11 +558,16 @@ static const char **slot(rk_lowerer *lw, const char *key, int insert)
     return e ? &e->text : NULL;
 }
 
-/* slot(v.name), found by the value's id when v carries the very name string it was bound by. */
+/* slot(v.name), found by the value's id when v carries the very name string it was bound by
+ * (and put by it: a builder value's name ends with its id). */
 static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 {
     rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
-    return e ? &e->text : slot(lw, v->name, insert);
+    if (e || !insert)
+        return e ? &e->text : slot(lw, v->name, 0);
+    if (!(e = rk_names_put_at(&lw->names, lw->arena, v->id, v->name, NULL)))
+        lw->oom = 1;
+    return e ? &e->text : NULL;
 }
 
 /* names[key] = text */

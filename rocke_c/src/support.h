@@ -154,6 +154,12 @@ void *rk_names_get(const rk_names *t, const char *key);
 /* The entry of key, added when absent (*added says which; added may be NULL); NULL only when
  * the arena failed. */
 void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added);
+/* rk_names_put of a key whose trailing digits are exactly number (a builder value's name, put
+ * by the value's id): its array entry without reading the digits. A number of 0, past the
+ * array or of more digits than the array reads is put by its name. */
+#define RK_NAMES_DIGITS 9               /* a name's trailing number: at most this many digits */
+#define RK_NAMES_MAX_DIRECT 1000000000  /* 10^RK_NAMES_DIGITS */
+void *rk_names_put_at(rk_names *t, rk_arena *arena, long long number, const char *key, int *added);
 
 /* The entry at number when its key is that very string (a builder value's name, looked up by
  * the value's id): no hashing, no digits read; NULL otherwise (then ask rk_names_get). */

@@ -686,15 +686,16 @@ static int type_valid(rk_verify_scope *scope, const char *type)
     return 1;
 }
 
-/* Defines name. Every successful definition has a name of its own (a second one fails), so a
- * builder value's entry, once defined, is at its name's number, its id: lookup finds it there
- * when the use carries that very name string. */
-static const char *define(rk_verify_scope *scope, const char *name, const char *type)
+/* Defines name, put by id when it is a builder value's (its name ends with the id; 0: by the
+ * name). Every successful definition has a name of its own (a second one fails), so a builder
+ * value's entry, once defined, is at its name's number, its id: lookup finds it there when the
+ * use carries that very name string. */
+static const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
 {
     rk_verify_name *entry;
     int added;
     /* the first failure ends verification, so a name added to the table here stays unread */
-    entry = rk_names_put(&scope->names, scope->arena, name, &added);
+    entry = rk_names_put_at(&scope->names, scope->arena, id, name, &added);
     if (!entry)
         return "out of memory";
     if (!added)
@@ -734,7 +735,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
     int i;
     if (!iv || push_frame(scope))
         return "out of memory";
-    bad = define(scope, iv, "i32");
+    bad = define(scope, iv, "i32", 0);
     for (i = 0; !bad && i < iter_args->n; i++) {
         const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
         const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
@@ -742,7 +743,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
         if (!name) /* Python raises KeyError here */
             bad = "scf.for iter_arg has no name";
         else
-            bad = text ? define(scope, text, type->s) : "out of memory";
+            bad = text ? define(scope, text, type->s, 0) : "out of memory";
     }
     if (!bad) {
         const char *inner = msg(scope->arena, "%s.body", where);
@@ -842,7 +843,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     if (bad)
         return bad;
     for (i = 0; i < op->n_results; i++) {
-        bad = define(scope, op->results[i].name, op->results[i].type);
+        bad = define(scope, op->results[i].name, op->results[i].type, op->results[i].id);
         if (bad)
             return bad;
     }
@@ -892,7 +893,8 @@ const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     if (push_frame(&scope) || rk_names_init(&scope.names, arena, names, sizeof(rk_verify_name)))
         return "out of memory";
     for (i = 0; i < kernel->n_params; i++) {
-        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
+        const rk_ir_value *v = &kernel->params[i]->value;
+        const char *bad = define(&scope, v->name, v->type, v->id);
         if (bad)
             return msg(arena, "param: %s", bad);
     }

@@ -496,6 +496,28 @@ static void test_atoms(void)
 }
 
 /* A kernel of many values: the verifier's scope table and the constant cache grow. */
+/* A hint that ends in a digit: the name's trailing number ("%x12") is not the value's number, so
+ * the value has no id, and a use carrying a copy of the name still finds it by the name (it
+ * would look in slot 12 of the verifier's table had the name been put at slot 2). */
+static void test_digit_hint(void)
+{
+    rk_arena a;
+    rk_builder b;
+    rk_ir_value *tid, *x, use;
+    const rk_ir_value *operand = &use;
+    char copy[16];
+    begin(&a, &b, "k");
+    tid = rk_b_thread_id(&b);
+    x = rk_b_value_op(&b, "gpu.readfirstlane", (const rk_ir_value *const *)&tid, 1, "x1", "i32", NULL);
+    CHECK(x && streq(x->name, "%x12") && x->id == 0 && tid->id == 1);
+    use = *x;
+    strcpy(copy, x->name);
+    use.name = copy;
+    CHECK(rk_b_value_op(&b, "gpu.readfirstlane", &operand, 1, "y", "i32", NULL) != NULL);
+    CHECK(rk_b_ret(&b) && rk_verify_kernel(b.kernel, &a) == NULL && !a.failed);
+    rk_arena_free(&a);
+}
+
 static void test_large(void)
 {
     rk_arena a;
@@ -528,6 +550,7 @@ int main(void)
     test_escape_and_sort();
     test_verifier();
     test_atoms();
+    test_digit_hint();
     test_large();
     return check_failures != 0;
 }
