@@ -70,7 +70,7 @@ typedef struct rk_ll_block {
 
 /* A binding of an IR name: names[key] (the LLVM operand text). */
 typedef struct rk_ll_name {
-    rk_map_key k;
+    rk_map_key k;           /* k.aux: the text's length (measured once, when it is bound) */
     const char *text;       /* NULL until bound */
 } rk_ll_name;
 
@@ -546,39 +546,46 @@ static int plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan
 
 /* ---- the lowerer: plumbing ---- */
 
-/* The slot of key's text in names (rk_names: by the number a builder name ends with, else
+/* The binding of key in names (rk_names: by the number a builder name ends with, else
  * hashed). NULL: absent (or the table could not grow). */
-static const char **slot(rk_lowerer *lw, const char *key, int insert)
+static rk_ll_name *slot(rk_lowerer *lw, const char *key, int insert)
 {
     rk_ll_name *e;
     if (!insert)
         e = rk_names_get(&lw->names, key);
     else if (!(e = rk_names_put(&lw->names, lw->arena, key, NULL)))
         lw->oom = 1;
-    return e ? &e->text : NULL;
+    return e;
 }
 
 /* slot(v.name), found by the value's id when v carries the very name string it was bound by
  * (and put by it: a builder value's name ends with its id). */
-static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
+static rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 {
     rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
     if (e || !insert)
-        return e ? &e->text : slot(lw, v->name, 0);
+        return e ? e : slot(lw, v->name, 0);
     if (!(e = rk_names_put_at(&lw->names, lw->arena, v->id, v->name, NULL)))
         lw->oom = 1;
-    return e ? &e->text : NULL;
+    return e;
+}
+
+/* e's text, its length kept beside it (a text is shorter than the config, far below 4 GiB) */
+static void set_text(rk_ll_name *e, const char *text)
+{
+    e->text = text;
+    e->k.aux = (unsigned int)strlen(text);
 }
 
 /* names[key] = text */
 static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    const char **e = slot(lw, key, 1);
+    rk_ll_name *e = slot(lw, key, 1);
     if (!e || !text) {
         lw->oom = 1;
         return;
     }
-    *e = text;
+    set_text(e, text);
 }
 
 static const char *temp(rk_lowerer *lw, const char *hint)
@@ -638,13 +645,24 @@ static void put(rk_lowerer *lw, rk_buf *o, const char *s)
     rk_buf_puts(o, s);
 }
 
+/* The binding val(v) reads (NULL after the failure). */
+static const rk_ll_name *bound(rk_lowerer *lw, const rk_ir_value *v)
+{
+    const rk_ll_name *e = value_slot(lw, v, 0);
+    if (!e || !e->text) {
+        fail(lw, "%s is used before it is defined", v->name);
+        return NULL;
+    }
+    return e;
+}
+
 /* val(v) appended to o. */
 static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
-    const char *const *e = value_slot(lw, v, 0);
-    if (!e || !*e)
-        return fail(lw, "%s is used before it is defined", v->name);
-    rk_buf_puts(o, *e);
+    const rk_ll_name *e = bound(lw, v);
+    if (!e)
+        return -1;
+    rk_buf_putn(o, e->text, e->k.aux);
     return 0;
 }
 
@@ -775,26 +793,30 @@ static int need(rk_lowerer *lw, const char *key)
     return 0;
 }
 
-static const char *define(rk_lowerer *lw, const rk_ir_value *v)
+/* define(v)'s binding (NULL, and oom, when it could not be made) */
+static const rk_ll_name *define_name(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
-    const char **e = value_slot(lw, v, 1);
-    if (!e || !text)
+    rk_ll_name *e = value_slot(lw, v, 1);
+    if (!e || !text) {
         lw->oom = 1;
-    else
-        *e = text;
-    return text;
+        return NULL;
+    }
+    set_text(e, text);
+    return e;
+}
+
+static const char *define(rk_lowerer *lw, const rk_ir_value *v)
+{
+    const rk_ll_name *e = define_name(lw, v);
+    return e ? e->text : NULL;
 }
 
 /* val(v) as a string (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *const *e = value_slot(lw, v, 0);
-    if (!e || !*e) {
-        fail(lw, "%s is used before it is defined", v->name);
-        return NULL;
-    }
-    return *e;
+    const rk_ll_name *e = bound(lw, v);
+    return e ? e->text : NULL;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
@@ -1236,24 +1258,37 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
 }
 
 /* "$s = <head><word> $t, $v": define(result), then the two operands (a binary op or an icmp, a
- * third of a kernel's lines: written without emit's format). */
+ * third of a kernel's lines: written without emit's format, every piece's length known before
+ * the line is written into room made once). */
 static int pair_line(rk_lowerer *lw, const rk_ir_op *op, const char *head, const char *word)
 {
-    const char *r = define(lw, &op->results[0]);
-    rk_buf *o = line_start(lw);
-    if (!o)
+    const rk_ll_name *r = define_name(lw, &op->results[0]), *a, *b;
+    const char *type;
+    size_t type_len, head_len = strlen(head), word_len = strlen(word);
+    rk_buf *o = lw->block ? &lw->block->lines : NULL;
+    char *d;
+    if (!r || !(type = type_text(lw, op->operands[0].type, &type_len)) || !(a = bound(lw, &op->operands[0]))
+        || !(b = bound(lw, &op->operands[1])))
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = ");
-    rk_buf_puts(o, head);
-    rk_buf_puts(o, word);
-    RK_BUF_LIT(o, " ");
-    if (put_typed(lw, o, &op->operands[0]))
+    if (!o || rk_buf_room(o, r->k.aux + head_len + word_len + type_len + a->k.aux + b->k.aux + 16)) {
+        lw->oom = 1;
         return -1;
-    RK_BUF_LIT(o, ", ");
-    if (put_val(lw, o, &op->operands[1]))
-        return -1;
-    return line_end(o);
+    }
+    d = rk_put_at(o->data + o->len, "  ", 2);
+    d = rk_put_at(d, r->text, r->k.aux);
+    d = rk_put_at(d, " = ", 3);
+    d = rk_put_at(d, head, head_len);
+    d = rk_put_at(d, word, word_len);
+    d = rk_put_at(d, " ", 1);
+    d = rk_put_at(d, type, type_len);
+    d = rk_put_at(d, " ", 1);
+    d = rk_put_at(d, a->text, a->k.aux);
+    d = rk_put_at(d, ", ", 2);
+    d = rk_put_at(d, b->text, b->k.aux);
+    d = rk_put_at(d, "\n", 1);
+    *d = '\0';
+    o->len = (size_t)(d - o->data);
+    return 0;
 }
 
 static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)

@@ -192,13 +192,6 @@ static void pad(rk_buf *out, int depth)
 
 #define RK_PRINT_IR_PIECES 16
 
-/* n bytes of s at d; the end of the copy. */
-static char *put_at(char *d, const char *s, size_t n)
-{
-    memcpy(d, s, n);
-    return d + n;
-}
-
 /* The line of an op up to its attrs, written into room made once: each name's length is
  * measured once, and no piece goes through the buffer's checks (an op of many values, rare,
  * takes the piece-by-piece way). */
@@ -224,21 +217,21 @@ static int op_head(rk_buf *out, const rk_ir_op *op, int depth)
     k = 0;
     for (i = 0; i < op->n_results; i++) {
         if (i)
-            d = put_at(d, ", ", 2);
-        d = put_at(d, op->results[i].name, len[k++]);
-        d = put_at(d, " : ", 3);
-        d = put_at(d, op->results[i].type, len[k++]);
+            d = rk_put_at(d, ", ", 2);
+        d = rk_put_at(d, op->results[i].name, len[k++]);
+        d = rk_put_at(d, " : ", 3);
+        d = rk_put_at(d, op->results[i].type, len[k++]);
     }
     if (op->n_results)
-        d = put_at(d, " = ", 3);
-    d = put_at(d, op->name, len[k++]);
-    d = put_at(d, " ( ", 3);
+        d = rk_put_at(d, " = ", 3);
+    d = rk_put_at(d, op->name, len[k++]);
+    d = rk_put_at(d, " ( ", 3);
     for (i = 0; i < op->n_operands; i++) {
         if (i)
-            d = put_at(d, ", ", 2);
-        d = put_at(d, op->operands[i].name, len[k++]);
+            d = rk_put_at(d, ", ", 2);
+        d = rk_put_at(d, op->operands[i].name, len[k++]);
     }
-    d = put_at(d, " )", 2);
+    d = rk_put_at(d, " )", 2);
     *d = '\0';
     out->len = (size_t)(d - out->data);
     return 0;

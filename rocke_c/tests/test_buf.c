@@ -62,8 +62,30 @@ static void test_long_printf(void)
     rk_buf_free(&b);
 }
 
+/* rk_put_at writes exactly n bytes where it is told and returns the byte after them: a line
+ * of pieces written into room made once reads back whole, the bytes past it untouched. */
+static void test_put_at(void)
+{
+    rk_buf b;
+    char *d;
+    rk_buf_init(&b);
+    RK_BUF_LIT(&b, "x");
+    CHECK(rk_buf_room(&b, 32) == 0);
+    memset(b.data + b.len, '#', 32);
+    d = rk_put_at(b.data + b.len, "%add7", 5);
+    d = rk_put_at(d, " = ", 3);
+    d = rk_put_at(d, "add i32", 4);      /* a prefix of the string */
+    d = rk_put_at(d, "", 0);
+    CHECK(d == b.data + b.len + 12 && *d == '#');
+    *d = '\0';
+    b.len = (size_t)(d - b.data);
+    CHECK(strcmp(b.data, "x%add7 = add ") == 0 && b.len == 13);
+    rk_buf_free(&b);
+}
+
 int main(void)
 {
+    test_put_at();
     test_appends();
     test_growth();
     test_empty_take();
