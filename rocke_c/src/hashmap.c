@@ -147,7 +147,7 @@ void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added)
     return put_direct(t, arena, direct_entry(t, key), key, added);
 }
 
-void *rk_names_put_at(rk_names *t, rk_arena *arena, long long number, const char *key, int *added)
+void *rk_names_put_number(rk_names *t, rk_arena *arena, long long number, const char *key, int *added)
 {
     if (number <= 0 || number >= RK_NAMES_MAX_DIRECT || (unsigned long long)number >= t->cap)
         return rk_names_put(t, arena, key, added);

@@ -243,8 +243,9 @@ static void test_names(void)
     rk_arena_free(&arena);
 }
 
-/* rk_names_put_at: by the number, the entry rk_names_put would give (the array's at that
- * number, or the map's when another name holds it or the number is 0 or past the array). */
+/* rk_names_put_at (and rk_names_put_number, its way for all but a free slot): by the number,
+ * the entry rk_names_put would give (the array's at that number, or the map's when another name
+ * holds it or the number is 0 or past the array). */
 static void test_names_put_at(void)
 {
     rk_arena arena;
@@ -268,6 +269,9 @@ static void test_names_put_at(void)
     CHECK(e && added == 1 && t.rest.n == 3 && rk_names_get(&t, "%b99") == e);
     e = rk_names_put_at(&t, &arena, 9, "%d9", &added);
     CHECK(e && added == 1 && t.rest.n == 3 && rk_names_get(&t, "%d9") == e);
+    CHECK(rk_names_put_number(&t, &arena, 9, "%d9", &added) == e && added == 0);
+    e = rk_names_put_number(&t, &arena, 10, "%e10", &added);  /* a free slot, the long way */
+    CHECK(e && added == 1 && t.rest.n == 3 && rk_names_get(&t, "%e10") == e);
     rk_arena_free(&arena);
 }
 
