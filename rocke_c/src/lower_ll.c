@@ -588,6 +588,17 @@ static void bind(rk_lowerer *lw, const char *key, const char *text)
     set_text(e, text);
 }
 
+/* names[v.name] = text, v's entry found (or put) by its id like define's */
+static void bind_value(rk_lowerer *lw, const rk_ir_value *v, const char *text)
+{
+    rk_ll_name *e = value_slot(lw, v, 1);
+    if (!e || !text) {
+        lw->oom = 1;
+        return;
+    }
+    set_text(e, text);
+}
+
 static const char *temp(rk_lowerer *lw, const char *hint)
 {
     size_t n = strlen(hint), d;
@@ -1224,17 +1235,17 @@ static int lower_constant(rk_lowerer *lw, const rk_ir_op *op)
             return fail(lw, "an f32 arith.constant needs a float value");
         if (!(text = f32_literal(lw, value->f)))
             return -1;
-        bind(lw, r->name, text);
+        bind_value(lw, r, text);
         return 0;
     }
     if (!is_int(value))
         return fail(lw, "an integer arith.constant needs an integer value");
     if (strcmp(r->type, "i1") == 0)
-        bind(lw, r->name, value->i != 0 ? "true" : "false");
+        bind_value(lw, r, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
         rk_ll_entry *e;
         rk_fmt_int(value->i, digits);
-        bind(lw, r->name, concat(lw, digits, "", NULL));
+        bind_value(lw, r, concat(lw, digits, "", NULL));
         if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
             e->value = value->i;
         else
