@@ -743,7 +743,7 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
  * that name, so the verifier's and the lowering's compares meet the same pointer and no value
  * copies its type. A name already interned (most are another value's type) is found by its
  * address: the cache holds interned addresses only, whose bytes never change. */
-static const char *intern_type(rk_builder *b, const char *type)
+static inline const char *intern_type(rk_builder *b, const char *type)
 {
     size_t n;
     const char *known;
@@ -769,7 +769,7 @@ static const char *intern_type(rk_builder *b, const char *type)
 
 /* Advances the counter; b->digits follows it, str(counter + 1), carried by hand (every value's
  * name ends in it, and a printf or a division per value was a measurable part of a build). */
-static void count_value(rk_builder *b)
+static inline void count_value(rk_builder *b)
 {
     size_t i = b->n_digits;
     b->counter++;
@@ -857,7 +857,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 }
 
 /* Appends op to the innermost open region: every op enters here, counted against op_limit. */
-static int b_append(rk_builder *b, rk_ir_op *op)
+static inline int b_append(rk_builder *b, rk_ir_op *op)
 {
     rk_ir_region *region;
     b->num_ops++;
@@ -883,7 +883,7 @@ static int b_append(rk_builder *b, rk_ir_op *op)
 
 /* A new op (not yet appended) with copies of the operand values and room for n_results
  * results and name_room bytes after them, all in one allocation; code is name's row of rk_ops. */
-static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
+static inline rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                            int n_operands, int n_results, size_t name_room)
 {
     rk_ir_op *op;

@@ -288,7 +288,7 @@ static const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
 }
 
 /* ll_type(t) appended to o. */
-static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+static inline int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
 {
     size_t len;
     const char *text = type_text(lw, t, &len);
@@ -560,7 +560,7 @@ static rk_ll_name *slot(rk_lowerer *lw, const char *key, int insert)
 
 /* slot(v.name), found by the value's id when v carries the very name string it was bound by
  * (and put by it: a builder value's name ends with its id). */
-static rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
+static inline rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 {
     rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
     if (e || !insert)
@@ -571,7 +571,7 @@ static rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 }
 
 /* e's text, its length kept beside it (a text is shorter than the config, far below 4 GiB) */
-static void set_text(rk_ll_name *e, const char *text)
+static inline void set_text(rk_ll_name *e, const char *text)
 {
     e->text = text;
     e->k.aux = (unsigned int)strlen(text);
@@ -657,7 +657,7 @@ static void put(rk_lowerer *lw, rk_buf *o, const char *s)
 }
 
 /* The binding val(v) reads (NULL after the failure). */
-static const rk_ll_name *bound(rk_lowerer *lw, const rk_ir_value *v)
+static inline const rk_ll_name *bound(rk_lowerer *lw, const rk_ir_value *v)
 {
     const rk_ll_name *e = value_slot(lw, v, 0);
     if (!e || !e->text) {
@@ -668,7 +668,7 @@ static const rk_ll_name *bound(rk_lowerer *lw, const rk_ir_value *v)
 }
 
 /* val(v) appended to o. */
-static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+static inline int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
     const rk_ll_name *e = bound(lw, v);
     if (!e)
@@ -762,7 +762,7 @@ static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
 /* The hottest lines are written piece by piece, without emit's format: line_start gives the
  * current block's buffer with room for a line and its indent (NULL, and oom, when it failed),
  * line_end its newline. The pieces go in Python's order, left to right. */
-static rk_buf *line_start(rk_lowerer *lw)
+static inline rk_buf *line_start(rk_lowerer *lw)
 {
     rk_buf *o = lw->block ? &lw->block->lines : NULL;
     if (!o || rk_buf_room(o, 1024)) {
@@ -780,7 +780,7 @@ static int line_end(rk_buf *o)
 }
 
 /* typed(v) appended: ll_type(v.type) " " val(v) */
-static int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+static inline int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
     if (put_type(lw, o, v->type))
         return -1;
@@ -805,7 +805,7 @@ static int need(rk_lowerer *lw, const char *key)
 }
 
 /* define(v)'s binding (NULL, and oom, when it could not be made) */
-static const rk_ll_name *define_name(rk_lowerer *lw, const rk_ir_value *v)
+static inline const rk_ll_name *define_name(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
     rk_ll_name *e = value_slot(lw, v, 1);

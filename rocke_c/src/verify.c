@@ -114,7 +114,7 @@ static int valid_type(const char *t)
 static const char *need(int cond, const char *message) { return cond ? NULL : message; }
 
 /* The operand and result counts of the op's row (rk_ops). */
-static const char *arity(const rk_ir_op *op, rk_arena *arena)
+static inline const char *arity(const rk_ir_op *op, rk_arena *arena)
 {
     const rk_op_info *info = &rk_ops[op->code];
     if (op->n_operands != info->operands || op->n_results != info->results)
@@ -675,7 +675,7 @@ static void pop_frame(rk_verify_scope *scope)
 
 /* valid_type(type), remembered by the type's address: a type name is never changed while
  * the kernel is verified, and the builder interns them, so most checks are one compare. */
-static int type_valid(rk_verify_scope *scope, const char *type)
+static inline int type_valid(rk_verify_scope *scope, const char *type)
 {
     const char **memo = &scope->valid[((size_t)(uintptr_t)type >> 3) % RK_VERIFY_TYPE_CACHE];
     if (*memo == type)
@@ -690,7 +690,7 @@ static int type_valid(rk_verify_scope *scope, const char *type)
  * name). Every successful definition has a name of its own (a second one fails), so a builder
  * value's entry, once defined, is at its name's number, its id: lookup finds it there when the
  * use carries that very name string. */
-static const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
+static inline const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
 {
     rk_verify_name *entry;
     int added;
@@ -709,7 +709,7 @@ static const char *define(rk_verify_scope *scope, const char *name, const char *
     return NULL;
 }
 
-static const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
+static inline const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
 {
     const rk_verify_name *entry = rk_names_at(&scope->names, v->id, v->name);
     if (!entry)
