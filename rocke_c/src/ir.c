@@ -788,8 +788,8 @@ static inline void count_value(rk_builder *b)
 static void put_value_name(char *name, const char *hint, size_t hint_len, const rk_builder *b)
 {
     name[0] = '%';
-    memcpy(name + 1, hint, hint_len);
-    memcpy(name + 1 + hint_len, b->digits, b->n_digits + 1);
+    rk_copy(name + 1, hint, hint_len);
+    rk_copy(name + 1 + hint_len, b->digits, b->n_digits + 1);
 }
 
 rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs)

@@ -50,6 +50,26 @@ static inline void *rk_alloc(rk_arena *arena, size_t size)
     return rk_alloc_grow(arena, size);
 }
 
+/* ---- short copies ----
+ * n bytes from s to d (not overlapping). The engine's texts are made of short pieces (names,
+ * types, opcodes): up to 16 bytes go as two moves of a fixed size that overlap in the middle,
+ * each within [s, s + n), with no library call; longer ones through memcpy. */
+static inline void rk_copy(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0 && n < 4) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        d[n / 2] = s[n / 2];
+    } else if (n > 16)
+        memcpy(d, s, n);
+}
+
 /* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
 typedef struct rk_buf {
     char *data;  /* NUL-terminated while ok */
@@ -96,7 +116,7 @@ static inline int rk_buf_room(rk_buf *b, size_t room)
  * pieces' lengths are known is written this way: one room check, no NUL after each piece. */
 static inline char *rk_put_at(char *d, const char *s, size_t n)
 {
-    memcpy(d, s, n);
+    rk_copy(d, s, n);
     return d + n;
 }
 

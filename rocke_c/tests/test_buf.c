@@ -83,8 +83,27 @@ static void test_put_at(void)
     rk_buf_free(&b);
 }
 
+/* rk_copy: every length from 0 to past its short cases copies exactly n bytes (each branch: two
+ * overlapping moves of 8 or 4, the bytes of 1-3, memcpy) and writes nothing around them. */
+static void test_copy(void)
+{
+    char src[48], dst[64];
+    size_t n, i;
+    int ok = 1;
+    for (i = 0; i < sizeof src; i++)
+        src[i] = (char)('a' + i % 26);
+    for (n = 0; n <= 40; n++) {
+        memset(dst, '#', sizeof dst);
+        rk_copy(dst + 8, src + 3, n);
+        for (i = 0; i < sizeof dst; i++)
+            ok = ok && dst[i] == (i >= 8 && i < 8 + n ? src[3 + i - 8] : '#');
+    }
+    CHECK(ok);
+}
+
 int main(void)
 {
+    test_copy();
     test_put_at();
     test_appends();
     test_growth();
