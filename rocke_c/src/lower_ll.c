@@ -260,14 +260,22 @@ static int put_type_text(rk_lowerer *lw, rk_buf *o, const char *t)
 /* ll_type(t) as an arena string and its length (NULL on failure), memoised like Python's by
  * the type's address: the kernel's type names are the builder's interned ones (or static),
  * and none changes while the kernel is lowered. */
-static const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
+static const char *made_type_text(rk_lowerer *lw, const char *t, size_t *len, rk_ll_type_memo *memo);
+
+static inline const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
 {
     rk_ll_type_memo *memo = &lw->types[RK_LL_CACHE_SLOT(t)];
-    char *s;
     if (memo->type == t) {
         *len = memo->len;
         return memo->text;
     }
+    return made_type_text(lw, t, len, memo);
+}
+
+/* type_text past its memo: the text made, and remembered in memo */
+static const char *made_type_text(rk_lowerer *lw, const char *t, size_t *len, rk_ll_type_memo *memo)
+{
+    char *s;
     lw->scratch.len = 0;
     if (put_type_text(lw, &lw->scratch, t))
         return NULL;
@@ -294,7 +302,7 @@ static inline int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
     const char *text = type_text(lw, t, &len);
     if (!text)
         return -1;
-    rk_buf_putn(o, text, len);
+    rk_buf_put_short(o, text, len);
     return 0;
 }
 
@@ -673,7 +681,7 @@ static inline int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
     const rk_ll_name *e = bound(lw, v);
     if (!e)
         return -1;
-    rk_buf_putn(o, e->text, e->k.aux);
+    rk_buf_put_short(o, e->text, e->k.aux);
     return 0;
 }
 

@@ -101,6 +101,18 @@ static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
         rk_buf_putn_grow(b, s, n);
 }
 
+/* rk_buf_putn of a piece that is short, usually (a name, a type): copied by rk_copy. */
+static inline void rk_buf_put_short(rk_buf *b, const char *s, size_t n)
+{
+    size_t len = b->len;
+    if (!b->failed && len + n < b->cap) {
+        rk_copy(b->data + len, s, n);
+        b->data[len + n] = '\0';
+        b->len = len + n;
+    } else
+        rk_buf_putn_grow(b, s, n);
+}
+
 /* At least room bytes free, growing by doubling; -1 (and failed) when it failed. Inline:
  * the lowering asks before every line. */
 static inline int rk_buf_room(rk_buf *b, size_t room)

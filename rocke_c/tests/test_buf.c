@@ -101,8 +101,26 @@ static void test_copy(void)
     CHECK(ok);
 }
 
+/* rk_buf_put_short appends like rk_buf_putn, in room and through a grow, and keeps the NUL. */
+static void test_put_short(void)
+{
+    rk_buf b;
+    char want[512];
+    int i;
+    rk_buf_init(&b);
+    want[0] = '\0';
+    for (i = 0; i < 20; i++) {
+        const char *piece = i % 3 ? "%add7" : "<16 x half> and some more";
+        rk_buf_put_short(&b, piece, strlen(piece) - (size_t)(i % 2));
+        strncat(want, piece, strlen(piece) - (size_t)(i % 2));
+    }
+    CHECK(!b.failed && b.len == strlen(want) && strcmp(b.data, want) == 0);
+    rk_buf_free(&b);
+}
+
 int main(void)
 {
+    test_put_short();
     test_copy();
     test_put_at();
     test_appends();
