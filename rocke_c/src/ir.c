@@ -541,6 +541,7 @@ struct rk_b_const {
     rk_map_key k;             /* b_const_key's text */
     rk_ir_value *result;      /* NULL once its region is popped */
     rk_b_const *frame_next;   /* in its region's list */
+    long long i32;            /* an i32 constant's value, once other_i32 holds the entry */
 };
 
 /* Not failed, and every one of the n value pointers that follow is set. */
@@ -1043,15 +1044,23 @@ static const rk_attrs rk_b_no_attrs = {NULL, 0, 0};
 rk_ir_value *rk_b_const_i32(rk_builder *b, long long value)
 {
     rk_attr v;
+    rk_ir_value *result;
+    rk_b_const *found = NULL;
     int small = value >= 0 && value < RK_B_SMALL_I32;
-    rk_b_const *entry = small ? b->small_i32[value] : NULL;
-    /* a small i32's cache entry by its value: the entry the key finds, without making the key */
-    if (!b->failed && entry && entry->result)
+    rk_b_const **slot = small ? &b->small_i32[value] : &b->other_i32[(unsigned long long)value % RK_B_OTHER_I32];
+    rk_b_const *entry = *slot;
+    /* an i32's cache entry by its value: the entry the key finds, without making the key */
+    if (!b->failed && entry && entry->result && (small || entry->i32 == value))
         return entry->result;
     memset(&v, 0, sizeof v);
     v.kind = RK_ATTR_INT;
     v.i = value;
-    return b_constant(b, "i32", &v, small ? &b->small_i32[value] : NULL);
+    result = b_constant(b, "i32", &v, &found);
+    if (found) {
+        found->i32 = value;
+        *slot = found;
+    }
+    return result;
 }
 
 rk_ir_value *rk_b_const_i1(rk_builder *b, int value)

@@ -110,6 +110,7 @@ typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 #define RK_B_TYPE_CACHE 64
 #define RK_B_SMALL_I32 256
 #define RK_B_SMALL_INT 256
+#define RK_B_OTHER_I32 64
 
 typedef struct rk_builder {
     rk_arena *arena;
@@ -124,6 +125,8 @@ typedef struct rk_builder {
     rk_map types;               /* every non-scalar type name of a value, once (rk_map_key entries) */
     const char *type_cache[RK_B_TYPE_CACHE]; /* interned type names, by their address */
     rk_b_const *small_i32[RK_B_SMALL_I32];   /* the consts entry of i32 0..RK_B_SMALL_I32-1, once made */
+    rk_b_const *other_i32[RK_B_OTHER_I32];   /* the consts entry of another i32 last asked for, by its
+                                              * value modulo RK_B_OTHER_I32 (the entry keeps the value) */
     rk_attr *int_attrs[RK_B_SMALL_INT];      /* the shared int attr values 0..RK_B_SMALL_INT-1 */
     struct rk_b_type_attr {
         const char *type;
