@@ -585,26 +585,25 @@ static inline void set_text(rk_ll_name *e, const char *text)
     e->k.aux = (unsigned int)strlen(text);
 }
 
+/* e's text, or oom when the entry or the text could not be made */
+static void set_bound(rk_lowerer *lw, rk_ll_name *e, const char *text)
+{
+    if (!e || !text)
+        lw->oom = 1;
+    else
+        set_text(e, text);
+}
+
 /* names[key] = text */
 static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    rk_ll_name *e = slot(lw, key, 1);
-    if (!e || !text) {
-        lw->oom = 1;
-        return;
-    }
-    set_text(e, text);
+    set_bound(lw, slot(lw, key, 1), text);
 }
 
 /* names[v.name] = text, v's entry found (or put) by its id like define's */
 static void bind_value(rk_lowerer *lw, const rk_ir_value *v, const char *text)
 {
-    rk_ll_name *e = value_slot(lw, v, 1);
-    if (!e || !text) {
-        lw->oom = 1;
-        return;
-    }
-    set_text(e, text);
+    set_bound(lw, value_slot(lw, v, 1), text);
 }
 
 static const char *temp(rk_lowerer *lw, const char *hint)
