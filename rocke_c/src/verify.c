@@ -141,23 +141,33 @@ static const rk_attr *attr(const rk_ir_op *op, const char *key)
     return rk_attrs_get(&op->attrs, key);
 }
 
+/* check_attrs of one key that also hands over its value (*value; NULL when it is missing): the
+ * checks of the common ops read each attr once. */
+static const char *need_attr(const rk_ir_op *op, rk_arena *arena, const char *key, const rk_attr **value)
+{
+    *value = attr(op, key);
+    return *value ? NULL : msg(arena, "%s needs attr %s", op->name, key);
+}
+
 /* ---- one check per op kind; each returns the failure message or NULL ---- */
 
 static const char *check_constant(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const types[] = {"i1", "i32", "i64", "f32", NULL};
     const char *bad = arity(op, arena), *t;
+    const rk_attr *ity = NULL, *value = NULL;
     int want_float;
     if (!bad)
-        bad = check_attrs(op, arena, "ity", "value", NULL);
+        bad = need_attr(op, arena, "ity", &ity);
+    if (!bad)
+        bad = need_attr(op, arena, "value", &value);
     if (bad)
         return bad;
     t = op->results[0].type;
-    if (!rk_attr_is_str(attr(op, "ity"), t) || !rk_str_in(t, types))
+    if (!rk_attr_is_str(ity, t) || !rk_str_in(t, types))
         return msg(arena, "arith.constant of type %s", t);
     want_float = strcmp(t, "f32") == 0;
-    return need((attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
-                "arith.constant value has the wrong tag");
+    return need((value->kind == RK_ATTR_FLOAT) == want_float, "arith.constant value has the wrong tag");
 }
 
 static const char *check_constant_vec(const rk_ir_op *op, rk_arena *arena)
@@ -186,12 +196,11 @@ static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena,
 static const char *check_cmp(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
-    const rk_attr *pred;
+    const rk_attr *pred = NULL;
     if (!bad)
-        bad = check_attrs(op, arena, "pred", NULL);
+        bad = need_attr(op, arena, "pred", &pred);
     if (bad)
         return bad;
-    pred = attr(op, "pred");
     return need(eq(op->operands[0].type, "i32") && eq(op->operands[1].type, "i32")
                 && eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
                 && rk_str_in(pred->s, rk_cmp_preds),
@@ -212,14 +221,15 @@ static const char *check_select(const rk_ir_op *op, rk_arena *arena)
 static const char *check_fptrunc(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena), *r;
+    const rk_attr *to = NULL;
     int ok;
     if (!bad)
-        bad = check_attrs(op, arena, "to", NULL);
+        bad = need_attr(op, arena, "to", &to);
     if (bad)
         return bad;
     r = op->results[0].type;
     ok = eq(op->operands[0].type, "f32") && (eq(r, "f16") || eq(r, "bf16"));
-    return need(ok && rk_attr_is_str(attr(op, "to"), r), "arith.fptrunc is f32 -> f16|bf16");
+    return need(ok && rk_attr_is_str(to, r), "arith.fptrunc is f32 -> f16|bf16");
 }
 
 static int verify_numeric(rk_arena *arena, const char *t)
@@ -293,18 +303,21 @@ static int bits_in(long long bits, const long long *values)
 static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena), *t, *elem;
+    const rk_attr *elem_attr = NULL, *n_attr = NULL;
     long long n;
     int ok;
     if (!bad)
-        bad = check_attrs(op, arena, "elem", "n", NULL);
+        bad = need_attr(op, arena, "elem", &elem_attr);
+    if (!bad)
+        bad = need_attr(op, arena, "n", &n_attr);
     if (bad)
         return bad;
     t = op->results[0].type;
     elem = rk_vec_elem(arena, t);
     n = rk_vec_len(t);
     ok = eq(op->operands[0].type, "rsrc") && eq(op->operands[1].type, "i32")
-         && elem && rk_attr_is_str(attr(op, "elem"), elem)
-         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(attr(op, "n"), n)
+         && elem && rk_attr_is_str(elem_attr, elem)
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(n_attr, n)
          && rk_ir_is_scalar(elem) && bits_in(rk_type_bits(t), rk_verify_access_bits);
     return need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes");
 }
@@ -453,14 +466,15 @@ static const char *check_extract(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
     const rk_ir_value *v;
+    const rk_attr *index = NULL;
     int ok;
     if (!bad)
-        bad = check_attrs(op, arena, "index", NULL);
+        bad = need_attr(op, arena, "index", &index);
     if (bad)
         return bad;
     v = &op->operands[0];
     ok = rk_is_vec(v->type) && eq(op->results[0].type, rk_vec_elem(arena, v->type))
-         && index_in(attr(op, "index"), rk_vec_len(v->type));
+         && index_in(index, rk_vec_len(v->type));
     return need(ok, "vector.extract element type or index");
 }
 
