@@ -415,7 +415,7 @@ char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
 
 char *rk_ptr(rk_arena *arena, const char *elem)
 {
-    return elem ? rk_ir_printf(arena, "ptr<%s,global>", elem) : NULL;
+    return rk_strcat3(arena, "ptr<", elem, ",global>");
 }
 
 char *rk_smem(rk_arena *arena, const char *elem, long long rows, long long cols)
@@ -809,7 +809,7 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
         fail(b, "out of memory");
         return NULL;
     }
-    p->value.name = rk_ir_printf(b->arena, "%%%s", name);
+    p->value.name = rk_strcat3(b->arena, "%", name, NULL);
     p->value.type = intern_type(b, type);
     if (!p->value.name || !p->value.type) {
         fail(b, "out of memory");
@@ -1521,13 +1521,13 @@ static rk_attrs b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *
     rk_attrs attrs = {NULL, 0, 0};
     rk_attr *iter_args = rk_attr_list(a);
     int i;
-    rk_attrs_set(a, &attrs, "iv", rk_attr_str(a, rk_ir_printf(a, "%%%s", iv)));
+    rk_attrs_set(a, &attrs, "iv", rk_attr_str(a, rk_strcat3(a, "%", iv, NULL)));
     rk_attrs_set(a, &attrs, "iv_type", rk_attr_str(a, "i32"));
     for (i = 0; i < n_carried && iter_args; i++) {
         rk_attr *arg = rk_attr_map(a);
         if (!arg)
             break;
-        rk_attrs_set(a, &arg->map, "name", rk_attr_str(a, rk_ir_printf(a, "%%%s", carried[i].name)));
+        rk_attrs_set(a, &arg->map, "name", rk_attr_str(a, rk_strcat3(a, "%", carried[i].name, NULL)));
         rk_attrs_set(a, &arg->map, "type", rk_attr_str(a, carried[i].init->type));
         rk_attr_list_append(a, iter_args, arg);
     }
@@ -1546,13 +1546,13 @@ static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
     if (!loop)
         return NULL;
     loop->op = op;
-    loop->iv.name = rk_ir_printf(b->arena, "%%%s", iv);
+    loop->iv.name = rk_strcat3(b->arena, "%", iv, NULL);
     loop->iv.type = "i32";
     loop->args = rk_alloc(b->arena, (size_t)n_carried * sizeof *loop->args);
     if (!loop->args)
         return NULL;
     for (i = 0; i < n_carried; i++) {
-        loop->args[i].name = rk_ir_printf(b->arena, "%%%s", carried[i].name);
+        loop->args[i].name = rk_strcat3(b->arena, "%", carried[i].name, NULL);
         loop->args[i].type = carried[i].init->type;
     }
     loop->n_args = n_carried;

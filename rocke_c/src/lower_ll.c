@@ -155,17 +155,9 @@ static int shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int min_res
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
 static const char *concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
-    size_t na = a ? strlen(a) : 0, nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
-    char *s = rk_alloc(lw->arena, na + nb + nc + 1);
-    if (!s || !a || !b) {
+    char *s = rk_strcat3(lw->arena, a, b, c);
+    if (!s)
         lw->oom = 1;
-        return NULL;
-    }
-    memcpy(s, a, na);
-    memcpy(s + na, b, nb);
-    if (c)
-        memcpy(s + na + nb, c, nc);
-    s[na + nb + nc] = '\0';
     return s;
 }
 

@@ -26,6 +26,9 @@ typedef struct rk_arena {
 void rk_arena_init(rk_arena *arena);
 void *rk_alloc_grow(rk_arena *arena, size_t size);       /* rk_alloc's slow path */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
+/* a + b + c (c may be NULL) as an arena string, without a printf; NULL when a or b is NULL or the
+ * arena failed. */
+char *rk_strcat3(rk_arena *arena, const char *a, const char *b, const char *c);
 /* size bytes aligned like rk_alloc's but NOT zeroed, for a caller that writes every byte before
  * it reads it (a grown array past its count): taken past head's zeroed bytes when they are
  * fewer, so its unused part is never touched; NULL on failure. */
