@@ -117,6 +117,11 @@ typedef struct rk_lowerer {
      * mostly literals). */
     struct { const char *key; int index; } decls[RK_LL_CACHE];
     rk_ll_type_memo types[RK_LL_CACHE]; /* Python's memo of ll_type, by the type's address */
+    struct {                /* the last tile.mma's rk_atom_types (a kernel uses one atom) */
+        const char *op_id;  /* NULL: none yet */
+        const char *types[3];
+        int known;
+    } atom;
 } rk_lowerer;
 
 /* ---- small helpers: failures, strings, numbers ---- */
@@ -1941,7 +1946,14 @@ static int lower_mma(rk_lowerer *lw, const rk_ir_op *op)
         ;
     if (!row->archs[i])
         return fail(lw, "tile.mma %s is not available on %s", op_id, lw->backend->arch);
-    known = rk_atom_types(lw->arena, op_id, types);
+    if (lw->atom.op_id && strcmp(lw->atom.op_id, op_id) == 0) {
+        known = lw->atom.known;
+        memcpy(types, lw->atom.types, sizeof types);
+    } else if ((known = rk_atom_types(lw->arena, op_id, types)) >= 0) {
+        lw->atom.op_id = op_id;
+        lw->atom.known = known;
+        memcpy(lw->atom.types, types, sizeof types);
+    }
     if (known < 0) {
         lw->oom = 1;
         return -1;
