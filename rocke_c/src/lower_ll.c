@@ -827,6 +827,24 @@ static const char *define(rk_lowerer *lw, const rk_ir_value *v)
     return e ? e->text : NULL;
 }
 
+/* The start of a line that assigns name: "<name> = " (NULL when it failed). */
+static rk_buf *named_line(rk_lowerer *lw, const char *name)
+{
+    rk_buf *o = line_start(lw);
+    if (!o)
+        return NULL;
+    put(lw, o, name);
+    RK_BUF_LIT(o, " = ");
+    return o;
+}
+
+/* The start of a line that defines v: define(v), then "<its text> = " (NULL when it failed). */
+static rk_buf *def_line(rk_lowerer *lw, const rk_ir_value *v)
+{
+    const char *r = define(lw, v);
+    return named_line(lw, r);
+}
+
 /* val(v) as a string (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
@@ -1337,16 +1355,13 @@ static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 
 static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const char *r;
     rk_buf *o;
     int i;
     if (shape(lw, op, 3, 1))
         return -1;
-    r = define(lw, &op->results[0]); /* "$s = select $t, $t, $t" */
-    if (!(o = line_start(lw)))
+    if (!(o = def_line(lw, &op->results[0]))) /* "$s = select $t, $t, $t" */
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = select ");
+    RK_BUF_LIT(o, "select ");
     for (i = 0; i < 3; i++) {
         if (i)
             RK_BUF_LIT(o, ", ");
@@ -1449,31 +1464,77 @@ static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store
     return need(lw, store ? width->store_key : width->load_key) ? NULL : width;
 }
 
+/* "$t, $t, i32 0, i32 0)" and the line's end: a buffer call's resource and offset (operands 0
+ * and 1), the tail of the load's and the store's call lines */
+static int buffer_call_tail(rk_lowerer *lw, rk_buf *o, const rk_ir_op *op)
+{
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", ");
+    if (put_typed(lw, o, &op->operands[1]))
+        return -1;
+    RK_BUF_LIT(o, ", i32 0, i32 0)");
+    return line_end(o);
+}
+
 static int lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *raw;
+    rk_buf *o;
     if (shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
         return -1;
     raw = temp(lw, width->load_temp);         /* "bl" + suffix */
-    if (emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
-             width->suffix, &op->operands[0], &op->operands[1]))
+    /* "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", piece by piece */
+    if (!(o = named_line(lw, raw)))
         return -1;
-    return emit(lw, "$s = bitcast $s $s to $T", define(lw, &op->results[0]), width->type, raw,
-                op->results[0].type);
+    RK_BUF_LIT(o, "call ");
+    rk_buf_puts(o, width->type);
+    RK_BUF_LIT(o, " @llvm.amdgcn.raw.ptr.buffer.load.");
+    rk_buf_puts(o, width->suffix);
+    RK_BUF_LIT(o, "(");
+    if (buffer_call_tail(lw, o, op))
+        return -1;
+    if (!(o = def_line(lw, &op->results[0]))) /* "$s = bitcast $s $s to $T" */
+        return -1;
+    RK_BUF_LIT(o, "bitcast ");
+    rk_buf_puts(o, width->type);
+    RK_BUF_LIT(o, " ");
+    put(lw, o, raw);
+    RK_BUF_LIT(o, " to ");
+    if (put_type(lw, o, op->results[0].type))
+        return -1;
+    return line_end(o);
 }
 
 static int lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *bits;
+    rk_buf *o;
     if (shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
         return -1;
     bits = temp(lw, width->store_temp);       /* "bs" + suffix */
-    if (emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
+    /* "$s = bitcast $t to $s", then the call, piece by piece */
+    if (!(o = named_line(lw, bits)))
         return -1;
-    return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)",
-                width->suffix, width->type, bits, &op->operands[0], &op->operands[1]);
+    RK_BUF_LIT(o, "bitcast ");
+    if (put_typed(lw, o, &op->operands[2]))
+        return -1;
+    RK_BUF_LIT(o, " to ");
+    rk_buf_puts(o, width->type);
+    line_end(o);
+    /* "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)" */
+    if (!(o = line_start(lw)))
+        return -1;
+    RK_BUF_LIT(o, "call void @llvm.amdgcn.raw.ptr.buffer.store.");
+    rk_buf_puts(o, width->suffix);
+    RK_BUF_LIT(o, "(");
+    rk_buf_puts(o, width->type);
+    RK_BUF_LIT(o, " ");
+    put(lw, o, bits);
+    RK_BUF_LIT(o, ", ");
+    return buffer_call_tail(lw, o, op);
 }
 
 static int lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
@@ -1521,7 +1582,7 @@ static int lds_line_end(rk_buf *o, const char *gep, long long align)
 static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
-    const char *gep, *load = "load ", *r;
+    const char *gep, *load = "load ";
     rk_buf *o;
     long long align = 0, n = 0;
     if (shape(lw, op, 3, 1))
@@ -1538,11 +1599,8 @@ static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         if (n == 8)
             load = "load volatile ";
     }
-    r = define(lw, res); /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
-    if (!(o = line_start(lw)))
+    if (!(o = def_line(lw, res))) /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = ");
     rk_buf_puts(o, load);
     if (put_type(lw, o, res->type))
         return -1;
@@ -1744,10 +1802,9 @@ static int lower_extract(rk_lowerer *lw, const rk_ir_op *op)
     r = define(lw, &op->results[0]);
     if (typed_ok(lw, &op->operands[0]) || int_attr(lw, op, "index", &index))
         return -1;
-    if (!(o = line_start(lw))) /* "$s = extractelement $t, i32 $d" */
+    if (!(o = named_line(lw, r))) /* "$s = extractelement $t, i32 $d" */
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = extractelement ");
+    RK_BUF_LIT(o, "extractelement ");
     if (put_typed(lw, o, &op->operands[0]))
         return -1;
     RK_BUF_LIT(o, ", i32 ");
