@@ -123,6 +123,23 @@ char *rk_strndup(rk_arena *arena, const char *s, size_t n)
     return copy;
 }
 
+char *rk_strcat3(rk_arena *arena, const char *a, const char *b, const char *c)
+{
+    size_t na, nb, nc;
+    char *s;
+    if (!a || !b)
+        return NULL;
+    na = strlen(a), nb = strlen(b), nc = c ? strlen(c) : 0;
+    if (!(s = rk_alloc_raw(arena, na + nb + nc + 1)))
+        return NULL;
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb);
+    if (nc)
+        memcpy(s + na + nb, c, nc);
+    s[na + nb + nc] = '\0';
+    return s;
+}
+
 static void free_blocks(rk_arena_block *block)
 {
     while (block) {

@@ -211,7 +211,7 @@ void rk_add_tensor_params(rk_kc *kc, const char *const names[3], int atomic_d)
         rk_build_common_set_param(kc, names[i], v);
     }
     for (i = 0; i < 3; i++) {
-        const char *bytes = rk_ir_printf(a, "%s_bytes", names[i]);
+        const char *bytes = rk_strcat3(a, names[i], "_bytes", NULL);
         rk_val v = bytes ? rk_b_param(&kc->b, bytes, "i32", NULL) : NULL;
         if (!bytes)
             rk_build_common_fail(kc, "out of memory");

@@ -104,7 +104,7 @@ static rk_map_key *direct_entry(const rk_names *t, const char *key)
     const char *p = key + strlen(key);
     size_t number = 0, scale = 1;
     int digits = 0;
-    while (p > key && p[-1] >= '0' && p[-1] <= '9' && digits < 9) {
+    while (p > key && p[-1] >= '0' && p[-1] <= '9' && digits < RK_NAMES_DIGITS) {
         p--;
         number += (size_t)(*p - '0') * scale;
         scale *= 10;
@@ -125,9 +125,9 @@ void *rk_names_get(const rk_names *t, const char *key)
     return rk_map_get(&t->rest, key, rk_hash(key));
 }
 
-void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added)
+/* key into the table, d its number's array entry (NULL: none): rk_names_put after the slot. */
+static void *put_direct(rk_names *t, rk_arena *arena, rk_map_key *d, const char *key, int *added)
 {
-    rk_map_key *d = direct_entry(t, key);
     if (d && (d->key == key || (d->key && strcmp(d->key, key) == 0))) {
         if (added)
             *added = 0;
@@ -140,4 +140,16 @@ void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added)
         return d;
     }
     return rk_map_put(&t->rest, arena, key, rk_hash(key), t->size, added);
+}
+
+void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added)
+{
+    return put_direct(t, arena, direct_entry(t, key), key, added);
+}
+
+void *rk_names_put_number(rk_names *t, rk_arena *arena, long long number, const char *key, int *added)
+{
+    if (number <= 0 || number >= RK_NAMES_MAX_DIRECT || (unsigned long long)number >= t->cap)
+        return rk_names_put(t, arena, key, added);
+    return put_direct(t, arena, (rk_map_key *)(void *)(t->direct + (size_t)number * t->size), key, added);
 }

@@ -415,7 +415,7 @@ char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
 
 char *rk_ptr(rk_arena *arena, const char *elem)
 {
-    return elem ? rk_ir_printf(arena, "ptr<%s,global>", elem) : NULL;
+    return rk_strcat3(arena, "ptr<", elem, ",global>");
 }
 
 char *rk_smem(rk_arena *arena, const char *elem, long long rows, long long cols)
@@ -541,6 +541,7 @@ struct rk_b_const {
     rk_map_key k;             /* b_const_key's text */
     rk_ir_value *result;      /* NULL once its region is popped */
     rk_b_const *frame_next;   /* in its region's list */
+    long long i32;            /* an i32 constant's value, once other_i32 holds the entry */
 };
 
 /* Not failed, and every one of the n value pointers that follow is set. */
@@ -743,7 +744,7 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
  * that name, so the verifier's and the lowering's compares meet the same pointer and no value
  * copies its type. A name already interned (most are another value's type) is found by its
  * address: the cache holds interned addresses only, whose bytes never change. */
-static const char *intern_type(rk_builder *b, const char *type)
+static inline const char *intern_type(rk_builder *b, const char *type)
 {
     size_t n;
     const char *known;
@@ -769,7 +770,7 @@ static const char *intern_type(rk_builder *b, const char *type)
 
 /* Advances the counter; b->digits follows it, str(counter + 1), carried by hand (every value's
  * name ends in it, and a printf or a division per value was a measurable part of a build). */
-static void count_value(rk_builder *b)
+static inline void count_value(rk_builder *b)
 {
     size_t i = b->n_digits;
     b->counter++;
@@ -788,8 +789,8 @@ static void count_value(rk_builder *b)
 static void put_value_name(char *name, const char *hint, size_t hint_len, const rk_builder *b)
 {
     name[0] = '%';
-    memcpy(name + 1, hint, hint_len);
-    memcpy(name + 1 + hint_len, b->digits, b->n_digits + 1);
+    rk_copy(name + 1, hint, hint_len);
+    rk_copy(name + 1 + hint_len, b->digits, b->n_digits + 1);
 }
 
 rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs)
@@ -808,7 +809,7 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
         fail(b, "out of memory");
         return NULL;
     }
-    p->value.name = rk_ir_printf(b->arena, "%%%s", name);
+    p->value.name = rk_strcat3(b->arena, "%", name, NULL);
     p->value.type = intern_type(b, type);
     if (!p->value.name || !p->value.type) {
         fail(b, "out of memory");
@@ -817,6 +818,14 @@ rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const
     params[k->n_params++] = p;
     k->params = params;
     return &p->value;
+}
+
+/* The id of the value just counted: its number, which its name ends with, unless the hint ends
+ * in a digit too (then the name's trailing number is not the id, and the value has none). */
+static long long value_id(const rk_builder *b, const char *hint, size_t hint_len)
+{
+    char last = hint_len ? hint[hint_len - 1] : '%';
+    return last >= '0' && last <= '9' ? 0 : b->counter;
 }
 
 rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
@@ -838,7 +847,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
     if (v) {
         v->name = (char *)(v + 1);
         v->type = intern_type(b, type);
-        v->id = b->counter;
+        v->id = value_id(b, hint, hint_len);
         b->kernel->n_ids = b->counter + 1;
     }
     if (!v || !v->type) {
@@ -849,7 +858,7 @@ rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type)
 }
 
 /* Appends op to the innermost open region: every op enters here, counted against op_limit. */
-static int b_append(rk_builder *b, rk_ir_op *op)
+static inline int b_append(rk_builder *b, rk_ir_op *op)
 {
     rk_ir_region *region;
     b->num_ops++;
@@ -875,7 +884,7 @@ static int b_append(rk_builder *b, rk_ir_op *op)
 
 /* A new op (not yet appended) with copies of the operand values and room for n_results
  * results and name_room bytes after them, all in one allocation; code is name's row of rk_ops. */
-static rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
+static inline rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
                            int n_operands, int n_results, size_t name_room)
 {
     rk_ir_op *op;
@@ -926,7 +935,7 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
         count_value(b);
         op->results[0].name = result_name;
         op->results[0].type = interned;
-        op->results[0].id = b->counter;
+        op->results[0].id = value_id(b, hint, hint_len);
         b->kernel->n_ids = b->counter + 1;
         op->n_results = 1;
     }
@@ -1035,15 +1044,23 @@ static const rk_attrs rk_b_no_attrs = {NULL, 0, 0};
 rk_ir_value *rk_b_const_i32(rk_builder *b, long long value)
 {
     rk_attr v;
+    rk_ir_value *result;
+    rk_b_const *found = NULL;
     int small = value >= 0 && value < RK_B_SMALL_I32;
-    rk_b_const *entry = small ? b->small_i32[value] : NULL;
-    /* a small i32's cache entry by its value: the entry the key finds, without making the key */
-    if (!b->failed && entry && entry->result)
+    rk_b_const **slot = small ? &b->small_i32[value] : &b->other_i32[(unsigned long long)value % RK_B_OTHER_I32];
+    rk_b_const *entry = *slot;
+    /* an i32's cache entry by its value: the entry the key finds, without making the key */
+    if (!b->failed && entry && entry->result && (small || entry->i32 == value))
         return entry->result;
     memset(&v, 0, sizeof v);
     v.kind = RK_ATTR_INT;
     v.i = value;
-    return b_constant(b, "i32", &v, small ? &b->small_i32[value] : NULL);
+    result = b_constant(b, "i32", &v, &found);
+    if (found) {
+        found->i32 = value;
+        *slot = found;
+    }
+    return result;
 }
 
 rk_ir_value *rk_b_const_i1(rk_builder *b, int value)
@@ -1504,13 +1521,13 @@ static rk_attrs b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *
     rk_attrs attrs = {NULL, 0, 0};
     rk_attr *iter_args = rk_attr_list(a);
     int i;
-    rk_attrs_set(a, &attrs, "iv", rk_attr_str(a, rk_ir_printf(a, "%%%s", iv)));
+    rk_attrs_set(a, &attrs, "iv", rk_attr_str(a, rk_strcat3(a, "%", iv, NULL)));
     rk_attrs_set(a, &attrs, "iv_type", rk_attr_str(a, "i32"));
     for (i = 0; i < n_carried && iter_args; i++) {
         rk_attr *arg = rk_attr_map(a);
         if (!arg)
             break;
-        rk_attrs_set(a, &arg->map, "name", rk_attr_str(a, rk_ir_printf(a, "%%%s", carried[i].name)));
+        rk_attrs_set(a, &arg->map, "name", rk_attr_str(a, rk_strcat3(a, "%", carried[i].name, NULL)));
         rk_attrs_set(a, &arg->map, "type", rk_attr_str(a, carried[i].init->type));
         rk_attr_list_append(a, iter_args, arg);
     }
@@ -1529,13 +1546,13 @@ static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
     if (!loop)
         return NULL;
     loop->op = op;
-    loop->iv.name = rk_ir_printf(b->arena, "%%%s", iv);
+    loop->iv.name = rk_strcat3(b->arena, "%", iv, NULL);
     loop->iv.type = "i32";
     loop->args = rk_alloc(b->arena, (size_t)n_carried * sizeof *loop->args);
     if (!loop->args)
         return NULL;
     for (i = 0; i < n_carried; i++) {
-        loop->args[i].name = rk_ir_printf(b->arena, "%%%s", carried[i].name);
+        loop->args[i].name = rk_strcat3(b->arena, "%", carried[i].name, NULL);
         loop->args[i].type = carried[i].init->type;
     }
     loop->n_args = n_carried;

@@ -51,9 +51,10 @@ struct rk_attr {
 typedef struct rk_ir_value {
     const char *name;         /* "%add7", "%A", "%k0" */
     const char *type;
-    long long id;             /* C only: the builder's number of the value (its counter), 0 for a value
-                               * made elsewhere (params, loop names); the verifier and the lowering
-                               * remember what they found for a name by it */
+    long long id;             /* C only: the builder's number of the value (its counter), which the
+                               * name ends with; 0 for a value made elsewhere (params, loop names) and
+                               * for a hint that ends in a digit; the verifier and the lowering put
+                               * and find a name's entry by it */
 } rk_ir_value;
 
 typedef struct rk_ir_region rk_ir_region;
@@ -109,6 +110,7 @@ typedef struct rk_b_const rk_b_const;   /* a cached constant (ir.c) */
 #define RK_B_TYPE_CACHE 64
 #define RK_B_SMALL_I32 256
 #define RK_B_SMALL_INT 256
+#define RK_B_OTHER_I32 64
 
 typedef struct rk_builder {
     rk_arena *arena;
@@ -123,6 +125,8 @@ typedef struct rk_builder {
     rk_map types;               /* every non-scalar type name of a value, once (rk_map_key entries) */
     const char *type_cache[RK_B_TYPE_CACHE]; /* interned type names, by their address */
     rk_b_const *small_i32[RK_B_SMALL_I32];   /* the consts entry of i32 0..RK_B_SMALL_I32-1, once made */
+    rk_b_const *other_i32[RK_B_OTHER_I32];   /* the consts entry of another i32 last asked for, by its
+                                              * value modulo RK_B_OTHER_I32 (the entry keeps the value) */
     rk_attr *int_attrs[RK_B_SMALL_INT];      /* the shared int attr values 0..RK_B_SMALL_INT-1 */
     struct rk_b_type_attr {
         const char *type;

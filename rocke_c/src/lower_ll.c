@@ -70,7 +70,7 @@ typedef struct rk_ll_block {
 
 /* A binding of an IR name: names[key] (the LLVM operand text). */
 typedef struct rk_ll_name {
-    rk_map_key k;
+    rk_map_key k;           /* k.aux: the text's length (measured once, when it is bound) */
     const char *text;       /* NULL until bound */
 } rk_ll_name;
 
@@ -117,6 +117,11 @@ typedef struct rk_lowerer {
      * mostly literals). */
     struct { const char *key; int index; } decls[RK_LL_CACHE];
     rk_ll_type_memo types[RK_LL_CACHE]; /* Python's memo of ll_type, by the type's address */
+    struct {                /* the last tile.mma's rk_atom_types (a kernel uses one atom) */
+        const char *op_id;  /* NULL: none yet */
+        const char *types[3];
+        int known;
+    } atom;
 } rk_lowerer;
 
 /* ---- small helpers: failures, strings, numbers ---- */
@@ -155,17 +160,9 @@ static int shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int min_res
 /* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
 static const char *concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
-    size_t na = a ? strlen(a) : 0, nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
-    char *s = rk_alloc(lw->arena, na + nb + nc + 1);
-    if (!s || !a || !b) {
+    char *s = rk_strcat3(lw->arena, a, b, c);
+    if (!s)
         lw->oom = 1;
-        return NULL;
-    }
-    memcpy(s, a, na);
-    memcpy(s + na, b, nb);
-    if (c)
-        memcpy(s + na + nb, c, nc);
-    s[na + nb + nc] = '\0';
     return s;
 }
 
@@ -260,14 +257,22 @@ static int put_type_text(rk_lowerer *lw, rk_buf *o, const char *t)
 /* ll_type(t) as an arena string and its length (NULL on failure), memoised like Python's by
  * the type's address: the kernel's type names are the builder's interned ones (or static),
  * and none changes while the kernel is lowered. */
-static const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
+static const char *made_type_text(rk_lowerer *lw, const char *t, size_t *len, rk_ll_type_memo *memo);
+
+static inline const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
 {
     rk_ll_type_memo *memo = &lw->types[RK_LL_CACHE_SLOT(t)];
-    char *s;
     if (memo->type == t) {
         *len = memo->len;
         return memo->text;
     }
+    return made_type_text(lw, t, len, memo);
+}
+
+/* type_text past its memo: the text made, and remembered in memo */
+static const char *made_type_text(rk_lowerer *lw, const char *t, size_t *len, rk_ll_type_memo *memo)
+{
+    char *s;
     lw->scratch.len = 0;
     if (put_type_text(lw, &lw->scratch, t))
         return NULL;
@@ -288,13 +293,13 @@ static const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
 }
 
 /* ll_type(t) appended to o. */
-static int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
+static inline int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
 {
     size_t len;
     const char *text = type_text(lw, t, &len);
     if (!text)
         return -1;
-    rk_buf_putn(o, text, len);
+    rk_buf_put_short(o, text, len);
     return 0;
 }
 
@@ -546,34 +551,56 @@ static int plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan
 
 /* ---- the lowerer: plumbing ---- */
 
-/* The slot of key's text in names (rk_names: by the number a builder name ends with, else
+/* The binding of key in names (rk_names: by the number a builder name ends with, else
  * hashed). NULL: absent (or the table could not grow). */
-static const char **slot(rk_lowerer *lw, const char *key, int insert)
+static rk_ll_name *slot(rk_lowerer *lw, const char *key, int insert)
 {
     rk_ll_name *e;
     if (!insert)
         e = rk_names_get(&lw->names, key);
     else if (!(e = rk_names_put(&lw->names, lw->arena, key, NULL)))
         lw->oom = 1;
-    return e ? &e->text : NULL;
+    return e;
 }
 
-/* slot(v.name), found by the value's id when v carries the very name string it was bound by. */
-static const char **value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
+/* slot(v.name), found by the value's id when v carries the very name string it was bound by
+ * (and put by it: a builder value's name ends with its id). */
+static inline rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
 {
     rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
-    return e ? &e->text : slot(lw, v->name, insert);
+    if (e || !insert)
+        return e ? e : slot(lw, v->name, 0);
+    if (!(e = rk_names_put_at(&lw->names, lw->arena, v->id, v->name, NULL)))
+        lw->oom = 1;
+    return e;
+}
+
+/* e's text, its length kept beside it (a text is shorter than the config, far below 4 GiB) */
+static inline void set_text(rk_ll_name *e, const char *text)
+{
+    e->text = text;
+    e->k.aux = (unsigned int)strlen(text);
+}
+
+/* e's text, or oom when the entry or the text could not be made */
+static void set_bound(rk_lowerer *lw, rk_ll_name *e, const char *text)
+{
+    if (!e || !text)
+        lw->oom = 1;
+    else
+        set_text(e, text);
 }
 
 /* names[key] = text */
 static void bind(rk_lowerer *lw, const char *key, const char *text)
 {
-    const char **e = slot(lw, key, 1);
-    if (!e || !text) {
-        lw->oom = 1;
-        return;
-    }
-    *e = text;
+    set_bound(lw, slot(lw, key, 1), text);
+}
+
+/* names[v.name] = text, v's entry found (or put) by its id like define's */
+static void bind_value(rk_lowerer *lw, const rk_ir_value *v, const char *text)
+{
+    set_bound(lw, value_slot(lw, v, 1), text);
 }
 
 static const char *temp(rk_lowerer *lw, const char *hint)
@@ -633,13 +660,24 @@ static void put(rk_lowerer *lw, rk_buf *o, const char *s)
     rk_buf_puts(o, s);
 }
 
-/* val(v) appended to o. */
-static int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+/* The binding val(v) reads (NULL after the failure). */
+static inline const rk_ll_name *bound(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *const *e = value_slot(lw, v, 0);
-    if (!e || !*e)
-        return fail(lw, "%s is used before it is defined", v->name);
-    rk_buf_puts(o, *e);
+    const rk_ll_name *e = value_slot(lw, v, 0);
+    if (!e || !e->text) {
+        fail(lw, "%s is used before it is defined", v->name);
+        return NULL;
+    }
+    return e;
+}
+
+/* val(v) appended to o. */
+static inline int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+{
+    const rk_ll_name *e = bound(lw, v);
+    if (!e)
+        return -1;
+    rk_buf_put_short(o, e->text, e->k.aux);
     return 0;
 }
 
@@ -728,7 +766,7 @@ static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
 /* The hottest lines are written piece by piece, without emit's format: line_start gives the
  * current block's buffer with room for a line and its indent (NULL, and oom, when it failed),
  * line_end its newline. The pieces go in Python's order, left to right. */
-static rk_buf *line_start(rk_lowerer *lw)
+static inline rk_buf *line_start(rk_lowerer *lw)
 {
     rk_buf *o = lw->block ? &lw->block->lines : NULL;
     if (!o || rk_buf_room(o, 1024)) {
@@ -746,7 +784,7 @@ static int line_end(rk_buf *o)
 }
 
 /* typed(v) appended: ll_type(v.type) " " val(v) */
-static int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
+static inline int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
 {
     if (put_type(lw, o, v->type))
         return -1;
@@ -770,26 +808,48 @@ static int need(rk_lowerer *lw, const char *key)
     return 0;
 }
 
-static const char *define(rk_lowerer *lw, const rk_ir_value *v)
+/* define(v)'s binding (NULL, and oom, when it could not be made) */
+static inline const rk_ll_name *define_name(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
-    const char **e = value_slot(lw, v, 1);
-    if (!e || !text)
+    rk_ll_name *e = value_slot(lw, v, 1);
+    if (!e || !text) {
         lw->oom = 1;
-    else
-        *e = text;
-    return text;
+        return NULL;
+    }
+    set_text(e, text);
+    return e;
+}
+
+static const char *define(rk_lowerer *lw, const rk_ir_value *v)
+{
+    const rk_ll_name *e = define_name(lw, v);
+    return e ? e->text : NULL;
+}
+
+/* The start of a line that assigns name: "<name> = " (NULL when it failed). */
+static rk_buf *named_line(rk_lowerer *lw, const char *name)
+{
+    rk_buf *o = line_start(lw);
+    if (!o)
+        return NULL;
+    put(lw, o, name);
+    RK_BUF_LIT(o, " = ");
+    return o;
+}
+
+/* The start of a line that defines v: define(v), then "<its text> = " (NULL when it failed). */
+static rk_buf *def_line(rk_lowerer *lw, const rk_ir_value *v)
+{
+    const char *r = define(lw, v);
+    return named_line(lw, r);
 }
 
 /* val(v) as a string (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const char *const *e = value_slot(lw, v, 0);
-    if (!e || !*e) {
-        fail(lw, "%s is used before it is defined", v->name);
-        return NULL;
-    }
-    return *e;
+    const rk_ll_name *e = bound(lw, v);
+    return e ? e->text : NULL;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
@@ -1197,17 +1257,17 @@ static int lower_constant(rk_lowerer *lw, const rk_ir_op *op)
             return fail(lw, "an f32 arith.constant needs a float value");
         if (!(text = f32_literal(lw, value->f)))
             return -1;
-        bind(lw, r->name, text);
+        bind_value(lw, r, text);
         return 0;
     }
     if (!is_int(value))
         return fail(lw, "an integer arith.constant needs an integer value");
     if (strcmp(r->type, "i1") == 0)
-        bind(lw, r->name, value->i != 0 ? "true" : "false");
+        bind_value(lw, r, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
         rk_ll_entry *e;
         rk_fmt_int(value->i, digits);
-        bind(lw, r->name, concat(lw, digits, "", NULL));
+        bind_value(lw, r, concat(lw, digits, "", NULL));
         if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
             e->value = value->i;
         else
@@ -1231,24 +1291,37 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
 }
 
 /* "$s = <head><word> $t, $v": define(result), then the two operands (a binary op or an icmp, a
- * third of a kernel's lines: written without emit's format). */
+ * third of a kernel's lines: written without emit's format, every piece's length known before
+ * the line is written into room made once). */
 static int pair_line(rk_lowerer *lw, const rk_ir_op *op, const char *head, const char *word)
 {
-    const char *r = define(lw, &op->results[0]);
-    rk_buf *o = line_start(lw);
-    if (!o)
+    const rk_ll_name *r = define_name(lw, &op->results[0]), *a, *b;
+    const char *type;
+    size_t type_len, head_len = strlen(head), word_len = strlen(word);
+    rk_buf *o = lw->block ? &lw->block->lines : NULL;
+    char *d;
+    if (!r || !(type = type_text(lw, op->operands[0].type, &type_len)) || !(a = bound(lw, &op->operands[0]))
+        || !(b = bound(lw, &op->operands[1])))
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = ");
-    rk_buf_puts(o, head);
-    rk_buf_puts(o, word);
-    RK_BUF_LIT(o, " ");
-    if (put_typed(lw, o, &op->operands[0]))
+    if (!o || rk_buf_room(o, r->k.aux + head_len + word_len + type_len + a->k.aux + b->k.aux + 16)) {
+        lw->oom = 1;
         return -1;
-    RK_BUF_LIT(o, ", ");
-    if (put_val(lw, o, &op->operands[1]))
-        return -1;
-    return line_end(o);
+    }
+    d = rk_put_at(o->data + o->len, "  ", 2);
+    d = rk_put_at(d, r->text, r->k.aux);
+    d = rk_put_at(d, " = ", 3);
+    d = rk_put_at(d, head, head_len);
+    d = rk_put_at(d, word, word_len);
+    d = rk_put_at(d, " ", 1);
+    d = rk_put_at(d, type, type_len);
+    d = rk_put_at(d, " ", 1);
+    d = rk_put_at(d, a->text, a->k.aux);
+    d = rk_put_at(d, ", ", 2);
+    d = rk_put_at(d, b->text, b->k.aux);
+    d = rk_put_at(d, "\n", 1);
+    *d = '\0';
+    o->len = (size_t)(d - o->data);
+    return 0;
 }
 
 static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
@@ -1282,16 +1355,13 @@ static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
 
 static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
 {
-    const char *r;
     rk_buf *o;
     int i;
     if (shape(lw, op, 3, 1))
         return -1;
-    r = define(lw, &op->results[0]); /* "$s = select $t, $t, $t" */
-    if (!(o = line_start(lw)))
+    if (!(o = def_line(lw, &op->results[0]))) /* "$s = select $t, $t, $t" */
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = select ");
+    RK_BUF_LIT(o, "select ");
     for (i = 0; i < 3; i++) {
         if (i)
             RK_BUF_LIT(o, ", ");
@@ -1394,31 +1464,77 @@ static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store
     return need(lw, store ? width->store_key : width->load_key) ? NULL : width;
 }
 
+/* "$t, $t, i32 0, i32 0)" and the line's end: a buffer call's resource and offset (operands 0
+ * and 1), the tail of the load's and the store's call lines */
+static int buffer_call_tail(rk_lowerer *lw, rk_buf *o, const rk_ir_op *op)
+{
+    if (put_typed(lw, o, &op->operands[0]))
+        return -1;
+    RK_BUF_LIT(o, ", ");
+    if (put_typed(lw, o, &op->operands[1]))
+        return -1;
+    RK_BUF_LIT(o, ", i32 0, i32 0)");
+    return line_end(o);
+}
+
 static int lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *raw;
+    rk_buf *o;
     if (shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
         return -1;
     raw = temp(lw, width->load_temp);         /* "bl" + suffix */
-    if (emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
-             width->suffix, &op->operands[0], &op->operands[1]))
+    /* "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", piece by piece */
+    if (!(o = named_line(lw, raw)))
         return -1;
-    return emit(lw, "$s = bitcast $s $s to $T", define(lw, &op->results[0]), width->type, raw,
-                op->results[0].type);
+    RK_BUF_LIT(o, "call ");
+    rk_buf_puts(o, width->type);
+    RK_BUF_LIT(o, " @llvm.amdgcn.raw.ptr.buffer.load.");
+    rk_buf_puts(o, width->suffix);
+    RK_BUF_LIT(o, "(");
+    if (buffer_call_tail(lw, o, op))
+        return -1;
+    if (!(o = def_line(lw, &op->results[0]))) /* "$s = bitcast $s $s to $T" */
+        return -1;
+    RK_BUF_LIT(o, "bitcast ");
+    rk_buf_puts(o, width->type);
+    RK_BUF_LIT(o, " ");
+    put(lw, o, raw);
+    RK_BUF_LIT(o, " to ");
+    if (put_type(lw, o, op->results[0].type))
+        return -1;
+    return line_end(o);
 }
 
 static int lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *bits;
+    rk_buf *o;
     if (shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
         return -1;
     bits = temp(lw, width->store_temp);       /* "bs" + suffix */
-    if (emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
+    /* "$s = bitcast $t to $s", then the call, piece by piece */
+    if (!(o = named_line(lw, bits)))
         return -1;
-    return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)",
-                width->suffix, width->type, bits, &op->operands[0], &op->operands[1]);
+    RK_BUF_LIT(o, "bitcast ");
+    if (put_typed(lw, o, &op->operands[2]))
+        return -1;
+    RK_BUF_LIT(o, " to ");
+    rk_buf_puts(o, width->type);
+    line_end(o);
+    /* "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)" */
+    if (!(o = line_start(lw)))
+        return -1;
+    RK_BUF_LIT(o, "call void @llvm.amdgcn.raw.ptr.buffer.store.");
+    rk_buf_puts(o, width->suffix);
+    RK_BUF_LIT(o, "(");
+    rk_buf_puts(o, width->type);
+    RK_BUF_LIT(o, " ");
+    put(lw, o, bits);
+    RK_BUF_LIT(o, ", ");
+    return buffer_call_tail(lw, o, op);
 }
 
 static int lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
@@ -1466,7 +1582,7 @@ static int lds_line_end(rk_buf *o, const char *gep, long long align)
 static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
-    const char *gep, *load = "load ", *r;
+    const char *gep, *load = "load ";
     rk_buf *o;
     long long align = 0, n = 0;
     if (shape(lw, op, 3, 1))
@@ -1483,11 +1599,8 @@ static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         if (n == 8)
             load = "load volatile ";
     }
-    r = define(lw, res); /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
-    if (!(o = line_start(lw)))
+    if (!(o = def_line(lw, res))) /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = ");
     rk_buf_puts(o, load);
     if (put_type(lw, o, res->type))
         return -1;
@@ -1689,10 +1802,9 @@ static int lower_extract(rk_lowerer *lw, const rk_ir_op *op)
     r = define(lw, &op->results[0]);
     if (typed_ok(lw, &op->operands[0]) || int_attr(lw, op, "index", &index))
         return -1;
-    if (!(o = line_start(lw))) /* "$s = extractelement $t, i32 $d" */
+    if (!(o = named_line(lw, r))) /* "$s = extractelement $t, i32 $d" */
         return -1;
-    put(lw, o, r);
-    RK_BUF_LIT(o, " = extractelement ");
+    RK_BUF_LIT(o, "extractelement ");
     if (put_typed(lw, o, &op->operands[0]))
         return -1;
     RK_BUF_LIT(o, ", i32 ");
@@ -1891,7 +2003,14 @@ static int lower_mma(rk_lowerer *lw, const rk_ir_op *op)
         ;
     if (!row->archs[i])
         return fail(lw, "tile.mma %s is not available on %s", op_id, lw->backend->arch);
-    known = rk_atom_types(lw->arena, op_id, types);
+    if (lw->atom.op_id && strcmp(lw->atom.op_id, op_id) == 0) {
+        known = lw->atom.known;
+        memcpy(types, lw->atom.types, sizeof types);
+    } else if ((known = rk_atom_types(lw->arena, op_id, types)) >= 0) {
+        lw->atom.op_id = op_id;
+        lw->atom.known = known;
+        memcpy(lw->atom.types, types, sizeof types);
+    }
     if (known < 0) {
         lw->oom = 1;
         return -1;

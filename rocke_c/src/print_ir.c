@@ -11,6 +11,12 @@
 void rk_escape(rk_buf *out, const char *text)
 {
     const char *p, *run = text;
+    for (p = text; *p > '\\' || (*p && *p != '\\' && *p != '"' && *p != '\n' && *p != '\t'); p++)
+        ; /* the common case, nothing to escape (the byte test first: '\\' is the largest special) */
+    if (!*p) {
+        rk_buf_put_short(out, text, (size_t)(p - text));
+        return;
+    }
     for (p = text; *p; p++) {
         const char *rep = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : *p == '\n' ? "\\n"
                         : *p == '\t' ? "\\t" : NULL;
@@ -172,7 +178,7 @@ void rk_print_ir_attr_map(rk_arena *arena, rk_buf *out, const rk_attrs *attrs)
     for (i = 0; i < attrs->n; i++) {
         if (i)
             RK_BUF_LIT(out, ", ");
-        rk_buf_puts(out, order[i]->key);
+        rk_buf_put_short(out, order[i]->key, strlen(order[i]->key));
         RK_BUF_LIT(out, " = ");
         rk_tagged(arena, out, order[i]->value);
     }
@@ -191,13 +197,6 @@ static void pad(rk_buf *out, int depth)
 }
 
 #define RK_PRINT_IR_PIECES 16
-
-/* n bytes of s at d; the end of the copy. */
-static char *put_at(char *d, const char *s, size_t n)
-{
-    memcpy(d, s, n);
-    return d + n;
-}
 
 /* The line of an op up to its attrs, written into room made once: each name's length is
  * measured once, and no piece goes through the buffer's checks (an op of many values, rare,
@@ -219,26 +218,29 @@ static int op_head(rk_buf *out, const rk_ir_op *op, int depth)
     if (rk_buf_room(out, need))
         return 0;
     d = out->data + out->len;
-    for (i = 0; i < depth; i++, d += 2)
-        d[0] = ' ', d[1] = ' ';
+    if (depth <= 16)
+        d = rk_put_at(d, "                                ", 2 * (size_t)depth);
+    else
+        for (i = 0; i < depth; i++, d += 2)
+            d[0] = ' ', d[1] = ' ';
     k = 0;
     for (i = 0; i < op->n_results; i++) {
         if (i)
-            d = put_at(d, ", ", 2);
-        d = put_at(d, op->results[i].name, len[k++]);
-        d = put_at(d, " : ", 3);
-        d = put_at(d, op->results[i].type, len[k++]);
+            d = rk_put_at(d, ", ", 2);
+        d = rk_put_at(d, op->results[i].name, len[k++]);
+        d = rk_put_at(d, " : ", 3);
+        d = rk_put_at(d, op->results[i].type, len[k++]);
     }
     if (op->n_results)
-        d = put_at(d, " = ", 3);
-    d = put_at(d, op->name, len[k++]);
-    d = put_at(d, " ( ", 3);
+        d = rk_put_at(d, " = ", 3);
+    d = rk_put_at(d, op->name, len[k++]);
+    d = rk_put_at(d, " ( ", 3);
     for (i = 0; i < op->n_operands; i++) {
         if (i)
-            d = put_at(d, ", ", 2);
-        d = put_at(d, op->operands[i].name, len[k++]);
+            d = rk_put_at(d, ", ", 2);
+        d = rk_put_at(d, op->operands[i].name, len[k++]);
     }
-    d = put_at(d, " )", 2);
+    d = rk_put_at(d, " )", 2);
     *d = '\0';
     out->len = (size_t)(d - out->data);
     return 0;

@@ -26,6 +26,9 @@ typedef struct rk_arena {
 void rk_arena_init(rk_arena *arena);
 void *rk_alloc_grow(rk_arena *arena, size_t size);       /* rk_alloc's slow path */
 char *rk_strndup(rk_arena *arena, const char *s, size_t n);
+/* a + b + c (c may be NULL) as an arena string, without a printf; NULL when a or b is NULL or the
+ * arena failed. */
+char *rk_strcat3(rk_arena *arena, const char *a, const char *b, const char *c);
 /* size bytes aligned like rk_alloc's but NOT zeroed, for a caller that writes every byte before
  * it reads it (a grown array past its count): taken past head's zeroed bytes when they are
  * fewer, so its unused part is never touched; NULL on failure. */
@@ -48,6 +51,26 @@ static inline void *rk_alloc(rk_arena *arena, size_t size)
         return p;
     }
     return rk_alloc_grow(arena, size);
+}
+
+/* ---- short copies ----
+ * n bytes from s to d (not overlapping). The engine's texts are made of short pieces (names,
+ * types, opcodes): up to 16 bytes go as two moves of a fixed size that overlap in the middle,
+ * each within [s, s + n), with no library call; longer ones through memcpy. */
+static inline void rk_copy(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0 && n < 4) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        d[n / 2] = s[n / 2];
+    } else if (n > 16)
+        memcpy(d, s, n);
 }
 
 /* ---- growable string buffer (buf.c): heap, amortised doubling ---- */
@@ -81,6 +104,18 @@ static inline void rk_buf_putn(rk_buf *b, const char *s, size_t n)
         rk_buf_putn_grow(b, s, n);
 }
 
+/* rk_buf_putn of a piece that is short, usually (a name, a type): copied by rk_copy. */
+static inline void rk_buf_put_short(rk_buf *b, const char *s, size_t n)
+{
+    size_t len = b->len;
+    if (!b->failed && len + n < b->cap) {
+        rk_copy(b->data + len, s, n);
+        b->data[len + n] = '\0';
+        b->len = len + n;
+    } else
+        rk_buf_putn_grow(b, s, n);
+}
+
 /* At least room bytes free, growing by doubling; -1 (and failed) when it failed. Inline:
  * the lowering asks before every line. */
 static inline int rk_buf_room(rk_buf *b, size_t room)
@@ -90,6 +125,14 @@ static inline int rk_buf_room(rk_buf *b, size_t room)
     if (b->cap - b->len > room)
         return 0;
     return rk_buf_reserve(b, b->cap > room ? b->cap : room * 2);
+}
+
+/* n bytes of s at d, in room the caller made (rk_buf_room); the end of the copy. A line whose
+ * pieces' lengths are known is written this way: one room check, no NUL after each piece. */
+static inline char *rk_put_at(char *d, const char *s, size_t n)
+{
+    rk_copy(d, s, n);
+    return d + n;
 }
 
 /* Append a string literal: its length is known when compiled. */
@@ -154,6 +197,12 @@ void *rk_names_get(const rk_names *t, const char *key);
 /* The entry of key, added when absent (*added says which; added may be NULL); NULL only when
  * the arena failed. */
 void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added);
+/* rk_names_put of a key whose trailing digits are exactly number (a builder value's name, put
+ * by the value's id): its array entry without reading the digits. A number of 0, past the
+ * array or of more digits than the array reads is put by its name. */
+#define RK_NAMES_DIGITS 9               /* a name's trailing number: at most this many digits */
+#define RK_NAMES_MAX_DIRECT 1000000000  /* 10^RK_NAMES_DIGITS */
+void *rk_names_put_number(rk_names *t, rk_arena *arena, long long number, const char *key, int *added);
 
 /* The entry at number when its key is that very string (a builder value's name, looked up by
  * the value's id): no hashing, no digits read; NULL otherwise (then ask rk_names_get). */
@@ -164,6 +213,23 @@ static inline void *rk_names_at(const rk_names *t, long long number, const char 
         return NULL;
     e = (rk_map_key *)(void *)(t->direct + (size_t)number * t->size);
     return e->key == key ? e : NULL;
+}
+
+/* rk_names_put_number with its common case inline: a builder value defined once, its number's
+ * entry still free (every other case, rk_names_put_number). */
+static inline void *rk_names_put_at(rk_names *t, rk_arena *arena, long long number, const char *key, int *added)
+{
+    rk_map_key *e;
+    if (number > 0 && number < RK_NAMES_MAX_DIRECT && (unsigned long long)number < t->cap) {
+        e = (rk_map_key *)(void *)(t->direct + (size_t)number * t->size);
+        if (!e->key) {
+            e->key = key;
+            if (added)
+                *added = 1;
+            return e;
+        }
+    }
+    return rk_names_put_number(t, arena, number, key, added);
 }
 
 /* ---- list membership (strlist.c) over NULL-terminated lists ---- */

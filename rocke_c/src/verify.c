@@ -114,7 +114,7 @@ static int valid_type(const char *t)
 static const char *need(int cond, const char *message) { return cond ? NULL : message; }
 
 /* The operand and result counts of the op's row (rk_ops). */
-static const char *arity(const rk_ir_op *op, rk_arena *arena)
+static inline const char *arity(const rk_ir_op *op, rk_arena *arena)
 {
     const rk_op_info *info = &rk_ops[op->code];
     if (op->n_operands != info->operands || op->n_results != info->results)
@@ -141,23 +141,33 @@ static const rk_attr *attr(const rk_ir_op *op, const char *key)
     return rk_attrs_get(&op->attrs, key);
 }
 
+/* check_attrs of one key that also hands over its value (*value; NULL when it is missing): the
+ * checks of the common ops read each attr once. */
+static const char *need_attr(const rk_ir_op *op, rk_arena *arena, const char *key, const rk_attr **value)
+{
+    *value = attr(op, key);
+    return *value ? NULL : msg(arena, "%s needs attr %s", op->name, key);
+}
+
 /* ---- one check per op kind; each returns the failure message or NULL ---- */
 
 static const char *check_constant(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const types[] = {"i1", "i32", "i64", "f32", NULL};
     const char *bad = arity(op, arena), *t;
+    const rk_attr *ity = NULL, *value = NULL;
     int want_float;
     if (!bad)
-        bad = check_attrs(op, arena, "ity", "value", NULL);
+        bad = need_attr(op, arena, "ity", &ity);
+    if (!bad)
+        bad = need_attr(op, arena, "value", &value);
     if (bad)
         return bad;
     t = op->results[0].type;
-    if (!rk_attr_is_str(attr(op, "ity"), t) || !rk_str_in(t, types))
+    if (!rk_attr_is_str(ity, t) || !rk_str_in(t, types))
         return msg(arena, "arith.constant of type %s", t);
     want_float = strcmp(t, "f32") == 0;
-    return need((attr(op, "value")->kind == RK_ATTR_FLOAT) == want_float,
-                "arith.constant value has the wrong tag");
+    return need((value->kind == RK_ATTR_FLOAT) == want_float, "arith.constant value has the wrong tag");
 }
 
 static const char *check_constant_vec(const rk_ir_op *op, rk_arena *arena)
@@ -186,12 +196,11 @@ static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena,
 static const char *check_cmp(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
-    const rk_attr *pred;
+    const rk_attr *pred = NULL;
     if (!bad)
-        bad = check_attrs(op, arena, "pred", NULL);
+        bad = need_attr(op, arena, "pred", &pred);
     if (bad)
         return bad;
-    pred = attr(op, "pred");
     return need(eq(op->operands[0].type, "i32") && eq(op->operands[1].type, "i32")
                 && eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
                 && rk_str_in(pred->s, rk_cmp_preds),
@@ -212,14 +221,15 @@ static const char *check_select(const rk_ir_op *op, rk_arena *arena)
 static const char *check_fptrunc(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena), *r;
+    const rk_attr *to = NULL;
     int ok;
     if (!bad)
-        bad = check_attrs(op, arena, "to", NULL);
+        bad = need_attr(op, arena, "to", &to);
     if (bad)
         return bad;
     r = op->results[0].type;
     ok = eq(op->operands[0].type, "f32") && (eq(r, "f16") || eq(r, "bf16"));
-    return need(ok && rk_attr_is_str(attr(op, "to"), r), "arith.fptrunc is f32 -> f16|bf16");
+    return need(ok && rk_attr_is_str(to, r), "arith.fptrunc is f32 -> f16|bf16");
 }
 
 static int verify_numeric(rk_arena *arena, const char *t)
@@ -293,18 +303,21 @@ static int bits_in(long long bits, const long long *values)
 static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena), *t, *elem;
+    const rk_attr *elem_attr = NULL, *n_attr = NULL;
     long long n;
     int ok;
     if (!bad)
-        bad = check_attrs(op, arena, "elem", "n", NULL);
+        bad = need_attr(op, arena, "elem", &elem_attr);
+    if (!bad)
+        bad = need_attr(op, arena, "n", &n_attr);
     if (bad)
         return bad;
     t = op->results[0].type;
     elem = rk_vec_elem(arena, t);
     n = rk_vec_len(t);
     ok = eq(op->operands[0].type, "rsrc") && eq(op->operands[1].type, "i32")
-         && elem && rk_attr_is_str(attr(op, "elem"), elem)
-         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(attr(op, "n"), n)
+         && elem && rk_attr_is_str(elem_attr, elem)
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(n_attr, n)
          && rk_ir_is_scalar(elem) && bits_in(rk_type_bits(t), rk_verify_access_bits);
     return need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes");
 }
@@ -453,14 +466,15 @@ static const char *check_extract(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
     const rk_ir_value *v;
+    const rk_attr *index = NULL;
     int ok;
     if (!bad)
-        bad = check_attrs(op, arena, "index", NULL);
+        bad = need_attr(op, arena, "index", &index);
     if (bad)
         return bad;
     v = &op->operands[0];
     ok = rk_is_vec(v->type) && eq(op->results[0].type, rk_vec_elem(arena, v->type))
-         && index_in(attr(op, "index"), rk_vec_len(v->type));
+         && index_in(index, rk_vec_len(v->type));
     return need(ok, "vector.extract element type or index");
 }
 
@@ -675,7 +689,7 @@ static void pop_frame(rk_verify_scope *scope)
 
 /* valid_type(type), remembered by the type's address: a type name is never changed while
  * the kernel is verified, and the builder interns them, so most checks are one compare. */
-static int type_valid(rk_verify_scope *scope, const char *type)
+static inline int type_valid(rk_verify_scope *scope, const char *type)
 {
     const char **memo = &scope->valid[((size_t)(uintptr_t)type >> 3) % RK_VERIFY_TYPE_CACHE];
     if (*memo == type)
@@ -686,15 +700,16 @@ static int type_valid(rk_verify_scope *scope, const char *type)
     return 1;
 }
 
-/* Defines name. Every successful definition has a name of its own (a second one fails), so a
- * builder value's entry, once defined, is at its name's number, its id: lookup finds it there
- * when the use carries that very name string. */
-static const char *define(rk_verify_scope *scope, const char *name, const char *type)
+/* Defines name, put by id when it is a builder value's (its name ends with the id; 0: by the
+ * name). Every successful definition has a name of its own (a second one fails), so a builder
+ * value's entry, once defined, is at its name's number, its id: lookup finds it there when the
+ * use carries that very name string. */
+static inline const char *define(rk_verify_scope *scope, const char *name, const char *type, long long id)
 {
     rk_verify_name *entry;
     int added;
     /* the first failure ends verification, so a name added to the table here stays unread */
-    entry = rk_names_put(&scope->names, scope->arena, name, &added);
+    entry = rk_names_put_at(&scope->names, scope->arena, id, name, &added);
     if (!entry)
         return "out of memory";
     if (!added)
@@ -708,7 +723,7 @@ static const char *define(rk_verify_scope *scope, const char *name, const char *
     return NULL;
 }
 
-static const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
+static inline const char *lookup(const rk_verify_scope *scope, const rk_ir_value *v)
 {
     const rk_verify_name *entry = rk_names_at(&scope->names, v->id, v->name);
     if (!entry)
@@ -734,7 +749,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
     int i;
     if (!iv || push_frame(scope))
         return "out of memory";
-    bad = define(scope, iv, "i32");
+    bad = define(scope, iv, "i32", 0);
     for (i = 0; !bad && i < iter_args->n; i++) {
         const rk_attr *name = rk_attrs_get(&iter_args->items[i]->map, "name");
         const rk_attr *type = rk_attrs_get(&iter_args->items[i]->map, "type");
@@ -742,7 +757,7 @@ static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_ver
         if (!name) /* Python raises KeyError here */
             bad = "scf.for iter_arg has no name";
         else
-            bad = text ? define(scope, text, type->s) : "out of memory";
+            bad = text ? define(scope, text, type->s, 0) : "out of memory";
     }
     if (!bad) {
         const char *inner = msg(scope->arena, "%s.body", where);
@@ -842,7 +857,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     if (bad)
         return bad;
     for (i = 0; i < op->n_results; i++) {
-        bad = define(scope, op->results[i].name, op->results[i].type);
+        bad = define(scope, op->results[i].name, op->results[i].type, op->results[i].id);
         if (bad)
             return bad;
     }
@@ -892,7 +907,8 @@ const char *rk_verify_kernel(const rk_ir_kernel *kernel, rk_arena *arena)
     if (push_frame(&scope) || rk_names_init(&scope.names, arena, names, sizeof(rk_verify_name)))
         return "out of memory";
     for (i = 0; i < kernel->n_params; i++) {
-        const char *bad = define(&scope, kernel->params[i]->value.name, kernel->params[i]->value.type);
+        const rk_ir_value *v = &kernel->params[i]->value;
+        const char *bad = define(&scope, v->name, v->type, v->id);
         if (bad)
             return msg(arena, "param: %s", bad);
     }

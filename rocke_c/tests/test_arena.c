@@ -45,6 +45,23 @@ static void test_strndup(void)
 }
 
 /* A reset arena hands its kept blocks out again, zeroed, and frees what it does not keep. */
+/* rk_strcat3: the three pieces in order, a NULL third piece, empty pieces; NULL for a NULL first
+ * or second piece. */
+static void test_strcat3(void)
+{
+    rk_arena a;
+    char *s;
+    rk_arena_init(&a);
+    s = rk_strcat3(&a, "ptr<", "f16", ",global>");
+    CHECK(s && strcmp(s, "ptr<f16,global>") == 0);
+    s = rk_strcat3(&a, "%", "acc", NULL);
+    CHECK(s && strcmp(s, "%acc") == 0);
+    s = rk_strcat3(&a, "", "", "");
+    CHECK(s && s[0] == '\0');
+    CHECK(rk_strcat3(&a, NULL, "x", NULL) == NULL && rk_strcat3(&a, "x", NULL, "y") == NULL);
+    rk_arena_free(&a);
+}
+
 static void test_reset_reuses(void)
 {
     rk_arena a;
@@ -173,6 +190,7 @@ static void test_raw_then_zeroed(void)
 
 int main(void)
 {
+    test_strcat3();
     test_block_kept_current();
     test_map_reserve();
     test_reset_reuses();

@@ -496,6 +496,53 @@ static void test_atoms(void)
 }
 
 /* A kernel of many values: the verifier's scope table and the constant cache grow. */
+/* i32 constants past the small ones, found by their value: two values of one other_i32 slot
+ * (1000 and 1064) each find their own constant, and one made in a loop body is made again
+ * after the body is closed (its entry is dead then). */
+static void test_other_i32(void)
+{
+    rk_arena a;
+    rk_builder b;
+    rk_ir_value *c1000, *c1064, *inner, *after;
+    rk_ir_for *loop;
+    begin(&a, &b, "k");
+    c1000 = rk_b_const_i32(&b, 1000);
+    c1064 = rk_b_const_i32(&b, 1064);
+    CHECK(c1000 && c1064 && c1000 != c1064);
+    CHECK(rk_b_const_i32(&b, 1000) == c1000 && rk_b_const_i32(&b, 1064) == c1064);
+    CHECK(rk_b_const_i32(&b, 1000) == c1000 && rk_b_const_i32(&b, -24) != c1000);
+    loop = rk_b_for_begin(&b, c1000, c1064, c1000, "k0", NULL, 0, 0);
+    inner = rk_b_const_i32(&b, 5000);
+    CHECK(inner && rk_b_const_i32(&b, 5000) == inner && rk_b_const_i32(&b, 1064) == c1064);
+    CHECK(rk_b_for_end(&b, loop, NULL, 0) != NULL || loop->op->n_results == 0);
+    after = rk_b_const_i32(&b, 5000);
+    CHECK(after && after != inner && rk_b_const_i32(&b, 5000) == after);
+    CHECK(rk_b_ret(&b) && !b.failed && rk_verify_kernel(b.kernel, &a) == NULL);
+    rk_arena_free(&a);
+}
+
+/* A hint that ends in a digit: the name's trailing number ("%x12") is not the value's number, so
+ * the value has no id, and a use carrying a copy of the name still finds it by the name (it
+ * would look in slot 12 of the verifier's table had the name been put at slot 2). */
+static void test_digit_hint(void)
+{
+    rk_arena a;
+    rk_builder b;
+    rk_ir_value *tid, *x, use;
+    const rk_ir_value *operand = &use;
+    char copy[16];
+    begin(&a, &b, "k");
+    tid = rk_b_thread_id(&b);
+    x = rk_b_value_op(&b, "gpu.readfirstlane", (const rk_ir_value *const *)&tid, 1, "x1", "i32", NULL);
+    CHECK(x && streq(x->name, "%x12") && x->id == 0 && tid->id == 1);
+    use = *x;
+    strcpy(copy, x->name);
+    use.name = copy;
+    CHECK(rk_b_value_op(&b, "gpu.readfirstlane", &operand, 1, "y", "i32", NULL) != NULL);
+    CHECK(rk_b_ret(&b) && rk_verify_kernel(b.kernel, &a) == NULL && !a.failed);
+    rk_arena_free(&a);
+}
+
 static void test_large(void)
 {
     rk_arena a;
@@ -528,6 +575,8 @@ int main(void)
     test_escape_and_sort();
     test_verifier();
     test_atoms();
+    test_digit_hint();
+    test_other_i32();
     test_large();
     return check_failures != 0;
 }

@@ -243,12 +243,45 @@ static void test_names(void)
     rk_arena_free(&arena);
 }
 
+/* rk_names_put_at (and rk_names_put_number, its way for all but a free slot): by the number,
+ * the entry rk_names_put would give (the array's at that number, or the map's when another name
+ * holds it or the number is 0 or past the array). */
+static void test_names_put_at(void)
+{
+    rk_arena arena;
+    rk_names t;
+    test_entry *add5, *c5, *e;
+    int added = -1;
+    char copy[16];
+    rk_arena_init(&arena);
+    CHECK(rk_names_init(&t, &arena, 16, sizeof(test_entry)) == 0);
+    add5 = rk_names_put_at(&t, &arena, 5, "%add5", &added);
+    CHECK(add5 && added == 1 && t.rest.n == 0);
+    strcpy(copy, "%add5");
+    CHECK(rk_names_get(&t, copy) == add5);                   /* by its name: the same entry */
+    CHECK(rk_names_put_at(&t, &arena, 5, copy, &added) == add5 && added == 0);
+    CHECK(rk_names_put(&t, &arena, copy, &added) == add5 && added == 0);
+    c5 = rk_names_put_at(&t, &arena, 5, "%c5", &added);      /* slot 5 is another name's */
+    CHECK(c5 && c5 != add5 && added == 1 && t.rest.n == 1 && rk_names_get(&t, "%c5") == c5);
+    e = rk_names_put_at(&t, &arena, 0, "%X", &added);        /* no id: by the name */
+    CHECK(e && added == 1 && t.rest.n == 2 && rk_names_get(&t, "%X") == e);
+    e = rk_names_put_at(&t, &arena, 99, "%b99", &added);     /* past the array */
+    CHECK(e && added == 1 && t.rest.n == 3 && rk_names_get(&t, "%b99") == e);
+    e = rk_names_put_at(&t, &arena, 9, "%d9", &added);
+    CHECK(e && added == 1 && t.rest.n == 3 && rk_names_get(&t, "%d9") == e);
+    CHECK(rk_names_put_number(&t, &arena, 9, "%d9", &added) == e && added == 0);
+    e = rk_names_put_number(&t, &arena, 10, "%e10", &added);  /* a free slot, the long way */
+    CHECK(e && added == 1 && t.rest.n == 3 && rk_names_get(&t, "%e10") == e);
+    rk_arena_free(&arena);
+}
+
 int main(void)
 {
     test_map_put_get();
     test_map_growth();
     test_map_collisions();
     test_names();
+    test_names_put_at();
     test_buf_reserve();
     test_buf_room_and_puts();
     test_type_names();
