@@ -129,9 +129,10 @@ def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
 
 
 def in_gate_engine_seconds(root: Path) -> tuple[float, int]:
-    """The engines' seconds as the gate's workers recorded them (last-run.json), and the job count."""
+    """The engines' seconds in the last run as its workers measured them (last-run.json's
+    ``run_seconds``: its ``seconds`` average the recent runs), and the job count."""
     doc = json.loads((root / ".rocke-parity" / "last-run.json").read_text())
-    secs = [j.get("seconds", 0.0) for e in doc["configs"].values() for j in e["jobs"].values()]
+    secs = [j.get("run_seconds", 0.0) for e in doc["configs"].values() for j in e["jobs"].values()]
     return sum(secs), len(secs)
 
 

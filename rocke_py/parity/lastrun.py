@@ -39,10 +39,11 @@ def load(root: Path) -> dict[str, dict]:
 def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seconds: bool = False) -> None:
     """Merge this run's per-job statuses (``Verdict`` s) into the cache.
 
-    A job's seconds are a running average (:func:`blend`) of its runs since its config last
-    changed: one run's seconds carry the machine's noise of that moment, and the costs decide
-    the shards' partition and the order of the jobs. ``keep_seconds``: keep the recorded seconds
-    instead (a shard run: its siblings must partition the jobs with the same costs)."""
+    A job's ``seconds`` are a running average (:func:`blend`) of its runs since its config last
+    changed (``run_seconds``: this run's alone): one run's seconds carry the machine's noise of
+    that moment, and the costs decide the shards' partition and the order of the jobs.
+    ``keep_seconds``: keep the recorded seconds instead (a shard run: its siblings must
+    partition the jobs with the same costs)."""
     configs = load(root)
     same = {c for c, e in configs.items() if isinstance(e, dict) and e.get("sha256") == config_sha.get(c)}
     old = {k: sec for k, sec in job_seconds(configs).items() if keep_seconds or k[0] in same}
@@ -51,12 +52,15 @@ def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seco
     for v in verdicts:
         entry = fresh.setdefault(v.job.config, {"sha256": config_sha.get(v.job.config, ""), "when": stamp, "jobs": {}})
         job = {"status": v.status.value, "passed": v.passed}
+        ran = getattr(getattr(v, "result", None), "seconds", 0.0)
         if keep_seconds:
             seconds = old.get((v.job.config, v.job.key), 0.0)
         else:
-            seconds = blend(old.get((v.job.config, v.job.key)), getattr(getattr(v, "result", None), "seconds", 0.0))
+            seconds = blend(old.get((v.job.config, v.job.key)), ran)
         if seconds > 0:
             job["seconds"] = round(seconds, 5)
+        if ran > 0:
+            job["run_seconds"] = round(ran, 5)  # this run's own (what a benchmark compares its wall time with)
         entry["jobs"][v.job.key] = job
     if not fresh:
         return

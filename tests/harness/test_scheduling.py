@@ -73,6 +73,8 @@ def test_recorded_seconds_average_the_runs_since_the_config_last_changed(tmp_pat
         tmp_path, [verdict("fwd/00-a", "spec", 0.9), verdict("fwd/01-b", "spec", 0.9)], {**shas, "fwd/01-b": "3"}
     )
     assert recorded() == {("fwd/00-a", "spec"): pytest.approx(0.5), ("fwd/01-b", "spec"): 0.9}
+    own = {c: e["jobs"]["spec"]["run_seconds"] for c, e in lastrun.load(tmp_path).items()}
+    assert own == {"fwd/00-a": 0.9, "fwd/01-b": 0.9}  # each run's own seconds, for a benchmark
     # a shard keeps the costs (its siblings partition with them); a crashed job's seconds are not kept
     lastrun.record(tmp_path, [verdict("fwd/00-a", "spec", 5.0)], shas, keep_seconds=True)
     lastrun.record(tmp_path, [verdict("fwd/01-b", "spec", 0.0)], {**shas, "fwd/01-b": "3"})
