@@ -149,7 +149,8 @@ void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added)
 
 void *rk_names_put_number(rk_names *t, rk_arena *arena, long long number, const char *key, int *added)
 {
-    if (number <= 0 || number >= RK_NAMES_MAX_DIRECT || (unsigned long long)number >= t->cap)
+    rk_map_key *d = rk_names_slot(t, number);
+    if (!d)
         return rk_names_put(t, arena, key, added);
-    return put_direct(t, arena, (rk_map_key *)(void *)(t->direct + (size_t)number * t->size), key, added);
+    return put_direct(t, arena, d, key, added);
 }

@@ -204,30 +204,34 @@ void *rk_names_put(rk_names *t, rk_arena *arena, const char *key, int *added);
 #define RK_NAMES_MAX_DIRECT 1000000000  /* 10^RK_NAMES_DIGITS */
 void *rk_names_put_number(rk_names *t, rk_arena *arena, long long number, const char *key, int *added);
 
+/* The array entry of a builder value's number, or NULL when it has none (0, past the array, or
+ * of more digits than the array reads): where rk_names_at, rk_names_put_at and
+ * rk_names_put_number look. */
+static inline rk_map_key *rk_names_slot(const rk_names *t, long long number)
+{
+    if (number <= 0 || number >= RK_NAMES_MAX_DIRECT || (unsigned long long)number >= t->cap)
+        return NULL;
+    return (rk_map_key *)(void *)(t->direct + (size_t)number * t->size);
+}
+
 /* The entry at number when its key is that very string (a builder value's name, looked up by
  * the value's id): no hashing, no digits read; NULL otherwise (then ask rk_names_get). */
 static inline void *rk_names_at(const rk_names *t, long long number, const char *key)
 {
-    rk_map_key *e;
-    if (number <= 0 || (unsigned long long)number >= t->cap)
-        return NULL;
-    e = (rk_map_key *)(void *)(t->direct + (size_t)number * t->size);
-    return e->key == key ? e : NULL;
+    rk_map_key *e = rk_names_slot(t, number);
+    return e && e->key == key ? e : NULL;
 }
 
 /* rk_names_put_number with its common case inline: a builder value defined once, its number's
  * entry still free (every other case, rk_names_put_number). */
 static inline void *rk_names_put_at(rk_names *t, rk_arena *arena, long long number, const char *key, int *added)
 {
-    rk_map_key *e;
-    if (number > 0 && number < RK_NAMES_MAX_DIRECT && (unsigned long long)number < t->cap) {
-        e = (rk_map_key *)(void *)(t->direct + (size_t)number * t->size);
-        if (!e->key) {
-            e->key = key;
-            if (added)
-                *added = 1;
-            return e;
-        }
+    rk_map_key *e = rk_names_slot(t, number);
+    if (e && !e->key) {
+        e->key = key;
+        if (added)
+            *added = 1;
+        return e;
     }
     return rk_names_put_number(t, arena, number, key, added);
 }

@@ -248,7 +248,7 @@ def write(path: Path, manifest: Manifest) -> None:
     atomic_write(path, dumps(manifest).encode("utf-8"))
 
 
-# ----------------------------------------------------------------------------- output cache
+# ----------------------------------------------------------------------------- renumbering
 
 
 def renumbering_verdict(cache: ObjectCache | None, old_sha: str, new_text: str | None) -> str:

@@ -522,7 +522,7 @@ class Pool:
     ) -> None:
         self.spec = spec
         self.store = store  # where the workers leave the texts they do not send (JobResult.text reads them)
-        self.size = max(1, size or os.cpu_count() or 1)
+        self.size = pool_size(size)
         self.timeout = timeout
         self._ctx = mp.get_context(start_method())
         self._tmpdir = Path(tempfile.mkdtemp(prefix="rocke-parity-run-"))
