@@ -123,15 +123,23 @@ static inline const char *arity(const rk_ir_op *op, rk_arena *arena)
     return NULL;
 }
 
+/* The op's attr key, handed over (*value; NULL when it is missing): the checks of the common ops
+ * read each attr once. */
+static const char *need_attr(const rk_ir_op *op, rk_arena *arena, const char *key, const rk_attr **value)
+{
+    *value = rk_attrs_get(&op->attrs, key);
+    return *value ? NULL : msg(arena, "%s needs attr %s", op->name, key);
+}
+
 /* The keys that follow, NULL-terminated. */
 static const char *check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
 {
     va_list ap;
     const char *key, *bad = NULL;
+    const rk_attr *value;
     va_start(ap, arena);
     while (!bad && (key = va_arg(ap, const char *)) != NULL)
-        if (!rk_attrs_get(&op->attrs, key))
-            bad = msg(arena, "%s needs attr %s", op->name, key);
+        bad = need_attr(op, arena, key, &value);
     va_end(ap);
     return bad;
 }
@@ -139,14 +147,6 @@ static const char *check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
 static const rk_attr *attr(const rk_ir_op *op, const char *key)
 {
     return rk_attrs_get(&op->attrs, key);
-}
-
-/* check_attrs of one key that also hands over its value (*value; NULL when it is missing): the
- * checks of the common ops read each attr once. */
-static const char *need_attr(const rk_ir_op *op, rk_arena *arena, const char *key, const rk_attr **value)
-{
-    *value = attr(op, key);
-    return *value ? NULL : msg(arena, "%s needs attr %s", op->name, key);
 }
 
 /* ---- one check per op kind; each returns the failure message or NULL ---- */
