@@ -13,7 +13,11 @@ knows which engine and which run it was.
 
 - Work goes out in batches (:func:`batch_size`: up to 16 jobs while the queue is long, one at
   the end), to an idle worker and to one running the last job of its batch (``_AHEAD``); the
-  worker sends each job's result as it finishes it. The parent frames its messages itself
+  worker sends its results in groups (at most ``group`` jobs, the batch's setting, and always
+  when at most ``_AHEAD`` jobs of its batch are left, so that the parent sends the next batch
+  in time): one message and one wake-up of the parent per group, not per job. Before each job
+  it writes the job's index and its start time to shared memory, which is how the parent
+  finds the job a worker runs and its deadline. The parent frames its messages itself
   (``_FRAME``) and never waits to send one (:meth:`_Worker.post`): a worker reads only
   between jobs, and one sending a large result to a parent that waited to send it a large
   batch would wait with it for ever.
@@ -22,7 +26,8 @@ knows which engine and which run it was.
   text back when the caller needs it.
 - A worker that dies turns only its current job into a :class:`Death` (``crash``), with the
   signal and the end of the worker's faulthandler dump; it is replaced, the rest of its batch
-  goes back to the front of the queue, and the run goes on.
+  (the jobs whose results it had not sent yet among them) goes back to the front of the
+  queue, and the run goes on.
 - A job past ``timeout`` seconds is a :class:`Death` (``timeout``); its worker is killed
   (SIGKILL) and replaced.
 - Signals: inside :func:`interrupts_raise` (the CLI wraps every command in it), SIGTERM and
@@ -206,6 +211,9 @@ def pool_size(workers: int | None, most_jobs: int | None = None) -> int:
 
 K = TypeVar("K")
 _MAX_BATCH = 16
+#: a worker sends its results in groups of at most this many jobs (one when the run has a stop:
+#: --maxfail acts on each result as it comes)
+_GROUP = 8
 #: a worker gets its next batch when at most this many jobs of its batch are left
 _AHEAD = 1
 
@@ -328,7 +336,15 @@ def _attach_note(spec: EngineSpec, note) -> None:
 
 
 def _worker_main(
-    conn: Connection, phase, seq, note, spec: EngineSpec, fault_path: str, parent_pid: int, store: TextStore | None
+    conn: Connection,
+    phase,
+    seq,
+    started,
+    note,
+    spec: EngineSpec,
+    fault_path: str,
+    parent_pid: int,
+    store: TextStore | None,
 ) -> None:
     _die_with_parent(parent_pid)
     gc.disable()  # while the engines load: their modules are kept for good, nothing to collect
@@ -358,9 +374,15 @@ def _worker_main(
             return
         if msg is None:
             return
-        for job_seq, data, mode, flavor, skip in msg:  # a batch: one result per job, as each finishes
+        group, jobs = msg  # a batch: its results go back in groups of at most ``group``
+        done: list[tuple] = []
+        for n, (job_seq, data, mode, flavor, skip) in enumerate(jobs):
             seq.value = job_seq
-            conn.send(_run_job(engines, phase, job_seq, data, mode, flavor, skip, store))
+            started.value = time.monotonic()
+            done.append(_run_job(engines, phase, job_seq, data, mode, flavor, skip, store))
+            if len(done) >= group or len(jobs) - n - 1 <= _AHEAD:
+                conn.send(("results", done))
+                done = []
 
 
 def _read_message(fd: int) -> object:
@@ -410,7 +432,7 @@ def _run_job(
     if store is not None and (same or py_text is None or c_text is None):
         py_text = _ship(store, runs["py"], py_text)
         c_text = _ship(store, runs["c"], c_text)
-    return ("result", job_seq, tuple(runs["py"]), tuple(runs["c"]), py_text, c_text, same)
+    return (job_seq, tuple(runs["py"]), tuple(runs["c"]), py_text, c_text, same)
 
 
 def _ship(store: TextStore, runs: list[EngineRun], text: str | None) -> str | None:
@@ -431,7 +453,8 @@ class _Worker:
     def __init__(self, ctx, spec: EngineSpec, tmpdir: Path, n: int, store: TextStore | None = None) -> None:
         self.fault_path = tmpdir / f"worker-{n}.fault"
         self.phase = ctx.RawValue("i", 0)
-        self.seq = ctx.RawValue("i", -1)
+        self.seq = ctx.RawValue("i", -1)  # the index of the job the worker started last
+        self.started = ctx.RawValue("d", 0.0)  # and when (time.monotonic: one clock for every process)
         self.note = ctx.RawArray("c", _NOTE_BYTES)  # the C engine's stage note, readable after the worker died
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         self.conn: Connection = parent_conn  # the worker's results, read as multiprocessing frames them
@@ -442,21 +465,44 @@ class _Worker:
         self.proc = ctx.Process(
             target=_worker_main,
             name=f"rocke-parity-worker-{n}",
-            args=(child_conn, self.phase, self.seq, self.note, spec, str(self.fault_path), os.getpid(), store),
+            args=(
+                child_conn,
+                self.phase,
+                self.seq,
+                self.started,
+                self.note,
+                spec,
+                str(self.fault_path),
+                os.getpid(),
+                store,
+            ),
             daemon=True,
         )
         self.proc.start()
         child_conn.close()
         self.ready = False
         self.batch: deque[int] = deque()  # indexes of the items handed out, in the order they run
-        self.deadline = 0.0  # for the job running now: its start (or the batch's) + the timeout
+        self.posted = 0.0  # when the batch went out to the idle worker (its first job cannot start earlier)
         self.alive = True
         self.released = False  # asked to exit (Pool.release)
 
     @property
     def job(self) -> int | None:
-        """The item running now: the first of the batch whose result has not come back."""
+        """The first item of the batch whose result has not come back (the next result's)."""
         return self.batch[0] if self.batch else None
+
+    def running(self) -> int | None:
+        """The item the worker runs now (or ran last, if it is between two): the one it started
+        last, when its result has not come back; else the first it has not started."""
+        if not self.batch:
+            return None
+        seq = self.seq.value
+        return seq if seq in self.batch else self.batch[0]
+
+    def deadline(self, timeout: float) -> float:
+        """When the job running now passes ``timeout``: from its start, or from its batch's
+        going out while the worker has not started it (the start on record is an older job's)."""
+        return max(self.posted, self.started.value) + timeout
 
     def fault_dump(self) -> str:
         try:
@@ -475,7 +521,7 @@ class _Worker:
         return self.note.value.decode("ascii", "replace")
 
     def where(self) -> tuple[str, int]:
-        if self.job is None or self.seq.value != self.job:
+        if self.seq.value not in self.batch:
             return ("?", 0)
         return PHASES.get(self.phase.value, ("?", 0))
 
@@ -735,6 +781,7 @@ class Pool:
         # with a stop (--maxfail) a batch goes only to an idle worker: one sent ahead would run
         # after the stop, and a crash storm would not end early
         ahead = _AHEAD if stop is None else 0
+        group = _GROUP if stop is None else 1
         left = sum(costs) if costs is not None else 0.0  # the cost of what is not handed out yet
         done = 0
         startup_deaths = 0
@@ -762,7 +809,7 @@ class Pool:
                     left += sum(costs[i] for i in w.batch)  # handed out again: its cost is left again
             w.batch.clear()
             self._workers.remove(w)
-            if pending or any(x.job is not None for x in self._workers):
+            if pending or any(x.batch for x in self._workers):
                 self._spawn()
                 self.replaced += 1
 
@@ -786,11 +833,13 @@ class Pool:
                         left -= taken
                     if w.batch:
                         self.prefetched += 1
-                    else:  # an idle worker's first job starts now
-                        w.deadline = time.monotonic() + self.timeout
+                    else:  # an idle worker: it writes no seq until it starts the batch, which is not before now
+                        w.seq.value = -1
+                        w.posted = time.monotonic()
                     w.batch.extend(new)
                     try:
-                        w.post([(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in new])
+                        jobs = [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in new]
+                        w.post((group, jobs))
                     except (OSError, ValueError):
                         w.kill()
                         replace(w)
@@ -799,7 +848,7 @@ class Pool:
             if not live:
                 self._spawn()
                 continue
-            busy = [w.deadline for w in live if w.job is not None]
+            busy = [w.deadline(self.timeout) for w in live if w.batch]
             wait_for = max(0.0, min(busy) - time.monotonic()) if busy else _STARTUP_TIMEOUT
             for w, readable in self._ready_workers(live, wait_for):
                 if not w.alive:
@@ -809,7 +858,7 @@ class Pool:
                     continue
                 if msg is None:  # the worker died
                     where = w.where()
-                    job = w.job
+                    job = w.running()
                     w.kill()
                     if not w.ready:  # a replacement died while loading the engines
                         startup_deaths += 1
@@ -824,7 +873,7 @@ class Pool:
                             finish(i, JobResult(items[i], death=Death("crash", "?", 0, w.proc.exitcode, str(err))))
                         continue
                     if job is not None:
-                        w.batch.popleft()
+                        w.batch.remove(job)  # the jobs it ran before, whose results it had not sent, run again
                         finish(
                             job,
                             JobResult(
@@ -839,17 +888,20 @@ class Pool:
                 if not w.ready:
                     self._handle_hello(w, msg)
                     continue
-                if msg[0] != "result" or msg[1] != w.job:
-                    raise RuntimeError(f"worker protocol error: {msg[:2]!r} while running job {w.job}")
-                _, i, py_runs, c_runs, py_text, c_text, same = msg
-                w.batch.popleft()
-                w.deadline = time.monotonic() + self.timeout  # the next job of the batch starts now
-                finish(i, JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text, store=self.store))
+                if msg[0] != "results":
+                    raise RuntimeError(f"worker protocol error: {msg[0]!r} while running job {w.job}")
+                for i, py_runs, c_runs, py_text, c_text, same in msg[1]:
+                    if i != w.job:
+                        raise RuntimeError(f"worker protocol error: the result of job {i} while running job {w.job}")
+                    w.batch.popleft()
+                    res = JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text, store=self.store)
+                    finish(i, res)
             now = time.monotonic()
             for w in list(self._workers):
-                if w.alive and w.job is not None and w.deadline <= now:
+                if w.alive and w.batch and w.deadline(self.timeout) <= now:
                     where = w.where()
-                    job = w.batch.popleft()
+                    job = w.running()
+                    w.batch.remove(job)  # as after a crash: the jobs it had not sent run again
                     stage = w.stage(where[0])  # where a hung C call is (the page is the parent's too)
                     w.kill()
                     finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None, "", stage)))

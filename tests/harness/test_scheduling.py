@@ -148,8 +148,8 @@ def test_a_batch_is_bounded_by_its_cost_so_the_costliest_jobs_spread_over_the_wo
             post = worker.post
 
             def spy(msg, post=post):
-                if msg:
-                    sizes.append(len(msg))
+                if msg:  # (results per group, jobs)
+                    sizes.append(len(msg[1]))
                 return post(msg)
 
             monkeypatch.setattr(worker, "post", spy)

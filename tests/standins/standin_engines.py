@@ -16,6 +16,7 @@ first: ``<side>_<mode>_<flavor>``, ``<side>_<mode>``, ``<side>`` (side = py or c
     segv        ctypes.string_at(0)             (a real SIGSEGV)
     hang        sleep for an hour (first writing a file named after the process id into the
                 directory $ROCKE_STANDIN_HANG_DIR, when set, so a test knows who hangs)
+    sleep:S     the base text, after sleeping S seconds (a slow job that still finishes)
     nondet      the base text plus a call counter (differs on the second run)
     exit        os._exit(7)
     none        return None (a contract violation)
@@ -130,6 +131,9 @@ def _behave(side: str, config: bytes, mode: str, flavor: str):
         if marks:
             Path(marks, f"{os.getpid()}.{side}").write_text(f"{mode} {flavor}\n")
         time.sleep(3600)
+    if what.startswith("sleep:"):
+        time.sleep(float(what.split(":", 1)[1]))
+        return Emitted(text)
     if what == "nondet":
         return Emitted(text + f"; call {next(_counter)}\n")
     if what == "exit":
