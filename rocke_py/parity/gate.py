@@ -516,13 +516,18 @@ def run_gate(
         run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
         configs, gaps = load_inputs(run)
         if configs:
-            jobs, results = run_jobs(run, pool, configs, progress, failed_first, maxfail, reuse)
-            matched = judge_all(run, results, configs, gaps)
-            if run.complete:  # every job ran (a shard: here or in its siblings): what matched nothing is stale
-                check_unmatched_gaps(run, gaps, matched)
-                check_stale_golden(run, jobs)
-            # a config edited while its jobs ran: the verdicts are for the bytes read at the start
-            run.problems.extend(changed_during_run(configs, root))
+            jobs, results, recording = run_jobs(run, pool, configs, progress, failed_first, maxfail, reuse)
+            try:  # while the engines' outputs are recorded in the cache (outcache.record_aside)
+                matched = judge_all(run, results, configs, gaps)
+                if run.complete:  # every job ran (a shard: here or in its siblings): what matched nothing is stale
+                    check_unmatched_gaps(run, gaps, matched)
+                    check_stale_golden(run, jobs)
+                # a config edited while its jobs ran: the verdicts are for the bytes read at the start
+                run.problems.extend(changed_during_run(configs, root))
+            finally:
+                problem = recording.wait()  # a run that returns has recorded its outputs
+            if problem:
+                run.notes.append(f"could not record the engines' outputs in the cache: {problem}")
     finally:
         pool.close()
     run.wall_seconds = time.monotonic() - t0
@@ -569,16 +574,17 @@ def run_jobs(
     failed_first: frozenset[tuple[str, str]] = frozenset(),
     maxfail: int | None = None,
     reuse: str | None = None,
-) -> tuple[list[Job], list[JobResult[Job]]]:
+) -> tuple[list[Job], list[JobResult[Job]], outcache.Recording]:
     """Every job of the selection through the worker pool (both engines, twice). Returns every
-    job of the selection (all shards') and the results of those that ran."""
+    job of the selection (all shards'), the results of those that ran, and their recording in
+    the output cache, under way (``outcache.record_aside``)."""
     sel = run.selection
     run.flavors = tuple(sel.flavors) if sel.flavors is not None else FLAVORS
     try:
         pool.wait_ready()
     except EngineLoadError as e:
         run.problems.append(str(e))
-        return [], []
+        return [], [], outcache.Recording()
     assert pool.info is not None
     run.info = pool.info
     run.modes, notes = run_modes(pool.info, sel)
@@ -626,13 +632,10 @@ def run_jobs(
     results = [outcache.fill(r, cached[r.item.key]) if r.item.skip and r.death is None else r for r in results]
     results = with_c_frames(run, results)
     tree = {c.sha256 for c in (run.discovery.configs if run.discovery else ())}
-    try:
-        outcache.record(run.root, run.engines, results, tree)
-    except OSError as e:
-        run.notes.append(f"could not record the engines' outputs in the cache: {e}")
+    recording = outcache.record_aside(run.root, run.engines, results, tree)
     if pool.replaced:
         run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
-    return all_jobs, results
+    return all_jobs, results, recording
 
 
 #: distinct C crashes (signal and stage) re-run under gdb for their C frames, at most

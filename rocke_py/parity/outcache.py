@@ -15,13 +15,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Iterable
 
 from rocke_py.parity.engines import EngineRun, EngineSpec
 from rocke_py.parity.fileio import read_data_file
 from rocke_py.parity.objects import ObjectCache
-from rocke_py.parity.runner import JobResult, WorkItem
+from rocke_py.parity.runner import JobResult, WorkItem, start_method
 from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
 
 SCHEMA = "rocke-parity.outputs/v1"
@@ -134,6 +136,61 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
             known = []
         known = [*known, fp][-_FINGERPRINTS:]
         atomic_write(_fingerprint_path(path), "\n".join([_sha(data), *known]).encode())  # after the file
+
+
+class Recording:
+    """:func:`record` under way (:func:`record_aside`); :meth:`wait` for it to end."""
+
+    def __init__(self, pid: int | None = None, fd: int | None = None, problem: str = "") -> None:
+        self.pid, self.fd, self.problem = pid, fd, problem
+
+    def wait(self) -> str:
+        """'' once the record is written, else why it could not be (one line)."""
+        if self.pid is None:
+            return self.problem
+        assert self.fd is not None
+        with os.fdopen(self.fd, "rb") as f:
+            said = f.read(4096).decode("utf-8", "replace").strip()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if os.WIFSIGNALED(status):
+            self.problem = f"the process writing it died ({signal.Signals(os.WTERMSIG(status)).name})"
+        elif said or os.waitstatus_to_exitcode(status) != 0:
+            self.problem = said or f"the process writing it exited with {os.waitstatus_to_exitcode(status)}"
+        return self.problem
+
+
+def record_aside(root: Path, spec: EngineSpec, results: list[JobResult], keep: set[str]) -> Recording:
+    """:func:`record`, in a forked child while the caller goes on (the gate judges its results
+    meanwhile: after the run this process is alone on one core); here and now where this
+    process may not fork (``runner.start_method``: another thread could hold a lock). The
+    child reports a failure on a pipe, never raises into the copy of the caller's stack."""
+    if start_method() != "fork":
+        try:
+            record(root, spec, results, keep)
+        except OSError as e:
+            return Recording(problem=str(e))
+        return Recording()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: whatever happens, it ends here
+        status = 1
+        try:
+            os.close(r)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            try:
+                record(root, spec, results, keep)
+                status = 0
+            except OSError as e:
+                os.write(w, str(e).encode("utf-8", "replace"))
+                status = 0
+            except BaseException as e:  # noqa: BLE001 - a bug: said, and the caller reports it
+                os.write(w, f"{type(e).__name__}: {e}".encode("utf-8", "replace"))
+        finally:
+            os._exit(status)
+    os.close(w)
+    return Recording(pid, r)
 
 
 def _fingerprint(runs: list[tuple[str, tuple[EngineRun, ...]]], keep: set[str]) -> str:
