@@ -165,14 +165,20 @@ def record_aside(root: Path, spec: EngineSpec, results: list[JobResult], keep: s
     meanwhile: after the run this process is alone on one core); here and now where this
     process may not fork (``runner.start_method``: another thread could hold a lock). The
     child reports a failure on a pipe, never raises into the copy of the caller's stack."""
-    if start_method() != "fork":
+    pid = -1
+    if start_method() == "fork":
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had: written here, as where it may not fork
+            os.close(r)
+            os.close(w)
+    if pid < 0:
         try:
             record(root, spec, results, keep)
         except OSError as e:
             return Recording(problem=str(e))
         return Recording()
-    r, w = os.pipe()
-    pid = os.fork()
     if pid == 0:  # the child: whatever happens, it ends here
         status = 1
         try:

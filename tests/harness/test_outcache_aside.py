@@ -46,6 +46,22 @@ def slow_record(*args):
 
 
 outcache.record = slow_record
+if how == "nofork":  # no process to be had: fork fails (EAGAIN) for the record only
+    aside = outcache.record_aside
+
+    def no_fork_aside(*args):
+        real = os.fork
+
+        def fail():
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+        os.fork = fail
+        try:
+            return aside(*args)
+        finally:
+            os.fork = real
+
+    outcache.record_aside = no_fork_aside
 run = run_gate(root, engines=pt.engine_spec(), workers=1)
 files = sorted(p.name for p in (root / ".rocke-parity" / "outputs").glob("*.json"))
 print(json.dumps({"pid": os.getpid(), "notes": run.notes, "files": files, "passed": run.passed}))
@@ -83,6 +99,12 @@ def test_a_record_that_fails_aside_is_a_note(tmp_path, how, note):
     out = gate_in_a_fresh_process(tmp_path, how)
     assert out["passed"] and out["recorder"] != out["pid"]
     assert note in out["notes"] and out["files"] == []
+
+
+def test_where_no_process_can_be_forked_the_record_is_written_in_place(tmp_path):
+    out = gate_in_a_fresh_process(tmp_path, "nofork")
+    assert out["passed"] and out["recorder"] == out["pid"] and len(out["files"]) == 2
+    assert not any("could not record" in n for n in out["notes"])
 
 
 def test_a_process_with_another_thread_records_in_place(tmp_path, monkeypatch):
