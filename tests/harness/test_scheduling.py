@@ -101,12 +101,13 @@ def test_batch_sizes_shrink_to_one_at_the_end():
 
 @pytest.mark.parametrize("fault", ["abort", "hang"])
 def test_a_crash_or_hang_inside_a_batch_costs_only_its_job(tmp_path, fault):
-    # one worker, 40 jobs: the worker gets batches of several jobs, and the fault sits mid-batch
+    # one worker, 40 jobs in batches of several; the fault's config has no salt, so its golden
+    # output is the smallest and its job goes out last (the costliest go first): this test checks
+    # the jobs around it; a fault after jobs whose results the worker had not sent yet is
+    # test_result_groups.test_a_fault_after_unsent_results_is_the_job_that_ran_into_it
     tree = {f"wgrad/{i:02d}-c": {"standin": {"salt": f"{i:02d}"}} for i in range(40)}
     tree["wgrad/18-c"] = {"standin": {"c": fault}}
     root = pt.make_tree(tmp_path, tree)
-    # equal golden sizes: the jobs go out in file order, in batches of 10, 7, 5 (17-21: the fault
-    # second of its batch), ...
     pt.write_golden(root, pt.golden_for(root, sorted(tree)))
     run = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=3)
     got = {v.job.config: v.status.value for v in run.verdicts}
