@@ -521,7 +521,8 @@ class _Worker:
         return self.note.value.decode("ascii", "replace")
 
     def where(self) -> tuple[str, int]:
-        if self.seq.value not in self.batch:
+        """The engine and run the worker is in, for :meth:`running`'s job when it started it."""
+        if self.running() != self.seq.value:
             return ("?", 0)
         return PHASES.get(self.phase.value, ("?", 0))
 
