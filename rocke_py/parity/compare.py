@@ -91,13 +91,13 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
     if res.death is not None:
         st = Status.TIMEOUT if res.death.kind == "timeout" else Status.CRASH
         return Classified(st, res.death.describe(timeout))
-    for side in ("py", "c"):
+    failed = [side for side in ("py", "c") if any(r.kind == "error" for r in res.runs(side))]
+    for side in failed:
         for n, run in enumerate(res.runs(side), 1):
             if run.kind == "error" and run.code != "EngineFailure":
                 return Classified(
                     Status.CRASH, f"the {side} engine raised {run.code}: {_q(run.message)} (run {n} of 2)"
                 )
-    failed = [side for side in ("py", "c") if any(r.kind == "error" for r in res.runs(side))]
     if failed:
         run = next(r for r in res.runs(failed[0]) if r.kind == "error")
         who = "both engines" if len(failed) == 2 else f"the {failed[0]} engine"

@@ -401,6 +401,19 @@ def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
     return "neither engine matches golden"
 
 
+def _worker_stored(res: JobResult, cache: ObjectCache) -> bool:
+    """The py text is in ``cache`` already: the worker put it in the store of this root instead
+    of sending it (a stat per job saved)."""
+    store = res.store
+    return (
+        res.py_text is None
+        and isinstance(store, ObjectCache)
+        and store.root == cache.root
+        and bool(res.py)
+        and res.py[0].kind == "emitted"
+    )
+
+
 def judge(
     job: Job,
     res: JobResult[Job],
@@ -442,7 +455,7 @@ def judge(
                 f"identical, but not the golden bytes: {now.bytes - entry.bytes:+d} bytes, "
                 f"sha256 {now.sha256[:12]} (golden {entry.sha256[:12]}); {verdict}"
             )
-        elif now.emits and cache is not None and not cache.has(now.sha256):
+        elif now.emits and cache is not None and not _worker_stored(res, cache) and not cache.has(now.sha256):
             text = res.text("py")  # kept for the renumbering verdict of a later drift
             try:
                 if text is not None:

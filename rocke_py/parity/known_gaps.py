@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Mapping
 
 from rocke_py.parity._toml import tomllib
-from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, Status
+from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, PASSING, Status
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun
 from rocke_py.parity.fileio import read_data_file
 from rocke_py.parity.runner import JobResult
@@ -66,11 +66,17 @@ def _verdict_word(run: EngineRun | None) -> str:
     return "emit" if run.kind == "emitted" else (f"reject:{run.code}" if run.kind == "rejected" else "error")
 
 
+#: Statuses that carry no evidence: the passing ones and the manifest's (a gap cannot name them).
+_NO_EVIDENCE: frozenset[str] = PASSING | GOLDEN_STATUSES
+
+
 def evidence_of(status: Status, res: JobResult) -> dict[str, str]:
     """The evidence of a job's failure, in the keys of :data:`EVIDENCE_KEYS` (empty for other statuses)."""
+    s = status.value
+    if s in _NO_EVIDENCE:  # nearly every job of a run: answered before the chain of tests below
+        return {}
     py = res.py[0] if res.py else None
     c = res.c[0] if res.c else None
-    s = status.value
     if s == Status.DIFFER.value and py and c:
         return {"py_sha256": py.sha256, "c_sha256": c.sha256}
     if s == Status.REJECT_MISMATCH.value and py and c:

@@ -122,6 +122,26 @@ def test_update_tells_a_pure_renumbering_from_a_real_change(tmp_path, capsys):
     assert "renumbering-only: unknown (old text not stored)" in capsys.readouterr().out
 
 
+def test_a_passing_gate_keeps_every_agreed_text_for_a_later_drift(tmp_path, capsys):
+    """Texts gone from the local cache while the output cache still lists their runs (so it
+    stores nothing again): a passing gate stores the texts behind the manifest anew (the workers
+    put the big ones; the judge the ones sent over the pipe, such as these small stand-in
+    texts), so that a later drift can be told a renumbering or not."""
+    cfg = tmp_path / "parity_configs" / "wgrad" / "00-a.toml"
+    pt.make_tree(tmp_path, {"wgrad/00-a": {}})
+    assert cli(tmp_path, "golden", "--update", modes="all_modes") == 0
+    assert cli(tmp_path, "gate", modes="all_modes") == 0  # the output cache now holds every run
+    shutil.rmtree(tmp_path / ".rocke-parity" / "objects")
+    assert cli(tmp_path, "gate", modes="all_modes") == 0
+    entries = golden.load(gpath(tmp_path)).entries["wgrad/00-a"]
+    stored = {p.stem for p in (tmp_path / ".rocke-parity" / "objects").glob("*.z")}
+    assert {e.sha256 for e in entries.values() if e.emits} <= stored
+    capsys.readouterr()
+    cfg.write_text(pt.config_text(standin={"py_ir": "renumber", "c_ir": "renumber"}))
+    assert cli(tmp_path, "gate", "--mode", "ir", modes="all_modes") == 1
+    assert "renumbering-only: yes" in capsys.readouterr().out
+
+
 def test_a_config_that_now_expects_rejection_changes_its_verdict(tmp_path, capsys):
     pt.make_tree(
         tmp_path,
