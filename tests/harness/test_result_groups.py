@@ -44,7 +44,8 @@ def test_results_come_in_groups_and_all_of_them_in_order(tmp_path, monkeypatch):
         results = pool.run(work)
     assert [r.item.key for r in results] == [w.key for w in work] and all(r.death is None for r in results)
     assert sum(sizes) == len(work)
-    # batches of 16 while the queue is long: a group of 8, one of 7 (one job left), then the last
+    # batches of 40 while the queue is long (a quarter of it): a group of 32, one of 7 (one job
+    # left), then the last
     assert max(sizes) == runner._GROUP and len(sizes) < len(work) / 3, sizes
 
 

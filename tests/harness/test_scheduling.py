@@ -96,7 +96,8 @@ def test_without_a_record_the_golden_size_is_the_cost(tmp_path):
 
 
 def test_batch_sizes_shrink_to_one_at_the_end():
-    assert batch_size(1000, 2) == 16 and batch_size(40, 2) == 5 and batch_size(3, 2) == 1 and batch_size(0, 1) == 1
+    assert batch_size(1000, 2) == 64 and batch_size(100, 2) == 12 and batch_size(40, 2) == 5
+    assert batch_size(3, 2) == 1 and batch_size(0, 1) == 1
 
 
 @pytest.mark.parametrize("fault", ["abort", "hang"])
