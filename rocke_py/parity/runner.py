@@ -210,7 +210,8 @@ def pool_size(workers: int | None, most_jobs: int | None = None) -> int:
 
 
 K = TypeVar("K")
-#: (a gate's batches are bounded by their cost too, Pool.run: its costliest jobs go out a few at a time)
+#: the most jobs in one batch (a gate's batches are bounded by their cost too, in Pool.run, so that
+#: its costliest jobs go out a few at a time)
 _MAX_BATCH = 64
 #: a worker sends its results in groups of at most this many jobs (one when the run has a stop:
 #: --maxfail acts on each result as it comes). Each group wakes the parent, which then takes a
