@@ -21,6 +21,7 @@ repeats. It prints and, with --json, writes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -136,29 +137,34 @@ def in_gate_engine_seconds(root: Path) -> tuple[float, int]:
     return sum(secs), len(secs)
 
 
-def time_gate(root: Path, runs: int) -> dict:
-    """Median wall time of ``runs`` gates, and the median of each run's ratio of its wall time to
-    its own engines' seconds (as its workers recorded them) over the cores: a run and the engine
-    seconds it is divided by come from the same moment of a shared machine."""
+def gate_once(root: Path) -> tuple[float, float, int, int]:
+    """One gate on ``root``: wall seconds, its engines' seconds (as its workers recorded them),
+    its jobs, and the peak RSS (KiB) of its largest process."""
     exe = str(Path(sys.executable).with_name("rocke-parity"))
-    walls, engine, ratios, peak = [], [], [], 0
-    for _ in range(runs):
-        wall, rc, rss = run_measured([exe, "gate", "--root", str(root)], root)
-        if rc != 0:
-            raise SystemExit(f"gate failed on {root} (exit {rc})")
-        engine_s, jobs = in_gate_engine_seconds(root)
-        walls.append(wall)
-        engine.append(engine_s)
-        ratios.append(wall / (engine_s / CORES))
-        peak = max(peak, rss)
+    wall, rc, rss = run_measured([exe, "gate", "--root", str(root)], root)
+    if rc != 0:
+        raise SystemExit(f"gate failed on {root} (exit {rc})")
+    engine_s, jobs = in_gate_engine_seconds(root)
+    return wall, engine_s, jobs, rss
+
+
+def gate_figures(runs: list[tuple[float, float, int, int]]) -> dict:
+    """The medians of some gates on one tree: wall time, and each run's ratio of its wall time to
+    its own engines' seconds over the cores (a run and the engine seconds it is divided by come
+    from the same moment of a shared machine)."""
     return {
-        "jobs": jobs,
-        "wall_s": median(walls),
-        "walls_s": walls,
-        "in_gate_engine_s": median(engine),
-        "ratio_in_gate": median(ratios),
-        "peak_rss_kib": peak,
+        "jobs": runs[-1][2],
+        "wall_s": median(r[0] for r in runs),
+        "walls_s": [r[0] for r in runs],
+        "in_gate_engine_s": median(r[1] for r in runs),
+        "ratio_in_gate": median(r[0] / (r[1] / CORES) for r in runs),
+        "peak_rss_kib": max(r[3] for r in runs),
     }
+
+
+def time_gate(root: Path, runs: int) -> dict:
+    """Median wall time of ``runs`` gates on ``root`` (:func:`gate_figures`)."""
+    return gate_figures([gate_once(root) for _ in range(runs)])
 
 
 def fit(points: list[tuple[int, float]]) -> dict:
@@ -176,19 +182,29 @@ def fit(points: list[tuple[int, float]]) -> dict:
 
 
 def corpus_figures(sizes: list[int], runs: int) -> dict:
+    """The gate on a corpus of each size, ``runs`` rounds, every size once per round (in an order
+    that rotates): a machine that slows down or speeds up during the benchmark then weighs on
+    every size alike, instead of bending the line of wall time against jobs."""
     from corpus import write_corpus
 
     exe = str(Path(sys.executable).with_name("rocke-parity"))
-    out: dict = {"sizes": []}
-    for n in sizes:
-        with tempfile.TemporaryDirectory(prefix=f"rocke-corpus-{n}-") as tmp:
-            root = Path(tmp)
-            counts = write_corpus(root, n)
+    out: dict = {"sizes": [], "rounds": runs}
+    with contextlib.ExitStack() as stack:
+        roots, counts = [], []
+        for n in sizes:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"rocke-corpus-{n}-")))
+            counts.append(write_corpus(root, n))
             _, rc, _ = run_measured([exe, "golden", "--update", "--root", str(root)], root)
             if rc != 0:
                 raise SystemExit(f"golden --update failed on the corpus of {n} (exit {rc})")
-            fig = time_gate(root, runs)
-            out["sizes"].append({"configs": n, **counts, **fig})
+            roots.append(root)
+        measured: list[list[tuple[float, float, int, int]]] = [[] for _ in sizes]
+        for r in range(runs):
+            for k in range(len(sizes)):
+                i = (k + r) % len(sizes)
+                measured[i].append(gate_once(roots[i]))
+    for n, c, m in zip(sizes, counts, measured):
+        out["sizes"].append({"configs": n, **c, **gate_figures(m)})
     out["fit"] = fit([(s["jobs"], s["wall_s"]) for s in out["sizes"]])
     return out
 
