@@ -404,14 +404,7 @@ def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
 def _worker_stored(res: JobResult, cache: ObjectCache) -> bool:
     """The py text is in ``cache`` already: the worker put it in the store of this root instead
     of sending it (a stat per job saved)."""
-    store = res.store
-    return (
-        res.py_text is None
-        and isinstance(store, ObjectCache)
-        and store.root == cache.root
-        and bool(res.py)
-        and res.py[0].kind == "emitted"
-    )
+    return res.in_store("py") and isinstance(res.store, ObjectCache) and res.store.root == cache.root
 
 
 def judge(

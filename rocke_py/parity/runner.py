@@ -305,13 +305,18 @@ class JobResult(Generic[K]):
     def runs(self, side: str) -> tuple[EngineRun, ...]:
         return self.py if side == "py" else self.c
 
-    def text(self, side: str) -> str | None:
-        """The side's first emitted text: as the worker sent it, else read from the pool's store."""
+    def in_store(self, side: str) -> bool:
+        """The worker left the side's first emitted text in the pool's store instead of sending it."""
         text = self.py_text if side == "py" else self.c_text
         runs = self.runs(side)
-        if text is not None or self.store is None or not runs or runs[0].kind != "emitted":
-            return text
-        return self.store.get(runs[0].sha256)
+        return text is None and self.store is not None and bool(runs) and runs[0].kind == "emitted"
+
+    def text(self, side: str) -> str | None:
+        """The side's first emitted text: as the worker sent it, else read from the pool's store."""
+        if self.in_store(side):
+            assert self.store is not None
+            return self.store.get(self.runs(side)[0].sha256)
+        return self.py_text if side == "py" else self.c_text
 
 
 @dataclass(frozen=True)
