@@ -1,25 +1,19 @@
-"""cffi API-mode (out-of-line) builder of rocke_py._rocke_c.
+"""cffi API-mode (out-of-line) builder of rocke_py._rocke_c, the C engine of a wheel install.
 
 The engine's sources are compiled with strict C99 flags as the static library `rocke_c`
 (setup.py); the generated wrapper is not clean under -pedantic, so it gets the default flags
 and links that library (docs/reference/toolchain.md §10.1). The cdef is read from rocke.h."""
 
+import sys
 from pathlib import Path
 
 from cffi import FFI
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from rocke_py.cbuild import public_declarations  # noqa: E402 - the binding rocke_py.cbuild builds too
 
 HEADER = ROOT / "rocke_c" / "include" / "rocke.h"
-
-
-def public_declarations(header: str) -> str:
-    """The declarations of rocke.h, read from the header itself (between its extern "C" lines)
-    so the binding cannot drift from it; ROCKE_API (a visibility attribute) means nothing to cffi."""
-    start = header.index('extern "C" {\n#endif\n') + len('extern "C" {\n#endif\n')
-    end = header.index("#ifdef __cplusplus\n}", start)
-    return header[start:end].replace("ROCKE_API ", "")
-
 
 ffibuilder = FFI()
 ffibuilder.cdef(public_declarations(HEADER.read_text(encoding="utf-8")))

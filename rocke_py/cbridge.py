@@ -1,4 +1,10 @@
-"""The C engine in-process, through the cffi extension rocke_py._rocke_c.
+"""The C engine in-process, through cffi.
+
+In a source tree (a checkout, editable install or not) the engine is the tree's own: built
+from ``rocke_c/`` beside this package by :mod:`rocke_py.cbuild` (on demand, incrementally,
+into a cache keyed by content) and loaded from there, so an edit is never run stale and no
+other tree's build is ever run. Only a wheel install, which carries no C sources, loads the
+extension pip built (``rocke_py._rocke_c``).
 
 Same operation and result types as rocke_py.engine.emit, so the harness and the tests can
 compare the two engines' results directly. ROCKE_ERROR (an engine failure, never a
@@ -7,33 +13,27 @@ an engine bug on both sides."""
 
 from __future__ import annotations
 
-import os
 import threading
-from pathlib import Path
+from types import ModuleType
 from typing import Union
 
-from rocke_py import _rocke_c
-from rocke_py._rocke_c import ffi, lib
+from rocke_py import cbuild
 from rocke_py.engine.result import Emitted, EngineFailure, Rejected
 
 
-def _stale_sources() -> list[str]:
-    """In a source checkout (editable install), the C files changed since the extension was built."""
-    src = Path(__file__).resolve().parent.parent / "rocke_c"
-    built = Path(_rocke_c.__file__).stat().st_mtime
-    if not src.is_dir():
-        return []
-    files = list(src.glob("src/*.[ch]")) + list(src.glob("include/*.h"))
-    return sorted(str(f.relative_to(src.parent)) for f in files if f.stat().st_mtime > built)
+def _extension() -> tuple[ModuleType, str]:
+    """The cffi module of the engine and its build id (a content fingerprint in a source tree)."""
+    tree = cbuild.package_tree()
+    if tree is not None:
+        built = cbuild.build(tree)
+        return cbuild.load(built), built.build_id
+    from rocke_py import _rocke_c  # a wheel install: the extension pip built
+
+    return _rocke_c, "installed"
 
 
-if os.environ.get("ROCKE_PARITY_ALLOW_STALE") != "1":
-    _stale = _stale_sources()
-    if _stale:
-        raise ImportError(
-            f"the C engine extension is older than {_stale[0]} ({len(_stale)} file(s) changed): "
-            "rebuild it with `pip install -e .` (or set ROCKE_PARITY_ALLOW_STALE=1)"
-        )
+_module, BUILD_ID = _extension()
+ffi, lib = _module.ffi, _module.lib
 
 
 def _encode_arg(value: str) -> bytes:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rocke_py.fuzz import command as fuzz_command
+from rocke_py.parity import tree
 from rocke_py.parity.engines import DEFAULT_FLAVOR, FLAVORS, JOBS_PER_CONFIG, MODES, EngineSpec
 from rocke_py.parity.objects import text_store
 from rocke_py.parity.root import RootNotFound, find_root
@@ -36,7 +37,8 @@ GATE_COMMANDS = ("gate", "golden")
 
 
 class _Version(argparse.Action):
-    """--version: the package version and the engines' build ids, computed only when asked."""
+    """--version: the package version, the engines' build ids and the fingerprint of the tree found
+    from the working directory (or --root, when given before --version), computed only when asked."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
@@ -44,7 +46,12 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from rocke_py.parity.version import version_line
 
-        print(version_line(parser.prog.split()[0]))
+        given = getattr(namespace, "root", None)
+        try:
+            root = Path(given).resolve() if given else find_root()
+        except (RootNotFound, OSError):
+            root = None
+        print(version_line(parser.prog.split()[0], root))
         parser.exit()
 
 
@@ -273,15 +280,23 @@ def early_pool(args: argparse.Namespace) -> Pool | None:
         root = Path(args.root).resolve() if args.root else find_root()
     except (ValueError, RootNotFound, OSError):
         return None
+    try:
+        tree.ensure_c_engine(spec.c_emit)  # built here once, before the workers load it
+    except ImportError:
+        return None  # the command reports the build error itself
     configs = len(args.config)
     size = pool_size(args.jobs, configs * JOBS_PER_CONFIG if configs else None)
     return Pool(spec, size, args.timeout, text_store(root)).launch()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, replace_process: bool = False) -> int:
+    args_list = list(argv) if argv is not None else sys.argv[1:]
+    delegated = _delegate(args_list, replace_process)
+    if delegated is not None:
+        return delegated
     parser = build_parser()
     try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        args = parser.parse_args(args_list)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     pool = early_pool(args)
@@ -294,12 +309,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             pool.close()
 
 
+def _delegate(argv: list[str], replace_process: bool) -> int | None:
+    """When the tree this command works on has its own package and it is not this one, that
+    tree's harness runs the command (:mod:`rocke_py.parity.tree`): its exit status, else None."""
+    try:
+        root = tree.delegation(argv)
+    except tree.TreeError as e:
+        print(f"rocke-parity: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if root is None:
+        return None
+    return tree.run_delegated(root, argv, replace_process)
+
+
 def entry() -> int:
-    """``rocke-parity`` as a program (the console script, ``python -m rocke_py.parity``): :func:`main`,
-    then what it leaves is frozen for the collector, so that the interpreter's exit does not walk
-    every job's result once more (about 20 ms of a shipped gate; atexit handlers and file flushes
-    run as before). Not in :func:`main`, which tests call in their own process."""
-    status = main()
+    """``rocke-parity`` as a program (the console script, ``python -m rocke_py.parity``): :func:`main`
+    (which hands the process over to the tree's own harness where that is another), then what it
+    leaves is frozen for the collector, so that the interpreter's exit does not walk every job's
+    result once more (about 20 ms of a shipped gate; atexit handlers and file flushes run as
+    before). Not in :func:`main`, which tests call in their own process."""
+    status = main(replace_process=True)
     gc.freeze()
     return status
 
@@ -307,4 +336,4 @@ def entry() -> int:
 def diff_main(argv: Sequence[str] | None = None) -> int:
     """``parity-diff ID [...]`` = ``rocke-parity diff ID [...]``."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    return main(["diff", *args])
+    return main(["diff", *args], replace_process=argv is None)

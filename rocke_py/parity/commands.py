@@ -56,16 +56,19 @@ def cmd_numerics(args: argparse.Namespace) -> int:
 
 
 def _engines(args: argparse.Namespace, needs_c: bool = True) -> EngineSpec:
-    """The engine pair; a stale C build is a usage error (exit 2) when the command runs the C engine."""
-    from rocke_py.parity.stale import stale_build
+    """The engine pair; a C engine that does not build from the tree's sources is a setup error
+    (exit 2) when the command runs it."""
+    from rocke_py.parity.tree import ensure_c_engine
 
     try:
         spec = EngineSpec.parse(args.engines) if args.engines else EngineSpec()
     except ValueError as e:
         raise UsageError(str(e)) from None
-    problem = stale_build(spec) if needs_c else None
-    if problem:
-        raise UsageError(problem)
+    if needs_c:
+        try:
+            ensure_c_engine(spec.c_emit)
+        except ImportError as e:
+            raise UsageError(str(e)) from None
     return spec
 
 
@@ -120,14 +123,18 @@ def _shard(args: argparse.Namespace) -> Shard | None:
 
 
 class NothingToGate(Exception):
-    """--changed or --paths: the change affects no config, engine or harness file (exit 0)."""
+    """--changed or --paths: the change affects no config, engine or harness file, and the
+    run-level checks (which run whatever the change selects) pass (exit 0)."""
 
 
 def _changed(
     args: argparse.Namespace, root: Path, sel: Selection, spec: EngineSpec
 ) -> tuple[Selection, list[str], str | None]:
-    """--changed / --paths: the selection narrowed to what the change can affect, and its note."""
-    from rocke_py.parity.changes import ChangeError, affected, changed_since, given_paths
+    """--changed / --paths: the selection narrowed to what the change can affect, and its note.
+
+    The selection may hold no config: the gate then runs its run-level checks only (a deleted
+    config's golden entries, a stray file), never the engines."""
+    from rocke_py.parity.changes import ChangeError, affected, changed_since, config_links, given_paths
 
     rev, paths = getattr(args, "changed", None), getattr(args, "paths", None)
     if rev is None and not paths:
@@ -140,12 +147,15 @@ def _changed(
         files = changed_since(root, rev) if rev is not None else given_paths(root, paths)
     except ChangeError as e:
         raise UsageError(str(e)) from None
-    aff = affected(files, spec, root, set(discover(root).by_id()))
+    configs = discover(root).configs
+    links = config_links(((c.id, c.path) for c in configs), root)
+    aff = affected(files, spec, root, {c.id for c in configs}, links)
     what = f"--changed {rev}" if rev is not None else f"--paths ({len(files)} file(s))"
     if aff.nothing:
-        raise NothingToGate(f"{what}: {len(files)} changed file(s), none a config, an engine or a harness file")
+        note = f"{what}: {len(files)} changed file(s), none a config, an engine or a harness file"
+        return dataclasses.replace(sel, configs=(), changed=True), [note], None
     if aff.configs is not None:
-        sel = dataclasses.replace(sel, configs=aff.configs)
+        sel = dataclasses.replace(sel, configs=aff.configs, changed=True)
     scope = "every config" if aff.configs is None else f"{len(aff.configs)} config(s)"
     return sel, [f"{what}: {'; '.join(aff.why)}: {scope}"], aff.reuse
 
@@ -160,6 +170,8 @@ def _run(args: argparse.Namespace, record: bool = True, early: Pool | None = Non
     sel, notes, reuse = _changed(args, root, sel, spec)
     reuse = getattr(args, "reuse", None) or reuse
     run = run_gate(root, sel, spec, args.jobs, args.timeout, make_progress(), first, _maxfail(args), reuse, early)
+    if sel.changed and not run.configs and run.passed:
+        raise NothingToGate(f"{notes[0]} (the run-level checks pass)")
     run.notes[:0] = notes
     if record:
         _record(run, run.verdicts)

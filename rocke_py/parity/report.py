@@ -308,12 +308,17 @@ _FULL_ONLY = ("py_repeat", "c_repeat", "reason", "golden")
 
 def run_summary(run: GateRun) -> dict[str, object]:
     """The head of the JSON report: what ran (commit, version, engine build ids) and the counts."""
-    from rocke_py.parity.version import engine_ids, git_commit, package_version
+    from rocke_py.parity import tree
+    from rocke_py.parity.version import engine_ids, package_version
 
+    fingerprint = tree.fingerprint(run.root)
+    foreign = tree.engines_note(run.root)
     return {
-        "commit": git_commit(run.root),
+        "commit": fingerprint["commit"],
+        "tree": fingerprint,
         "version": package_version(),
         "engines": engine_ids(run.engines),
+        **({"engines_from": foreign} if foreign else {}),
         "passed": run.passed,
         "jobs": len(run.verdicts),
         "failed": len(run.failures),
@@ -480,4 +485,17 @@ def junit_text(doc: dict) -> str:
         tc = TestCase(f"run-level failure {n}", classname="rocke-parity")
         tc.add_failure_info(message=_short(prob), output=prob, failure_type="RUN_LEVEL")
         cases.append(tc)
-    return to_xml_report_string([TestSuite("rocke-parity gate", cases)], prettyprint=True, encoding="utf-8")
+    suite = TestSuite("rocke-parity gate", cases, properties=junit_properties(doc))
+    return to_xml_report_string([suite], prettyprint=True, encoding="utf-8")
+
+
+def junit_properties(doc: dict) -> dict[str, str]:
+    """What the verdict is about, as the suite's properties: the engines' build ids and the tree's
+    fingerprint (a dashboard shows them beside the cases)."""
+    s = doc.get("summary") or {}
+    out: dict[str, str] = {"version": str(s.get("version") or "unknown")}
+    for side, ids in sorted((s.get("engines") or {}).items()):
+        out[f"{side}_engine"] = str((ids or {}).get("build_id", "unknown"))
+    for key, value in (s.get("tree") or {}).items():
+        out[f"tree.{key}"] = "; ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return out

@@ -51,10 +51,30 @@ def _head(doc: dict) -> list[str]:
         f"modes {','.join(doc['modes']) or '-'}; flavors {','.join(doc['flavors']) or '-'}; {wall}",
         "",
         f"commit `{s.get('commit') or 'unknown'}`, rocke-parity {s.get('version', '?')}, {engines}",
+        *_tree_line(s.get("tree")),
     ]
     if doc["partial"]:
         lines += ["", f"> {doc['partial']}"]
     return lines
+
+
+def _tree_line(fp: object) -> list[str]:
+    """The tree's fingerprint (the judging files' hashes, what is dirty) under the commit line."""
+    if not isinstance(fp, dict):
+        return []
+
+    def h(key: str) -> str:
+        return f"`{str(fp.get(key))[:12]}`" if fp.get(key) else "none"
+
+    dirty = [str(d) for d in fp.get("dirty") or []]
+    rest = len(dirty) - min(len(dirty), 5) + int(fp.get("dirty_more") or 0)
+    where = f"; dirty: {', '.join(f'`{d}`' for d in dirty[:5])}" if dirty else ""
+    where += f" and {rest} more" if rest else ""
+    return [
+        "",
+        f"tree: golden.json {h('golden_sha256')}, known_gaps.toml {h('known_gaps_sha256')}, "
+        f"configs {h('configs_sha256')}{where}",
+    ]
 
 
 def _failures(doc: dict) -> list[str]:

@@ -1,15 +1,17 @@
-"""What ran: the package version, each engine's build id and the repository's commit.
+"""What ran: the package version, each engine's build id and the tree's fingerprint.
 
 A build id is the first 16 hex digits of a sha256 over what the engine is made of, read from
-disk without importing it: the Python engine's package sources (``rocke_py/engine/*.py``), the C
-engine's built extension (the shared object the bridge loads), or the file or module a
-``--engines`` reference names. Two runs with the same ids ran the same engines."""
+disk without importing it: for the Python engine its package's sources (``rocke_py/engine/*.py``,
+by name and content); for the C engine in a source tree the fingerprint of
+:func:`rocke_py.cbuild.fingerprint` (its sources, public header, bridge, flags and compiler
+identity), so the same on any machine and path; for a wheel's prebuilt extension the shared
+object itself; for an ``--engines`` reference the file or module it names. Two runs with the
+same ids ran the same engines."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import subprocess
 from pathlib import Path
 
 from rocke_py.parity.engines import EngineSpec
@@ -43,7 +45,7 @@ def _module_files(module: str) -> list[Path]:
     if module.endswith(".py"):
         return [Path(module)]
     if module == _C_BRIDGE:
-        module = _C_EXTENSION  # the C engine is the extension the bridge loads
+        module = _C_EXTENSION  # a wheel install: the C engine is the extension pip built
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -58,7 +60,14 @@ def _module_files(module: str) -> list[Path]:
 
 def build_id(emit_ref: str) -> str:
     """The build id of the engine an ``module:function`` (or ``file.py:function``) reference names."""
-    files = _module_files(emit_ref.rpartition(":")[0])
+    module = emit_ref.rpartition(":")[0]
+    if module == _C_BRIDGE:
+        from rocke_py import cbuild
+
+        tree = cbuild.package_tree()
+        if tree is not None:  # the fingerprint of the sources the bridge builds and loads
+            return cbuild.build_id(cbuild.fingerprint(cbuild.read_sources(tree)))
+    files = _module_files(module)
     return _digest(files) if files else "unknown"
 
 
@@ -70,22 +79,19 @@ def engine_ids(spec: EngineSpec) -> dict[str, dict[str, str]]:
 
 
 def git_commit(root: Path) -> str | None:
-    """HEAD of the repository at ``root`` (with ``+dirty`` when tracked files changed), or None."""
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    """HEAD of the repository at ``root`` (with ``+dirty`` when anything differs from it), or None."""
+    from rocke_py.parity.tree import git_state
+
+    return git_state(root)[0]
 
 
-def version_line(program: str) -> str:
+def version_line(program: str, root: Path | None = None) -> str:
+    """The version, the engines' build ids and, inside a tree, the tree's fingerprint."""
+    from rocke_py.parity import tree
+
     ids = engine_ids(EngineSpec())
-    return f"{program} {package_version()} (py engine {ids['py']['build_id']}, c engine {ids['c']['build_id']})"
+    line = f"{program} {package_version()} (py engine {ids['py']['build_id']}, c engine {ids['c']['build_id']})"
+    if root is None:
+        return line
+    note = tree.engines_note(root)
+    return f"{line}\ntree {root}: {tree.short(tree.fingerprint(root))}" + (f"\n{note}" if note else "")

@@ -8,8 +8,9 @@ import threading
 from pathlib import Path
 
 from rocke_py import cbridge
-from rocke_py._rocke_c import ffi, lib
 from rocke_py.engine.result import Emitted
+
+ffi, lib = cbridge.ffi, cbridge.lib
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = [

@@ -1,20 +1,16 @@
 """Crash reports worth reading (issue 12, item 9): a crash storm shown once, an exception's last
-frames, check-llvm's setup errors and negative configs, and the stale-build guard (exit 2, the
-rebuild command, not in the way of emit --engine py)."""
+frames, and check-llvm's setup errors and negative configs."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 
-import pytest
 import standin_tree as pt
 from layout import REPO
 
-from rocke_py.parity import cli, stale
+from rocke_py.parity import cli
 
 
 def test_an_exception_shows_its_last_frames_and_the_exception_line(tmp_path):
@@ -52,37 +48,3 @@ def test_check_llvm_skips_a_negative_config_with_its_reason(capsys):
     out = capsys.readouterr().out
     assert out.startswith("SKIP wgrad/100-unknown-pipeline: negative config (expects reject:WGRAD_UNKNOWN_OPTION)")
     assert "(?)" not in out and "FAIL" not in out and "1 negative config(s) skipped" in out
-
-
-@pytest.fixture
-def stale_sources(tmp_path, monkeypatch):
-    """A C source tree with a file newer than the built extension (the real tree is left alone)."""
-    src = tmp_path / "rocke_c" / "src"
-    src.mkdir(parents=True)
-    (src / "emit.c").write_text("/* edited */\n")
-    future = time.time() + 3600
-    os.utime(src / "emit.c", (future, future))
-    monkeypatch.setattr(stale, "c_source_dir", lambda: tmp_path / "rocke_c")
-    monkeypatch.delenv("ROCKE_PARITY_ALLOW_STALE", raising=False)
-    return tmp_path
-
-
-def test_a_stale_build_is_a_setup_error_naming_the_rebuild(stale_sources, capsys, monkeypatch):
-    cfg = str(REPO / "parity_configs" / "wgrad" / "00-baseline.toml")
-    for argv in (
-        ["gate", "--root", str(REPO)],
-        ["diff", "wgrad/00", "--root", str(REPO)],
-        ["emit", cfg, "--engine", "c", "--mode", "spec"],
-    ):
-        assert cli.main(argv) == 2, argv
-        err = capsys.readouterr().err
-        assert "older than rocke_c/src/emit.c" in err and "-m pip install -e" in err
-    assert cli.main(["emit", cfg, "--engine", "py", "--mode", "spec"]) == 0  # the Python engine alone runs
-    assert capsys.readouterr().out.startswith("rocke.spec v1")
-    monkeypatch.setenv("ROCKE_PARITY_ALLOW_STALE", "1")
-    assert stale.stale_build(stale.EngineSpec()) is None
-
-
-def test_no_guard_for_other_engines_or_an_up_to_date_build(stale_sources):
-    assert stale.stale_build(pt.engine_spec()) is None  # stand-ins: not the C extension
-    assert stale.newer_sources(stale_sources / "rocke_c", time.time() + 7200) == []

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import standin_tree as pt
+from layout import REPO
 
 from rocke_py.parity.engines import EngineSpec
 from rocke_py.parity.version import build_id, engine_ids
@@ -33,9 +34,12 @@ COMMANDS = ("gate", "diff", "emit", "list", "new", "golden", "check-llvm")
     ids=lambda a: " ".join(a[:2]),
 )
 def test_every_program_and_command_has_version(argv):
-    got = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    got = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert got.returncode == 0, got.stderr
-    assert VERSION.match(got.stdout.strip()), got.stdout
+    lines = got.stdout.splitlines()
+    assert VERSION.match(lines[0]), got.stdout
+    if argv[0] != "rocke-emit":  # inside a tree, the tree's fingerprint follows
+        assert re.match(rf"^tree {re.escape(str(REPO))}: commit \S+, golden [0-9a-f]{{12}}, ", lines[1]), got.stdout
 
 
 def test_the_cmake_binary_has_version_too(rocke_emit):

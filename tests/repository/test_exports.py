@@ -1,5 +1,6 @@
-"""The cffi extension exports rocke.h's API and nothing of the engine's internals, and its
-binding is read from rocke.h (build_ffi.py), so the two cannot drift apart."""
+"""The cffi extension built from the tree (rocke_py.cbuild) exports rocke.h's API and nothing of
+the engine's internals, and its binding is read from rocke.h (the wheel's build_ffi.py takes it
+from rocke_py.cbuild), so the two cannot drift apart."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import subprocess
 import pytest
 from layout import PUBLIC_API, REPO
 
-import rocke_py._rocke_c as extension
+from rocke_py import cbridge, cbuild
 
 _SPEC = importlib.util.spec_from_file_location("build_ffi", REPO / "build_ffi.py")
 assert _SPEC is not None and _SPEC.loader is not None
@@ -24,12 +25,12 @@ HEADER = (REPO / "rocke_c" / "include" / "rocke.h").read_text(encoding="utf-8")
 def test_the_extension_exports_only_the_public_api():
     if shutil.which("nm") is None:
         pytest.skip("no nm on this machine")
-    got = subprocess.run(["nm", "-D", "--defined-only", extension.__file__], capture_output=True, text=True)
+    got = subprocess.run(["nm", "-D", "--defined-only", cbridge._module.__file__], capture_output=True, text=True)
     assert got.returncode == 0, got.stderr
     exported = {line.split()[-1] for line in got.stdout.splitlines() if line.split()}
     api = set(re.findall(r"\b(rocke_\w+)\(", HEADER))
     assert api == PUBLIC_API
-    assert exported == api | {"PyInit__rocke_c"}, sorted(exported - api)
+    assert exported == api | {f"PyInit_{cbuild.MODULE}"}, sorted(exported - api)
 
 
 def test_the_binding_is_the_header():

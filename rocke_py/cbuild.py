@@ -1,0 +1,384 @@
+"""The C engine built from a tree's own sources, on demand, into a cache keyed by content.
+
+A source tree (a checkout: ``rocke_c/src``, ``rocke_c/include/rocke.h`` beside ``rocke_py/``)
+never runs a build made elsewhere. :func:`build` compiles each translation unit with the
+engine's strict C99 flags into an object named by the sha256 of what it is made of (its text,
+the text of every header it includes, the flags, the compiler's identity), links the objects
+with cffi's wrapper of ``rocke.h`` into a Python extension named by the engine's fingerprint,
+and returns it; :func:`load` imports it. After an edit only the changed units compile again.
+
+The fingerprint (:func:`fingerprint`, its first 16 hex digits are the C engine's build id) is a
+sha256 over the engine's sources and public header, the bridge that loads it, the flags and
+the compiler's identity: the same on any machine and at any path for the same inputs, and
+different when any of them changes. A build from other sources cannot carry the same id.
+
+The cache (``$ROCKE_PARITY_CACHE``, else ``$XDG_CACHE_HOME/rocke-parity``, else
+``~/.cache/rocke-parity``) is shared by every tree and process of the user: each file is
+written under a temporary name and renamed into place, and one build of a fingerprint at a
+time holds its lock, so two gates at once build it once. A build that fails is a
+:class:`BuildError` naming the compiler's first error by file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+#: The engine's flags: strict C99 (the contract), position-independent for the shared object,
+#: hidden visibility so that only rocke.h's ROCKE_API functions are exported.
+CFLAGS = ("-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2", "-fvisibility=hidden", "-fno-plt")
+#: cffi's generated wrapper is not clean under -pedantic: it gets plain flags.
+WRAPPER_CFLAGS = ("-O2",)
+PIC = ("-fPIC",)
+#: The extension's module name (its PyInit function): another name than the wheel's prebuilt
+#: ``rocke_py._rocke_c``, so that both can be loaded in one process without meeting.
+MODULE = "_rocke_c_tree"
+#: What makes a tree a source tree of the C engine, relative to its root.
+SRC_DIR = "rocke_c/src"
+INCLUDE_DIR = "rocke_c/include"
+HEADER = "rocke_c/include/rocke.h"
+BRIDGE = "rocke_py/cbridge.py"
+#: The newest builds (linked extensions) the cache keeps; objects are kept as long as one of
+#: them, or a build of the last few days, uses them.
+KEEP_BUILDS = 24
+_FORMAT = b"rocke-c-build 1\0"
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+_FIRST_ERROR = re.compile(r"^(\S[^:\n]*:\d+(?::\d+)?: (?:fatal )?error: .*)$", re.M)
+
+
+class BuildError(ImportError):
+    """The tree's C engine cannot be built (a compile or link error, no compiler): a setup
+    error, never an engine verdict. An ImportError, so that whatever loads the engine reports
+    it as an engine that cannot be loaded."""
+
+
+def is_source_tree(root: Path) -> bool:
+    return (root / SRC_DIR).is_dir() and (root / HEADER).is_file()
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("ROCKE_PARITY_CACHE")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "rocke-parity"
+
+
+def compiler() -> list[str]:
+    return shlex.split(os.environ.get("CC") or "cc")
+
+
+_IDENTITY: dict[tuple[str, ...], str] = {}
+
+
+def compiler_identity(cc: list[str]) -> str:
+    """What ``CC --version`` prints (name, version, configuration): two machines with the same
+    compiler build the same objects. Asked once per process."""
+    key = tuple(cc)
+    known = _IDENTITY.get(key)
+    if known is None:
+        try:
+            out = subprocess.run([*cc, "--version"], capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise BuildError(f"no C compiler to build the C engine with ({' '.join(cc)}: {e})") from None
+        if out.returncode != 0:
+            raise BuildError(f"the C compiler {' '.join(cc)} does not answer --version")
+        known = _IDENTITY[key] = out.stdout.decode("utf-8", "replace").strip()
+    return known
+
+
+@dataclass(frozen=True)
+class Sources:
+    """A tree's C engine as bytes: every file that goes into its build, by repository path."""
+
+    root: Path
+    files: dict[str, bytes]
+
+    @property
+    def units(self) -> list[str]:
+        return sorted(p for p in self.files if p.startswith(SRC_DIR + "/") and p.endswith(".c"))
+
+    def deps(self, unit: str) -> list[str]:
+        """The unit and every header it includes, directly or not, that is part of the engine."""
+        seen: list[str] = []
+        todo = [unit]
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.append(path)
+            for name in _INCLUDE.findall(self.files[path]):
+                found = self._resolve(path, name.decode("utf-8", "replace"))
+                if found is not None:
+                    todo.append(found)
+        return sorted(seen)
+
+    def _resolve(self, includer: str, name: str) -> str | None:
+        here = os.path.normpath(os.path.join(os.path.dirname(includer), name))
+        for candidate in (here, os.path.normpath(os.path.join(INCLUDE_DIR, name))):
+            if candidate in self.files:
+                return candidate
+        return None
+
+
+def read_sources(root: Path) -> Sources:
+    files: dict[str, bytes] = {}
+    for pattern in (f"{SRC_DIR}/*.c", f"{SRC_DIR}/*.h", f"{INCLUDE_DIR}/*.h"):
+        for f in sorted(root.glob(pattern)):
+            files[f.relative_to(root).as_posix()] = f.read_bytes()
+    bridge = root / BRIDGE
+    if bridge.is_file():
+        files[BRIDGE] = bridge.read_bytes()
+    return Sources(root, files)
+
+
+def _digest(parts: list[bytes]) -> str:
+    h = hashlib.sha256(_FORMAT)
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def _file_parts(sources: Sources, paths: list[str]) -> list[bytes]:
+    return [b for p in paths for b in (p.encode(), sources.files[p])]
+
+
+def fingerprint(sources: Sources, cc: list[str] | None = None) -> str:
+    """The sha256 (hex) over the engine's files, the flags and the compiler's identity."""
+    cc = cc if cc is not None else compiler()
+    head = [" ".join(CFLAGS).encode(), " ".join(WRAPPER_CFLAGS).encode(), compiler_identity(cc).encode()]
+    return _digest(head + _file_parts(sources, sorted(sources.files)))
+
+
+def build_id(fp: str) -> str:
+    return fp[:16]
+
+
+def _unit_key(sources: Sources, unit: str, cc_id: str) -> str:
+    return _digest([" ".join(CFLAGS).encode(), cc_id.encode(), *_file_parts(sources, sources.deps(unit))])
+
+
+def _python_tag() -> str:
+    """What the extension's binary depends on beside the engine: this interpreter's ABI and cffi."""
+    import cffi
+
+    return f"{sysconfig.get_config_var('EXT_SUFFIX')} {sys.version} cffi {cffi.__version__}"
+
+
+@dataclass(frozen=True)
+class Built:
+    path: Path  # the extension to load
+    fingerprint: str
+    compiled: tuple[str, ...]  # the units compiled by this call (none: every object was cached)
+
+    @property
+    def build_id(self) -> str:
+        return build_id(self.fingerprint)
+
+
+_BUILT: dict[str, Built] = {}  # per process, by tree and fingerprint: workers forked after a build reuse it
+
+
+def build(root: Path, jobs: int | None = None) -> Built:
+    """The extension of ``root``'s C engine, built if the cache does not hold it yet."""
+    root = root.resolve()
+    sources = read_sources(root)
+    if not sources.units:
+        raise BuildError(f"{root / SRC_DIR} holds no C source")
+    cc = compiler()
+    fp = fingerprint(sources, cc)
+    memo = _BUILT.get(f"{root}\0{fp}")
+    if memo is not None:
+        return memo
+    tag = hashlib.sha256(_python_tag().encode()).hexdigest()[:16]
+    cache = cache_dir()
+    lib = cache / "lib" / f"{fp}-{tag}" / f"{MODULE}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    compiled: tuple[str, ...] = ()
+    if not _touch(lib):
+        with _locked(cache / "lock" / f"{fp}-{tag}"):
+            if not _touch(lib):
+                compiled = _build_into(lib, sources, cc, jobs)
+                _prune(cache)
+    out = Built(lib, fp, compiled)
+    _BUILT[f"{root}\0{fp}"] = out
+    return out
+
+
+class _locked:
+    """An exclusive lock on a file of the cache (flock: released when the process dies)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def _build_into(lib: Path, sources: Sources, cc: list[str], jobs: int | None) -> tuple[str, ...]:
+    cc_id = compiler_identity(cc)
+    objdir = cache_dir() / "obj"
+    objdir.mkdir(parents=True, exist_ok=True)
+    objects = {u: objdir / f"{_unit_key(sources, u, cc_id)}.o" for u in sources.units}
+    missing = [u for u, o in objects.items() if not _touch(o)]
+    workers = max(1, min(len(missing), jobs or os.cpu_count() or 1))
+    if missing:
+        with ThreadPoolExecutor(workers) as pool:
+            errors = [e for e in pool.map(lambda u: _compile_unit(sources, u, objects[u], cc), missing) if e]
+        if errors:
+            raise BuildError(errors[0])
+    wrapper = _wrapper_object(sources, cc, cc_id, objdir)
+    _link(lib, [wrapper, *objects.values()], cc)
+    return tuple(missing)
+
+
+def _touch(path: Path) -> bool:
+    """Marks a cached file as used now (the pruning keeps it); False when it is not there."""
+    try:
+        os.utime(path)
+    except OSError:
+        return False
+    return True
+
+
+def _compile_unit(sources: Sources, unit: str, obj: Path, cc: list[str]) -> str | None:
+    """Compiles one unit (from the tree, so that messages name repository paths); its error or None."""
+    tmp = _temp_name(obj)
+    cmd = [*cc, *CFLAGS, *PIC, "-I", INCLUDE_DIR, "-c", unit, "-o", str(tmp)]
+    try:
+        out = subprocess.run(cmd, cwd=sources.root, capture_output=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"the C engine does not compile: {' '.join(cc)}: {e}"
+    if out.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        return "the C engine does not compile: " + first_error(out.stderr.decode("utf-8", "replace"), unit)
+    os.replace(tmp, obj)
+    return None
+
+
+def first_error(stderr: str, unit: str) -> str:
+    """The compiler's first error line (``file:line:col: error: ...``), or its first line."""
+    m = _FIRST_ERROR.search(stderr)
+    if m:
+        return m.group(1).strip()
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    return f"{unit}: {lines[0].strip() if lines else 'the compiler failed without a message'}"
+
+
+def public_declarations(header: str) -> str:
+    """The declarations of rocke.h, read from the header itself (between its extern "C" lines)
+    so that the binding cannot drift from it; ROCKE_API (a visibility attribute) means nothing to cffi."""
+    start = header.index('extern "C" {\n#endif\n') + len('extern "C" {\n#endif\n')
+    end = header.index("#ifdef __cplusplus\n}", start)
+    return header[start:end].replace("ROCKE_API ", "")
+
+
+def _wrapper_object(sources: Sources, cc: list[str], cc_id: str, objdir: Path) -> Path:
+    """cffi's API-mode wrapper of rocke.h, compiled for this interpreter (keyed by its own text)."""
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef(public_declarations(sources.files[HEADER].decode("utf-8")))
+    ffi.set_source(MODULE, '#include "rocke.h"')
+    with tempfile.TemporaryDirectory(prefix="rocke-wrapper-") as tmpdir:
+        c_file = Path(tmpdir) / f"{MODULE}.c"
+        with contextlib.redirect_stdout(io.StringIO()):  # cffi says "generating ..." on stdout
+            ffi.emit_c_code(str(c_file))
+        text = c_file.read_bytes()
+        py_include = sysconfig.get_paths()["include"]
+        key = _digest(
+            [text, sources.files[HEADER], " ".join(WRAPPER_CFLAGS).encode(), cc_id.encode(), py_include.encode()]
+        )
+        obj = objdir / f"wrapper-{key}.o"
+        if _touch(obj):
+            return obj
+        tmp = _temp_name(obj)
+        cmd = [*cc, *WRAPPER_CFLAGS, *PIC, "-I", py_include, "-I", str(sources.root / INCLUDE_DIR), "-c", str(c_file)]
+        out = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, timeout=600)
+        if out.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            raise BuildError("cffi's wrapper of rocke.h does not compile: " + first_error(out.stderr.decode(), HEADER))
+        os.replace(tmp, obj)
+        return obj
+
+
+def _link(lib: Path, objects: list[Path], cc: list[str]) -> None:
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_name(lib)
+    out = subprocess.run([*cc, "-shared", "-o", str(tmp), *map(str, objects)], capture_output=True, timeout=600)
+    if out.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BuildError("the C engine does not link: " + first_error(out.stderr.decode("utf-8", "replace"), "ld"))
+    os.replace(tmp, lib)
+
+
+def _temp_name(dest: Path) -> Path:
+    return dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+
+
+def _prune(cache: Path) -> None:
+    """Keeps the newest :data:`KEEP_BUILDS` builds and the objects touched in the last 14 days."""
+    builds = sorted((cache / "lib").glob("*"), key=_last_used, reverse=True)
+    for old in builds[KEEP_BUILDS:]:
+        for f in old.glob("*"):
+            f.unlink(missing_ok=True)
+        try:
+            old.rmdir()
+        except OSError:
+            pass
+    horizon = max((_last_used(p) for p in builds[:1]), default=0.0) - 14 * 86400
+    for obj in (cache / "obj").glob("*.o"):
+        try:
+            if obj.stat().st_mtime < horizon:
+                obj.unlink()
+        except OSError:
+            pass
+
+
+def _last_used(build_dir: Path) -> float:
+    try:
+        return max((f.stat().st_mtime for f in build_dir.iterdir()), default=0.0)
+    except OSError:
+        return 0.0
+
+
+_LOADED: dict[Path, ModuleType] = {}
+
+
+def load(built: Built) -> ModuleType:
+    """The built extension as a module (``.ffi``, ``.lib``); once per path and process."""
+    module = _LOADED.get(built.path)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(MODULE, built.path)
+        if spec is None or spec.loader is None:
+            raise BuildError(f"cannot load the C engine built at {built.path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _LOADED[built.path] = module
+    return module
+
+
+def package_tree() -> Path | None:
+    """The source tree of the running ``rocke_py`` package (a checkout), or None (a wheel install)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if is_source_tree(root) else None
