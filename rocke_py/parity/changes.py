@@ -4,6 +4,8 @@ a change can affect, and the other engine's outputs from the cache when one engi
 What a changed file affects (repository paths):
 
 - ``parity_configs/<family>/<NN>-<slug>.toml``: that config (every mode);
+- a file a config is a symlink to (in the repository: a shared file, another config), or a
+  symlink on the way to it: every config that leads there (:func:`config_links`);
 - the Python engine (``rocke_py/engine/``): every config, the C outputs reused;
 - the C engine (``rocke_c/src/``, ``rocke_c/include/``, the bridge ``rocke_py/cbridge.py``,
   ``build_ffi.py``): every config, the Python outputs reused;
@@ -14,14 +16,17 @@ What a changed file affects (repository paths):
 - anything else (docs, tests, the C test drivers, the CMake binary): nothing.
 
 Both engines changed: every config, both engines run. The full gate (no ``--changed``) never
-reads the cache.
+reads the cache. Whatever is selected, the gate's run-level checks still look at the whole tree
+(``gate.Selection.changed``): a deleted config or a stray file selects no config, yet fails.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Iterable, Mapping
 
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import EngineSpec
@@ -80,10 +85,22 @@ def changed_since(root: Path, rev: str) -> list[str]:
 
 
 def _relative(path: Path, root: Path) -> str:
+    """``path`` as a repository path. Only its directory is resolved: a changed symlink is the
+    link itself (a config), not the file it leads to."""
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return _real_entry(path.absolute()).relative_to(root.resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def _real_entry(path: Path, dirs: dict[Path, Path] | None = None) -> Path:
+    """``path`` with its directory resolved and its last component kept; ``dirs`` caches the
+    resolved directories (a config tree has a few directories for many files)."""
+    if dirs is None:
+        return path.parent.resolve() / path.name
+    if path.parent not in dirs:
+        dirs[path.parent] = path.parent.resolve()
+    return dirs[path.parent] / path.name
 
 
 def given_paths(root: Path, paths: list[str]) -> list[str]:
@@ -108,19 +125,74 @@ def _config_id(path: str) -> str | None:
     return None
 
 
-def affected(files: list[str], spec: EngineSpec, root: Path, existing: set[str]) -> Affected:
+#: symlinks followed from one config before giving up (the kernel's own limit is 40)
+_MAX_HOPS = 40
+
+
+def _link_chain(path: Path, root: Path, dirs: dict[Path, Path]) -> list[str]:
+    """The repository paths whose change changes what the config at ``path`` reads: where each
+    symlink on its way sits and the file it ends at (the directories resolved: a symlinked
+    family directory leads to its target too). Paths outside ``root`` are left out: the gate
+    refuses a config that leads there."""
+    out: list[str] = []
+    here = path
+    for _ in range(_MAX_HOPS):
+        try:
+            here = _real_entry(here, dirs)
+            target = os.readlink(here) if here.is_symlink() else None
+        except (OSError, RuntimeError):  # gone, or a loop: discovery reports the config
+            break
+        if here.is_relative_to(root) and (rel := here.relative_to(root).as_posix()) not in out:
+            out.append(rel)
+        if target is None:
+            break
+        here = here.parent / target
+    return out
+
+
+def config_links(configs: Iterable[tuple[str, Path]], root: Path) -> dict[str, tuple[str, ...]]:
+    """Repository path -> the ids of the configs (id, path) that read it through a symlink (or
+    a symlinked directory): a change to a shared target selects every config that links to it.
+    A plain config (the usual case) leads only to itself and is left out."""
+    real_root = root.resolve()
+    dirs: dict[Path, Path] = {}
+    out: dict[str, list[str]] = {}
+    for cid, path in configs:
+        chain = _link_chain(path, real_root, dirs)
+        if chain == [f"{CONFIG_DIR}/{cid}.toml"]:
+            continue
+        for rel in chain:
+            out.setdefault(rel, []).append(cid)
+    return {rel: tuple(ids) for rel, ids in out.items()}
+
+
+def _configs_of(f: str, existing: set[str], links: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """The configs a changed file ``f`` is read by: the config it names, and those linking to it."""
+    cid = _config_id(f)
+    named = [cid] if cid is not None and cid in existing else []
+    return named + [c for c in links.get(f, ()) if c not in named]
+
+
+def affected(
+    files: list[str],
+    spec: EngineSpec,
+    root: Path,
+    existing: set[str],
+    links: Mapping[str, tuple[str, ...]] | None = None,
+) -> Affected:
     """What ``files`` (repository paths) can affect; ``existing``: the ids of the tree's configs
-    (a deleted config has nothing left to run)."""
+    (a deleted config has nothing left to run: the gate's run-level checks report its golden
+    entries); ``links``: :func:`config_links` of the tree."""
     configs: list[str] = []
     engines: set[str] = set()
     everything: list[str] = []
     standins = _standin_files(spec, root)
     for f in files:
-        cid = _config_id(f)
-        if cid is not None:
-            if cid in existing and cid not in configs:
-                configs.append(cid)
-        elif f in standins:
+        hits = _configs_of(f, existing, links or {})
+        configs.extend(c for c in hits if c not in configs)
+        if hits or _config_id(f) is not None:
+            continue
+        if f in standins:
             engines.add(standins[f])
         elif f.startswith(_PY_ENGINE):
             engines.add("py")
