@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from rocke_py.parity import backtrace, lastrun, outcache
 from rocke_py.parity import golden as golden_mod
@@ -78,6 +78,8 @@ class Selection:
     patterns: tuple[str, ...] = ()  # -k: jobs whose label matches one of them
     only_jobs: frozenset[tuple[str, str]] | None = None  # --last-failed: (config id, job key)
     shard: Shard | None = None  # --shard I/N: this shard's configs of the whole selection
+    # --changed/--paths chose ``configs`` (none at all: no job, only the run-level checks)
+    changed: bool = False
 
     @property
     def full(self) -> bool:
@@ -89,11 +91,30 @@ class Selection:
         return (
             not self.families
             and not self.configs
+            and not self.changed
             and self.modes is None
             and self.flavors is None
             and not self.patterns
             and self.only_jobs is None
         )
+
+    @property
+    def tree_checks(self) -> bool:
+        """The run-level checks that need no job of an unselected config apply (every discovery
+        problem, golden entries of configs that no longer exist): a full selection, or one a
+        change chose — a change can break what it selects nothing of (a deleted config, a
+        stray file), and a narrowed gate must fail where the full one does."""
+        return self.whole or self.changed
+
+    @property
+    def no_jobs(self) -> bool:
+        """The change selects no config: the run-level checks run, the engines do not."""
+        return self.changed and not self.configs
+
+    @property
+    def every_job_of_its_configs(self) -> bool:
+        """Only configs are narrowed (a change chose them): each selected config runs every job."""
+        return self.changed and dataclasses.replace(self, configs=(), changed=False, families=()).whole
 
     def keeps(self, job: Job) -> bool:
         """-k and --last-failed, which select jobs rather than configs."""
@@ -177,7 +198,9 @@ class GateRun:
         parts = []
         if sel.families:
             parts.append(f"--family {','.join(sel.families)}")
-        if sel.configs:
+        if sel.changed:  # the change chose the configs, not a --config
+            parts.append(f"--changed/--paths ({len(sel.configs)})")
+        elif sel.configs:
             parts.append(f"--config ({len(sel.configs)})")
         if sel.modes is not None:
             parts.append(f"--mode {','.join(sel.modes)}")
@@ -221,6 +244,8 @@ def select(disc: Discovery, sel: Selection) -> list[Config]:
         if unknown:
             raise UsageError(f"unknown family {', '.join(unknown)} (families: {', '.join(disc.families) or 'none'})")
         configs = [c for c in configs if c.family in sel.families]
+    if sel.changed:  # the ids discovery gave the change; none left is no job, not a mistake
+        return [c for c in configs if c.id in sel.configs]
     if sel.configs:
         picked: list[Config] = []
         for ref in sel.configs:
@@ -273,6 +298,11 @@ def run_modes(info: EngineInfo, sel: Selection) -> tuple[tuple[str, ...], list[s
     return tuple(m for m in MODES if m in sel.modes), notes
 
 
+_NO_COVERAGE = (
+    "golden.json pins no coverage (the modes and flavors of the full gate): rocke-parity golden --update records it"
+)
+
+
 def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) -> None:
     """The run covers what golden.json pins (docs/gate-honesty.md: coverage is pinned).
 
@@ -285,11 +315,8 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
     sel = run.selection
     cov = manifest.coverage if manifest is not None else None
     if cov is None:
-        if manifest is not None and sel.whole:
-            run.stale_golden.append(
-                "golden.json pins no coverage (the modes and flavors of the full gate): "
-                "rocke-parity golden --update records it"
-            )
+        if manifest is not None and sel.tree_checks:
+            run.stale_golden.append(_NO_COVERAGE)
         elif manifest is not None:
             run.notes.append("golden.json pins no coverage: this run cannot tell whether a mode vanished")
         return
@@ -304,7 +331,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
                 f"(py: {', '.join(info.py_modes) or 'nothing'}; c: {', '.join(info.c_modes) or 'nothing'}): "
                 f"the gate would cover less than it must"
             )
-        if sel.whole:
+        if sel.tree_checks:
             for m in run.modes:
                 if m not in cov.modes:
                     run.stale_golden.append(
@@ -315,7 +342,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
         for f in cov.flavors:
             if f not in ALL_FLAVORS or f not in run.flavors:
                 run.problems.append(f"coverage: golden.json pins flavor {f}, which this harness does not run")
-        if sel.whole:
+        if sel.tree_checks:
             for f in run.flavors:
                 if f not in cov.flavors:
                     run.stale_golden.append(f"coverage: flavor {f} is run but not pinned: rocke-parity golden --update")
@@ -483,6 +510,12 @@ def judge(
     )
 
 
+def job_keys(modes: tuple[str, ...], flavors: tuple[str, ...]) -> set[str]:
+    """The output keys of one config's jobs in these modes and flavors (as :func:`build_jobs` makes them)."""
+    keys = {output_key(m, NO_FLAVOR) for m in modes if m in FLAVORLESS_MODES}
+    return keys | {output_key(m, f) for m in modes if m not in FLAVORLESS_MODES for f in flavors}
+
+
 def build_jobs(configs: list[Config], modes: tuple[str, ...], flavors: tuple[str, ...]) -> list[Job]:
     jobs: list[Job] = []
     for c in configs:
@@ -514,30 +547,47 @@ def run_gate(
     they are the ones this run needs and closed otherwise."""
     t0 = time.monotonic()
     check_names(sel)
-    # the workers load the engines while this process reads the configs, the gaps and the manifest
-    size = pool_size(workers, len(sel.configs) * JOBS_PER_CONFIG if sel.configs else None)
-    pool = adopt_pool(early, root, engines, size, timeout) or Pool(engines, size, timeout, text_store(root)).launch()
+    pool = _pool_for(sel, root, engines, workers, timeout, early)
     try:
         disc = discover(root)
         run = GateRun(root=root, selection=sel, timeout=timeout, discovery=disc, engines=engines)
         configs, gaps = load_inputs(run)
-        if configs:
+        if configs and pool is not None:
             jobs, results, recording = run_jobs(run, pool, configs, progress, failed_first, maxfail, reuse)
             try:  # while the engines' outputs are recorded in the cache (outcache.record_aside)
                 matched = judge_all(run, results, configs, gaps)
                 if run.complete:  # every job ran (a shard: here or in its siblings): what matched nothing is stale
                     check_unmatched_gaps(run, gaps, matched)
                     check_stale_golden(run, jobs)
+                elif sel.every_job_of_its_configs and run.not_run == 0:  # the selected configs' gaps
+                    check_unmatched_gaps(run, gaps, matched, {c.id for c in configs})
                 # a config edited while its jobs ran: the verdicts are for the bytes read at the start
                 run.problems.extend(changed_during_run(configs, root))
             finally:
                 problem = recording.wait()  # a run that returns has recorded its outputs
             if problem:
                 run.notes.append(f"could not record the engines' outputs in the cache: {problem}")
+        if sel.changed:
+            check_gone_golden(run)
     finally:
-        pool.close()
+        if pool is not None:
+            pool.close()
     run.wall_seconds = time.monotonic() - t0
     return run
+
+
+def _pool_for(
+    sel: Selection, root: Path, engines: EngineSpec, workers: int | None, timeout: float, early: Pool | None
+) -> Pool | None:
+    """The run's workers, launched now so that they load the engines while this process reads
+    the configs, the gaps and the manifest; None when the change selects no config (the
+    run-level checks need no engine, and ``early`` is closed)."""
+    if sel.no_jobs:
+        if early is not None:
+            early.close()
+        return None
+    size = pool_size(workers, len(sel.configs) * JOBS_PER_CONFIG if sel.configs else None)
+    return adopt_pool(early, root, engines, size, timeout) or Pool(engines, size, timeout, text_store(root)).launch()
 
 
 def adopt_pool(early: Pool | None, root: Path, engines: EngineSpec, size: int, timeout: float) -> Pool | None:
@@ -560,7 +610,7 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
     configs = select(disc, sel) if disc.configs else []
     run.configs = tuple(configs)
     fams = {c.family for c in configs}
-    run.problems.extend(p.message for p in disc.problems if sel.whole or p.family is None or p.family in fams)
+    run.problems.extend(p.message for p in disc.problems if sel.tree_checks or p.family is None or p.family in fams)
     gaps = gaps_mod.load(run.root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
     run.problems.extend(gaps.problems)
     try:
@@ -728,10 +778,13 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
     return matched
 
 
-def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int]) -> None:
-    """On a full run, a known gap that matched no job fails the run (a shard judges its own configs' gaps)."""
+def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int], only: set[str] | None = None) -> None:
+    """On a full run, a known gap that matched no job fails the run (a shard judges its own
+    configs' gaps; a change's run, those of the configs it ran: ``only``)."""
     for g in gaps.gaps:
         if run.shard is not None and not run.shard.owns(g.config):
+            continue
+        if only is not None and g.config not in only:
             continue
         if g.index not in matched:
             hint = ""
@@ -744,11 +797,36 @@ def check_unmatched_gaps(run: GateRun, gaps: KnownGaps, matched: set[int]) -> No
 
 def check_stale_golden(run: GateRun, jobs: list[Job]) -> None:
     """On a full run, golden entries of configs or jobs that no longer exist (golden --update removes them)."""
-    if not run.golden_ok or run.manifest is None or run.discovery is None:
-        return
     keys: dict[str, set[str]] = {}
     for j in jobs:
         keys.setdefault(j.config, set()).add(j.key)
+    _stale_entries(run, lambda cfg_id: keys.get(cfg_id, set()))
+
+
+def check_gone_golden(run: GateRun) -> None:
+    """On a run a change narrowed, golden entries that no full run could match: of configs that
+    no longer exist, or of jobs no config has (a mode the engines do not run, an unknown
+    flavor). Entries of configs that exist but were not selected are not stale: only running
+    them could tell. Without the engines (no job) the modes are the ones golden.json pins,
+    which a full run must cover."""
+    if run.info is None and run.manifest is not None and run.golden_ok and run.manifest.coverage is None:
+        run.stale_golden.append(_NO_COVERAGE)  # check_coverage says so when the engines ran
+    modes = run.info.common_modes if run.info is not None else _pinned_modes(run.manifest)
+    keys = None if modes is None else job_keys(modes, FLAVORS)
+    _stale_entries(run, lambda _cfg_id: keys)
+
+
+def _pinned_modes(manifest: Manifest | None) -> tuple[str, ...] | None:
+    if manifest is None or manifest.coverage is None:
+        return None
+    return tuple(m for m in MODES if m in manifest.coverage.modes)
+
+
+def _stale_entries(run: GateRun, keys_of: Callable[[str], set[str] | None]) -> None:
+    """Golden entries of configs that no longer exist, and those of an existing config whose
+    key is not among ``keys_of(config id)`` (None: not checked)."""
+    if not run.golden_ok or run.manifest is None or run.discovery is None:
+        return
     all_ids = run.discovery.by_id()
     for cfg_id in sorted(run.manifest.entries):
         if cfg_id not in all_ids:
@@ -756,7 +834,8 @@ def check_stale_golden(run: GateRun, jobs: list[Job]) -> None:
                 f"golden.json has entries for {cfg_id}, which no longer exists: rocke-parity golden --update"
             )
             continue
-        extra = sorted(set(run.manifest.entries[cfg_id]) - keys.get(cfg_id, set()))
+        keys = keys_of(cfg_id)
+        extra = sorted(set(run.manifest.entries[cfg_id]) - keys) if keys is not None else []
         if extra:
             run.stale_golden.append(
                 f"golden.json has {cfg_id} {', '.join(extra)}, which the full run "
