@@ -204,3 +204,153 @@ def test_the_records_of_a_gate_and_of_its_shards_are_all_vouched_for(tmp_path, m
         for results in (both, [both[0]], [both[1]]):
             outcache.record(tmp_path, spec, results, keep)
     assert first_round == 6 and len(parsed) == first_round  # 3 records x 2 sides, then none
+
+
+# ----------------------------------------------------------------------------- selection never hides a failure
+# Each test below is a fault the full gate fails on and that a narrowed gate (--changed, --paths:
+# the pre-commit hook) once let through as "nothing to gate", exit 0.
+
+
+def commit(root: Path, message: str = "c") -> None:
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message],
+        check=True,
+        capture_output=True,
+    )
+
+
+def ran(doc: dict) -> set[str]:
+    return {r["config"] for r in doc["jobs"]}
+
+
+def run_level(done: subprocess.CompletedProcess) -> list[str]:
+    """The run-level failure lines of a gate run (its human summary: on stderr beside --json -)."""
+    return [ln for ln in done.stderr.splitlines() if ln.startswith("FAIL run-level: ")]
+
+
+@pytest.fixture
+def linked(repo):
+    """The repository with two symlinked configs: fwd/01-linked leads to a shared file outside
+    parity_configs/, wgrad/03-alias to the config wgrad/00-c0; both in golden.json."""
+    shared = repo / "shared" / "base.toml"
+    shared.parent.mkdir()
+    shared.write_text(pt.config_text(standin={"salt": "s"}))
+    (repo / "parity_configs" / "fwd" / "01-linked.toml").symlink_to(Path("..", "..", "shared", "base.toml"))
+    (repo / "parity_configs" / "wgrad" / "03-alias.toml").symlink_to("00-c0.toml")
+    ids = sorted(TREE) + ["fwd/01-linked", "wgrad/03-alias"]
+    pt.write_golden(repo, pt.golden_for(repo, ids, KEYS), modes=("spec", "ir", "ll"))
+    commit(repo, "linked configs")
+    return repo
+
+
+def test_a_changed_symlink_target_selects_every_config_linking_to_it(linked):
+    assert gate(linked)[0].returncode == 0
+    (linked / "shared" / "base.toml").write_text(pt.config_text(standin={"salt": "s", "c": "alt"}))  # c now differs
+    for args in (["--paths", "shared/base.toml"], ["--changed"], ["--paths", "parity_configs/fwd/01-linked.toml"]):
+        done, doc = gate(linked, *args)
+        assert done.returncode == 1 and ran(doc) == {"fwd/01-linked"}, args
+        assert {r["status"] for r in doc["jobs"] if not r["passed"]} == {"DIFFER"}, args
+    subprocess.run(["git", "-C", str(linked), "checkout", "-q", "--", "shared"], check=True)
+    (linked / "parity_configs" / "wgrad" / "00-c0.toml").write_text(pt.config_text(standin={"salt": "0", "c": "alt"}))
+    for args in (["--paths", "parity_configs/wgrad/00-c0.toml"], ["--changed"]):
+        done, doc = gate(linked, *args)
+        assert done.returncode == 1 and ran(doc) == {"wgrad/00-c0", "wgrad/03-alias"}, args
+    # the link named is that config only, not the one it leads to
+    assert ran(gate(linked, "--paths", "parity_configs/wgrad/03-alias.toml")[1]) == {"wgrad/03-alias"}
+
+
+def test_config_links_follow_every_hop_in_the_repository(tmp_path):
+    from rocke_py.parity.changes import config_links
+
+    root = tmp_path / "r"
+    (root / "lib" / "real").mkdir(parents=True)
+    (root / "data" / "fam").mkdir(parents=True)
+    (root / "parity_configs").mkdir()
+    (root / "lib" / "real" / "base.toml").write_text("x")
+    (root / "lib" / "mid.toml").symlink_to(Path("real", "base.toml"))
+    (root / "data" / "fam" / "00-a.toml").symlink_to(Path("..", "..", "lib", "mid.toml"))
+    (root / "data" / "fam" / "01-plain.toml").write_text("x")
+    (root / "data" / "fam" / "02-out.toml").symlink_to(tmp_path / "outside.toml")
+    (root / "parity_configs" / "fam").symlink_to(Path("..", "data", "fam"))  # a symlinked family directory
+    (root / "parity_configs" / "own").mkdir()
+    (root / "parity_configs" / "own" / "00-b.toml").write_text("x")
+    fam = root / "parity_configs" / "fam"
+    ids = [(f"fam/{name}", fam / f"{name}.toml") for name in ("00-a", "01-plain", "02-out")]
+    links = config_links([*ids, ("own/00-b", root / "parity_configs" / "own" / "00-b.toml")], root)
+    assert links == {
+        "data/fam/00-a.toml": ("fam/00-a",),
+        "lib/mid.toml": ("fam/00-a",),
+        "lib/real/base.toml": ("fam/00-a",),
+        "data/fam/01-plain.toml": ("fam/01-plain",),
+        "data/fam/02-out.toml": ("fam/02-out",),  # the link itself; its target outside is not a repository path
+    }
+    spec = EngineSpec()
+    assert affected(["lib/real/base.toml"], spec, root, {c for c, _ in ids}, links).configs == ("fam/00-a",)
+
+
+def test_a_deleted_config_whose_golden_entries_are_left_fails_a_narrowed_gate(repo):
+    (repo / "parity_configs" / "wgrad" / "02-c2.toml").unlink()
+    stale = (
+        "FAIL run-level: golden.json has entries for wgrad/02-c2, which no longer exists: rocke-parity golden --update"
+    )
+    # the deleted file named (--paths, --changed), another file named (pre-commit does not pass a deleted one)
+    for args in (["--paths", "parity_configs/wgrad/02-c2.toml"], ["--changed"], ["--paths", "docs/notes.md"]):
+        done, doc = gate(repo, *args)
+        assert done.returncode == 1 and doc["jobs"] == [] and run_level(done) == [stale], args
+    done, doc = gate(repo, "--paths", "parity_configs/wgrad/01-c1.toml")  # a config selected beside it
+    assert done.returncode == 1 and ran(doc) == {"wgrad/01-c1"} and run_level(done) == [stale]
+
+
+def test_a_stray_file_in_a_family_fails_a_narrowed_gate(repo):
+    fwd = repo / "parity_configs" / "fwd"
+    for name, text in (("notes.txt", "a note\n"), ("1-misnamed.toml", pt.config_text())):
+        (fwd / name).write_text(text)
+        expected = f"FAIL run-level: parity_configs/fwd/{name}: file name does not match <NN>-<slug>.toml"
+        # the stray file named; a config of another family named (its family's problems were the only ones shown)
+        other = "parity_configs/wgrad/01-c1.toml"
+        for args in (["--paths", f"parity_configs/fwd/{name}"], ["--changed"], ["--paths", other]):
+            done, doc = gate(repo, *args)
+            lines = run_level(done)
+            assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith(expected), (name, args)
+        (fwd / name).unlink()
+
+
+def test_golden_entries_of_a_mode_no_full_run_runs_fail_a_narrowed_gate(tmp_path):
+    root = pt.make_tree(tmp_path, TREE)  # the stand-ins' default: mode spec only, as pinned
+    entries = pt.golden_for(root, sorted(TREE), ("spec",))
+    entries["wgrad/02-c2"]["ir"] = entries["wgrad/02-c2"]["spec"]  # no full run has a job for it
+    pt.write_golden(root, entries, modes=("spec",))
+    stale = (
+        "FAIL run-level: golden.json has wgrad/02-c2 ir, which the full run does not run: rocke-parity golden --update"
+    )
+    for args in ((), ("--paths", "parity_configs/wgrad/01-c1.toml"), ("--paths", "docs/notes.md")):
+        done = pt.run_cli(root, "gate", *args)
+        assert done.returncode == 1 and stale in done.stdout.splitlines(), args
+
+
+def test_a_clean_narrowed_run_flags_no_entry_of_a_config_it_did_not_select(repo):
+    done, _ = gate(repo, "--paths", "docs/user-guide.md")
+    assert done.returncode == 0 and done.stdout.startswith("rocke-parity gate: nothing to gate: --paths (1 file(s))")
+    assert "(the run-level checks pass)" in done.stdout
+    done, doc = gate(repo, "--paths", "parity_configs/wgrad/01-c1.toml")  # golden.json holds every config's entries
+    assert done.returncode == 0 and ran(doc) == {"wgrad/01-c1"} and doc["run_level_failures"] == []
+
+
+def test_a_change_that_selects_no_config_starts_no_engine(tmp_path, monkeypatch):
+    from rocke_py.parity import gate as gate_mod
+
+    root = pt.make_tree(tmp_path, TREE)
+    pt.write_golden(root, pt.golden_for(root, sorted(TREE)))
+
+    def no_pool(*args, **kw):
+        raise AssertionError("the run-level checks of a change that selects nothing started the engines")
+
+    monkeypatch.setattr(gate_mod, "Pool", no_pool)
+    run = gate_mod.run_gate(root, gate_mod.Selection(changed=True), pt.engine_spec())
+    assert run.passed and run.verdicts == [] and run.configs == ()
+    (root / "parity_configs" / "wgrad" / "00-c0.toml").unlink()
+    run = gate_mod.run_gate(root, gate_mod.Selection(changed=True), pt.engine_spec())
+    assert not run.passed and run.stale_golden == [
+        "golden.json has entries for wgrad/00-c0, which no longer exists: rocke-parity golden --update"
+    ]
