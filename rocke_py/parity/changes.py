@@ -7,13 +7,14 @@ What a changed file affects (repository paths):
 - a file a config is a symlink to (in the repository: a shared file, another config), or a
   symlink on the way to it: every config that leads there (:func:`config_links`);
 - the Python engine (``rocke_py/engine/``): every config, the C outputs reused;
-- the C engine (``rocke_c/src/``, ``rocke_c/include/``, the bridge ``rocke_py/cbridge.py``,
-  ``build_ffi.py``): every config, the Python outputs reused;
+- the C engine (``rocke_c/src/``, ``rocke_c/include/``, the bridge ``rocke_py/cbridge.py``, its
+  build ``rocke_py/cbuild.py``, ``build_ffi.py``): every config, the Python outputs reused;
 - a stand-in engine file an ``--engines`` reference names: every config, the other side reused;
 - what judges the outputs or runs the engines (``golden.json``, ``known_gaps.toml``, the
   harness ``rocke_py/parity/``, ``rocke_py/__init__.py``, ``pyproject.toml``, ``setup.py``):
   every config, both engines run;
-- anything else (docs, tests, the C test drivers, the CMake binary): nothing.
+- anything else (docs, tests, the C test drivers, the CMake binary): no config (the run-level
+  checks only).
 
 Both engines changed: every config, both engines run. The full gate (no ``--changed``) never
 reads the cache. Whatever is selected, the gate's run-level checks still look at the whole tree
@@ -32,7 +33,8 @@ from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import EngineSpec
 
 _PY_ENGINE = ("rocke_py/engine/",)
-_C_ENGINE = ("rocke_c/src/", "rocke_c/include/", "rocke_py/cbridge.py", "build_ffi.py")
+# cbuild.py holds the flags and the build of the C engine a tree runs: a change to it is one to the engine
+_C_ENGINE = ("rocke_c/src/", "rocke_c/include/", "rocke_py/cbridge.py", "rocke_py/cbuild.py", "build_ffi.py")
 _EVERYTHING = (
     f"{CONFIG_DIR}/golden.json",
     f"{CONFIG_DIR}/known_gaps.toml",

@@ -61,6 +61,7 @@ def test_what_a_change_affects():
     c = aff("rocke_c/src/emit.c", "parity_configs/fwd/01-b.toml")
     assert c.configs is None and c.reuse == "py" and c.engines == {"c"}
     assert aff("rocke_py/engine/spec.py").reuse == "c"
+    assert aff("rocke_py/cbuild.py").reuse == "py"  # the C engine's build and its flags
     assert aff("rocke_py/engine/spec.py", "rocke_py/cbridge.py").reuse is None  # both engines: both run
     assert aff("parity_configs/golden.json").configs is None and aff("parity_configs/golden.json").reuse is None
     assert aff("rocke_py/parity/gate.py", "rocke_c/src/emit.c").reuse is None
