@@ -98,11 +98,15 @@ def _relative(path: Path, root: Path) -> str:
 def _real_entry(path: Path, dirs: dict[Path, Path] | None = None) -> Path:
     """``path`` with its directory resolved and its last component kept; ``dirs`` caches the
     resolved directories (a config tree has a few directories for many files)."""
+    return _real_dir(path.parent, dirs) / path.name
+
+
+def _real_dir(path: Path, dirs: dict[Path, Path] | None) -> Path:
     if dirs is None:
-        return path.parent.resolve() / path.name
-    if path.parent not in dirs:
-        dirs[path.parent] = path.parent.resolve()
-    return dirs[path.parent] / path.name
+        return path.resolve()
+    if path not in dirs:
+        dirs[path] = path.resolve()
+    return dirs[path]
 
 
 def given_paths(root: Path, paths: list[str]) -> list[str]:
@@ -160,6 +164,8 @@ def config_links(configs: Iterable[tuple[str, Path]], root: Path) -> dict[str, t
     dirs: dict[Path, Path] = {}
     out: dict[str, list[str]] = {}
     for cid, path in configs:
+        if _real_dir(path.parent, dirs) == path.parent and not path.is_symlink():
+            continue  # the usual config, a plain file in a plain directory: cheap to tell (the hook's time)
         chain = _link_chain(path, real_root, dirs)
         if chain == [f"{CONFIG_DIR}/{cid}.toml"]:
             continue
