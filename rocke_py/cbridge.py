@@ -1,10 +1,9 @@
 """The C engine in-process, through cffi.
 
-In a source tree (a checkout, editable install or not) the engine is the tree's own: built
-from ``rocke_c/`` beside this package by :mod:`rocke_py.cbuild` (on demand, incrementally,
-into a cache keyed by content) and loaded from there, so an edit is never run stale and no
-other tree's build is ever run. Only a wheel install, which carries no C sources, loads the
-extension pip built (``rocke_py._rocke_c``).
+The engine is built from the sources of this package's tree by :mod:`rocke_py.cbuild` (on
+demand, incrementally, into a cache keyed by content) and loaded from there: in a checkout
+``rocke_c/`` beside this package, in a wheel install the copy the wheel carries
+(``rocke_py/_c/``). So an edit is never run stale, and no other tree's build is ever run.
 
 Same operation and result types as rocke_py.engine.emit, so the harness and the tests can
 compare the two engines' results directly. ROCKE_ERROR (an engine failure, never a
@@ -14,25 +13,18 @@ an engine bug on both sides."""
 from __future__ import annotations
 
 import threading
-from types import ModuleType
 from typing import Union
 
 from rocke_py import cbuild
 from rocke_py.engine.result import Emitted, EngineFailure, Rejected
 
-
-def _extension() -> tuple[ModuleType, str]:
-    """The cffi module of the engine and its build id (a content fingerprint in a source tree)."""
-    tree = cbuild.package_tree()
-    if tree is not None:
-        built = cbuild.build(tree)
-        return cbuild.load(built), built.build_id
-    from rocke_py import _rocke_c  # a wheel install: the extension pip built
-
-    return _rocke_c, "installed"
-
-
-_module, BUILD_ID = _extension()
+_C_ROOT = cbuild.package_c_root()
+if _C_ROOT is None:
+    raise cbuild.BuildError("the C engine's sources are not beside this package (rocke_c/ or rocke_py/_c/)")
+_BUILT = cbuild.build(_C_ROOT)
+_module = cbuild.load(_BUILT)
+#: The build id of the engine loaded here (rocke_py.cbuild.fingerprint's first 16 hex digits).
+BUILD_ID = _BUILT.build_id
 ffi, lib = _module.ffi, _module.lib
 
 

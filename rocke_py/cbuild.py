@@ -1,7 +1,8 @@
-"""The C engine built from a tree's own sources, on demand, into a cache keyed by content.
+"""The C engine built from its own sources, on demand, into a cache keyed by content.
 
-A source tree (a checkout: ``rocke_c/src``, ``rocke_c/include/rocke.h`` beside ``rocke_py/``)
-never runs a build made elsewhere. :func:`build` compiles each translation unit with the
+The sources are the tree's: in a checkout ``rocke_c/`` beside ``rocke_py/``; in a wheel install
+the copy the wheel carries as ``rocke_py/_c/`` (nothing is compiled at install time). A tree
+never runs a build made from other sources. :func:`build` compiles each translation unit with the
 engine's strict C99 flags into an object named by the sha256 of what it is made of (its text,
 the text of every header it includes, the flags, the compiler's identity), links the objects
 with cffi's wrapper of ``rocke.h`` into a Python extension named by the engine's fingerprint,
@@ -47,11 +48,12 @@ PIC = ("-fPIC",)
 #: The extension's module name (its PyInit function): another name than the wheel's prebuilt
 #: ``rocke_py._rocke_c``, so that both can be loaded in one process without meeting.
 MODULE = "_rocke_c_tree"
-#: What makes a tree a source tree of the C engine, relative to its root.
-SRC_DIR = "rocke_c/src"
-INCLUDE_DIR = "rocke_c/include"
-HEADER = "rocke_c/include/rocke.h"
-BRIDGE = "rocke_py/cbridge.py"
+#: The engine's files, relative to its C root (``rocke_c/`` in a checkout, ``rocke_py/_c/`` in a wheel).
+SRC_DIR = "src"
+INCLUDE_DIR = "include"
+HEADER = "include/rocke.h"
+#: The bridge that loads the build, in the fingerprint under this name.
+BRIDGE = "cbridge.py"
 #: The newest builds (linked extensions) the cache keeps; objects are kept as long as one of
 #: them, or a build of the last few days, uses them.
 KEEP_BUILDS = 24
@@ -66,8 +68,8 @@ class BuildError(ImportError):
     it as an engine that cannot be loaded."""
 
 
-def is_source_tree(root: Path) -> bool:
-    return (root / SRC_DIR).is_dir() and (root / HEADER).is_file()
+def is_c_root(c_root: Path) -> bool:
+    return (c_root / SRC_DIR).is_dir() and (c_root / HEADER).is_file()
 
 
 def cache_dir() -> Path:
@@ -103,9 +105,9 @@ def compiler_identity(cc: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Sources:
-    """A tree's C engine as bytes: every file that goes into its build, by repository path."""
+    """A C engine as bytes: every file that goes into its build, by its path under the C root."""
 
-    root: Path
+    root: Path  # the C root
     files: dict[str, bytes]
 
     @property
@@ -135,15 +137,25 @@ class Sources:
         return None
 
 
-def read_sources(root: Path) -> Sources:
+def read_sources(c_root: Path, bridge: Path | None = None) -> Sources:
+    """The engine under ``c_root`` and the bridge that loads it (default: the one beside it)."""
     files: dict[str, bytes] = {}
     for pattern in (f"{SRC_DIR}/*.c", f"{SRC_DIR}/*.h", f"{INCLUDE_DIR}/*.h"):
-        for f in sorted(root.glob(pattern)):
-            files[f.relative_to(root).as_posix()] = f.read_bytes()
-    bridge = root / BRIDGE
-    if bridge.is_file():
+        for f in sorted(c_root.glob(pattern)):
+            files[f.relative_to(c_root).as_posix()] = f.read_bytes()
+    bridge = bridge if bridge is not None else _bridge_beside(c_root)
+    if bridge is not None and bridge.is_file():
         files[BRIDGE] = bridge.read_bytes()
-    return Sources(root, files)
+    return Sources(c_root, files)
+
+
+def _bridge_beside(c_root: Path) -> Path | None:
+    """The tree's own bridge: ``rocke_py/cbridge.py`` beside a checkout's ``rocke_c/``, or the
+    package's beside a wheel's ``rocke_py/_c/``."""
+    for bridge in (c_root.parent / "rocke_py" / BRIDGE, c_root.parent / BRIDGE):
+        if bridge.is_file():
+            return bridge
+    return None
 
 
 def _digest(parts: list[bytes]) -> str:
@@ -194,9 +206,9 @@ class Built:
 _BUILT: dict[str, Built] = {}  # per process, by tree and fingerprint: workers forked after a build reuse it
 
 
-def build(root: Path, jobs: int | None = None) -> Built:
-    """The extension of ``root``'s C engine, built if the cache does not hold it yet."""
-    root = root.resolve()
+def build(c_root: Path, jobs: int | None = None) -> Built:
+    """The extension of the C engine under ``c_root``, built if the cache does not hold it yet."""
+    root = c_root.resolve()
     sources = read_sources(root)
     if not sources.units:
         raise BuildError(f"{root / SRC_DIR} holds no C source")
@@ -262,16 +274,18 @@ def _touch(path: Path) -> bool:
 
 
 def _compile_unit(sources: Sources, unit: str, obj: Path, cc: list[str]) -> str | None:
-    """Compiles one unit (from the tree, so that messages name repository paths); its error or None."""
+    """Compiles one unit (from the C root's parent, so that messages name ``rocke_c/src/x.c`` in a
+    checkout); its error or None."""
     tmp = _temp_name(obj)
-    cmd = [*cc, *CFLAGS, *PIC, "-I", INCLUDE_DIR, "-c", unit, "-o", str(tmp)]
+    top = sources.root.name
+    cmd = [*cc, *CFLAGS, *PIC, "-I", f"{top}/{INCLUDE_DIR}", "-c", f"{top}/{unit}", "-o", str(tmp)]
     try:
-        out = subprocess.run(cmd, cwd=sources.root, capture_output=True, timeout=600)
+        out = subprocess.run(cmd, cwd=sources.root.parent, capture_output=True, timeout=600)
     except (OSError, subprocess.SubprocessError) as e:
         return f"the C engine does not compile: {' '.join(cc)}: {e}"
     if out.returncode != 0:
         tmp.unlink(missing_ok=True)
-        return "the C engine does not compile: " + first_error(out.stderr.decode("utf-8", "replace"), unit)
+        return "the C engine does not compile: " + first_error(out.stderr.decode("utf-8", "replace"), f"{top}/{unit}")
     os.replace(tmp, obj)
     return None
 
@@ -378,7 +392,11 @@ def load(built: Built) -> ModuleType:
     return module
 
 
-def package_tree() -> Path | None:
-    """The source tree of the running ``rocke_py`` package (a checkout), or None (a wheel install)."""
-    root = Path(__file__).resolve().parent.parent
-    return root if is_source_tree(root) else None
+def package_c_root() -> Path | None:
+    """The C engine's sources for the running ``rocke_py`` package: its checkout's ``rocke_c/``, or
+    the copy a wheel carries (``rocke_py/_c/``); None when neither is there."""
+    here = Path(__file__).resolve().parent
+    for c_root in (here.parent / "rocke_c", here / "_c"):
+        if is_c_root(c_root):
+            return c_root
+    return None

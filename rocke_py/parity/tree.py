@@ -107,9 +107,9 @@ def ensure_c_engine(c_emit: str) -> None:
 
     if c_emit != EngineSpec.c_emit:
         return
-    source = cbuild.package_tree()
-    if source is not None:
-        cbuild.build(source)
+    c_root = cbuild.package_c_root()
+    if c_root is not None:  # without one, loading the bridge says so
+        cbuild.build(c_root)
 
 
 def engines_note(root: Path) -> str | None:

@@ -2,10 +2,9 @@
 
 A build id is the first 16 hex digits of a sha256 over what the engine is made of, read from
 disk without importing it: for the Python engine its package's sources (``rocke_py/engine/*.py``,
-by name and content); for the C engine in a source tree the fingerprint of
-:func:`rocke_py.cbuild.fingerprint` (its sources, public header, bridge, flags and compiler
-identity), so the same on any machine and path; for a wheel's prebuilt extension the shared
-object itself; for an ``--engines`` reference the file or module it names. Two runs with the
+by name and content); for the C engine the fingerprint of :func:`rocke_py.cbuild.fingerprint`
+(its sources, public header, bridge, flags and compiler identity), so the same on any machine
+and path; for an ``--engines`` reference the file or module it names. Two runs with the
 same ids ran the same engines."""
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from rocke_py.parity.engines import EngineSpec
 
 PACKAGE = "rocke-parity"
 _C_BRIDGE = "rocke_py.cbridge"
-_C_EXTENSION = "rocke_py._rocke_c"
 
 
 def package_version() -> str:
@@ -44,8 +42,6 @@ def _digest(files: list[Path]) -> str:
 def _module_files(module: str) -> list[Path]:
     if module.endswith(".py"):
         return [Path(module)]
-    if module == _C_BRIDGE:
-        module = _C_EXTENSION  # a wheel install: the C engine is the extension pip built
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -61,12 +57,11 @@ def _module_files(module: str) -> list[Path]:
 def build_id(emit_ref: str) -> str:
     """The build id of the engine an ``module:function`` (or ``file.py:function``) reference names."""
     module = emit_ref.rpartition(":")[0]
-    if module == _C_BRIDGE:
+    if module == _C_BRIDGE:  # the fingerprint of the sources the bridge builds and loads
         from rocke_py import cbuild
 
-        tree = cbuild.package_tree()
-        if tree is not None:  # the fingerprint of the sources the bridge builds and loads
-            return cbuild.build_id(cbuild.fingerprint(cbuild.read_sources(tree)))
+        c_root = cbuild.package_c_root()
+        return cbuild.build_id(cbuild.fingerprint(cbuild.read_sources(c_root))) if c_root else "unknown"
     files = _module_files(module)
     return _digest(files) if files else "unknown"
 

@@ -1,10 +1,8 @@
 """The cffi extension built from the tree (rocke_py.cbuild) exports rocke.h's API and nothing of
-the engine's internals, and its binding is read from rocke.h (the wheel's build_ffi.py takes it
-from rocke_py.cbuild), so the two cannot drift apart."""
+the engine's internals, and its binding is read from rocke.h, so the two cannot drift apart."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -13,11 +11,6 @@ import pytest
 from layout import PUBLIC_API, REPO
 
 from rocke_py import cbridge, cbuild
-
-_SPEC = importlib.util.spec_from_file_location("build_ffi", REPO / "build_ffi.py")
-assert _SPEC is not None and _SPEC.loader is not None
-build_ffi = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(build_ffi)
 
 HEADER = (REPO / "rocke_c" / "include" / "rocke.h").read_text(encoding="utf-8")
 
@@ -34,7 +27,7 @@ def test_the_extension_exports_only_the_public_api():
 
 
 def test_the_binding_is_the_header():
-    decls = build_ffi.public_declarations(HEADER)
+    decls = cbuild.public_declarations(HEADER)
     assert "ROCKE_API" not in decls and "#" not in decls
     names = ("rocke_emit(", "rocke_result_free(", "rocke_implemented_modes(", "rocke_version(", "} rocke_result;")
     for name in names + (

@@ -19,13 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _declarations() -> str:
-    import importlib.util
+    from rocke_py.cbuild import public_declarations
 
-    spec = importlib.util.spec_from_file_location("_build_ffi", ROOT / "build_ffi.py")
-    assert spec is not None and spec.loader is not None
-    build_ffi = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build_ffi)
-    return build_ffi.public_declarations((ROOT / "rocke_c" / "include" / "rocke.h").read_text(encoding="utf-8"))
+    return public_declarations((ROOT / "rocke_c" / "include" / "rocke.h").read_text(encoding="utf-8"))
 
 
 _ffi = FFI()
