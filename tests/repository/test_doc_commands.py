@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pytest
 from layout import REPO
+from repo_copy import copy_repository
 
 DOCS = ("README.md", "docs/user-guide.md", "docs/adding-a-config.md")
 PROGRAMS = ("rocke-parity", "parity-diff", "rocke-emit")
@@ -137,29 +138,6 @@ def doc_commands(doc: str) -> tuple[list[Command], list[Skipped]]:
 
 
 # ---- running them ----
-
-
-def copy_repository(dest: Path) -> Path:
-    """The tracked and untracked-but-not-ignored files of the working tree, copied into dest."""
-    if shutil.which("git") is None or not (REPO / ".git").exists():
-        pytest.skip("not a git checkout: no file list to copy")
-    listed = (
-        subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=REPO,
-            capture_output=True,
-            check=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    for rel in filter(None, listed):
-        src = REPO / rel
-        if not src.is_file():  # deleted in the working tree, not yet in the index
-            continue
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / rel)
-    return dest
 
 
 @pytest.fixture(scope="session")
