@@ -80,7 +80,7 @@ def test_the_schema_check_fails_on_a_broken_workflow(tmp_path):
 def test_the_workflow_has_the_shards_the_sanitizers_and_the_merge():
     wf = yaml.safe_load(WORKFLOW.read_text())
     jobs = wf["jobs"]
-    assert set(jobs) == {"gate", "sanitizers", "merge"}
+    assert set(jobs) == {"gate", "checks", "sanitizers", "merge"}
     assert all(j["runs-on"].startswith("ubuntu") for j in jobs.values())
     shards = jobs["gate"]["strategy"]["matrix"]["shard"]
     assert shards == list(range(1, len(shards) + 1)) and len(shards) >= 2
@@ -92,7 +92,15 @@ def test_the_workflow_has_the_shards_the_sanitizers_and_the_merge():
     assert "$GITHUB_STEP_SUMMARY" in merge_runs and "--junit gate-junit.xml" in merge_runs
     assert any(s.get("uses", "").startswith("mikepenz/action-junit-report") for s in jobs["merge"]["steps"])
     san = " ".join(s["run"] for s in steps(jobs["sanitizers"]))
-    assert "-DROCKE_SANITIZE=ON" in san and "ctest" in san and "emit_driver" in san
+    assert "-DROCKE_SANITIZE=ON" in san and "ctest" in san and "emit_driver" in san and "valgrind" in san
+    # what .ci/run checks beside the gate, each a job of the matrix
+    assert jobs["checks"]["strategy"]["matrix"]["check"] == ["tests", "lint", "check-llvm", "numerics", "fuzz"]
+    checks = " ".join(s["run"] for s in steps(jobs["checks"]))
+    ci_run = (REPO / ".ci" / "run").read_text()
+    commands = ["-m pytest -n auto -q", "ruff check .", "ruff format --check .", "check_c_style.py"]
+    commands += ["rocke-parity check-llvm", "rocke-parity numerics --small", "rocke-parity fuzz --seed"]
+    for command in commands:
+        assert command in checks and command in ci_run, command
 
 
 def test_the_workflow_commands_run_here_and_merge_like_one_gate(tree, tmp_path):
