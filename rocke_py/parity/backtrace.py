@@ -72,6 +72,26 @@ def _tidy(frame: str) -> str:
     return f"{number} {name}{place}"
 
 
+#: a frame of the C library, not the engine's: a reserved name (C99 7.1.3: a leading ``__``, as in
+#: ``__strlen_avx2``), a glibc source file, or a system library without debug information
+_LIBC_NAME = re.compile(r"^(__|\?\?$)")
+_LIBC_PLACE = re.compile(r"(/sysdeps/|^from .*/(libc|libm|libpthread|libdl|ld-linux)[-.\w]*\.so)")
+
+
+def innermost_frame(frames: str) -> str:
+    """The function of the innermost frame of :func:`c_frames`'s text that is not the C library's
+    (``note_stage`` of ``#4 note_stage at rocke_c/src/emit.c:101``), or "" when there is none: no
+    gdb, a re-run that did not crash, or only libc and unnamed frames."""
+    for line in frames.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) < 2 or not _FRAME.match(line + " "):
+            continue  # a one-line note such as "(gdb showed no frames)"
+        name, place = parts[1], parts[2] if len(parts) > 2 else ""
+        if not _LIBC_NAME.match(name) and not _LIBC_PLACE.search(place):
+            return name
+    return ""
+
+
 def c_frames(c_emit: str, data: bytes, mode: str, flavor: str, timeout: float = GDB_TIMEOUT) -> str:
     """The C frames of the crash, one a line; an empty string when gdb is not there, and a one-line
     note when the re-run did not crash or gdb could not run it."""

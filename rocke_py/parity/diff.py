@@ -7,8 +7,10 @@ job exactly as the gate does (the same statuses: one verdict per config, the gol
 known gaps). It prints one line per job, then the first failing job in detail: both outcomes,
 the status and which engine still matches the golden entry, the first divergent line with
 context from each side, the first stage that diverges, a unified diff capped at 200 lines, both
-sha256s, the known-gap evidence and the repro commands. ``--canonical`` renumbers SSA names
-first (:mod:`canon`), so a pure renumbering reads "identical after canonical renumbering".
+sha256s, the known-gap evidence and the repro commands. ``--canonical`` renumbers SSA names first (:mod:`canon`), so a
+pure renumbering reads "identical after canonical renumbering". A C engine crash is re-run
+under gdb for its own frames (``backtrace``), as the gate re-runs a job listed as a CRASH gap,
+so that the printed entry pins the frame the gate will see.
 
 Exit status: 0 when every job it ran passes as the gate would pass it, 1 when any fails, 2 on
 a usage error.
@@ -24,9 +26,9 @@ from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, f
 from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes, resolve_id
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
-from rocke_py.parity.gate import Job, judge, verdict_splits
+from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references, verdict_splits
 from rocke_py.parity.known_gaps import evidence_toml
-from rocke_py.parity.runner import JobResult, Pool, WorkItem
+from rocke_py.parity.runner import EngineInfo, JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
 
@@ -156,6 +158,94 @@ def run_diff(
         return _diff_in_pool(pool, target, root, mode, flavor, n_context, canonical, out, timeout, save)
 
 
+def run_judged(root: Path | None, ref: str, engines: EngineSpec, timeout: float = 60.0) -> tuple[Target, Judged]:
+    """Every job of one config run in a pool of two workers and judged as ``diff`` judges them
+    (``gaps add``: what a full gate would say of each job, its evidence included)."""
+    target = resolve_target(root, ref)
+    with Pool(engines, 2, timeout) as pool:
+        assert pool.info is not None
+        return target, judge_target(pool, target, root, None, None)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The jobs of one config run in the pool and judged as the gate judges them."""
+
+    verdicts: list[Verdict]
+    stages: dict[str, JobResult]  # the flavorless modes' results, for "first stage that diverges"
+    vanished: list[str]  # modes golden.json pins that an engine no longer advertises
+
+
+def _check_mode(info: EngineInfo, mode: str | None) -> tuple[str, ...]:
+    """The modes both engines implement; a usage error when ``mode`` is not one of them."""
+    common = info.common_modes
+    if not common:
+        raise DiffUsageError("the engines implement no common mode")
+    if mode is not None and mode not in common:
+        lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if mode not in ms]
+        raise DiffUsageError(
+            f"mode {mode} is not implemented by the {' and '.join(lack)} engine(s); "
+            f"both implement: {', '.join(common) or 'nothing'}"
+        )
+    return common
+
+
+def _jobs(target: Target, modes: list[str], flavors: list[str]) -> list[Job]:
+    jobs: list[Job] = []
+    for m in modes:
+        if m in FLAVORLESS_MODES:
+            jobs.append(Job(target.label, target.family or "-", m, NO_FLAVOR))
+        else:
+            jobs.extend(Job(target.label, target.family or "-", m, f) for f in flavors)
+    return jobs
+
+
+def judge_target(pool: Pool, target: Target, root: Path | None, mode: str | None, flavor: str | None) -> Judged:
+    """Every job of the target (or those of ``mode``/``flavor``) run in ``pool`` and judged."""
+    info = pool.info
+    assert info is not None
+    common = _check_mode(info, mode)
+    modes = [mode] if mode is not None else list(common)
+    jobs = _jobs(target, modes, [flavor] if flavor is not None else list(FLAVORS))
+    expect = target.expect
+    # the earlier stages of each job's flavor too, for "first stage that diverges" (not judged)
+    context = [
+        Job(target.label, target.family or "-", m, NO_FLAVOR)
+        for m in common
+        if m in FLAVORLESS_MODES and not any(j.mode == m for j in jobs)
+    ]
+    items = [WorkItem(j, target.data, j.mode, j.call_flavor) for j in (*jobs, *context)]
+    ran = attach_c_frames(pool.spec.c_emit, pool.run(items), lambda _job: True)
+    results = {r.item.key: r for r in ran[: len(jobs)]}
+    stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}
+    manifest, gaps, cache = _load_context(root, target)
+    rs = list(results.values())
+    splits, refs = verdict_splits(rs), split_references(rs)
+    verdicts = [
+        judge(
+            j,
+            r,
+            expect if expect is not None else Expectation(),
+            manifest,
+            gaps,
+            cache,
+            "",
+            None,
+            splits.get(id(r)),
+            refs.get(id(r)),
+        )
+        for j, r in results.items()
+    ]
+    vanished = []
+    if manifest is not None and manifest.coverage is not None and mode is None:
+        for m in manifest.coverage.modes:
+            if m not in common:
+                lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if m not in ms]
+                who = " and ".join(lack) + (" engines do" if len(lack) > 1 else " engine does")
+                vanished.append(f"FAIL coverage: golden.json pins mode {m}, but the {who} not advertise it")
+    return Judged(verdicts, stages, vanished)
+
+
 def _diff_in_pool(
     pool: Pool,
     target: Target,
@@ -169,50 +259,10 @@ def _diff_in_pool(
     save: Path | None = None,
 ) -> int:
     p = lambda s="": print(s, file=out)  # noqa: E731
-    info = pool.info
-    assert info is not None
-    common = info.common_modes
-    if not common:
-        raise DiffUsageError("the engines implement no common mode")
-    if mode is not None and mode not in common:
-        lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if mode not in ms]
-        raise DiffUsageError(
-            f"mode {mode} is not implemented by the {' and '.join(lack)} engine(s); "
-            f"both implement: {', '.join(common) or 'nothing'}"
-        )
-    modes = [mode] if mode is not None else list(common)
-    flavors = [flavor] if flavor is not None else list(FLAVORS)
-    jobs: list[Job] = []
-    for m in modes:
-        if m in FLAVORLESS_MODES:
-            jobs.append(Job(target.label, target.family or "-", m, NO_FLAVOR))
-        else:
-            jobs.extend(Job(target.label, target.family or "-", m, f) for f in flavors)
+    judged = judge_target(pool, target, root, mode, flavor)
+    verdicts, stages, vanished = judged.verdicts, judged.stages, judged.vanished
     expect = target.expect
-    # the earlier stages of each job's flavor too, for "first stage that diverges" (not judged)
-    context = [
-        Job(target.label, target.family or "-", m, NO_FLAVOR)
-        for m in common
-        if m in FLAVORLESS_MODES and not any(j.mode == m for j in jobs)
-    ]
-    items = [WorkItem(j, target.data, j.mode, j.call_flavor) for j in (*jobs, *context)]
-    ran = pool.run(items)
-    results = {r.item.key: r for r in ran[: len(jobs)]}
-    stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}
-    manifest, gaps, cache = _load_context(root, target)
-    splits = verdict_splits(list(results.values()))
-    verdicts = [
-        judge(j, r, expect if expect is not None else Expectation(), manifest, gaps, cache, "", None, splits.get(id(r)))
-        for j, r in results.items()
-    ]
     failing = [v for v in verdicts if not v.passed]
-    vanished = []
-    if manifest is not None and manifest.coverage is not None and mode is None:
-        for m in manifest.coverage.modes:
-            if m not in common:
-                lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if m not in ms]
-                who = " and ".join(lack) + (" engines do" if len(lack) > 1 else " engine does")
-                vanished.append(f"FAIL coverage: golden.json pins mode {m}, but the {who} not advertise it")
     shown = failing[0] if failing else verdicts[-1]
     whole = mode is None and flavor is None
 
@@ -233,18 +283,22 @@ def _diff_in_pool(
     _detail(p, stages, target, shown, n_context, canonical)
     if shown.evidence and not shown.passed and shown.status.value != "KNOWN_GAP":
         p()
-        p("to list it as a known gap (parity_configs/known_gaps.toml, with a reason):")
-        p(f'  config = "{shown.job.config}"  mode = "{shown.job.mode}"  flavor = "{shown.job.flavor}"')
-        for ln in evidence_toml(shown.status, dict(shown.evidence)).splitlines():
-            p(f"  {ln}")
+        _gap_entry(p, shown)
     if save is not None:
         p()
         try:
-            n = save_outputs(save, list(results.values()))
+            n = save_outputs(save, [v.result for v in verdicts])
         except OSError as e:
             raise DiffUsageError(f"--save {save}: cannot write: {e.strerror or e}") from None
         p(f"saved {n} file(s) under {save}: diff -r {save}/py {save}/c (canonical: {save}/py.canonical, c.canonical)")
     return 0 if not failing and not vanished else 1
+
+
+def _gap_entry(p, v: Verdict) -> None:
+    p("to list it as a known gap (parity_configs/known_gaps.toml, with a reason):")
+    p(f'  config = "{v.job.config}"  mode = "{v.job.mode}"  flavor = "{v.job.flavor}"')
+    for ln in evidence_toml(v.status, dict(v.evidence)).splitlines():
+        p(f"  {ln}")
 
 
 _EXTENSIONS = {"spec": "txt", "ir": "ir", "ll": "ll"}
@@ -287,6 +341,10 @@ def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, 
     p(f"job {target.label}  mode {mode}  flavor {v.job.flavor}")
     if res.death is not None or not res.py or not res.c:
         p(f"status: {v.status.value} — {v.reason}")
+        if res.death is not None and res.death.c_frames:
+            p("    C frames (the job re-run under gdb):")
+            for ln in res.death.c_frames.splitlines()[:12]:
+                p(f"    | {ln}")
         if res.death is not None and res.death.detail:
             for ln in res.death.detail.splitlines()[:20]:
                 p(f"    | {ln}")

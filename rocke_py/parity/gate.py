@@ -175,6 +175,7 @@ class GateRun:
     not_run: int = 0  # jobs --maxfail left out
     engines: EngineSpec = EngineSpec()
     shard: ShardInfo | None = None  # --shard: the partition of the whole selection
+    gaps: KnownGaps = KnownGaps((), ())  # known_gaps.toml, as load_inputs read it
 
     @property
     def passed(self) -> bool:
@@ -367,8 +368,9 @@ def _verdict_text(v: tuple[str, ...]) -> str:
     return f"reject it {v[1]} ({msg})"
 
 
-def verdict_splits(results: list[JobResult[Job]]) -> dict[int, str]:
-    """Jobs whose agreed verdict differs from their config's verdict in its first mode, with why.
+def split_references(results: list[JobResult[Job]]) -> dict[int, JobResult[Job]]:
+    """Jobs whose agreed verdict differs from their config's verdict in its first mode, each with
+    that reference job (by ``id`` of the job's result).
 
     "One verdict per config": a config is emitted in every mode or rejected for the same code
     and message in every mode. The reference is the config's first job (spec → ir → ll, then
@@ -376,7 +378,7 @@ def verdict_splits(results: list[JobResult[Job]]) -> dict[int, str]:
     by_config: dict[str, list[JobResult[Job]]] = {}
     for r in results:
         by_config.setdefault(r.item.key.config, []).append(r)
-    out: dict[int, str] = {}
+    out: dict[int, JobResult[Job]] = {}
     order = {m: i for i, m in enumerate(MODES)}
     for rs in by_config.values():
         rs = sorted(rs, key=lambda r: (order[r.item.key.mode], r.item.key.flavor))
@@ -388,14 +390,27 @@ def verdict_splits(results: list[JobResult[Job]]) -> dict[int, str]:
             if ref is None:
                 ref = (r, v)
             elif v != ref[1]:
-                rj, j = ref[0].item.key, r.item.key
-                out[id(r)] = (
-                    f"mode {j.mode}{'' if j.flavor == NO_FLAVOR else ' ' + j.flavor}: both engines "
-                    f"{_verdict_text(v)}, but in mode {rj.mode}"
-                    f"{'' if rj.flavor == NO_FLAVOR else ' ' + rj.flavor} they {_verdict_text(ref[1])}: "
-                    "every mode must give a config the same verdict"
-                )
+                out[id(r)] = ref[0]
     return out
+
+
+def verdict_splits(results: list[JobResult[Job]]) -> dict[int, str]:
+    """Jobs whose agreed verdict differs from their config's verdict in its first mode, with why
+    (:func:`split_references`)."""
+    refs = split_references(results)
+    return {id(r): _split_reason(r, refs[id(r)]) for r in results if id(r) in refs}
+
+
+def _split_reason(res: JobResult[Job], ref: JobResult[Job]) -> str:
+    v, rv = agreed_verdict(res), agreed_verdict(ref)
+    assert v is not None and rv is not None
+    j, rj = res.item.key, ref.item.key
+    return (
+        f"mode {j.mode}{'' if j.flavor == NO_FLAVOR else ' ' + j.flavor}: both engines "
+        f"{_verdict_text(v)}, but in mode {rj.mode}"
+        f"{'' if rj.flavor == NO_FLAVOR else ' ' + rj.flavor} they {_verdict_text(rv)}: "
+        "every mode must give a config the same verdict"
+    )
 
 
 #: Statuses that a verdict split replaces (agreed verdicts; a divergence keeps its own status).
@@ -444,10 +459,13 @@ def judge(
     kernel_name: str,
     timeout: float | None,
     split: str | None,
+    split_ref: JobResult | None = None,
 ) -> Verdict:
     """One job's verdict: classification, one verdict per config, golden manifest, known gaps.
 
-    ``manifest`` is None when golden.json could not be read (a run-level failure already)."""
+    ``manifest`` is None when golden.json could not be read (a run-level failure already).
+    ``split``: why the job's verdict departs from its config's; ``split_ref``: the job it departs
+    from (a VERDICT_SPLIT's evidence pins both)."""
     base = classify(res, expect, timeout)
     status, reason = base.status, base.reason
     if split is not None and status in _SPLITTABLE:
@@ -487,7 +505,7 @@ def judge(
         match = golden_match(entry, res)
         if match:
             reason = f"{reason}; {match}"
-    evidence = gaps_mod.evidence_of(status, res)
+    evidence = gaps_mod.evidence_of(status, res, split_ref)
     gap = gaps.lookup(job.config, job.mode, job.flavor)
     holds = False
     if gap is not None:
@@ -500,8 +518,8 @@ def judge(
             passed = False
             now_desc = gaps_mod.describe_now(status, evidence) if evidence else status.value
             reason = (
-                f"known gap no longer holds: listed as {gap.describe()}, now {now_desc}: "
-                f"update known_gaps.toml (entry {gap.index}); {reason}"
+                f"known gap no longer holds: listed as {gap.describe()}, now {now_desc}"
+                f"{gaps_mod.mismatch_hint(gap, evidence)}: update known_gaps.toml (entry {gap.index}); {reason}"
             )
     else:
         passed = passes(status)
@@ -613,6 +631,7 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
     run.problems.extend(p.message for p in disc.problems if sel.tree_checks or p.family is None or p.family in fams)
     gaps = gaps_mod.load(run.root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
     run.problems.extend(gaps.problems)
+    run.gaps = gaps
     try:
         run.manifest = golden_mod.load(golden_mod.golden_path(run.root))
     except GoldenError as e:
@@ -701,18 +720,36 @@ MAX_BACKTRACES = 3
 def with_c_frames(run: GateRun, results: list[JobResult[Job]]) -> list[JobResult[Job]]:
     """The results with the C frames of each distinct C engine crash (the first job of each
     signal and stage, up to MAX_BACKTRACES), from a re-run under gdb (``backtrace``); the others
-    of a cause share its frames. Without gdb the results are as they were."""
-    frames: dict[tuple[str, str], str] = {}
+    of a cause share its frames. A job that known_gaps.toml lists as a CRASH gets its own re-run,
+    whatever the limit: its entry pins its innermost frame, which must not depend on which job of
+    its cause ran first, nor on how many causes the run has. Without gdb the results are as they were."""
+    listed = {(g.config, g.mode, g.flavor) for g in run.gaps.gaps if g.status is Status.CRASH}
+    own = (lambda j: _listed(listed, j)) if listed else (lambda _j: False)
+    return attach_c_frames(run.engines.c_emit, results, own)
+
+
+def _listed(listed: set[tuple[str, str, str]], job: Job) -> bool:
+    return any((job.config, job.mode, f) in listed for f in (job.flavor, "*"))
+
+
+def attach_c_frames(
+    c_emit: str, results: list[JobResult[Job]], own: Callable[[Job], bool] = lambda _job: False
+) -> list[JobResult[Job]]:
+    """:func:`with_c_frames` for the C engine ``c_emit``; ``own(job)``: the job is re-run for its
+    own frames (``diff`` and ``gaps add`` re-run every crashed job, as the gate does a listed one)."""
+    frames: dict[tuple[str, ...], str] = {}
     out = []
     for res in results:
         d = res.death
         if d is None or d.kind != "crash" or d.engine != "c":
             out.append(res)
             continue
-        cause = (d.signal_name, d.stage_name)  # as the report groups them: one re-run per group
-        if cause not in frames and len(frames) < MAX_BACKTRACES:
+        job = res.item.key
+        mine = own(job)
+        cause = (d.signal_name, d.stage_name, *((job.label(),) if mine else ()))  # as the report groups them
+        if cause not in frames and (mine or sum(len(k) == 2 for k in frames) < MAX_BACKTRACES):
             it = res.item
-            frames[cause] = backtrace.c_frames(run.engines.c_emit, it.data, it.mode, it.call_flavor)
+            frames[cause] = backtrace.c_frames(c_emit, it.data, it.mode, it.call_flavor)
         found = frames.get(cause, "")
         out.append(dataclasses.replace(res, death=dataclasses.replace(d, c_frames=found)) if found else res)
     return out
@@ -762,6 +799,7 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
     cache = ObjectCache(run.root)
     spec_names = {r.item.key.config: kernel_name_of(r.text("py")) for r in results if r.item.key.mode == "spec"}
     splits = verdict_splits(results)
+    refs = split_references(results)
     matched: set[int] = set()
     for res in results:
         job = res.item.key
@@ -769,7 +807,8 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
         if not kname and manifest is not None:
             prev = manifest.get(job.config, "spec")
             kname = prev.kernel_name if prev is not None else ""
-        v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, splits.get(id(res)))
+        split, ref = splits.get(id(res)), refs.get(id(res))
+        v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, split, ref)
         if res.item.skip:
             v = dataclasses.replace(v, reason=f"{v.reason} [{res.item.skip} outputs from the cache]")
         if v.gap is not None:

@@ -99,7 +99,7 @@ def gap_other_signal(root: Path) -> None:
     _gaps(
         root,
         f'[[gap]]\nconfig = "{EMIT}"\nmode = "ir"\nflavor = "-"\nstatus = "CRASH"\n'
-        'reason = "a known abort"\nengine = "c"\ncause = "SIGABRT"\n',
+        'reason = "a known abort"\nengine = "c"\ncause = "SIGABRT"\nstage = "-"\nframe = "-"\n',
     )
 
 
@@ -278,7 +278,7 @@ FAULTS = (
         "segv",
         "CRASH",
         (EMIT, "ir", "-"),
-        "listed as CRASH engine=c cause=SIGABRT, now CRASH engine=c cause=SIGSEGV",
+        "listed as CRASH engine=c cause=SIGABRT stage=- frame=-, now CRASH engine=c cause=SIGSEGV",
         edit=gap_other_signal,
     ),
     Fault(

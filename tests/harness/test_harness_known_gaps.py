@@ -22,7 +22,7 @@ def load(tmp_path: Path, gaps: list[dict]) -> known_gaps.KnownGaps:
 
 EVIDENCE = {
     "DIFFER": {"py_sha256": "a" * 64, "c_sha256": "b" * 64},
-    "CRASH": {"engine": "c", "cause": "SIGSEGV"},
+    "CRASH": {"engine": "c", "cause": "SIGSEGV", "stage": "lower_kernel", "frame": "lower_op"},
     "UNEXPECTED_REJECT": {"code": "WGRAD_TILE_DIVISIBILITY", "message_sha256": "c" * 64},
 }
 
@@ -134,3 +134,12 @@ def test_evidence_must_be_a_string(tmp_path):
     )
     g = known_gaps.load(path, IDS)
     assert g.gaps == () and "pins no evidence" in g.problems[0]
+
+
+def test_a_mismatch_names_each_pinned_value_whole_enough_to_tell_apart(tmp_path):
+    """Hashes are cut to 16 digits (per engine, for a ``<py>+<c>`` pair); frames and stages whole."""
+    g = load(tmp_path, [gap(status="CRASH")])
+    (entry,) = g.gaps
+    assert entry.describe() == "CRASH engine=c cause=SIGSEGV stage=lower_kernel frame=lower_op"
+    pair = {"engine": "py+c", "first_sha256": "a" * 64 + "+" + "b" * 64}
+    assert known_gaps.describe_now(Status.NONDETERMINISTIC, pair).endswith(f"first_sha256={'a' * 16}+{'b' * 16}")

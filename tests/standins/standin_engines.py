@@ -13,11 +13,18 @@ first: ``<side>_<mode>_<flavor>``, ``<side>_<mode>``, ``<side>`` (side = py or c
     raise       raise ValueError
     failure     raise EngineFailure
     abort       os.abort()                      (a real SIGABRT)
-    segv        ctypes.string_at(0)             (a real SIGSEGV)
+    segv        ctypes.string_at(0)             (a real SIGSEGV; innermost non-libc frame string_at)
+    segv_w      ctypes.wstring_at(0)            (a SIGSEGV in another function: wstring_at)
+    segv@STAGE  the stage note set to "MODE FLAVOR STAGE" (as the C engine keeps it, when the gate
+                attached one: attach_note), then segv
+    keyerror:F  raise KeyError from the function F (build_tile or lower_kernel)
+    kill:SIG    os.kill(own pid, SIG)           (a real SIGSEGV, SIGBUS, ... from one and the same frame)
     hang        sleep for an hour (first writing a file named after the process id into the
                 directory $ROCKE_STANDIN_HANG_DIR, when set, so a test knows who hangs)
     sleep:S     the base text, after sleeping S seconds (a slow job that still finishes)
     nondet      the base text plus a call counter (differs on the second run)
+    vary:TAG    the base text plus "TAG run 0" on a job's first call in the process and "TAG run 1"
+                on its repeat: nondeterministic, but the same two outputs in every run
     exit        os._exit(7)
     none        return None (a contract violation)
 
@@ -32,6 +39,7 @@ import hashlib
 import importlib.util
 import itertools
 import os
+import signal
 import sys
 import time
 import tomllib
@@ -52,6 +60,22 @@ def _contract_types():
 
 Emitted, Rejected, EngineFailure = _contract_types()
 _counter = itertools.count()
+_calls: dict[tuple, int] = {}  # vary: the calls of each job in this process
+_note = None  # the stage note the gate attached (attach_note), as the C bridge keeps it
+
+
+def attach_note(buffer) -> None:
+    """The gate's shared page for the C side's stage note (runner._attach_note)."""
+    global _note
+    _note = buffer
+
+
+def build_tile() -> None:
+    raise KeyError("tile")
+
+
+def lower_kernel() -> None:
+    raise KeyError("kernel")
 
 
 def implemented_modes() -> tuple[str, ...]:
@@ -126,6 +150,16 @@ def _behave(side: str, config: bytes, mode: str, flavor: str):
         os.abort()
     if what == "segv":
         ctypes.string_at(0)
+    if what == "segv_w":
+        ctypes.wstring_at(0)
+    if what.startswith("segv@"):
+        if _note is not None:
+            _note.value = f"{mode} {flavor} {what[5:]}".encode()
+        ctypes.string_at(0)
+    if what.startswith("kill:"):
+        os.kill(os.getpid(), signal.Signals[what[5:]])
+    if what.startswith("keyerror:"):
+        {"build_tile": build_tile, "lower_kernel": lower_kernel}[what[9:]]()
     if what == "hang":
         marks = os.environ.get("ROCKE_STANDIN_HANG_DIR")
         if marks:
@@ -136,6 +170,10 @@ def _behave(side: str, config: bytes, mode: str, flavor: str):
         return Emitted(text)
     if what == "nondet":
         return Emitted(text + f"; call {next(_counter)}\n")
+    if what.startswith("vary:"):
+        key = (side, hashlib.sha256(config).hexdigest(), mode, flavor)
+        _calls[key] = _calls.get(key, 0) + 1
+        return Emitted(text + f"; {what[5:]} run {(_calls[key] - 1) % 2}\n")
     if what == "exit":
         os._exit(7)
     if what == "none":
