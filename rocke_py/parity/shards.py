@@ -9,13 +9,16 @@ config id, then the lower shard), which keeps the slowest shard close to 1/N of 
 The same inputs give the same partition on every machine. A shard run records its statuses in
 last-run.json but keeps the recorded seconds as they were, so that the shards of one matrix
 run one after the other on one machine still agree; the report carries the fingerprints of
-the whole job list and of the partition, and ``merge`` refuses shards whose fingerprints differ.
+the whole job list and of the partition (with each config's sha256, so that ``merge`` can
+recompute both from the report and tell an edited report), and ``merge`` refuses shards whose
+fingerprints differ.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -50,6 +53,7 @@ class ShardInfo:
     assignment: dict[str, int]  # config id -> its shard index
     job_list_sha256: str
     partition_sha256: str
+    config_sha256: dict[str, str]  # config id -> the sha256 of its bytes (what job_list_sha256 covers)
 
     def owns(self, config: str) -> bool:
         """Configs outside the partition (a known gap's config that has no job) belong to shard 1."""
@@ -64,6 +68,7 @@ class ShardInfo:
             "partition_sha256": self.partition_sha256,
             "all_jobs": [list(j) for j in self.all_jobs],
             "assignment": dict(self.assignment),
+            "config_sha256": dict(self.config_sha256),
         }
 
 
@@ -82,6 +87,18 @@ def _sha(lines: list[str]) -> str:
     return hashlib.sha256("".join(line + "\n" for line in lines).encode()).hexdigest()
 
 
+def job_list_sha256(jobs: Sequence[tuple[str, str]], config_sha: Mapping[str, str]) -> str:
+    """The fingerprint of the whole selection: every job with its config's bytes, in the gate's order
+    (``merge`` recomputes it from a report to see that the report's job list is the gate's)."""
+    return _sha([f"{c}\t{config_sha.get(c, '')}\t{k}" for c, k in jobs])
+
+
+def partition_sha256(jobs: Sequence[tuple[str, str]], assignment: Mapping[str, int], count: int) -> str:
+    """The fingerprint of the partition: each config's shard, configs in their first job's order, and N."""
+    units = dict.fromkeys(c for c, _ in jobs)
+    return _sha([f"{c}\t{assignment[c]}" for c in units] + [str(count)])
+
+
 def shard_info(shard: Shard, jobs: list[tuple[str, str]], config_sha: dict[str, str], costs: list[float]) -> ShardInfo:
     """The partition of ``jobs`` ((config id, key), the gate's order) whose costs are ``costs``."""
     per_config: dict[str, float] = {}
@@ -89,6 +106,12 @@ def shard_info(shard: Shard, jobs: list[tuple[str, str]], config_sha: dict[str, 
         per_config[cfg] = per_config.get(cfg, 0.0) + cost
     units = list(per_config)
     assignment = partition(units, [per_config[u] for u in units], shard.count)
-    job_sha = _sha([f"{c}\t{config_sha.get(c, '')}\t{k}" for c, k in jobs])
-    part_sha = _sha([f"{c}\t{assignment[c]}" for c in units] + [str(shard.count)])
-    return ShardInfo(shard, tuple(jobs), assignment, job_sha, part_sha)
+    shas = {c: config_sha.get(c, "") for c in units}
+    return ShardInfo(
+        shard,
+        tuple(jobs),
+        assignment,
+        job_list_sha256(jobs, shas),
+        partition_sha256(jobs, assignment, shard.count),
+        shas,
+    )

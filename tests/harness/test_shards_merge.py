@@ -167,11 +167,15 @@ def test_merge_refuses_what_is_not_one_run(tree, tmp_path):
     other = tmp_path / "other.json"
     cli(tree, "gate", "--shard", "1/3", "--json", str(other))
     refused(str(other), two, want="one of 3")
+    # one tree, another selection
+    narrow = tmp_path / "narrow.json"
+    cli(tree, "gate", "--shard", "2/2", "--family", "fwd", "--json", str(narrow))
+    refused(one, str(narrow), want="the same jobs")
     # another tree: a config changed between the shards
     (tree / "parity_configs" / "fwd" / "02-ok.toml").write_text(pt.config_text(standin={"salt": "g"}))
     moved = tmp_path / "moved.json"
     cli(tree, "gate", "--shard", "2/2", "--json", str(moved))
-    refused(one, str(moved), want="the same jobs")
+    refused(one, str(moved), want="not of one tree: the config set differs")
     # a forged report: a job of shard 1 in shard 2's report
     doc1, doc2 = json.loads(open(one).read()), json.loads(open(two).read())
     doc2["jobs"].append(doc1["jobs"][0])
