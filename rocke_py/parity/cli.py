@@ -233,7 +233,26 @@ def build_parser() -> argparse.ArgumentParser:
     fz = sub.add_parser("fuzz", help="differential fuzzing of the two engines; each failure reduced to a config")
     fuzz_command.add_options(fz)
     _common(fz)
+    _gaps_parser(sub)
     return ap
+
+
+def _gaps_parser(sub) -> None:
+    """``gaps add|remove``: known_gaps.toml edited through its writer (rocke_py.parity.gaps_edit)."""
+    ga = sub.add_parser("gaps", help="add or remove parity_configs/known_gaps.toml entries")
+    action = ga.add_subparsers(dest="gaps_action", metavar="add|remove", required=True)
+    add = action.add_parser("add", help="list the config's failing jobs, with their status and evidence")
+    add.add_argument("target", metavar="ID")
+    add.add_argument("--mode", choices=MODES, help="only this mode's jobs (default: every failing job)")
+    add.add_argument("--flavor", choices=FLAVORS, help="only this flavor of mode ll")
+    add.add_argument("--reason", required=True, help="why the job fails today, and what will remove the entry")
+    add.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
+    _common(add)
+    rm = action.add_parser("remove", help="delete the config's entries (of this mode and flavor)")
+    rm.add_argument("target", metavar="ID")
+    rm.add_argument("--mode", choices=MODES, help="only entries of this mode")
+    rm.add_argument("--flavor", choices=(*FLAVORS, "-", "*"), help="only entries with this flavor (- or * included)")
+    _common(rm)
 
 
 # ---- numerics (issue 10 item 4): the kernels run on the CPU executor against NumPy references

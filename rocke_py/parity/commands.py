@@ -522,6 +522,24 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return fuzz_command.run(args, _root(args), _engines(args), sys.stdout)
 
 
+def cmd_gaps(args: argparse.Namespace) -> int:
+    """``gaps add|remove``: a refusal is one line and exit 1; a file it cannot edit, exit 2."""
+    from rocke_py.parity import gaps_edit
+
+    root = _root(args)
+    try:
+        if args.gaps_action == "add":
+            if args.timeout <= 0:
+                raise UsageError("--timeout needs a positive number of seconds")
+            return gaps_edit.run_add(
+                root, args.target, args.mode, args.flavor, args.reason, _engines(args), args.timeout, sys.stdout
+            )
+        return gaps_edit.run_remove(root, args.target, args.mode, args.flavor, sys.stdout)
+    except gaps_edit.GapsRefused as e:
+        print(f"rocke-parity gaps {args.gaps_action}: refused: {e}", file=sys.stderr)
+        return EXIT_FAIL
+
+
 _GATE_COMMANDS = {"gate": cmd_gate, "golden": cmd_golden}
 _COMMANDS = {
     "merge": cmd_merge,
@@ -532,6 +550,7 @@ _COMMANDS = {
     "check-llvm": cmd_check_llvm,
     "numerics": cmd_numerics,
     "fuzz": cmd_fuzz,
+    "gaps": cmd_gaps,
 }
 
 

@@ -7,7 +7,9 @@ job exactly as the gate does (the same statuses: one verdict per config, the gol
 known gaps). It prints one line per job, then the first failing job in detail: both outcomes,
 the status and which engine still matches the golden entry, the first divergent line with
 context from each side, the first stage that diverges, a unified diff capped at 200 lines, both
-sha256s, the known-gap evidence and the repro commands. ``--canonical`` renumbers SSA names first (:mod:`canon`), so a
+sha256s, the job's known_gaps.toml entry (a whole ``[[gap]]`` block whose reason is a
+placeholder the gate refuses until it is filled in; ``rocke-parity gaps add`` writes it with a
+reason) and the repro commands. ``--canonical`` renumbers SSA names first (:mod:`canon`), so a
 pure renumbering reads "identical after canonical renumbering". A C engine crash is re-run
 under gdb for its own frames (``backtrace``), as the gate re-runs a job listed as a CRASH gap,
 so that the printed entry pins the frame the gate will see.
@@ -26,8 +28,9 @@ from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, f
 from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes, resolve_id
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
+from rocke_py.parity.gaps_edit import entry_toml
 from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references, verdict_splits
-from rocke_py.parity.known_gaps import evidence_toml
+from rocke_py.parity.known_gaps import PLACEHOLDER_REASON
 from rocke_py.parity.runner import EngineInfo, JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
@@ -295,10 +298,15 @@ def _diff_in_pool(
 
 
 def _gap_entry(p, v: Verdict) -> None:
-    p("to list it as a known gap (parity_configs/known_gaps.toml, with a reason):")
-    p(f'  config = "{v.job.config}"  mode = "{v.job.mode}"  flavor = "{v.job.flavor}"')
-    for ln in evidence_toml(v.status, dict(v.evidence)).splitlines():
-        p(f"  {ln}")
+    """The job's known_gaps.toml entry, whole: valid TOML, with a reason the gate refuses until
+    it is replaced (so that pasting it unread cannot make the gate pass)."""
+    job = v.job
+    flavor = f" --flavor {job.flavor}" if job.flavor != NO_FLAVOR else ""
+    p(f'to list it as a known gap: rocke-parity gaps add {job.config} --mode {job.mode}{flavor} --reason "..."')
+    p("or append this entry to parity_configs/known_gaps.toml once its reason says why (the gate")
+    p("refuses the placeholder reason):")
+    p()
+    p(entry_toml(job.config, job.mode, job.flavor, v.status, PLACEHOLDER_REASON, dict(v.evidence)).rstrip("\n"))
 
 
 _EXTENSIONS = {"spec": "txt", "ir": "ir", "ll": "ll"}

@@ -18,11 +18,12 @@ and of the job it splits from. A listed job whose status and evidence are exactl
 KNOWN_GAP (passes, counted loudly); a listed job that now passes, or fails in any other way
 (another divergence, another signal, another function), fails the gate ("known gap no longer
 holds"). An entry that matches no job of a full run fails it; an entry without its evidence,
-naming a config that does not exist, without a reason, with an unknown key or status, or
-matching the same job as another entry is a run-level failure. GOLDEN_DRIFT, GOLDEN_MISSING
-and VERDICT_CHANGED cannot be listed: ``rocke-parity golden --update`` is the fix for those.
-``rocke-parity diff`` prints the evidence of a failing job; the gate's JSON report has every
-failing job's ``evidence``.
+naming a config that does not exist, without a reason (or with the placeholder reason that
+``rocke-parity diff`` prints), with an unknown key or status, or matching the same job as
+another entry is a run-level failure. GOLDEN_DRIFT, GOLDEN_MISSING and VERDICT_CHANGED cannot
+be listed: ``rocke-parity golden --update`` is the fix for those. ``rocke-parity diff`` prints
+a failing job's entry and ``rocke-parity gaps add`` writes it (:mod:`gaps_edit`); the gate's
+JSON report has every failing job's ``evidence``.
 
 Hashes of a run (:func:`run_sha256`): an emission's is the sha256 of its output; a rejection's
 (or an exception's) the sha256 of ``"<kind> <CODE>\n<message>"`` (``rejected E_X\n...``), so
@@ -76,6 +77,9 @@ _ALL_EVIDENCE = sorted({k for keys in EVIDENCE_KEYS.values() for k in keys})
 assert set(EVIDENCE_KEYS) == set(GAP_STATUSES), "every listable status needs its evidence keys"
 #: An evidence value that stands for "none": no stable engine, no stage note, no engine frame.
 NONE = "-"
+#: The reason ``rocke-parity diff`` prints in a ready-to-paste entry; the loader refuses it, so
+#: that an entry pasted without saying why it exists is a run-level failure, never a pass.
+PLACEHOLDER_REASON = "TODO: why this job fails today, and what will remove this entry"
 #: A frame line of a traceback (``File "x.py", line 3, in f``) or of a faulthandler dump
 #: (``File "x.py", line 3 in f``).
 _PY_FRAME = re.compile(r'^\s*File "[^"]*", line \d+,? in (\S+)')
@@ -241,11 +245,6 @@ def split_evidence(res: JobResult, reference: JobResult | None) -> dict[str, str
     }
 
 
-def evidence_toml(status: Status, evidence: Mapping[str, str]) -> str:
-    """The evidence as TOML lines, for pasting into a [[gap]] entry."""
-    return "\n".join([f'status = "{status.value}"', *(f'{k} = "{v}"' for k, v in evidence.items())])
-
-
 def mismatch_hint(gap: "KnownGap", evidence: Mapping[str, str]) -> str:
     """Why a CRASH entry's frame cannot match here, when it cannot: the run has no frame to show."""
     pinned = dict(gap.evidence).get("frame", NONE)
@@ -349,6 +348,12 @@ def loads(text: str, name: str, config_ids: set[str]) -> KnownGaps:
         cfg, mode, flavor, status, reason = (entry[k] for k in _KEYS)
         if not reason.strip():
             problems.append(f"{where} ({cfg}): the reason is empty; every known gap says why it exists")
+            continue
+        if reason.strip() == PLACEHOLDER_REASON:
+            problems.append(
+                f"{where} ({cfg}): the reason is still the placeholder rocke-parity diff prints; "
+                "say why the job fails today and what will remove the entry"
+            )
             continue
         if cfg not in config_ids:
             problems.append(f"{where}: no config {cfg!r}")

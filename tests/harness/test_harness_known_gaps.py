@@ -136,6 +136,12 @@ def test_evidence_must_be_a_string(tmp_path):
     assert g.gaps == () and "pins no evidence" in g.problems[0]
 
 
+def test_the_placeholder_reason_that_diff_prints_is_refused(tmp_path):
+    """An entry pasted from ``rocke-parity diff`` without saying why it exists cannot pass."""
+    g = load(tmp_path, [gap(reason=f"  {known_gaps.PLACEHOLDER_REASON} ")])
+    assert g.gaps == () and "reason is still the placeholder" in g.problems[0]
+
+
 def test_a_mismatch_names_each_pinned_value_whole_enough_to_tell_apart(tmp_path):
     """Hashes are cut to 16 digits (per engine, for a ``<py>+<c>`` pair); frames and stages whole."""
     g = load(tmp_path, [gap(status="CRASH")])
