@@ -131,14 +131,26 @@ def _git(root: Path, *args: str) -> str | None:
     return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
 
 
+#: Where an untracked file changes what the gate runs or judges; untracked files elsewhere (a
+#: shard's report written into the checkout, notes) do not make the tree dirty.
+UNDER_REVIEW = ("parity_configs/", "rocke_py/", "rocke_c/", "pyproject.toml")
+
+
 def git_state(root: Path) -> tuple[str | None, list[str]]:
-    """HEAD (``+dirty`` when anything tracked or untracked-and-not-ignored differs) and what differs."""
+    """HEAD (``+dirty`` when a tracked file differs, or an untracked file sits where it changes
+    the verdict: :data:`UNDER_REVIEW`) and what differs."""
     head = _git(root, "rev-parse", "HEAD")
     if head is None:
         return None, []
     status = _git(root, "status", "--porcelain=v1", "--untracked-files=all") or ""
-    dirty = sorted(line.rstrip() for line in status.splitlines() if line.strip())
+    dirty = sorted(line.rstrip() for line in status.splitlines() if _counts(line))
     return head.strip() + ("+dirty" if dirty else ""), dirty
+
+
+def _counts(line: str) -> bool:
+    if not line.strip():
+        return False
+    return not line.startswith("?? ") or line[3:].startswith(UNDER_REVIEW)
 
 
 def _file_sha(path: Path) -> str | None:

@@ -200,6 +200,10 @@ def test_the_fingerprint_names_what_is_dirty(checkout):
     assert str(dirty["commit"]).endswith("+dirty") and dirty["dirty"] == [" M parity_configs/known_gaps.toml"]
     assert dirty["known_gaps_sha256"] != clean["known_gaps_sha256"]
     assert dirty["golden_sha256"] == clean["golden_sha256"] and dirty["configs_sha256"] == clean["configs_sha256"]
+    (checkout / "s1.json").write_text("{}")  # a shard's report in the checkout: not under review
+    assert tree.fingerprint(checkout)["dirty"] == dirty["dirty"]
+    (checkout / "rocke_py" / "parity" / "new_module.py").write_text("")  # an untracked source is
+    assert "?? rocke_py/parity/new_module.py" in tree.fingerprint(checkout)["dirty"]
 
 
 def test_the_cache_location_follows_the_environment(monkeypatch, tmp_path):
