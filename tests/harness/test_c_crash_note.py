@@ -54,7 +54,10 @@ def gate(tmp_path, library: str, *args: str) -> tuple[subprocess.CompletedProces
 
 
 def test_a_c_crash_names_its_stage_and_is_one_group_per_stage(tmp_path, crash_at_lower, monkeypatch):
-    monkeypatch.setenv("PATH", "")  # no gdb: the note alone
+    # no gdb: the note alone; the compiler by its path (the bridge builds the tree's C engine, or
+    # finds it in the cache by a fingerprint that holds the compiler's identity)
+    monkeypatch.setenv("CC", shutil.which("cc") or "cc")
+    monkeypatch.setenv("PATH", "")
     done, doc = gate(tmp_path, crash_at_lower)
     assert done.returncode == 1
     crashed = [r for r in doc["jobs"] if r["status"] == "CRASH"]
