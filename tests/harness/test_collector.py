@@ -43,7 +43,7 @@ def test_the_parent_collects_rarely_and_a_worker_as_the_interpreter_does(tmp_pat
 def test_the_program_freezes_what_main_leaves_so_the_exit_does_not_walk_it(monkeypatch):
     scripts = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["rocke-parity"] == "rocke_py.parity.cli:entry"  # the console script is the program
-    monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.setattr(cli, "main", lambda replace_process=False: 3)
     gc.unfreeze()
     try:
         assert cli.entry() == 3
