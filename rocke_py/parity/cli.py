@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from pathlib import Path
 from typing import Sequence
 
 from rocke_py.fuzz import command as fuzz_command
 from rocke_py.parity import tree
 from rocke_py.parity.engines import DEFAULT_FLAVOR, FLAVORS, JOBS_PER_CONFIG, MODES, EngineSpec
 from rocke_py.parity.objects import text_store
-from rocke_py.parity.root import RootNotFound, find_root
+from rocke_py.parity.root import resolve_root
 from rocke_py.parity.runner import Pool, pool_size
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
@@ -46,12 +45,7 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from rocke_py.parity.version import version_line
 
-        given = getattr(namespace, "root", None)
-        try:
-            root = Path(given).resolve() if given else find_root()
-        except (RootNotFound, OSError):
-            root = None
-        print(version_line(parser.prog.split()[0], root))
+        print(version_line(parser.prog.split()[0], resolve_root(getattr(namespace, "root", None))))
         parser.exit()
 
 
@@ -296,8 +290,10 @@ def early_pool(args: argparse.Namespace) -> Pool | None:
         return None
     try:
         spec = EngineSpec.parse(args.engines) if args.engines else EngineSpec()
-        root = Path(args.root).resolve() if args.root else find_root()
-    except (ValueError, RootNotFound, OSError):
+    except ValueError:
+        return None
+    root = resolve_root(args.root)
+    if root is None:
         return None
     try:
         tree.ensure_c_engine(spec.c_emit)  # built here once, before the workers load it

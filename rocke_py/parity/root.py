@@ -21,3 +21,12 @@ def find_root(start: Path | None = None) -> Path:
         if (d / CONFIG_DIR).is_dir():
             return d
     raise RootNotFound(f"no {CONFIG_DIR}/ directory in {here} or any parent (use --root)")
+
+
+def resolve_root(given: str | None) -> Path | None:
+    """The tree a command works on: ``--root``'s directory (resolved), else the one found from the
+    working directory; None when none is found (the command reports that itself)."""
+    try:
+        return Path(given).resolve() if given else find_root()
+    except (RootNotFound, OSError):
+        return None

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from rocke_py.parity.root import CONFIG_DIR, RootNotFound, find_root
+from rocke_py.parity.root import CONFIG_DIR, resolve_root
 
 #: Set in a delegated run to the tree it was delegated to (a second delegation would loop).
 DELEGATED_ENV = "ROCKE_PARITY_TREE"
@@ -57,12 +57,8 @@ def _root_argument(argv: Sequence[str]) -> str | None:
 
 def tree_of(argv: Sequence[str]) -> Path | None:
     """The tree a command line works on, or None (none found: the command reports that itself)."""
-    given = _root_argument(argv)
-    try:
-        root = Path(given).resolve() if given else find_root()
-    except (RootNotFound, OSError):
-        return None
-    return root if root.is_dir() else None
+    root = resolve_root(_root_argument(argv))
+    return root if root is not None and root.is_dir() else None
 
 
 def delegation(argv: Sequence[str]) -> Path | None:

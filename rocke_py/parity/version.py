@@ -73,13 +73,6 @@ def engine_ids(spec: EngineSpec) -> dict[str, dict[str, str]]:
     }
 
 
-def git_commit(root: Path) -> str | None:
-    """HEAD of the repository at ``root`` (with ``+dirty`` when anything differs from it), or None."""
-    from rocke_py.parity.tree import git_state
-
-    return git_state(root)[0]
-
-
 def version_line(program: str, root: Path | None = None) -> str:
     """The version, the engines' build ids and, inside a tree, the tree's fingerprint."""
     from rocke_py.parity import tree
