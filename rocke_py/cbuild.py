@@ -139,14 +139,27 @@ class Sources:
 
 def read_sources(c_root: Path, bridge: Path | None = None) -> Sources:
     """The engine under ``c_root`` and the bridge that loads it (default: the one beside it)."""
-    files: dict[str, bytes] = {}
+    files = {name: path.read_bytes() for name, path in _source_paths(c_root, bridge)}
+    return Sources(c_root, files)
+
+
+def _source_paths(c_root: Path, bridge: Path | None = None) -> list[tuple[str, Path]]:
+    """Every file of the engine's build, by its name in the fingerprint."""
+    out = []
     for pattern in (f"{SRC_DIR}/*.c", f"{SRC_DIR}/*.h", f"{INCLUDE_DIR}/*.h"):
-        for f in sorted(c_root.glob(pattern)):
-            files[f.relative_to(c_root).as_posix()] = f.read_bytes()
+        out += [(f.relative_to(c_root).as_posix(), f) for f in sorted(c_root.glob(pattern))]
     bridge = bridge if bridge is not None else _bridge_beside(c_root)
     if bridge is not None and bridge.is_file():
-        files[BRIDGE] = bridge.read_bytes()
-    return Sources(c_root, files)
+        out.append((BRIDGE, bridge))
+    return out
+
+
+def _stat_signature(c_root: Path, cc: list[str]) -> tuple:
+    """What changes when any file of the build is edited, added or removed (or CC changes): a
+    process asks :func:`build` again (the command, then its forked workers) without reading and
+    hashing every source again while this stays the same."""
+    stats = [(name, os.stat(path)) for name, path in _source_paths(c_root)]
+    return (tuple(cc), *((n, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for n, st in stats))
 
 
 def _bridge_beside(c_root: Path) -> Path | None:
@@ -203,20 +216,23 @@ class Built:
         return build_id(self.fingerprint)
 
 
-_BUILT: dict[str, Built] = {}  # per process, by tree and fingerprint: workers forked after a build reuse it
+#: Per process, by C root: the last build and the stat signature of its files (workers forked
+#: after the command's build reuse it).
+_BUILT: dict[Path, tuple[tuple, Built]] = {}
 
 
 def build(c_root: Path, jobs: int | None = None) -> Built:
     """The extension of the C engine under ``c_root``, built if the cache does not hold it yet."""
     root = c_root.resolve()
+    cc = compiler()
+    signature = _stat_signature(root, cc)
+    memo = _BUILT.get(root)
+    if memo is not None and memo[0] == signature:
+        return memo[1]
     sources = read_sources(root)
     if not sources.units:
         raise BuildError(f"{root / SRC_DIR} holds no C source")
-    cc = compiler()
     fp = fingerprint(sources, cc)
-    memo = _BUILT.get(f"{root}\0{fp}")
-    if memo is not None:
-        return memo
     tag = hashlib.sha256(_python_tag().encode()).hexdigest()[:16]
     cache = cache_dir()
     lib = cache / "lib" / f"{fp}-{tag}" / f"{MODULE}{sysconfig.get_config_var('EXT_SUFFIX')}"
@@ -227,7 +243,7 @@ def build(c_root: Path, jobs: int | None = None) -> Built:
                 compiled = _build_into(lib, sources, cc, jobs)
                 _prune(cache)
     out = Built(lib, fp, compiled)
-    _BUILT[f"{root}\0{fp}"] = out
+    _BUILT[root] = (signature, out)
     return out
 
 
