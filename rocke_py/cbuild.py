@@ -216,23 +216,40 @@ class Built:
         return build_id(self.fingerprint)
 
 
-#: Per process, by C root: the last build and the stat signature of its files (workers forked
-#: after the command's build reuse it).
-_BUILT: dict[Path, tuple[tuple, Built]] = {}
+#: Per process, by C root: the stat signature of the build's files, the sources and their
+#: fingerprint as last read; and each build by root and fingerprint (workers forked after the
+#: command's build reuse both).
+_SEEN: dict[Path, tuple[tuple, Sources, str]] = {}
+_BUILT: dict[str, Built] = {}
+
+
+def current_fingerprint(c_root: Path) -> str:
+    """The fingerprint of the engine under ``c_root`` as its files are now."""
+    return _current(c_root.resolve(), compiler())[1]
+
+
+def _current(root: Path, cc: list[str]) -> tuple[Sources, str]:
+    """The sources and their fingerprint, read and hashed again only when a file changed."""
+    signature = _stat_signature(root, cc)
+    seen = _SEEN.get(root)
+    if seen is not None and seen[0] == signature:
+        return seen[1], seen[2]
+    sources = read_sources(root)
+    fp = fingerprint(sources, cc)
+    _SEEN[root] = (signature, sources, fp)
+    return sources, fp
 
 
 def build(c_root: Path, jobs: int | None = None) -> Built:
     """The extension of the C engine under ``c_root``, built if the cache does not hold it yet."""
     root = c_root.resolve()
     cc = compiler()
-    signature = _stat_signature(root, cc)
-    memo = _BUILT.get(root)
-    if memo is not None and memo[0] == signature:
-        return memo[1]
-    sources = read_sources(root)
+    sources, fp = _current(root, cc)
+    memo = _BUILT.get(f"{root}\0{fp}")
+    if memo is not None:
+        return memo
     if not sources.units:
         raise BuildError(f"{root / SRC_DIR} holds no C source")
-    fp = fingerprint(sources, cc)
     tag = hashlib.sha256(_python_tag().encode()).hexdigest()[:16]
     cache = cache_dir()
     lib = cache / "lib" / f"{fp}-{tag}" / f"{MODULE}{sysconfig.get_config_var('EXT_SUFFIX')}"
@@ -243,7 +260,7 @@ def build(c_root: Path, jobs: int | None = None) -> Built:
                 compiled = _build_into(lib, sources, cc, jobs)
                 _prune(cache)
     out = Built(lib, fp, compiled)
-    _BUILT[root] = (signature, out)
+    _BUILT[f"{root}\0{fp}"] = out
     return out
 
 

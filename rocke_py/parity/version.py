@@ -61,7 +61,7 @@ def build_id(emit_ref: str) -> str:
         from rocke_py import cbuild
 
         c_root = cbuild.package_c_root()
-        return cbuild.build_id(cbuild.fingerprint(cbuild.read_sources(c_root))) if c_root else "unknown"
+        return cbuild.build_id(cbuild.current_fingerprint(c_root)) if c_root else "unknown"
     files = _module_files(module)
     return _digest(files) if files else "unknown"
 
