@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,18 +28,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "support"))
+
+from repo_copy import copy_repository  # noqa: E402 - the tests' copy of the working tree
+
 TARGETS = {"c config": 4.0, "c full": 8.0, "py config": 2.0}
-
-
-def copy_tree(dest: Path) -> Path:
-    ls = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-    listed = subprocess.run(ls, cwd=REPO, capture_output=True, check=True).stdout.decode()
-    for rel in filter(None, listed.split("\0")):
-        src = REPO / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    return dest
 
 
 def gate(root: Path, env: dict[str, str], *args: str) -> float:
@@ -66,7 +58,7 @@ def main() -> int:
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
-        root = copy_tree(Path(tmp) / "repo")
+        root = copy_repository(Path(tmp) / "repo")
         env = dict(os.environ, PYTHONPATH=str(root), ROCKE_PARITY_CACHE=str(Path(tmp) / "cache"))
         env.pop("ROCKE_PARITY_TREE", None)
         cold = gate(root, env)  # the first build of every unit, then the whole gate

@@ -1,5 +1,6 @@
 """A copy of this repository's working tree (tracked and untracked-but-not-ignored files): a second
-checkout for the tests that gate another tree than the running package's."""
+checkout for the tests that gate another tree than the running package's, and for the benches
+that time a scratch copy (bench/bench_loop.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from layout import REPO
 
 
 def copy_repository(dest: Path) -> Path:
     """The tracked and untracked-but-not-ignored files of the working tree, copied into dest."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
+        import pytest  # only a test skips; a bench needs a checkout
+
         pytest.skip("not a git checkout: no file list to copy")
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
