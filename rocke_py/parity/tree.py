@@ -49,9 +49,12 @@ def has_own_package(root: Path) -> bool:
 
 
 def _root_argument(argv: Sequence[str]) -> str | None:
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--root")
-    known, _ = pre.parse_known_args(list(argv))
+    try:
+        known, _ = pre.parse_known_args(list(argv))
+    except argparse.ArgumentError:  # --root without a value: the command's own parser says so
+        return None
     return known.root
 
 

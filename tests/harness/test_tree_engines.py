@@ -183,6 +183,12 @@ def test_a_delegated_run_that_is_still_not_the_trees_own_is_refused(checkout, mo
     assert "imports rocke_py from" in capsys.readouterr().err
 
 
+def test_a_root_option_without_a_value_is_the_command_parsers_usage_error(capsys):
+    assert cli.main(["gate", "--root"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: rocke-parity gate") and "--root: expected one argument" in err
+
+
 def test_a_tree_without_engines_says_whose_engines_ran(tmp_path):
     (tmp_path / "parity_configs").symlink_to(REPO / "parity_configs")
     assert tree.delegation(["gate", "--root", str(tmp_path)]) is None
