@@ -29,7 +29,7 @@ from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes, resolve_id
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
 from rocke_py.parity.gaps_edit import entry_toml
-from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references, verdict_splits
+from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references
 from rocke_py.parity.known_gaps import PLACEHOLDER_REASON
 from rocke_py.parity.runner import EngineInfo, JobResult, Pool, WorkItem
 
@@ -223,7 +223,7 @@ def judge_target(pool: Pool, target: Target, root: Path | None, mode: str | None
     stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}
     manifest, gaps, cache = _load_context(root, target)
     rs = list(results.values())
-    splits, refs = verdict_splits(rs), split_references(rs)
+    refs = split_references(rs)
     verdicts = [
         judge(
             j,
@@ -234,7 +234,6 @@ def judge_target(pool: Pool, target: Target, root: Path | None, mode: str | None
             cache,
             "",
             None,
-            splits.get(id(r)),
             refs.get(id(r)),
         )
         for j, r in results.items()

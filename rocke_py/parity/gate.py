@@ -458,18 +458,17 @@ def judge(
     cache: ObjectCache | None,
     kernel_name: str,
     timeout: float | None,
-    split: str | None,
-    split_ref: JobResult | None = None,
+    split_ref: JobResult | None,
 ) -> Verdict:
     """One job's verdict: classification, one verdict per config, golden manifest, known gaps.
 
     ``manifest`` is None when golden.json could not be read (a run-level failure already).
-    ``split``: why the job's verdict departs from its config's; ``split_ref``: the job it departs
-    from (a VERDICT_SPLIT's evidence pins both)."""
+    ``split_ref``: the job whose verdict this job's departs from (:func:`split_references`), or
+    None; a VERDICT_SPLIT's reason names both, its evidence pins both."""
     base = classify(res, expect, timeout)
     status, reason = base.status, base.reason
-    if split is not None and status in _SPLITTABLE:
-        status, reason = Status.VERDICT_SPLIT, split
+    if split_ref is not None and status in _SPLITTABLE:
+        status, reason = Status.VERDICT_SPLIT, _split_reason(res, split_ref)
     entry = manifest.get(job.config, job.key) if manifest is not None else None
     if manifest is not None and status in (Status.IDENTICAL, Status.BOTH_REJECTED):
         now = entry_of(res.py[0])
@@ -798,7 +797,6 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
     expect = {c.id: c.expect for c in configs}
     cache = ObjectCache(run.root)
     spec_names = {r.item.key.config: kernel_name_of(r.text("py")) for r in results if r.item.key.mode == "spec"}
-    splits = verdict_splits(results)
     refs = split_references(results)
     matched: set[int] = set()
     for res in results:
@@ -807,8 +805,7 @@ def judge_all(run: GateRun, results: list[JobResult[Job]], configs: list[Config]
         if not kname and manifest is not None:
             prev = manifest.get(job.config, "spec")
             kname = prev.kernel_name if prev is not None else ""
-        split, ref = splits.get(id(res)), refs.get(id(res))
-        v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, split, ref)
+        v = judge(job, res, expect[job.config], manifest, gaps, cache, kname, run.timeout, refs.get(id(res)))
         if res.item.skip:
             v = dataclasses.replace(v, reason=f"{v.reason} [{res.item.skip} outputs from the cache]")
         if v.gap is not None:
