@@ -380,7 +380,8 @@ def _dirty_difference(mine: list[str], theirs: list[str]) -> str:
     a, b = (_show(x[i], 60) if i < len(x) else "nothing" for x in (mine, theirs))
     hint = ""
     if any(x.startswith("??") for x in (a, b)):
-        hint = "; an untracked file (such as an earlier shard's report written into the tree) makes it dirty"
+        under = ", ".join(tree.UNDER_REVIEW)
+        hint = f"; an untracked file under {under} makes the tree dirty"
     return f"{_TREE_LABELS['dirty']} differ ({a} vs {b}){hint}"
 
 
