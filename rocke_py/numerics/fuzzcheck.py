@@ -1,33 +1,43 @@
 """The fuzzer's numerics oracle (``rocke-parity fuzz --numerics``, docs/fuzzing.md).
 
 A generated config's problem is usually too large to execute case after case, so the check
-runs the kernel of its small variant (the same kernel knobs, the problem shrunk as ``numerics
---small`` shrinks it) through the Python engine and the executor, against the float64 NumPy
-convolution. A small variant that the engines reject (a filter wider than the shrunk input,
-say) cannot be checked and is no failure; anything else that is not exact — a wrong or
-unwritten element, a hazard, an executor error — is."""
+runs the kernel at the sizes of ``numerics --small`` (its small and edge variants: the same
+kernel knobs on small problems) through the Python engine and the executor, against the
+reference built from the config itself. A variant that the engines reject (a filter wider than
+the shrunk input, say) cannot be checked and is no failure; anything else that is not exact —
+a wrong or unwritten element, a hazard, a spec that disagrees with the config, an executor
+error — is."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from .check import check_config
-from .variants import small_variant
+from .check import Outcome, check_all_sizes
 
 
 def fuzz_check(config: bytes, emitted: str) -> Optional[str]:
-    """None when the small variant of ``config`` computes its convolution exactly; else why not.
+    """None when ``config`` computes its convolution exactly at the --small sizes; else why not.
 
-    ``emitted`` (the full-size output the fuzzer compared) is not executed: its small variant
-    is re-emitted instead."""
+    ``emitted`` (the full-size output the fuzzer compared) is not executed: the small sizes
+    are re-emitted instead."""
     try:
-        text = small_variant(config.decode("utf-8"))
+        outcomes = check_all_sizes("fuzz", config.decode("utf-8"), small=True)
     except (UnicodeDecodeError, ValueError):
         return None  # not a config the engines emit for: nothing to run
-    got = check_config("fuzz", text)
+    for got in outcomes:
+        why = failure(got)
+        if why is not None:
+            return f"{got.label} size: {why}"
+    return None
+
+
+def failure(got: Outcome) -> Optional[str]:
+    """Why one launch is not exact, or None (a rejected variant is no failure)."""
+    if got.mismatch:
+        return f"spec mismatch: {got.mismatch[0]}"
     if got.error is not None:
         return None if " rejected " in f" {got.error}" else f"executor: {got.error}"
-    if got.ok:
+    if got.ok or got.skipped:
         return None
     parts = [f"{got.wrong} of {got.elements} element(s) wrong (max error {got.max_error:g})"]
     if got.unwritten:

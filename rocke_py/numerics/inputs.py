@@ -1,10 +1,12 @@
-"""The buffers a kernel runs on and the answer it must give.
+"""The buffers a kernel runs on and the answer it must give, from the numerics side's own
+reading of the config (problem.py; docs/numerics.md §2).
 
 Integer inputs (the default) make the comparison bitwise: every value is a small integer and,
 where partial sums are rounded (a 16-bit split-K output, summed by packed atomics), the
 reduction operand is made sparse so that every partial sum is an integer the rounding type
-holds exactly. `real` inputs are normally distributed; the answer then carries a tolerance
-(docs/numerics.md §2)."""
+holds exactly. `real` inputs are normally distributed; the answer then carries a tolerance.
+The accumulator epilogue (bias, scale, relu, clamps) is applied in f32 to each value the
+kernel stores: under atomic split-K, to each slice's partial sum (docs/kernels.md §8)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import numpy as np
 from rocke_py.exec import reference as ref
 from rocke_py.exec.fp import round_to, to_f64
 from rocke_py.exec.reference import Conv
-from rocke_py.exec.spec_text import DTYPES, conv_of, sub_gemm_records
+
+from .problem import Problem, dgrad_records
 
 #: buffer names, A, B, D, by family (the kernels' params)
 NAMES = {"fwd": ("X", "W", "Y"), "wgrad": ("dY", "X", "dW"), "dgrad": ("dY", "W", "dX")}
@@ -48,15 +51,74 @@ class Case:
         spatial = "x".join(str(v) for v in c.size_in)
         filt = "x".join(str(v) for v in c.filt)
         group = f" g{c.groups}" if c.groups > 1 else ""
-        return f"N{c.n} {spatial} C{c.c} K{c.k} {filt}{group}"
+        degree = f" ks×{self.split_degree}" if self.split_degree else ""
+        return f"N{c.n} {spatial} C{c.c} K{c.k} {filt}{group}{degree}"
 
 
-def split_of(fields: dict[str, str], runtime_degree: int) -> tuple[int, Optional[int]]:
-    """(the number of partial sums per output, the launch's runtime degree or None)."""
-    split = int(fields.get("split_k", "1"))
-    if split == 0:
-        return runtime_degree, runtime_degree
-    return max(split, 1), None
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def parts_of(p: Problem, degree: Optional[int]) -> int:
+    """The number of partial sums per output element: split_k, or the runtime degree."""
+    if p.split_k == 0:
+        if not degree:
+            raise ValueError("a runtime split-K kernel needs a degree to launch with")
+        return degree
+    return max(1, p.split_k)
+
+
+def runtime_degrees(p: Problem) -> tuple[int, ...]:
+    """The degrees a runtime split-K kernel can be launched with (docs/numerics.md §2): each
+    slice is a whole number of K tiles and the slices cover exactly the K tiles
+    (`ks·ks_count` = roundup(wg_K, tile_k), docs/engine-contract.md §8.2), so the degree divides
+    the tile count; 1 is left out (no split)."""
+    tiles = ceil_div(p.out_pixels, p.tile_k)
+    return tuple(d for d in range(2, tiles + 1) if tiles % d == 0)
+
+
+def slice_width(p: Problem, parts: int) -> int:
+    """wgrad's K per slice: wg_K_padded / split_k (conv-semantics §10.1), or for a runtime
+    degree the width that makes `parts` slices cover the K tiles."""
+    wg_k = p.out_pixels
+    if p.split_k == 0:
+        return ceil_div(wg_k, p.tile_k) // parts * p.tile_k
+    return ceil_div(wg_k, p.tile_k * parts) * p.tile_k
+
+
+def wgrad_slice_of(p: Problem, parts: int) -> np.ndarray:
+    """The slice of each dY pixel (n, [do,] ho, wo): its flat index over the slice width."""
+    c = p.conv
+    width = slice_width(p, parts)
+    return (np.arange(p.out_pixels) // width).reshape((c.n, *c.size_out))
+
+
+def dgrad_slice_of(p: Problem, parts: int) -> np.ndarray:
+    """The slice of each W element's (k, y, x): conv-semantics §2.4 and §10.2, the reduction
+    index k_sub = (ydot·x_dot_slice + xdot)·kpg + k_out over the record's slice width."""
+    c = p.conv
+    (fy, fx), (sh, sw), (dh, dw) = c.filt, c.stride, c.dil
+    y_tilde, x_tilde = sh // np.gcd(sh, dh), sw // np.gcd(sw, dw)
+    out = np.zeros((c.k, fy, fx), dtype=np.int64)
+    k_out = np.arange(c.k) % c.kpg
+    for y in range(fy):
+        for x in range(fx):
+            y_dot_slice = ceil_div(fy - y % y_tilde, y_tilde)
+            x_dot_slice = ceil_div(fx - x % x_tilde, x_tilde)
+            gemm_k = y_dot_slice * x_dot_slice * c.kpg
+            width = ceil_div(gemm_k, p.tile_k * parts) * p.tile_k
+            k_sub = ((y // y_tilde) * x_dot_slice + x // x_tilde) * c.kpg + k_out
+            out[:, y, x] = k_sub // width
+    return out
+
+
+def slice_masks(p: Problem, parts: int) -> tuple[int, list[np.ndarray]]:
+    """(operand index, one 0/1 mask per slice over that operand) of an atomic split-K."""
+    if p.family == "wgrad":
+        slices = wgrad_slice_of(p, parts)[..., None]
+        return 0, [(slices == s).astype(np.float64) for s in range(parts)]
+    slices = dgrad_slice_of(p, parts)[..., None]
+    return 1, [(slices == s).astype(np.float64) for s in range(parts)]
 
 
 def reduction(family: str, conv: Conv) -> tuple[int, tuple[int, ...]]:
@@ -80,15 +142,14 @@ def sparse_mask(rng: np.random.Generator, shape: tuple[int, ...], axes: tuple[in
 
 
 def integer_operands(
-    rng: np.random.Generator, family: str, conv: Conv, shapes: tuple[tuple[int, ...], ...], limit: int
+    rng: np.random.Generator, family: str, conv: Conv, shapes: tuple[tuple[int, ...], ...], keep: int
 ) -> tuple[np.ndarray, np.ndarray]:
     a = rng.integers(-AMAX, AMAX + 1, size=shapes[0]).astype(np.float64)
     b = rng.integers(-AMAX, AMAX + 1, size=shapes[1]).astype(np.float64)
     length, (which, *axes) = reduction(family, conv)
-    keep = limit // (AMAX * AMAX)
-    if length > keep:  # any partial sum of `keep` terms is at most `limit`: exact
+    if length > keep:  # any partial sum of `keep` terms is at most keep·AMAX²
         ops = [a, b]
-        ops[which] = ops[which] * sparse_mask(rng, shapes[which], tuple(axes), keep)
+        ops[which] = ops[which] * sparse_mask(rng, shapes[which], tuple(axes), max(1, keep))
         a, b = ops
     return a, b
 
@@ -101,42 +162,85 @@ def reference(family: str, conv: Conv, a: np.ndarray, b: np.ndarray) -> np.ndarr
     return ref.conv_dgrad(conv, a, b)
 
 
-def build_case(fields: dict[str, str], real: bool = False, seed: int = 0, runtime_degree: int = 2) -> Case:
-    """The launch for the config whose mode `spec` text gave `fields`."""
-    family = fields["family"]
-    conv = conv_of(fields)
-    ea, eb, ed = (DTYPES[fields[k]] for k in ("dtype_a", "dtype_b", "dtype_d"))
-    parts, degree = split_of(fields, runtime_degree)
-    shapes = {
-        "fwd": (conv.x_shape(), conv.w_shape(), conv.y_shape()),
-        "wgrad": (conv.y_shape(), conv.x_shape(), conv.w_shape()),
-        "dgrad": (conv.y_shape(), conv.w_shape(), conv.x_shape()),
-    }[family]
+def stored_values(p: Problem, a: np.ndarray, b: np.ndarray, parts: int) -> list[np.ndarray]:
+    """What the kernel adds into each output element: one f32 value per slice, the epilogue
+    applied to that slice's (exact) partial sum; rounded to dtype_d first when a 16-bit
+    atomic adds it."""
+    ed = p.elem("d")
+    if parts == 1:
+        return [p.epilogue.apply(reference(p.family, p.conv, a, b))]
+    which, masks = slice_masks(p, parts)
+    values = []
+    for mask in masks:
+        ops = [a, b]
+        ops[which] = ops[which] * mask
+        v = p.epilogue.apply(reference(p.family, p.conv, *ops))
+        values.append(to_f64(round_to(v, ed), ed) if ed != "f32" else v.astype(np.float64))
+    return values
+
+
+def rounding_type(p: Problem, parts: int) -> str:
+    """The type every partial sum is rounded to: dtype_d when slices meet in atomics, else the
+    f32 accumulator."""
+    return p.elem("d") if parts > 1 else "f32"
+
+
+def shapes_of(p: Problem) -> tuple[tuple[int, ...], ...]:
+    c = p.conv
+    return {
+        "fwd": (c.x_shape(), c.w_shape(), c.y_shape()),
+        "wgrad": (c.y_shape(), c.x_shape(), c.w_shape()),
+        "dgrad": (c.y_shape(), c.w_shape(), c.x_shape()),
+    }[p.family]
+
+
+def launch_scalars(p: Problem, parts: int) -> dict[str, int]:
+    """The i32 kernel arguments beyond the buffer sizes, derived from the problem."""
+    if p.family == "dgrad":
+        return {"num_sub_gemms": int(dgrad_records(p).shape[0])}
+    if p.family == "wgrad" and p.split_k == 0:
+        scalars = {"ks": slice_width(p, parts)}
+        if p.conv.groups > 1:
+            scalars["ks_count"] = parts
+        return scalars
+    return {}
+
+
+def build_case(p: Problem, real: bool = False, seed: int = 0, degree: Optional[int] = None) -> Case:
+    """The launch for problem `p` (a runtime split-K kernel with `degree` slices)."""
+    family, conv = p.family, p.conv
+    ea, eb, ed = p.elem("a"), p.elem("b"), p.elem("d")
+    parts = parts_of(p, degree)
+    shapes = shapes_of(p)
     rng = np.random.default_rng(seed)
-    # partial sums are rounded to the output type when slices add up by atomics, else only
-    # the f32 accumulator rounds them
-    rounding = ed if parts > 1 else "f32"
+    limit = EXACT[rounding_type(p, parts)]
+    multiplier, addend = p.epilogue.magnitude(parts)
     if real:
         a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
     else:
-        a, b = integer_operands(rng, family, conv, shapes[:2], EXACT[rounding])
+        keep = (limit // max(1, multiplier) - addend) // (AMAX * AMAX)
+        a, b = integer_operands(rng, family, conv, shapes[:2], keep)
     a, b = to_f64(round_to(a, ea), ea), to_f64(round_to(b, eb), eb)  # what the kernel reads
-    exact = reference(family, conv, a, b)
-    want = to_f64(round_to(exact, ed), ed)
+    total = np.sum(stored_values(p, a, b, parts), axis=0)
+    want = to_f64(round_to(total, ed), ed)
+    magnitude = reference(family, conv, np.abs(a), np.abs(b))
+    bound = multiplier * magnitude + addend  # Σ over slices of |stored value|
     tolerance = None
-    if real:
-        # each of the `parts` roundings to ed and the f32 accumulation over the reduction
-        # errs by at most a unit roundoff times the sum of |terms| (a bound, not an estimate)
-        magnitude = reference(family, conv, np.abs(a), np.abs(b))
+    if real or float(bound.max(initial=0.0)) > limit:
+        # the f32 accumulation over the reduction errs by at most L·u·Σ|terms| (times the
+        # scale), each of the parts roundings to dtype_d and the final one by u(dtype_d) of
+        # the bound, the f32 epilogue by 2u of it: a bound, not an estimate
         length = reduction(family, conv)[0]
-        tolerance = (parts + 1) * UNIT[ed] * magnitude + length * UNIT["f32"] * magnitude
+        tolerance = (
+            abs(p.epilogue.scale) * length * UNIT["f32"] * magnitude
+            + (parts + 1) * UNIT[ed] * bound
+            + 2 * parts * UNIT["f32"] * bound
+        )
     atomic = parts > 1
     na, nb, nd = NAMES[family]
     d = np.zeros(shapes[2]) if atomic else np.full(shapes[2], np.nan)
     buffers = {na: round_to(a, ea), nb: round_to(b, eb), nd: round_to(d, ed)}
-    scalars: dict[str, int] = {}
     if family == "dgrad":
-        records = sub_gemm_records(fields)
-        buffers["sub_gemm_buf"] = records
-        scalars["num_sub_gemms"] = records.shape[0]
-    return Case(family, conv, buffers, scalars, degree, nd, ed, want, tolerance, not atomic)
+        buffers["sub_gemm_buf"] = dgrad_records(p)
+    runtime = parts if p.split_k == 0 else None
+    return Case(family, conv, buffers, launch_scalars(p, parts), runtime, nd, ed, want, tolerance, not atomic)

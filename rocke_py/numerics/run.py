@@ -1,22 +1,31 @@
-"""`rocke-parity numerics [ID...]`: every selected emitting config checked, in parallel over
-worker processes, one table row per config (docs/numerics.md §3)."""
+"""`rocke-parity numerics [ID...]`: every selected emitting config checked at each of its check
+sizes, in parallel over worker processes, one table row per launch (docs/numerics.md §3).
+
+The workers die with the command (the kernel SIGKILLs them when it dies, as the gate's do), a
+SIGTERM or SIGINT (which the command turns into an exception, runner.interrupts_raise) kills
+them at once and exits 128 + the signal, and `--json` is checked
+before any work and written atomically."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
 import json
+import multiprocessing
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Optional, TextIO
 
 from rocke_py.check.isa import select_configs
 from rocke_py.parity.configs import Config
+from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
+from rocke_py.parity.runner import die_with_parent, start_method
 
-from .check import Outcome, check_config
-from .variants import small_variant
+from .check import Outcome, check_all_sizes
 
-HEADER = ("config", "size", "max error", "wrong", "unwritten", "hazards", "seconds")
+HEADER = ("config", "at", "size", "max error", "wrong", "unwritten", "hazards", "seconds")
 
 
 def select(root: Path, ids: list[str]) -> list[Config]:
@@ -29,17 +38,21 @@ def select(root: Path, ids: list[str]) -> list[Config]:
     return chosen
 
 
-def check_one(cfg_id: str, data: bytes, engine: str, small: bool, real: bool) -> Outcome:
-    text = data.decode("utf-8")
-    return check_config(cfg_id, small_variant(text) if small else text, engine, real)
+def check_one(cfg_id: str, data: bytes, engine: str, small: bool, real: bool, shrink: bool) -> list[Outcome]:
+    return check_all_sizes(cfg_id, data.decode("utf-8"), engine, small, real, shrink=shrink)
 
 
 def row(o: Outcome) -> tuple[str, ...]:
+    head = (o.config, o.label, o.size)
+    if o.too_large is not None:
+        return head + ("SKIPPED", "-", "-", "-", f"{o.seconds:.2f}")
+    if o.mismatch:
+        return head + ("SPEC MISMATCH", "-", "-", "-", f"{o.seconds:.2f}")
     if o.error is not None:
-        return (o.config, o.size, "ERROR", "-", "-", "-", f"{o.seconds:.2f}")
+        return head + ("ERROR", "-", "-", "-", f"{o.seconds:.2f}")
     err = f"{o.max_error:.3g}" if o.max_error else ("0 (bitwise)" if o.bitwise else "0")
     hz = "; ".join(o.hazards) if o.hazards else "0"
-    return (o.config, o.size, err, str(o.wrong), str(o.unwritten), hz, f"{o.seconds:.2f}")
+    return head + (err, str(o.wrong), str(o.unwritten), hz, f"{o.seconds:.2f}")
 
 
 def print_table(outcomes: list[Outcome], out: TextIO) -> None:
@@ -49,8 +62,73 @@ def print_table(outcomes: list[Outcome], out: TextIO) -> None:
         cells = [c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]
         print("  ".join(cells).rstrip(), file=out)
     for o in outcomes:
+        where = f"{o.config} ({o.label}, {o.size})"
+        if o.too_large is not None:
+            print(f"SKIPPED {where}: too large to run: {o.too_large} (--shrink runs it smaller)", file=out)
+        for line in o.mismatch:
+            print(f"SPEC MISMATCH {where}: {line}", file=out)
         if o.error is not None:
-            print(f"ERROR {o.config}: {o.error}", file=out)
+            print(f"ERROR {where}: {o.error}", file=out)
+
+
+def check_json_destination(dest: Optional[str]) -> None:
+    """WriteError, before any work, for a --json destination that cannot be written: the checks
+    of fileio.check_destination, and a probe file in the destination's directory."""
+    if dest is None or dest == STDOUT:
+        return
+    check_destination(dest, "--json")
+    folder = Path(os.path.realpath(dest)).parent
+    if not folder.is_dir():
+        raise WriteError(f"cannot write --json {dest}: no directory {folder}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".numerics-probe-", dir=folder)
+    except OSError as e:
+        raise WriteError(f"cannot write --json {dest}: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def run_pool(configs: list[Config], workers: int, args: tuple) -> dict[str, list[Outcome]]:
+    """Each config checked in one of `workers` processes that die with this one; a worker that
+    dies (a crash, the OOM killer) fails the configs it had."""
+    outcomes: dict[str, list[Outcome]] = {}
+    ctx = multiprocessing.get_context(start_method())
+    pool = concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
+    try:
+        futures = {pool.submit(check_one, c.id, c.data, *args): c.id for c in configs}
+        for fut in concurrent.futures.as_completed(futures):
+            cfg_id = futures[fut]
+            try:
+                outcomes[cfg_id] = fut.result()
+            except concurrent.futures.process.BrokenProcessPool as e:
+                outcomes[cfg_id] = [died(cfg_id, args[0], str(e) or "a worker process died")]
+    except BaseException:
+        for child in multiprocessing.active_children():
+            child.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return outcomes
+
+
+def died(cfg_id: str, engine: str, why: str) -> Outcome:
+    return Outcome(cfg_id, engine, "?", True, 0, 0, 0.0, 0, (), 0.0, 0, error=f"worker died: {why}")
+
+
+def summary(ordered: list[Outcome], configs: int, engine: str, small: bool, real: bool, wall: float, workers: int):
+    failed = sorted({o.config for o in ordered if not o.ok and not o.skipped})
+    skipped = sum(1 for o in ordered if o.skipped)
+    kind = "real inputs, dtype tolerance" if real else "integer inputs, bitwise"
+    sizes = "small and edge sizes" if small else "shipped, small and edge sizes"
+    verdict = "OK" if not failed else "FAILED"
+    text = (
+        f"numerics {verdict}: {configs - len(failed)} of {configs} config(s) pass, {len(ordered)} launch(es)"
+        + (f", {skipped} skipped as too large" if skipped else "")
+        + f" ({engine} engine, {sizes}, {kind}); wall time {wall:.1f} s over {workers} process(es)"
+    )
+    return failed, text
 
 
 def run_numerics(
@@ -62,31 +140,23 @@ def run_numerics(
     jobs: Optional[int],
     json_path: Optional[str],
     out: TextIO,
+    shrink: bool = False,
 ) -> int:
     """Exit 0 when every config passes, 1 otherwise."""
     configs = select(root, ids)
+    check_json_destination(json_path)
     start = time.perf_counter()
     workers = max(1, min(jobs or 2, len(configs)))
-    outcomes: dict[str, Outcome] = {}
+    args = (engine, small, real, shrink)
     if workers == 1:
-        for c in configs:
-            outcomes[c.id] = check_one(c.id, c.data, engine, small, real)
+        outcomes = {c.id: check_one(c.id, c.data, *args) for c in configs}
     else:
-        with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-            futures = {pool.submit(check_one, c.id, c.data, engine, small, real): c.id for c in configs}
-            for fut in concurrent.futures.as_completed(futures):
-                outcomes[futures[fut]] = fut.result()
-    ordered = [outcomes[c.id] for c in configs]
+        outcomes = run_pool(configs, workers, args)
+    ordered = [o for c in configs for o in outcomes[c.id]]
     wall = time.perf_counter() - start
     print_table(ordered, out)
-    failed = [o.config for o in ordered if not o.ok]
-    kind = "real inputs, dtype tolerance" if real else "integer inputs, bitwise"
-    print(
-        f"numerics {'OK' if not failed else 'FAILED'}: {len(ordered) - len(failed)} of {len(ordered)} config(s) pass "
-        f"({engine} engine, {'--small' if small else 'shipped sizes'}, {kind}); "
-        f"wall time {wall:.1f} s over {workers} process(es)",
-        file=out,
-    )
+    failed, text = summary(ordered, len(configs), engine, small, real, wall, workers)
+    print(text, file=out)
     if failed:
         print(f"failing: {' '.join(failed)}", file=out)
     if json_path is not None:
@@ -99,8 +169,8 @@ def run_numerics(
             "configs": [dataclasses.asdict(o) | {"ok": o.ok} for o in ordered],
         }
         text = json.dumps(record, indent=1) + "\n"
-        if json_path == "-":
+        if json_path == STDOUT:
             print(text, end="", file=out)
         else:
-            Path(json_path).write_text(text)
+            write_output(json_path, text.encode(), "--json")
     return 0 if not failed else 1

@@ -260,8 +260,11 @@ def _numerics_parser(sub) -> None:
     nu.add_argument("ids", nargs="*", metavar="ID")
     nu.add_argument("--engine", choices=("py", "c"), default="py", help="the engine whose IR is run (default py)")
     nu.add_argument("--json", metavar="FILE", help="write the outcomes as JSON (- for standard output)")
-    nu.add_argument("--small", action="store_true", help="each config's small variant (batch <= 2, input <= 9x9)")
+    nu.add_argument("--small", action="store_true", help="only the small and edge sizes (not the shipped one)")
     nu.add_argument("--real", action="store_true", help="normally distributed inputs, compared within a dtype bound")
+    nu.add_argument(
+        "--shrink", action="store_true", help="run a size over the budget smaller instead of skipping it"
+    )
     nu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default 2)")
     _common(nu)
 

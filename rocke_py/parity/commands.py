@@ -49,7 +49,15 @@ def cmd_numerics(args: argparse.Namespace) -> int:
         raise UsageError("-j needs a positive number")
     try:
         return run_numerics(
-            _root(args), list(args.ids), args.engine, args.small, args.real, args.jobs, args.json, sys.stdout
+            _root(args),
+            list(args.ids),
+            args.engine,
+            args.small,
+            args.real,
+            args.jobs,
+            args.json,
+            sys.stdout,
+            shrink=args.shrink,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -170,7 +170,7 @@ def rare_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int) -> None:
     """Have the kernel SIGKILL this process when its parent dies (Linux); exit if it already has.
 
     The parent is the thread that started the worker: the pool starts workers from the thread
@@ -356,7 +356,7 @@ def _worker_main(
     parent_pid: int,
     store: TextStore | None,
 ) -> None:
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     gc.disable()  # while the engines load: their modules are kept for good, nothing to collect
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler

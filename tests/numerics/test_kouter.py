@@ -14,6 +14,7 @@ from rocke_py.exec.fp import to_f64
 from rocke_py.exec.spec_text import spec_fields
 from rocke_py.numerics.check import emit_text
 from rocke_py.numerics.inputs import build_case
+from rocke_py.numerics.problem import read_problem
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import small_variant
 from rocke_py.parity.newconfig import set_value
@@ -42,7 +43,7 @@ def test_the_k_outer_configs_are_found() -> None:
 def run(text: str):
     """(output as float64, [(block ids, A, B) per tile.mma call], the IR)."""
     ir = emit_text(text, "ir", "py")
-    case = build_case(spec_fields(emit_text(text, "spec", "py")), real=True, seed=7)
+    case = build_case(read_problem(text), real=True, seed=7)
     seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     result = run_kernel(ir, case.buffers, case.scalars, on_mma=lambda op, blocks, a, b: seen.append((blocks, a, b)))
     assert result.ok, [h.message() for h in result.hazards]

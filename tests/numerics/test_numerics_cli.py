@@ -10,9 +10,9 @@ import pytest
 from numerics_kit import REPO, config_path
 
 from rocke_py.exec.fp import to_f64
-from rocke_py.exec.spec_text import spec_fields
-from rocke_py.numerics.check import check_config, emit_text
+from rocke_py.numerics.check import check_config
 from rocke_py.numerics.inputs import EXACT, build_case, reduction
+from rocke_py.numerics.problem import read_problem
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import small_variant
 from rocke_py.parity.cli import main
@@ -45,8 +45,7 @@ def test_the_c_engine_and_real_inputs(cid: str) -> None:
 def test_sixteen_bit_split_k_inputs_keep_partial_sums_exact() -> None:
     """wgrad/09 (bf16 dW, split-K 4) at shipped size: the reduction (8·54·54 = 23,328 pixels) is thinned
     so that no partial sum passes 256, bf16's exact-integer bound."""
-    fields = spec_fields(emit_text(config_path("wgrad/09-split-k4-bf16-cshuffle").read_text(), "spec", "py"))
-    case = build_case(fields)
+    case = build_case(read_problem(config_path("wgrad/09-split-k4-bf16-cshuffle").read_text()))
     dy = to_f64(case.buffers["dY"], "bf16")
     nonzero_pixels = int((dy.reshape(-1, dy.shape[-1]) != 0).any(axis=1).sum())
     assert reduction("wgrad", case.conv)[0] == 23328
@@ -59,8 +58,8 @@ def test_cli_table_json_and_exit_codes(tmp_path, capsys) -> None:
     ids = ["fwd/03-pointwise-1x1", "dgrad/14-pointwise-stride2-zeros"]
     assert main(["numerics", *ids, "--small", "-j", "1", "--json", str(out), "--root", str(REPO)]) == 0
     text = capsys.readouterr().out
-    assert "numerics OK: 2 of 2" in text and "0 (bitwise)" in text
+    assert "numerics OK: 2 of 2 config(s) pass, 4 launch(es)" in text and "0 (bitwise)" in text
     record = json.loads(out.read_text())
-    assert record["passed"] and [c["config"] for c in record["configs"]] == ids
+    assert record["passed"] and [c["config"] for c in record["configs"]] == [i for i in ids for _ in range(2)]
     assert main(["numerics", "fwd/100-unknown-epilogue", "--root", str(REPO)]) == 2
     assert main(["numerics", "nope/00", "--root", str(REPO)]) == 2
