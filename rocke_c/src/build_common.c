@@ -1277,19 +1277,27 @@ void rk_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt
     per_row = rk_floordiv(s->tile_n, vec_c);
     for (p = 0; p < rk_ceildiv(chunks, block); p++) {
         rk_val chunk = rk_add_c(kc, kc->tid, p * block);
-        rk_val row = rk_div_c(kc, chunk, per_row);
-        rk_val cq = rk_mod_c(kc, chunk, per_row);
-        rk_val col = rk_mul_c(kc, cq, vec_c);
-        rk_val v = rk_b_smem_load(b, staging, row, col, vec_c,
-                                  rk_pow2_align(vec_c * eb, s->tile_n * eb));
-        rk_val gm = rk_b_add(b, kc->m0, row);
-        rk_val gn = rk_b_add(b, kc->n0, col);
-        rk_desc dd = desc_d(kc, gm, gn);
+        rk_val inside = NULL;
         if ((p + 1) * block > chunks) {
-            rk_val inside = rk_below(kc, chunk, chunks);
-            dd.valid = rk_b_and(b, dd.valid, inside);
+            /* a lane past the last chunk reads chunk 0, inside the staging tile, and stores nothing */
+            rk_val zero;
+            inside = rk_below(kc, chunk, chunks);
+            zero = rk_b_const_i32(b, 0);
+            chunk = rk_b_select(b, inside, chunk, zero);
         }
-        rk_store_d_value(kc, dd.off, dd.valid, v);
+        {
+            rk_val row = rk_div_c(kc, chunk, per_row);
+            rk_val cq = rk_mod_c(kc, chunk, per_row);
+            rk_val col = rk_mul_c(kc, cq, vec_c);
+            rk_val v = rk_b_smem_load(b, staging, row, col, vec_c,
+                                      rk_pow2_align(vec_c * eb, s->tile_n * eb));
+            rk_val gm = rk_b_add(b, kc->m0, row);
+            rk_val gn = rk_b_add(b, kc->n0, col);
+            rk_desc dd = desc_d(kc, gm, gn);
+            if (inside)
+                dd.valid = rk_b_and(b, dd.valid, inside);
+            rk_store_d_value(kc, dd.off, dd.valid, v);
+        }
     }
 }
 

@@ -976,6 +976,12 @@ def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec
     per_row = s.tile_n // vec_c
     for p in range(ceildiv(chunks, s.block_size)):
         chunk = add_c(kc, kc.tid, p * s.block_size)
+        inside = None
+        if (p + 1) * s.block_size > chunks:
+            # a lane past the last chunk reads chunk 0, inside the staging tile, and stores nothing
+            inside = below(kc, chunk, chunks)
+            zero = b.const_i32(0)
+            chunk = b.select(inside, chunk, zero)
         row = div_c(kc, chunk, per_row)
         cq = mod_c(kc, chunk, per_row)
         col = mul_c(kc, cq, vec_c)
@@ -983,8 +989,7 @@ def epilogue_cshuffle(kc: Kc, accs: list[Value], wt: WaveTile, desc_d: Desc, vec
         gm = b.add(kc.m0, row)
         gn = b.add(kc.n0, col)
         off, valid = desc_d(kc, gm, gn)
-        if (p + 1) * s.block_size > chunks:
-            inside = below(kc, chunk, chunks)
+        if inside is not None:
             valid = b.and_(valid, inside)
         store_d_value(kc, off, valid, v)
 
