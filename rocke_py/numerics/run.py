@@ -32,6 +32,8 @@ def select(root: Path, ids: list[str]) -> list[Config]:
     """The emitting configs named by `ids` (all of them when empty); ValueError for an
     unknown id or one that expects a rejection."""
     chosen = select_configs(root, ids)
+    if not chosen:
+        raise ValueError(f"no config expects emit under {root / 'parity_configs'}: nothing to run")
     for cfg in chosen:
         if not cfg.expect.emits:
             raise ValueError(f"{cfg.id} expects a rejection: it has no kernel to run")
@@ -78,8 +80,11 @@ def check_json_destination(dest: Optional[str]) -> None:
         return
     check_destination(dest, "--json")
     folder = Path(os.path.realpath(dest)).parent
-    if not folder.is_dir():
-        raise WriteError(f"cannot write --json {dest}: no directory {folder}")
+    if not folder.is_dir():  # a folder the write will create: its nearest existing ancestor decides
+        ancestor = next((a for a in folder.parents if a.is_dir()), Path("/"))
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise WriteError(f"cannot write --json {dest}: {ancestor} is not writable")
+        return
     try:
         fd, probe = tempfile.mkstemp(prefix=".numerics-probe-", dir=folder)
     except OSError as e:
