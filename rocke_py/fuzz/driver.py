@@ -121,7 +121,11 @@ def run_fuzz(
                 t0 = time.monotonic()
                 items = [it for c in cases for it in work_items(f"case-{c.index}", c.family, c.data, modes, c.flavor)]
                 results = pool.run(items, on_result=lambda r: progress.update(tally))
+                judged = 0
                 for k, c in enumerate(cases):
+                    if numerics is not None and k and time.monotonic() >= end:
+                        break  # the numerics oracle runs here, case by case: the budget ends the batch
+                    judged += 1
                     outcome = judge(results[k * len(modes) : (k + 1) * len(modes)], s.timeout, numerics)
                     tally.add(c, outcome)
                     if outcome.failed:
@@ -129,9 +133,9 @@ def run_fuzz(
                         seen[2] += 1
                         if key_count(c.text)[1] < key_count(seen[0].text)[1]:
                             seen[0], seen[1] = c, outcome  # the smallest case of a signature reduces best
-                i += n
+                i += judged
                 took = max(time.monotonic() - t0, 1e-3)
-                batch = max(pool.size, min(4096, int(n * _BATCH_SECONDS / took)))
+                batch = max(pool.size, min(4096, int(judged * _BATCH_SECONDS / took)))
                 progress.update(tally)
         finally:
             progress.close()

@@ -19,7 +19,7 @@ from rocke_py.exec import reference as ref
 from rocke_py.exec.fp import round_to, to_f64
 from rocke_py.exec.reference import Conv
 
-from .problem import Problem, dgrad_records
+from .problem import RECORD_FIELDS, Problem, dgrad_records
 
 #: buffer names, A, B, D, by family (the kernels' params)
 NAMES = {"fwd": ("X", "W", "Y"), "wgrad": ("dY", "X", "dW"), "dgrad": ("dY", "W", "dX")}
@@ -78,7 +78,7 @@ def runtime_degrees(p: Problem) -> tuple[int, ...]:
 
 
 def slice_width(p: Problem, parts: int) -> int:
-    """wgrad's K per slice: wg_K_padded / split_k (conv-semantics §10.1), or for a runtime
+    """wgrad's K per slice: wg_K_padded / split_k (docs/reference/conv-semantics.md §10.1), or for a runtime
     degree the width that makes `parts` slices cover the K tiles."""
     wg_k = p.out_pixels
     if p.split_k == 0:
@@ -162,19 +162,44 @@ def reference(family: str, conv: Conv, a: np.ndarray, b: np.ndarray) -> np.ndarr
     return ref.conv_dgrad(conv, a, b)
 
 
+def record_stored(p: Problem) -> np.ndarray:
+    """dgrad: the dX positions (n, hi, wi, c) some sub-GEMM record stores — rows
+    `d_h_offset + d_h_stride·t` (t < h_slice) crossed with its columns alike (conv-semantics
+    §2.5). The others get zero, from the zero phase or the caller (§13), never the epilogue."""
+    c = p.conv
+    hi, wi = c.size_in
+    stored = np.zeros((hi, wi), dtype=bool)
+    fields = {name: i for i, name in enumerate(RECORD_FIELDS)}
+    for r in dgrad_records(p):
+        rows = r[fields["d_h_offset"]] + r[fields["d_h_stride"]] * np.arange(r[fields["h_slice"]])
+        cols = r[fields["d_w_offset"]] + r[fields["d_w_stride"]] * np.arange(r[fields["w_slice"]])
+        rows, cols = rows[(rows >= 0) & (rows < hi)], cols[(cols >= 0) & (cols < wi)]
+        stored[np.ix_(rows, cols)] = True
+    return stored[None, :, :, None]
+
+
+def epilogue_of(p: Problem, acc: np.ndarray) -> np.ndarray:
+    """The f32 values the kernel stores for accumulators `acc`: the epilogue where a record
+    stores (every element outside dgrad), zero elsewhere."""
+    values = p.epilogue.apply(acc)
+    if p.family == "dgrad" and not p.epilogue.identity:
+        values = np.where(record_stored(p), values, np.float32(0))
+    return values
+
+
 def stored_values(p: Problem, a: np.ndarray, b: np.ndarray, parts: int) -> list[np.ndarray]:
     """What the kernel adds into each output element: one f32 value per slice, the epilogue
     applied to that slice's (exact) partial sum; rounded to dtype_d first when a 16-bit
     atomic adds it."""
     ed = p.elem("d")
     if parts == 1:
-        return [p.epilogue.apply(reference(p.family, p.conv, a, b))]
+        return [epilogue_of(p, reference(p.family, p.conv, a, b))]
     which, masks = slice_masks(p, parts)
     values = []
     for mask in masks:
         ops = [a, b]
         ops[which] = ops[which] * mask
-        v = p.epilogue.apply(reference(p.family, p.conv, *ops))
+        v = epilogue_of(p, reference(p.family, p.conv, *ops))
         values.append(to_f64(round_to(v, ed), ed) if ed != "f32" else v.astype(np.float64))
     return values
 
