@@ -255,9 +255,10 @@ def k_loop_trip(text: str) -> Iterator[Mutant]:
     """An scf.for's trip changed: upper bound one step lower or higher, lower bound one step
     higher (the first step skipped), or the step doubled."""
     ir = Ir(text)
+    split = "split-K" if split_k_kernel(ir)[0] else "no split-K"
     for kind, n, o in ir.of_kind("scf.for"):
         lb, ub, step, *inits = o.args
-        iv = o.attr("iv") or "?"
+        iv = f"{o.attr('iv') or '?'}, {split}"
         name = f"%mut_for{n}"
         variants = (
             ("ub-step", "arith.sub", ub, 1, "one step fewer"),
@@ -318,15 +319,20 @@ def weakened_async_wait(text: str) -> Iterator[Mutant]:
         count = o.attr("vmcnt")
         if count is None:
             continue
+        after = ir.ops[ir.ops.index(o) + 1].op if ir.ops.index(o) + 1 < len(ir.ops) else ""
+        then = " (then tile.sync)" if after == "tile.sync" else ""
         tail = o.tail.replace(f"vmcnt = i:{count}", f"vmcnt = i:{int(count) + 1}")
         yield from emit(
             ir,
             f"weakened-async-wait:{kind}#{n}:+1",
-            f"s_waitcnt #{n}: vmcnt {count} -> {int(count) + 1}",
+            f"s_waitcnt #{n}: vmcnt {count} -> {int(count) + 1}{then}",
             {o.index: [o.render(tail=tail)]},
         )
         yield from emit(
-            ir, f"weakened-async-wait:{kind}#{n}:removed", f"s_waitcnt #{n} (vmcnt {count}) removed", {o.index: []}
+            ir,
+            f"weakened-async-wait:{kind}#{n}:removed",
+            f"s_waitcnt #{n} (vmcnt {count}) removed{then}",
+            {o.index: []},
         )
 
 
@@ -488,7 +494,60 @@ def sample(text: str, cls: str, per_class: int, seed: int, salt: str = "") -> li
 # Equivalent mutants: (class, site) -> why no input tells the mutant from the original. A site
 # is "<config id> <mutant id>", or "* <description pattern>" for every config.
 
-EQUIVALENT: dict[tuple[str, str], str] = {}
+EQUIVALENT: dict[tuple[str, str], str] = {
+    # every config
+    ("off-by-one", r"* 2147483647 -> 2147483646$"): (
+        "the out-of-range offset of a masked load or store: the byte offset 2147483646 is past the "
+        "end of every buffer under 2^31 - 16 bytes (every config's, at every size), so the load "
+        "still reads zeros and the store is still dropped"
+    ),
+    ("k-loop-trip", r"* \(%k0, no split-K\): one step more$"): (
+        "the extra K step covers k in [K, K + tile_k): every A and B load checks k < K (the "
+        "record's gemm_k in dgrad) and reads zeros there, so it adds exact zeros to every "
+        "accumulator; without split-K the loop's bound is K itself (a split-K slice's extra step "
+        "reads the next slice's K instead: not covered here)"
+    ),
+    ("weakened-async-wait", r"* vmcnt 0\)? (-> 1 |removed )?\(then tile\.sync\)$"): (
+        "the last step's wait for all async loads (vmcnt 0) is followed by a full tile.sync, which "
+        "itself waits for every outstanding memory operation of the thread before its barrier: "
+        "nothing reads LDS between the two"
+    ),
+    # dgrad/14: a 1x1 filter, so one tilde record whose gemm_k is kpg = 64 = tile_k at every size
+    ("dropped-barrier", "dgrad/14-pointwise-stride2-zeros dropped-barrier:tile.sync#1"): (
+        "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = 64 = tile_k "
+        "at every N, Hi, Wi, so the loop runs once, and the default epilogue and the zero phase "
+        "after it touch no LDS"
+    ),
+    ("k-loop-trip", "dgrad/14-pointwise-stride2-zeros k-loop-trip:scf.for#0:step*2"): (
+        "the K loop runs from 0 to gemm_k = 64 = tile_k at every N, Hi, Wi: one step either way"
+    ),
+    ("off-by-one", "dgrad/14-pointwise-stride2-zeros off-by-one:arith.constant#11:-1"): (
+        "the record field at byte 28 (h_begin) is 0 at every size; the 4 bytes at 27 are w_slice's "
+        "top byte (w_slice < 2^24) and h_begin's three low bytes: 0 as well"
+    ),
+    ("off-by-one", "dgrad/14-pointwise-stride2-zeros off-by-one:arith.constant#13:+1"): (
+        "the field at byte 40 (x_dot = 1) only divides the tap index k / kpg, which is 0 for the "
+        "1x1 filter's one tap (k < gemm_k = kpg); read at 41 it is a_coeff_y's low byte (0xFF: "
+        "a_coeff_y = -1) times 2^24, nonzero, and 0 / x = 0 % x = 0"
+    ),
+    ("off-by-one", "dgrad/14-pointwise-stride2-zeros off-by-one:arith.constant#16:+1"): (
+        "the field at byte 52 (b_stride_y) only multiplies the tap row, 0 for the 1x1 filter"
+    ),
+    ("off-by-one", "dgrad/14-pointwise-stride2-zeros off-by-one:arith.constant#23:+1"): (
+        "the field at byte 84 (the split-K padded gemm_k) is loaded but not used without split-K"
+    ),
+    # the GEMM extent bound raised by one admits only the row past the last one
+    ("off-by-one", "wgrad/02-split-k4-fp16-cshuffle off-by-one:arith.constant#7:+1"): (
+        "wg_K (196 small, 198 edge) in the k < wg_K tests of the dY and X loads: k = wg_K is the "
+        "pixel past the last, whose dY offset wg_K·K + k_out is past the end of dY (reads 0), so "
+        "its products are 0"
+    ),
+    ("off-by-one", "fwd/04-async-c64 off-by-one:arith.constant#15:+1"): (
+        "M (162 small, 99 edge) in the m < M tests: m = M is image N, row 0, whose X offsets are at "
+        "or past N·Hi·Wi·C (reads 0; hi, wi are range-checked) and whose Y store at M·K is past "
+        "the end of Y (dropped)"
+    ),
+}
 
 
 def equivalence(config: str, mutant: Mutant) -> Optional[str]:
