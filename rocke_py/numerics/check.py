@@ -168,7 +168,7 @@ def check_config(
         if mutate is not None:
             kernel = mutate(kernel)
         return check_kernel(name, engine, case, kernel, start)
-    except (ValueError, ExecError, ReadError, ProblemError) as e:
+    except (ValueError, ExecError, ReadError, ProblemError, OverflowError) as e:
         return failed(name, engine, start, real, error=str(e))
     except MemoryError:
         return failed(name, engine, start, real, error="out of memory (a smaller size fits: --shrink)")

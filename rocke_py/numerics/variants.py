@@ -93,6 +93,8 @@ def edge_goals(p: Problem, avoid: set[int]) -> list[bool]:
         tiles = ceil_div(p.out_pixels, p.tile_k)
         goals.append(p.out_pixels % p.tile_k != 0 and p.out_pixels > 2 * p.tile_k)
         goals.append(slices_all_real(p))
+        if p.split_k > 1:  # the K loop of each slice runs more than once (a barrier, a step, a wait)
+            goals.append(ceil_div(p.out_pixels, p.tile_k * p.split_k) >= 2)
         if p.split_k == 0:  # a composite tile count gives several degrees
             goals.append(sum(1 for d in range(2, tiles) if tiles % d == 0) >= 1)
     return goals
