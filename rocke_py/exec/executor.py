@@ -18,7 +18,7 @@ from . import mma as mma_mod
 from .fp import bf16_bits
 from .hazards import Hazard, HazardLog
 from .ir_text import Kernel, Op, Region
-from .memory import LDS_ALIGN, Alloc, AsyncLoad, Buffer, Lds
+from .memory import LDS_ALIGN, Access, Alloc, AsyncLoad, Buffer, Lds
 from .reader import read_ir
 from .types import BYTES, IrType, parse_type
 
@@ -28,6 +28,7 @@ Step = Callable[["Chunk"], None]
 #: compares between two kernels.
 MmaObserver = Callable[[Op, np.ndarray, np.ndarray, np.ndarray], None]
 DEFAULT_CHUNK_THREADS = 1 << 15
+RECENT_MASKS = 4
 
 
 class ExecError(ValueError):
@@ -81,7 +82,9 @@ class Chunk:
         self.active = self.n
         self.all_lanes = np.arange(self.n)
         self.active_lanes = self.all_lanes
-        self.lds = Lds(count, prog.pool_bytes, prog.check)
+        self.recent_masks: list[tuple[np.ndarray, np.ndarray]] = []  # (mask, its lanes), newest last
+        self.lds = Lds(count, prog.pool_bytes, prog.check, self.wg, self.wave)
+        self.memo: list = [None] * prog.memo_count  # per memoized op: its last inputs and result
         self.queue: list[AsyncLoad] = []
         self.yielded: list = []
         self.ops = 0
@@ -90,9 +93,21 @@ class Chunk:
     def set_mask(self, mask: Optional[np.ndarray]) -> None:
         if mask is not None and mask.all():
             mask = None
-        self.mask = mask
-        self.active_lanes = self.all_lanes if mask is None else np.nonzero(mask)[0]
+        if mask is None:
+            self.mask, self.active_lanes = None, self.all_lanes
+        else:
+            self.mask, self.active_lanes = self.canonical(mask)
         self.active = self.active_lanes.size
+
+    def canonical(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A mask equal to a recent one becomes that one (the same objects), so that the
+        memoized accesses keyed on the active lanes hit again in the next loop iteration."""
+        for m, lanes in self.recent_masks:
+            if m is mask or np.array_equal(m, mask):
+                return m, lanes
+        entry = (mask, np.nonzero(mask)[0])
+        self.recent_masks = self.recent_masks[-(RECENT_MASKS - 1) :] + [entry]
+        return entry
 
     def lanes(self) -> np.ndarray:
         return self.active_lanes
@@ -113,16 +128,25 @@ class Chunk:
 def pick(x: np.ndarray, lanes: np.ndarray, n: int) -> np.ndarray:
     """x at the given lanes; x may be 0-d (or (k,) for a vector) and broadcast."""
     x = np.asarray(x)
-    return x[lanes] if x.ndim and x.shape[0] == n else np.broadcast_to(x, (lanes.size,) + x.shape)
+    if x.ndim and x.shape[0] == n:
+        return x if lanes.size == n else x[lanes]  # the lanes are sorted and distinct: all of them
+    return np.broadcast_to(x, (lanes.size,) + x.shape)
 
 
 def full(x: np.ndarray, n: int, tail: tuple[int, ...] = ()) -> np.ndarray:
-    return np.broadcast_to(np.asarray(x), (n,) + tail)
+    """x for every thread (read it only: it may be x itself or a broadcast view)."""
+    x = np.asarray(x)
+    if x.shape[:1] == (n,) and x.shape[1:] == tail:  # np.broadcast_to costs more than the op
+        return x
+    return np.broadcast_to(x, (n,) + tail)
 
 
 def as_granules(x: np.ndarray, t: IrType, lanes: np.ndarray, n: int) -> np.ndarray:
     """A register value (scalar or vector) at the lanes as (L, bytes/2) uint16."""
     tail = (t.n,) if t.kind == "vec" else ()
+    x = np.asarray(x)
+    if lanes.size == n and x.shape == (n,) + tail and x.flags.c_contiguous and x.itemsize >= 2:
+        return x.view(np.uint16).reshape(n, t.nbytes // 2)  # every thread's own value: a view
     v = np.ascontiguousarray(pick(full(x, n, tail), lanes, n))
     return v.view(np.uint8).reshape(lanes.size, t.nbytes).view(np.uint16)
 
@@ -164,6 +188,9 @@ class Program:
         self.position: dict[int, int] = {}  # region id -> the index of the op being compiled
         self.last_use: dict[int, tuple[int, int]] = {}  # slot -> (its region, the op after which it is dead)
         self.frees_of: dict[int, list[list[int]]] = {}  # region id -> per op, the slots dead after it
+        self.plans: dict[int, tuple[list, int]] = {}  # region id -> region_plan
+        self.loop_depth = 0  # while compiling: how many scf.for bodies enclose the op
+        self.memo_count = 0  # the memo entries a chunk holds (Chunk.memo)
         scope: dict[str, int] = {}
         for p in kernel.params:
             t = parse_type(p.value.type)
@@ -224,6 +251,14 @@ class Program:
                 return slot
         raise ExecError(f"{op.where()}: operand {name} is not visible")
 
+    def new_memo(self) -> Optional[int]:
+        """A memo entry for an op inside a loop (its inputs are often the same objects at
+        every iteration); None outside loops, where an op runs once per chunk."""
+        if self.loop_depth == 0:
+            return None
+        self.memo_count += 1
+        return self.memo_count - 1
+
     def compile_op(self, op: Op, ins: list[int], scopes):
         handler = OPS.get(op.name)
         if handler is None:
@@ -234,15 +269,37 @@ class Program:
 
     def run_region(self, ch: Chunk, compiled) -> None:
         rid, steps = compiled
-        frees = self.frees_of[rid]
+        plan = self.plans.get(rid)
+        if plan is None:
+            plan = self.plans[rid] = region_plan(steps, self.frees_of[rid])
+        runs, count = plan
+        # the mask is the same before each op of a region (nested regions restore it)
+        ch.ops += count
+        ch.thread_ops += count * ch.active
         env = ch.env
-        for step, dead in zip(steps, frees):
-            if step is not None:
-                step(ch)
-                ch.ops += 1
-                ch.thread_ops += ch.active
+        for step, dead in runs:
+            step(ch)
             for slot in dead:
                 env[slot] = None
+
+
+def region_plan(steps: list, frees: list[list[int]]) -> tuple[list[tuple[Step, tuple[int, ...]]], int]:
+    """Per op with a step: the step and the slots dead after it (an op without a step has
+    nothing to run and uses nothing at run time: its dead slots go with the op before),
+    and how many ops count."""
+    runs: list[tuple[Step, tuple[int, ...]]] = [(no_step, ())]
+    for step, dead in zip(steps, frees):
+        if step is not None:
+            runs.append((step, tuple(dead)))
+        elif dead:
+            runs[-1] = (runs[-1][0], runs[-1][1] + tuple(dead))
+    if not runs[0][1]:
+        runs.pop(0)
+    return runs, len(runs) - (runs[0][0] is no_step if runs else 0)
+
+
+def no_step(ch: "Chunk") -> None:
+    pass
 
 
 # ---- op semantics (docs/ir.md §4), one factory per op: (program, op, input slots, scopes)
@@ -253,9 +310,59 @@ def pure(fn: Callable) -> Callable:
     """An op computing its one result from its operands, the same on every thread."""
 
     def factory(prog: Program, op: Op, ins: list[int], scopes):
-        return produce(lambda ch: fn(*[ch.env[i] for i in ins]))
+        return produce(memoized(fn, ins, prog.new_memo()))
 
     return factory
+
+
+def memoized(fn: Callable, ins: list[int], memo: Optional[int]) -> Callable[["Chunk"], object]:
+    """The run of a pure op: fn of the operands. With a memo entry, operands that are the
+    same objects as at the last execution give the same result object (values are never
+    changed in place), which saves recomputing loop-invariant values at every iteration
+    and keeps their identity for the memoized LDS accesses."""
+    if len(ins) == 1:
+        (a_slot,) = ins
+        if memo is None:
+            return lambda ch: fn(ch.env[a_slot])
+
+        def run1(ch: Chunk):
+            a = ch.env[a_slot]
+            m = ch.memo[memo]
+            if m is not None and m[0] is a:
+                return m[1]
+            out = fn(a)
+            ch.memo[memo] = (a, out)
+            return out
+
+        return run1
+    if len(ins) == 2:
+        a_slot, b_slot = ins
+        if memo is None:
+            return lambda ch: fn(ch.env[a_slot], ch.env[b_slot])
+
+        def run2(ch: Chunk):
+            env = ch.env
+            a, b = env[a_slot], env[b_slot]
+            m = ch.memo[memo]
+            if m is not None and m[0] is a and m[1] is b:
+                return m[2]
+            out = fn(a, b)
+            ch.memo[memo] = (a, b, out)
+            return out
+
+        return run2
+
+    def run(ch: Chunk):
+        args = [ch.env[i] for i in ins]
+        m = ch.memo[memo] if memo is not None else None
+        if m is not None and len(m[0]) == len(args) and all(x is y for x, y in zip(m[0], args)):
+            return m[1]
+        out = fn(*args)
+        if memo is not None:
+            ch.memo[memo] = (args, out)
+        return out
+
+    return run
 
 
 def effect(run: Callable[[Chunk], None]):
@@ -298,16 +405,24 @@ def int_div(prog: Program, op: Op, ins, scopes):
     quotient = op.name == "arith.div"
 
     a_slot, b_slot = ins
+    memo = prog.new_memo()
 
     def run(ch: Chunk):
         a, b = ch.env[a_slot], ch.env[b_slot]
+        m = ch.memo[memo] if memo is not None else None
+        if m is not None and m[0] is a and m[1] is b:
+            return m[2]  # only a divisor without zeros is memoized: nothing to report
         zero = b == 0
         if np.any(zero):
             hit = full(zero, ch.n) if ch.mask is None else full(zero, ch.n) & ch.mask
             ch.report("division-by-zero", op, hit)
-            b = np.where(zero, np.ones_like(b), b)
+            q, r = tdiv(a, np.where(zero, np.ones_like(b), b))
+            return q if quotient else r
         q, r = tdiv(a, b)
-        return q if quotient else r
+        out = q if quotient else r
+        if memo is not None:
+            ch.memo[memo] = (a, b, out)
+        return out
 
     return produce(run)
 
@@ -481,9 +596,14 @@ def smem_addr(prog: Program, op: Op, ins, scopes):
     return produce(run)
 
 
-def lds_lanes(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int):
-    """The active lanes' granules of an n-element access at [row, col] of s, dropping (and
-    reporting) the lanes outside s or misaligned."""
+def at_lanes(x: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    """A per-thread array at the lanes (itself when they are all the threads)."""
+    return x if lanes.size == x.shape[0] else x[lanes]
+
+
+def lds_lanes(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int) -> tuple[Access, list]:
+    """The access of the active lanes to n elements at [row, col] of s, without the lanes
+    outside s or misaligned; and the reports those lanes make (kind, hit, over which lanes)."""
     lanes = ch.lanes()
     eb = BYTES[s.elem]
     element = pick(row, lanes, ch.n).astype(np.int64) * s.cols + pick(col, lanes, ch.n).astype(np.int64)
@@ -491,23 +611,41 @@ def lds_lanes(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int):
     outside = (element < 0) | (element + n > s.rows * s.cols)
     misaligned = (byte % max(align, 2)) != 0
     bad = outside | misaligned
+    reports = []
     if bad.any():  # one reduction on the common path, where no lane is bad
         if ch.prog.check:
-            ch.report("lds-bounds", op, outside, lanes)
-            ch.report("lds-misaligned", op, misaligned & ~outside, lanes)
+            reports = [("lds-bounds", outside, lanes), ("lds-misaligned", misaligned & ~outside, lanes)]
         keep = ~bad
         lanes, byte = lanes[keep], byte[keep]
-    gi = ch.lds.granule_index(ch.wg[lanes], byte, n * eb // 2)
-    return lanes, gi
+    wg = at_lanes(ch.wg, lanes)
+    acc = Access(lanes, ch.lds.first_granule(wg, byte), n * eb // 2, wg, at_lanes(ch.wave, lanes))
+    return acc, reports
 
 
-def lds_read(ch: Chunk, op: Op, s: Alloc, row, col, n: int, align: int) -> tuple[np.ndarray, np.ndarray]:
+def lds_access(ch: Chunk, op: Op, memo: Optional[int], s: Alloc, row, col, n: int, align: int) -> Access:
+    """lds_lanes, reported; memoized while s, row, col and the active lanes are the same
+    objects (the access's reports are made again at every execution)."""
+    lanes = ch.active_lanes
+    m = ch.memo[memo] if memo is not None else None
+    if m is not None and m[0] is s and m[1] is row and m[2] is col and m[3] is lanes:
+        acc, reports = m[4], m[5]
+        acc.reused = True
+    else:
+        acc, reports = lds_lanes(ch, op, s, row, col, n, align)
+        if memo is not None:
+            ch.memo[memo] = (s, row, col, lanes, acc, reports)
+    for kind, hit, over in reports:
+        ch.report(kind, op, hit, over)
+    return acc
+
+
+def lds_read(ch: Chunk, op: Op, memo: Optional[int], s: Alloc, row, col, n: int, align: int):
     """(lanes, values (L, n)) of an LDS read."""
-    lanes, gi = lds_lanes(ch, op, s, row, col, n, align)
-    data, found = ch.lds.read(gi, ch.wg[lanes], ch.wave[lanes])
+    acc = lds_access(ch, op, memo, s, row, col, n, align)
+    data, found = ch.lds.read(acc)
     for kind, hit in found.items():
-        ch.report(kind, op, hit, lanes)
-    return lanes, np.ascontiguousarray(data).view(np.dtype(parse_type(s.elem).dtype)).reshape(lanes.size, n)
+        ch.report(kind, op, hit, acc.lanes)
+    return acc.lanes, data.view(np.dtype(parse_type(s.elem).dtype)).reshape(acc.lanes.size, n)
 
 
 def scatter_result(ch: Chunk, lanes: np.ndarray, values: np.ndarray, t: IrType) -> np.ndarray:
@@ -523,9 +661,10 @@ def scatter_result(ch: Chunk, lanes: np.ndarray, values: np.ndarray, t: IrType) 
 def smem_load(prog: Program, op: Op, ins, scopes):
     t = parse_type(op.results[0].type)
     n, align = int(op.attrs["n"]), int(op.attrs.get("align", 1))
+    memo = prog.new_memo()
 
     def run(ch: Chunk):
-        lanes, values = lds_read(ch, op, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, align)
+        lanes, values = lds_read(ch, op, memo, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, align)
         return scatter_result(ch, lanes, values, t)
 
     return produce(run)
@@ -534,14 +673,14 @@ def smem_load(prog: Program, op: Op, ins, scopes):
 def smem_store(prog: Program, op: Op, ins, scopes):
     t = parse_type(prog_type(prog, scopes, op, 3))
     align = int(op.attrs.get("align", 1))
+    memo = prog.new_memo()
 
     def run(ch: Chunk) -> None:
-        s: Alloc = ch.env[ins[0]]
-        lanes, gi = lds_lanes(ch, op, s, ch.env[ins[1]], ch.env[ins[2]], t.n, align)
-        data = as_granules(ch.env[ins[3]], t, lanes, ch.n)
-        found = ch.lds.write(gi, data, ch.wg[lanes], ch.wave[lanes])
+        acc = lds_access(ch, op, memo, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], t.n, align)
+        data = as_granules(ch.env[ins[3]], t, acc.lanes, ch.n)
+        found = ch.lds.write(acc, data)
         for kind, hit in found.items():
-            ch.report(kind, op, hit, lanes)
+            ch.report(kind, op, hit, acc.lanes)
 
     return effect(run)
 
@@ -568,11 +707,12 @@ def transpose_read(prog: Program, op: Op, ins, scopes):
     t = parse_type(op.results[0].type)
     wide = op.name == "tile.ds_read_tr16_b128"
     n = 8 if wide else 4
+    memo = prog.new_memo()
 
     def run(ch: Chunk):
-        if prog.check:
+        if prog.check and ch.mask is not None:
             ch.report("partial-wave", op, partial_waves(ch))
-        lanes, fetched = lds_read(ch, op, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, 2 * n)
+        lanes, fetched = lds_read(ch, op, memo, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, 2 * n)
         runs = scatter_result(ch, lanes, fetched, IrType("vec", t.elem, n))
         if wide:
             res = runs.reshape(-1, 8, 8).transpose(0, 2, 1).reshape(ch.n, 8)
@@ -593,7 +733,7 @@ def mma_op(prog: Program, op: Op, ins, scopes):
         raise ExecError(f"{op.where()}: {lay.op_id} needs wave{lay.wave}, the kernel has wave{prog.wave}")
 
     def run(ch: Chunk):
-        if prog.check:
+        if prog.check and ch.mask is not None:  # without a mask every wave is whole
             ch.report("partial-wave", op, partial_waves(ch))
         a = full(ch.env[ins[0]], ch.n, (lay.frag,) if lay.frag > 1 else ())
         b = full(ch.env[ins[1]], ch.n, (lay.frag,) if lay.frag > 1 else ())
@@ -622,47 +762,47 @@ def async_load(prog: Program, op: Op, ins, scopes):
                 ch.report("not-uniform", op, differs)
         off = pick(ch.env[ins[2]], lanes, ch.n).astype(np.int64)
         raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), width)
-        byte = pick(base, lanes, ch.n).astype(np.int64) + ch.lane[lanes].astype(np.int64) * width
+        byte = pick(base, lanes, ch.n).astype(np.int64) + at_lanes(ch.lane, lanes).astype(np.int64) * width
         inside = np.zeros(lanes.size, dtype=bool)
         for a in prog.allocs:  # a lane's copy must fall inside one allocation
             inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)
         ch.report("lds-bounds", op, ~inside, lanes)
-        lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
-        gi = np.zeros((ch.n, width // 2), dtype=np.int64)
-        data = np.zeros((ch.n, width // 2), dtype=np.uint16)
-        gi[lanes] = ch.lds.granule_index(ch.wg[lanes], byte, width // 2)
-        data[lanes] = np.ascontiguousarray(raw).view(np.uint16)
+        if not inside.all():
+            lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
+        wg = at_lanes(ch.wg, lanes)
+        acc = Access(lanes, ch.lds.first_granule(wg, byte), width // 2, wg, at_lanes(ch.wave, lanes))
+        data = np.ascontiguousarray(raw).view(np.uint16)
         active = np.zeros(ch.n, dtype=bool)
         active[lanes] = True
         if ch.lds.track:
-            # lanes copy to distinct granules (a lane's bytes are its own), so a plain fancy
-            # update counts each once; np.add.at is far slower
-            ch.lds.pending[gi[lanes].reshape(-1)] += 1
-            ch.lds.in_flight += gi[lanes].size
-        ch.queue.append(AsyncLoad(op.where(), active, gi, data, ch.lds.epoch[ch.wg].copy()))
+            # a fancy update counts a granule two lanes copy to once (np.add.at is far slower)
+            ch.lds.scatter(ch.lds.pending, acc, ch.lds.gather(ch.lds.pending, acc) + 1)
+            ch.lds.in_flight += data.size
+        ch.queue.append(AsyncLoad(op.where(), active, acc, data, ch.lds.epoch[wg]))
 
     return effect(run)
 
 
 def land(ch: Chunk, op: Optional[Op], keep: int) -> None:
     """Lands, for each active thread, all but its `keep` most recent async loads."""
-    exec_mask = np.ones(ch.n, dtype=bool) if ch.mask is None else ch.mask
+    exec_mask = None if ch.mask is None else ch.mask
     later = np.zeros(ch.n, dtype=np.int32)
     for entry in reversed(ch.queue):
-        now = entry.active & exec_mask & (later >= keep)
+        now = entry.active & (later >= keep)
+        if exec_mask is not None:
+            now &= exec_mask
         later += entry.active
         if not now.any():
             continue
-        lanes = np.nonzero(now)[0]
-        gi = entry.gi[lanes]
+        acc, data, issued = entry.landing(now[entry.acc.lanes])
         lds = ch.lds
         if lds.track:
-            lds.pending[gi.reshape(-1)] -= 1
-            lds.in_flight -= gi.size
-        found = lds.write(gi, entry.data[lanes], ch.wg[lanes], ch.wave[lanes], entry.issued[lanes])
+            lds.scatter(lds.pending, acc, lds.gather(lds.pending, acc) - 1)
+            lds.in_flight -= data.size
+        found = lds.write(acc, data, issued)
         if op is not None:
             for kind, hit in found.items():
-                ch.report(kind, op, hit, lanes)
+                ch.report(kind, op, hit, acc.lanes)
         entry.active = entry.active & ~now
     ch.queue = [e for e in ch.queue if e.active.any()]
 
@@ -754,7 +894,9 @@ def scf_for(prog: Program, op: Op, ins, scopes):
     pre = {iv_name: prog.new_slot(None, "i32", -1)}
     for arg in op.attrs["iter_args"]:
         pre[arg["name"]] = prog.new_slot(None, arg["type"], -1)
+    prog.loop_depth += 1
     body = prog.compile_region(op.regions[0], scopes, pre)
+    prog.loop_depth -= 1
     yield_op = op.regions[0].ops[-1] if op.regions[0].ops else None
     if yield_op is None or yield_op.name != "scf.yield":
         raise ExecError(f"{op.where()}: the loop body does not end with scf.yield")

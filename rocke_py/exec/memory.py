@@ -31,18 +31,37 @@ class Buffer:
         # per byte, 0 or the serial of the non-atomic store that wrote it
         self.written = np.zeros(self.data.size, dtype=np.int64) if track_writes else None
         self.serial = 1
+        self._windows: dict[int, np.ndarray] = {}
 
     def result(self) -> np.ndarray:
         return self.data[: self.size].view(self.dtype).reshape(self.shape).copy()
 
+    def windows(self, width: int) -> np.ndarray:
+        """Every run of `width` bytes as one item (overlapping, read only): a lane's load is
+        one fancy index instead of `width`."""
+        view = self._windows.get(width)
+        if view is None:
+            item = np.dtype((np.void, width))
+            view = np.ndarray((self.data.size - width + 1,), item, buffer=self.data, strides=(1,))
+            view.flags.writeable = False
+            self._windows[width] = view
+        return view
+
     def gather(self, off: np.ndarray, limit: np.ndarray, width: int) -> np.ndarray:
         """(L, width) bytes at byte offsets off (int64, per lane); bytes outside [0, limit) read 0."""
-        addr = off[:, None] + np.arange(width, dtype=np.int64)
-        inside = (addr >= 0) & (addr < limit[:, None])
-        if inside.all():
-            return np.take(self.data, addr)
-        out = np.take(self.data, np.where(inside, addr, 0))
-        out[~inside] = 0
+        whole = (off >= 0) & (off + width <= limit)
+        if whole.all():  # (np.take would copy the overlapping view whole)
+            return self.windows(width)[off].view(np.uint8).reshape(off.size, width)
+        out = np.zeros((off.size, width), dtype=np.uint8)
+        at = np.flatnonzero(whole)
+        out[at] = self.windows(width)[off[at]].view(np.uint8).reshape(at.size, width)
+        part = np.flatnonzero(~whole & (off < limit) & (off + width > 0))
+        if part.size:  # lanes with some bytes inside: byte by byte
+            addr = off[part, None] + np.arange(width, dtype=np.int64)
+            inside = (addr >= 0) & (addr < limit[part, None])
+            bytes_ = np.take(self.data, np.where(inside, addr, 0))
+            bytes_[~inside] = 0
+            out[part] = bytes_
         return out
 
     def scatter(self, off: np.ndarray, limit: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -107,17 +126,91 @@ class Alloc:
         return self.rows * self.cols * BYTES[self.elem]
 
 
+MAX_BLOCK = 16  # granules moved as one item by the block gathers (the pools are padded to it)
+
+
+def run_block(first: np.ndarray, count: int) -> int:
+    """The largest power of two (at most MAX_BLOCK) dividing count and every run's first
+    granule: the runs are then whole blocks, gathered as one void item each, which costs a
+    fraction of a per-granule fancy index."""
+    block = min(count & -count, MAX_BLOCK)
+    if block > 1 and first.size:
+        low = int(np.bitwise_or.reduce(first))
+        if low:
+            block = min(block, low & -low)
+    return block
+
+
+class Access:
+    """The granules one LDS access touches: lane i (of `lanes`) its run first[i] ..
+    first[i]+count-1 of the chunk's pools. Built once per distinct address (the executor
+    keeps it while the addresses stay the same objects), with what only depends on them."""
+
+    def __init__(self, lanes: np.ndarray, first: np.ndarray, count: int, wg: np.ndarray, wave: np.ndarray) -> None:
+        self.lanes = lanes
+        self.first = first
+        self.count = count
+        self.wg = wg
+        self.wave = wave
+        self.block = run_block(first, count)
+        per = count // self.block
+        rows = first // self.block
+        self.rows = rows if per == 1 else rows[:, None] + np.arange(per, dtype=np.int64)
+        self._gi: np.ndarray | None = None
+        self.version = -1  # the Lds.version its stamps are of
+        self.stamp = np.zeros(0, dtype=np.int32)
+        self._stamp_runs: np.ndarray | None = None
+        # per (lane, granule): another wave's lane of this access reads the same granule and
+        # comes later in lane order (static: lanes of one workgroup share its epoch); those
+        # flat positions and their granules
+        self.cross: np.ndarray | None = None
+        self.cross_at = np.zeros(0, dtype=np.int64)
+        self.cross_gi = np.zeros(0, dtype=np.int64)
+        self.initialized = False  # every granule was written (a shadow never unwrites)
+        self.reused = False  # the executor runs it again (then what is static is kept)
+
+    @property
+    def gi(self) -> np.ndarray:
+        """(L, count) flat granule indices."""
+        if self._gi is None:
+            if self.count == 1:
+                self._gi = self.first.reshape(-1, 1)
+            else:
+                self._gi = self.first[:, None] + np.arange(self.count, dtype=np.int64)
+        return self._gi
+
+    def flat(self, at: np.ndarray) -> np.ndarray:
+        """The granules at flat positions `at` of an (L, count) array."""
+        if self.count & (self.count - 1):
+            return np.take(self.gi, at)
+        shift = self.count.bit_length() - 1  # a power of two: no integer division
+        return self.first[at >> shift] + (at & (self.count - 1))
+
+    def stamp_runs(self) -> np.ndarray:
+        """The lanes' stamps repeated over their runs, (L, count) contiguous."""
+        if self._stamp_runs is None:
+            self._stamp_runs = np.repeat(self.stamp, self.count).reshape(-1, self.count)
+        return self._stamp_runs
+
+
 class Lds:
     """The LDS pools of a chunk's workgroups, one row of granules per workgroup. Shadows (when
     tracked), as stamps epoch·64 + wave (epoch: the workgroup's barrier interval): the last
     write (-1: never written); the last read, and the last interval in which two waves read;
     and the async writes still in flight."""
 
-    def __init__(self, workgroups: int, pool_bytes: int, track: bool) -> None:
+    def __init__(
+        self, workgroups: int, pool_bytes: int, track: bool, thread_wg: np.ndarray, thread_wave: np.ndarray
+    ) -> None:
+        self.thread_wg = thread_wg  # per thread of the chunk: its workgroup, its wave in it
+        self.thread_wave = thread_wave
+        self._thread_stamps = (-1, np.zeros(0, dtype=np.int32))  # (version, stamps)
         self.granules = max(pool_bytes // 2, 1)
         size = workgroups * self.granules
+        size += -size % MAX_BLOCK  # whole blocks (the tail is never addressed)
         self.data = np.full(size, POISON, dtype=np.uint16)
         self.epoch = np.zeros(workgroups, dtype=np.int32)
+        self.version = 0  # counts barriers: the stamps an Access computed stay valid until then
         self.track = track
         self.in_flight = 0  # granules with an async write pending (none: no check)
         if track:
@@ -125,57 +218,179 @@ class Lds:
             self.read_by = np.full(size, -1, dtype=np.int32)
             self.read_twice = np.full(size, -1, dtype=np.int32)
             self.pending = np.zeros(size, dtype=np.int16)
+        # per workgroup, the epoch of a read (a write) in it, or later: an interval in which
+        # no workgroup read (wrote) skips the checks that need such a read (write). Marked
+        # for all the workgroups at once, which only costs a check, never misses one.
+        self.last_read = np.full(workgroups, -1, dtype=np.int32)
+        self.last_write = np.full(workgroups, -1, dtype=np.int32)
+        # the same as Python flags: some workgroup may have read (written) in its current
+        # interval; every workgroup is marked at its current epoch
+        self.read_open = self.write_open = False
+        self.read_marked = self.write_marked = False
+        self._runs: tuple[int, dict[int, np.ndarray]] = (-1, {})  # (version, count -> thread stamp runs)
+
+    def mark_read(self) -> None:
+        if not self.read_marked:
+            self.last_read[:] = self.epoch
+            self.read_marked = self.read_open = True
+
+    def mark_write(self) -> None:
+        if not self.write_marked:
+            self.last_write[:] = self.epoch
+            self.write_marked = self.write_open = True
+
+    def first_granule(self, wg: np.ndarray, byte: np.ndarray) -> np.ndarray:
+        """Flat granules of byte addresses (even) in each lane's workgroup pool."""
+        return wg * self.granules + byte // 2
 
     def granule_index(self, wg: np.ndarray, byte: np.ndarray, count: int) -> np.ndarray:
         """(L, count) flat granules from byte addresses (even) in each lane's workgroup pool."""
-        first = wg * self.granules + byte // 2
-        return first[:, None] + np.arange(count, dtype=np.int64)
+        return self.first_granule(wg, byte)[:, None] + np.arange(count, dtype=np.int64)
 
-    def stamps(self, wg: np.ndarray, wave: np.ndarray) -> np.ndarray:
-        return (self.epoch[wg] * 64 + wave).astype(np.int32)
+    def thread_stamps(self) -> np.ndarray:
+        """Every thread's stamp (T,) int32, recomputed only after a barrier."""
+        version, stamps = self._thread_stamps
+        if version != self.version:
+            stamps = (self.epoch[self.thread_wg] * 64 + self.thread_wave).astype(np.int32)
+            self._thread_stamps = (self.version, stamps)
+        return stamps
 
-    def read(self, gi: np.ndarray, wg: np.ndarray, wave: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """The granules gi (L, c) read by lanes of waves `wave` (in their workgroup); with
-        tracking, per lane: never written, written by another wave in this interval, in flight."""
-        data = np.take(self.data, gi)
+    def stamps(self, acc: Access) -> np.ndarray:
+        """The access's lanes' stamps (L,) int32."""
+        if acc.version != self.version:
+            every = self.thread_stamps()
+            if acc.lanes.size == every.size:  # every thread: the runs are shared too
+                acc.stamp = every
+                acc._stamp_runs = self.thread_stamp_runs(acc.count)
+            else:
+                acc.stamp = every[acc.lanes]
+                acc._stamp_runs = None
+            acc.version = self.version
+        return acc.stamp
+
+    def thread_stamp_runs(self, count: int) -> np.ndarray:
+        """Every thread's stamp repeated over a run of count granules, (T, count)."""
+        version, runs = self._runs
+        if version != self.version:
+            runs = {}
+            self._runs = (self.version, runs)
+        if count not in runs:
+            runs[count] = np.repeat(self.thread_stamps(), count).reshape(-1, count)
+        return runs[count]
+
+    @staticmethod
+    def gather(arr: np.ndarray, acc: Access) -> np.ndarray:
+        """arr at the access's granules, (L, count)."""
+        if acc.block == 1:
+            return np.take(arr, acc.gi)
+        items = arr.view(np.dtype((np.void, acc.block * arr.itemsize)))
+        return np.take(items, acc.rows).view(arr.dtype).reshape(acc.first.size, acc.count)
+
+    @staticmethod
+    def scatter(arr: np.ndarray, acc: Access, values: np.ndarray) -> None:
+        """arr at the access's granules = values (L, count), in lane order (the last lane wins)."""
+        if acc.block == 1:
+            arr[acc.gi] = values
+            return
+        item = np.dtype((np.void, acc.block * arr.itemsize))
+        src = np.ascontiguousarray(values, dtype=arr.dtype).view(item).reshape(acc.rows.shape)
+        arr.view(item)[acc.rows] = src
+
+    def read(self, acc: Access) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The access's granules (L, c) read by its lanes; with tracking, per lane: never
+        written, written by another wave in this interval, in flight."""
+        data = self.gather(self.data, acc)
         if not self.track:
             return data, {}
-        stamp = self.stamps(wg, wave)[:, None]
-        w = np.take(self.written, gi)
-        uninit = w < 0
-        race = (w >> 6 == stamp >> 6) & (w != stamp)
+        stamp = self.stamps(acc)
+        col = stamp[:, None]
         found = {}
-        if (uninit | race).any():  # one reduction on the common path
-            found = {"lds-uninit": uninit.any(axis=1), "lds-race": race.any(axis=1)}
+        if not acc.initialized or self.write_open:
+            w = self.gather(self.written, acc)
+            # another wave's write in this interval: same epoch bits, other wave bits, i.e.
+            # 0 < w ^ stamp < 64 (an unwritten -1 gives a negative xor)
+            race = same_interval_other_wave(w, col)
+            uninit_any = bool(w.size) and int(w.min()) < 0
+            if uninit_any or race.any():  # one reduction on the common path
+                found = {"lds-uninit": (w < 0).any(axis=1), "lds-race": race.any(axis=1)}
+            acc.initialized = not uninit_any
         if self.in_flight:
-            found["async-early"] = (np.take(self.pending, gi) > 0).any(axis=1)
-        flat = gi.reshape(-1)
-        mine = np.broadcast_to(stamp, gi.shape).reshape(-1)
-        before = np.take(self.read_by, flat)
-        twice = (before >> 6 == mine >> 6) & (before != mine)
-        self.read_by[flat] = mine
-        twice |= np.take(self.read_by, flat) != mine  # another wave's lane read it in this op
+            found["async-early"] = (self.gather(self.pending, acc) > 0).any(axis=1)
+        # two waves reading a granule in one interval: before this read, or within it
+        earlier = self.read_open
+        twice = same_interval_other_wave(self.gather(self.read_by, acc), col) if earlier else None
+        self.scatter(self.read_by, acc, acc.stamp_runs())
+        self.mark_read()
+        if acc.reused:  # another wave's lane of this access reading the same granule: static
+            if acc.cross is None:
+                self.find_cross(acc)
+            if twice is None:
+                if acc.cross_at.size:
+                    self.read_twice[acc.cross_gi] = np.take(acc.stamp_runs(), acc.cross_at) >> 6
+                return data, found
+            if acc.cross_at.size:
+                twice |= acc.cross
+        else:
+            cross = self.gather(self.read_by, acc) != acc.stamp_runs()
+            twice = cross if twice is None else twice | cross
         if twice.any():
-            self.read_twice[flat[twice]] = mine[twice] >> 6
+            at = np.flatnonzero(twice)
+            self.read_twice[acc.flat(at)] = np.take(acc.stamp_runs(), at) >> 6
         return data, found
 
-    def write(
-        self, gi: np.ndarray, data: np.ndarray, wg: np.ndarray, wave: np.ndarray, since: np.ndarray | None = None
-    ) -> dict[str, np.ndarray]:
-        """Stores data (L, c) at gi; with tracking, per lane: read by another wave in this
-        interval (or, for an async write, since the interval it was issued in)."""
-        self.data[gi] = data
+    def find_cross(self, acc: Access) -> None:
+        """acc.cross, right after the access stored its stamps in read_by: a granule whose
+        stamp is not the lane's own was read by a later lane of another wave."""
+        acc.cross = self.gather(self.read_by, acc) != acc.stamp_runs()
+        acc.cross_at = np.flatnonzero(acc.cross)
+        acc.cross_gi = np.take(acc.gi, acc.cross_at)
+
+    def write(self, acc: Access, data: np.ndarray, since: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Stores data (L, c) at the access's granules; with tracking, per lane: read by
+        another wave in this interval (or, for an async write, since the interval it was
+        issued in)."""
+        self.scatter(self.data, acc, data)
         if not self.track:
             return {}
-        stamp = self.stamps(wg, wave)[:, None]
-        first = stamp >> 6 if since is None else since[:, None]
-        r = np.take(self.read_by, gi)
-        other_read = ((r >> 6 >= first) & ((r & 63) != (stamp & 63))) | (np.take(self.read_twice, gi) >= first)
-        self.written[gi] = np.broadcast_to(stamp, gi.shape)
-        return {"lds-race": other_read.any(axis=1)} if other_read.any() else {}
+        stamp = self.stamps(acc)
+        col = stamp[:, None]
+        found = {}
+        if since is None:
+            if self.read_open:
+                r = self.gather(self.read_by, acc)
+                twice = self.gather(self.read_twice, acc)
+                # the shadows never run ahead of the workgroup's epoch: ">= epoch" is "== epoch"
+                other_read = same_interval_other_wave(r, col) | (twice == col >> 6)
+                if other_read.any():
+                    found = {"lds-race": other_read.any(axis=1)}
+        elif since.size and int(self.last_read.max()) >= int(since.min()):  # a read since the issue
+            r = self.gather(self.read_by, acc)
+            twice = self.gather(self.read_twice, acc)
+            first = since[:, None]
+            other_read = ((r >> 6 >= first) & ((r & 63) != (col & 63))) | (twice >= first)
+            if other_read.any():
+                found = {"lds-race": other_read.any(axis=1)}
+        self.scatter(self.written, acc, acc.stamp_runs())
+        self.mark_write()
+        return found
 
     def barrier(self, workgroups: np.ndarray) -> None:
+        """The workgroups (distinct) pass a barrier."""
         self.epoch[workgroups] += 1
+        self.version += 1
+        self.read_marked = self.write_marked = False
+        if workgroups.size == self.epoch.size:  # every interval is new
+            self.read_open = self.write_open = False
+        else:
+            self.read_open = bool((self.last_read == self.epoch).any())
+            self.write_open = bool((self.last_write == self.epoch).any())
+
+
+def same_interval_other_wave(shadow: np.ndarray, stamp: np.ndarray) -> np.ndarray:
+    """shadow (a stamp, or -1) from the same barrier interval as stamp but another wave."""
+    x = shadow ^ stamp
+    x -= 1
+    return x.view(np.uint32) < 63
 
 
 @dataclass
@@ -184,6 +399,16 @@ class AsyncLoad:
 
     where: str
     active: np.ndarray  # (T,) the lanes whose copy has not landed
-    gi: np.ndarray  # (T, c) destination granules
-    data: np.ndarray  # (T, c)
-    issued: np.ndarray  # (T,) the epoch of each lane's workgroup at issue
+    acc: Access  # the destination granules of the lanes that issued a copy (L of them)
+    data: np.ndarray  # (L, c)
+    issued: np.ndarray  # (L,) the epoch of each lane's workgroup at issue
+
+    def landing(self, now: np.ndarray) -> tuple[Access, np.ndarray, np.ndarray]:
+        """The access, data and issue epochs of the lanes landing now (now: (L,) over acc's
+        lanes); the whole load's own when they all land together."""
+        if now.all():
+            return self.acc, self.data, self.issued
+        at = np.flatnonzero(now)
+        a = self.acc
+        acc = Access(a.lanes[at], a.first[at], a.count, a.wg[at], a.wave[at])
+        return acc, self.data[at], self.issued[at]
