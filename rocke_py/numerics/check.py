@@ -28,6 +28,9 @@ FLAVOR = "llvm22"  # modes spec and ir do not depend on the flavor
 #: several times over, the reference in float64)
 MAX_MULTIPLY_ADDS = 2_000_000_000
 MAX_ELEMENTS = 16_000_000
+#: ... and the threads the launch runs (workgroups × block size: the executor interprets every
+#: op once per chunk of them), 20× the largest shipped launch (dgrad/06, 200,704)
+MAX_THREADS = 4_000_000
 #: how many runtime split-K degrees one size is launched with
 MAX_DEGREES = 3
 
@@ -116,16 +119,20 @@ def check_kernel(name: str, engine: str, case: Case, ir: str, start: float, chec
     )
 
 
-def over_budget(p: Problem, max_macs: int = MAX_MULTIPLY_ADDS) -> Optional[str]:
-    """Why the problem is too large to run (more than `max_macs` multiply-adds, or
-    MAX_ELEMENTS), or None."""
+def over_budget(p: Problem, max_macs: int = MAX_MULTIPLY_ADDS, max_threads: int = MAX_THREADS) -> Optional[str]:
+    """Why the problem is too large to run (more than `max_macs` multiply-adds, MAX_ELEMENTS
+    buffer elements or `max_threads` threads at the largest launch), or None."""
     shapes = shapes_of(p)
     macs = int(np.prod(shapes[2])) * reduction(p.family, p.conv)[0]
     elements = sum(int(np.prod(s)) for s in shapes)
+    degrees = runtime_degrees(p) if p.split_k == 0 else (max(1, p.split_k),)
+    threads = p.workgroups(max(degrees, default=1)) * p.block_size
     if macs > max_macs:
         return f"{macs:,} multiply-adds, over the budget of {max_macs:,}"
     if elements > MAX_ELEMENTS:
         return f"{elements:,} buffer elements, over the budget of {MAX_ELEMENTS:,}"
+    if threads > max_threads:
+        return f"{threads:,} threads, over the budget of {max_threads:,}"
     return None
 
 
@@ -143,6 +150,7 @@ def check_config(
     degree: Optional[int] = None,
     mutate: Optional[Mutate] = None,
     max_macs: int = MAX_MULTIPLY_ADDS,
+    max_threads: int = MAX_THREADS,
 ) -> Outcome:
     """The config (its text) checked through `engine` at its own size; `ir` replaces the
     emitted IR, `mutate` edits it (a seeded fault); `degree` is the launch's runtime split-K
@@ -151,7 +159,7 @@ def check_config(
     try:
         fields = spec_fields(emit_text(config, "spec", engine))  # a rejection stops here
         problem = read_problem(config)
-        too_large = over_budget(problem, max_macs)
+        too_large = over_budget(problem, max_macs, max_threads)
         if too_large is not None:
             return failed(name, engine, start, real, too_large=too_large)
         mismatch = disagreements(problem, fields)
@@ -216,6 +224,7 @@ def check_all_sizes(
     mutate: Optional[Mutate] = None,
     shrink: bool = False,
     max_macs: int = MAX_MULTIPLY_ADDS,
+    max_threads: int = MAX_THREADS,
 ) -> list[Outcome]:
     """The config checked at each of its check sizes (variants.check_sizes) and, for a runtime
     split-K kernel, at several degrees each: one Outcome per launch. `shrink`: a size over the
@@ -229,6 +238,8 @@ def check_all_sizes(
             except ProblemError:
                 pass
         for degree in launches(text):
-            o = check_config(name, text, engine, real, seed, degree=degree, mutate=mutate, max_macs=max_macs)
+            o = check_config(
+                name, text, engine, real, seed, degree=degree, mutate=mutate, max_macs=max_macs, max_threads=max_threads
+            )
             out.append(dataclasses.replace(o, label=label))
     return out

@@ -15,8 +15,9 @@ from typing import Optional
 from .check import Outcome, check_all_sizes
 
 #: a generated config keeps its channels at the small sizes: one over this many multiply-adds
-#: is not run (no failure), so that one case cannot take the fuzzer's whole budget
+#: or threads is not run (no failure), so that one case cannot take the fuzzer's whole budget
 FUZZ_MAX_MULTIPLY_ADDS = 50_000_000
+FUZZ_MAX_THREADS = 250_000
 
 
 def fuzz_check(config: bytes, emitted: str) -> Optional[str]:
@@ -25,7 +26,9 @@ def fuzz_check(config: bytes, emitted: str) -> Optional[str]:
     ``emitted`` (the full-size output the fuzzer compared) is not executed: the small sizes
     are re-emitted instead."""
     try:
-        outcomes = check_all_sizes("fuzz", config.decode("utf-8"), small=True, max_macs=FUZZ_MAX_MULTIPLY_ADDS)
+        outcomes = check_all_sizes(
+            "fuzz", config.decode("utf-8"), small=True, max_macs=FUZZ_MAX_MULTIPLY_ADDS, max_threads=FUZZ_MAX_THREADS
+        )
     except (UnicodeDecodeError, ValueError):
         return None  # not a config the engines emit for: nothing to run
     for got in outcomes:

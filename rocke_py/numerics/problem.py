@@ -93,6 +93,7 @@ class Problem:
     tile_k: int
     warp_m: int
     warp_n: int
+    wave_size: int
 
     @property
     def taps(self) -> int:
@@ -105,6 +106,21 @@ class Problem:
 
     def elem(self, which: str) -> str:
         return ELEM[getattr(self, f"dtype_{which}")]
+
+    @property
+    def block_size(self) -> int:
+        return self.warp_m * self.warp_n * self.wave_size
+
+    def workgroups(self, parts: int) -> int:
+        """The launch grid's size (docs/kernels.md §2, §4) with `parts` split-K slices."""
+        c = self.conv
+        if self.family == "fwd":
+            tiles = ceil_div(self.out_pixels, self.tile_m) * ceil_div(c.kpg, self.tile_n)
+        elif self.family == "wgrad":
+            tiles = ceil_div(c.kpg, self.tile_m) * ceil_div(self.taps * c.cpg, self.tile_n)
+        else:
+            tiles = sum(int(r[1]) * int(r[2]) for r in dgrad_records(self))
+        return tiles * c.groups * parts
 
 
 def table(doc: dict[str, Any], name: str) -> dict[str, Any]:
@@ -216,6 +232,7 @@ def read_problem(text: str) -> Problem:
         tile_k,  # type: ignore[arg-type]
         integer(spec, "warp_m", 2),  # type: ignore[arg-type]
         integer(spec, "warp_n", 2),  # type: ignore[arg-type]
+        integer(spec, "wave_size", 64),  # type: ignore[arg-type]
     )
 
 
