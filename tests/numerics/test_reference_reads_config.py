@@ -237,7 +237,7 @@ def test_the_cli_reports_a_skipped_size(tmp_path, capsys) -> None:
 def test_a_launch_of_too_many_threads_is_skipped_not_run() -> None:
     """fwd with K = 4,194,304 output channels on one pixel: 4·10⁶ multiply-adds, but 65,536
     workgroups — the fuzzer once spent 146 s on it. The thread budget skips it at once."""
-    text = OVERSIZED.replace("N = 64\nHi = 224\nWi = 224", "N = 1\nHi = 1\nWi = 1").replace(
+    text = OVERSIZED.replace("N = 64\nHi = 224\nWi = 224\nC = 64", "N = 1\nHi = 1\nWi = 1\nC = 1").replace(
         "K = 64\nY = 3\nX = 3\npH = 1\npW = 1", "K = 4194304\nY = 1\nX = 1"
     )
     problem = read_problem(text)
