@@ -16,6 +16,17 @@ STRING_BODY = re.compile(r'((?:[^"\\]|\\.)*)"')
 ESCAPE = re.compile(r"\\.")
 UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n", "\\t": "\t"}
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+# the scans below as regexes (a character at a time in Python costs most of a read)
+NAME_TAIL = re.compile(r"[A-Za-z0-9_]*")
+PLAIN_TYPE = re.compile(r"[^ ,<>]*")
+UNTIL: dict[str, re.Pattern[str]] = {}
+
+
+def until_pattern(stops: str) -> re.Pattern[str]:
+    pattern = UNTIL.get(stops)
+    if pattern is None:
+        pattern = UNTIL[stops] = re.compile("[^" + re.escape(stops) + "]*")
+    return pattern
 
 
 class ReadError(ValueError):
@@ -51,17 +62,14 @@ class Cursor:
 
     def until(self, stops: str) -> str:
         start = self.pos
-        while self.pos < len(self.text) and self.text[self.pos] not in stops:
-            self.pos += 1
+        self.pos = until_pattern(stops).match(self.text, start).end()
         return self.text[start : self.pos]
 
     def value_name(self) -> str:
         if not self.at("%"):
             raise self.fail("expected a value name (%...)")
         start = self.pos
-        self.pos += 1
-        while self.pos < len(self.text) and self.text[self.pos] in NAME_CHARS:
-            self.pos += 1
+        self.pos = NAME_TAIL.match(self.text, start + 1).end()
         if self.pos == start + 1:
             raise self.fail("an empty value name")
         return self.text[start : self.pos]
@@ -69,6 +77,10 @@ class Cursor:
     def type_name(self) -> str:
         """A type: up to the first space or comma outside <...>."""
         start, depth = self.pos, 0
+        end = PLAIN_TYPE.match(self.text, start).end()
+        if end > start and (end == len(self.text) or self.text[end] in " ,"):  # no <...>
+            self.pos = end
+            return self.text[start:end]
         while self.pos < len(self.text):
             ch = self.text[self.pos]
             if ch == "<":

@@ -70,9 +70,14 @@ def conv_fwd(conv: Conv, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     xp = padded(conv, x)
     wg = w.astype(np.float64).reshape((conv.groups, conv.kpg) + w.shape[1:])
     y = np.zeros(conv.y_shape()[:-1] + (conv.groups, conv.kpg))
+    fast = exact_sums(xp, wg, conv.cpg * int(np.prod(conv.filt)))
     for tap in itertools.product(*[range(f) for f in conv.filt]):
         window = grouped(xp[(slice(None),) + tap_window(conv, tap)], conv.groups)
-        y += np.einsum("...gc,gkc->...gk", window, wg[(slice(None), slice(None)) + tap])
+        taps = wg[(slice(None), slice(None)) + tap]
+        if fast:
+            y += grouped_matmul(window, np.swapaxes(taps, 1, 2))
+        else:
+            y += np.einsum("...gc,gkc->...gk", window, taps)
     return y.reshape(conv.y_shape())
 
 
@@ -81,9 +86,17 @@ def conv_wgrad(conv: Conv, x: np.ndarray, dy: np.ndarray) -> np.ndarray:
     dyg = grouped(dy.astype(np.float64), conv.groups)
     dw = np.zeros((conv.groups, conv.kpg) + conv.filt + (conv.cpg,))
     spatial = "".join("dhw"[3 - len(conv.filt) :])
+    fast = exact_sums(xp, dyg, conv.n * int(np.prod(conv.size_out)))
+    rows = (-1, conv.groups)
+    dy_rows = np.ascontiguousarray(np.moveaxis(dyg.reshape(rows + (conv.kpg,)), 1, 0)) if fast else dyg
     for tap in itertools.product(*[range(f) for f in conv.filt]):
         window = grouped(xp[(slice(None),) + tap_window(conv, tap)], conv.groups)
-        dw[(slice(None), slice(None)) + tap] = np.einsum(f"n{spatial}gk,n{spatial}gc->gkc", dyg, window)
+        at = (slice(None), slice(None)) + tap
+        if fast:  # per group: dY rows (M, k) transposed @ window rows (M, c)
+            x_rows = np.moveaxis(window.reshape(rows + (conv.cpg,)), 1, 0)
+            dw[at] = np.matmul(np.swapaxes(dy_rows, 1, 2), x_rows) + 0.0  # -0 as np.einsum: +0
+        else:
+            dw[at] = np.einsum(f"n{spatial}gk,n{spatial}gc->gkc", dyg, window)
     return dw.reshape(conv.w_shape())
 
 
@@ -92,8 +105,37 @@ def conv_dgrad(conv: Conv, dy: np.ndarray, w: np.ndarray) -> np.ndarray:
     wg = w.astype(np.float64).reshape((conv.groups, conv.kpg) + w.shape[1:])
     size_pad = tuple(i + 2 * p for i, p in zip(conv.size_in, conv.pad))
     dxp = np.zeros((conv.n,) + size_pad + (conv.groups, conv.cpg))
+    fast = exact_sums(dyg, wg, conv.kpg * int(np.prod(conv.filt)))
     for tap in itertools.product(*[range(f) for f in conv.filt]):
         window = (slice(None),) + tap_window(conv, tap)
-        dxp[window] += np.einsum("...gk,gkc->...gc", dyg, wg[(slice(None), slice(None)) + tap])
+        taps = wg[(slice(None), slice(None)) + tap]
+        if fast:
+            dxp[window] += grouped_matmul(dyg, taps)
+        else:
+            dxp[window] += np.einsum("...gk,gkc->...gc", dyg, taps)
     inner = (slice(None),) + tuple(slice(p, p + i) for p, i in zip(conv.pad, conv.size_in))
     return dxp[inner].reshape(conv.x_shape())
+
+
+def grouped_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(..., g, i) @ (g, i, j) -> (..., g, j): one matrix product per group."""
+    lead, groups = a.shape[:-2], a.shape[-2]
+    rows = np.moveaxis(a.reshape(-1, groups, a.shape[-1]), 1, 0)  # (g, M, i)
+    out = np.matmul(rows, b)  # (g, M, j)
+    return np.moveaxis(out, 0, 1).reshape(lead + (groups, b.shape[-1]))
+
+
+def exact_sums(a: np.ndarray, b: np.ndarray, terms: int) -> bool:
+    """Whether every partial sum of up to `terms` products of a and b is an integer below
+    2^53, so exact in float64 whatever the order of the additions: then np.matmul (BLAS)
+    gives the very values np.einsum's own loop gives, many times faster. Any other input
+    (real values) keeps np.einsum and its order."""
+    bound = 1.0
+    for x in (a, b):
+        if x.size == 0:
+            return False
+        top = float(np.abs(x).max())
+        if not np.isfinite(top) or not np.array_equal(x, np.trunc(x)):
+            return False
+        bound *= top
+    return bound * terms < 2.0**53
