@@ -763,6 +763,8 @@ def async_load(prog: Program, op: Op, ins, scopes):
         off = pick(ch.env[ins[2]], lanes, ch.n).astype(np.int64)
         raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), width)
         byte = pick(base, lanes, ch.n).astype(np.int64) + at_lanes(ch.lane, lanes).astype(np.int64) * width
+        # the copy writes whole dwords: a byte address off a dword would land elsewhere
+        ch.report("lds-misaligned", op, byte % 4 != 0, lanes)
         inside = np.zeros(lanes.size, dtype=bool)
         for a in prog.allocs:  # a lane's copy must fall inside one allocation
             inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)

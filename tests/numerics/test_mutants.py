@@ -127,3 +127,15 @@ def test_equivalent_survivor_is_explained() -> None:
     mutant = next(m for m in mu.k_loop_trip(size_irs(cid)[0]) if m.id == mid)
     verdict = mu.judge(cid, text_of(cid), mutant)
     assert verdict.status == mu.EQUIV and "one step" in verdict.detail
+
+
+def test_an_async_copy_moved_off_its_dword_is_killed() -> None:
+    """fwd/04: the async copy's LDS base 8192 -> 8193. The executor used to round the byte
+    address down to its 2-byte granule, so the copy landed where it did and the mutant lived;
+    an async `.lds` copy's destination must be a multiple of 4 (lds-misaligned)."""
+    text = text_of("fwd/04-async-c64")
+    small = size_irs("fwd/04-async-c64")[0]
+    moved = [m for m in mu.CLASSES["off-by-one"](small) if m.description.endswith("8192 -> 8193")]
+    assert moved
+    outcomes = check_all_sizes("fwd/04", text, small=True, mutate=lambda ir: mu.mutate(moved[0].id, ir))
+    assert all(any(h.startswith("lds-misaligned at tile.async_buffer_load_lds") for h in o.hazards) for o in outcomes)
