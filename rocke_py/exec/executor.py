@@ -737,7 +737,7 @@ def mma_op(prog: Program, op: Op, ins, scopes):
             ch.report("partial-wave", op, partial_waves(ch))
         a = full(ch.env[ins[0]], ch.n, (lay.frag,) if lay.frag > 1 else ())
         b = full(ch.env[ins[1]], ch.n, (lay.frag,) if lay.frag > 1 else ())
-        c = full(ch.env[ins[2]], ch.n, (lay.c_len,))
+        c = np.asarray(ch.env[ins[2]])  # (T, c_len) or one (c_len,) row for every thread
         if prog.on_mma is not None:
             prog.on_mma(op, ch.blocks, a, b)
         d, replicas = mma_mod.mma(lay, a, b, c)
@@ -871,6 +871,8 @@ def vector_from_elements(prog: Program, op: Op, ins, scopes):
 def vector_concat(prog: Program, op: Op, ins, scopes):
     def fn(a, b):
         a, b = np.asarray(a), np.asarray(b)
+        if a.ndim == 2 and a.shape[:1] == b.shape[:1] and b.ndim == 2:  # per thread both
+            return np.concatenate((a, b), axis=1)
         lead = max(a.shape[:-1], b.shape[:-1], key=len)
         return np.concatenate([np.broadcast_to(a, lead + a.shape[-1:]), np.broadcast_to(b, lead + b.shape[-1:])], -1)
 

@@ -127,6 +127,27 @@ class Alloc:
 
 
 MAX_BLOCK = 16  # granules moved as one item by the block gathers (the pools are padded to it)
+_VOID: dict[int, np.dtype] = {}
+
+
+def void(nbytes: int) -> np.dtype:
+    """The void dtype of nbytes (made once: np.dtype((np.void, n)) costs more than a view)."""
+    item = _VOID.get(nbytes)
+    if item is None:
+        item = _VOID[nbytes] = np.dtype((np.void, nbytes))
+    return item
+
+
+def any_rows(hit: np.ndarray) -> np.ndarray:
+    """hit (L, c) bool: per row, whether any is set. A contiguous row of 1, 2, 4 or 8 bytes is
+    read as one integer: far faster than .any(axis=1) over short rows."""
+    c = hit.shape[1]
+    if c in (1, 2, 4, 8) and hit.flags.c_contiguous:
+        return hit.view(UINT_OF[c]).reshape(-1) != 0
+    return hit.any(axis=1)
+
+
+UINT_OF = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
 def run_block(first: np.ndarray, count: int) -> int:
@@ -166,6 +187,7 @@ class Access:
         self.cross: np.ndarray | None = None
         self.cross_at = np.zeros(0, dtype=np.int64)
         self.cross_gi = np.zeros(0, dtype=np.int64)
+        self._cross_epochs = (-1, np.zeros(0, dtype=np.int32))  # (version, epochs at cross_at)
         self.initialized = False  # every granule was written (a shadow never unwrites)
         self.reused = False  # the executor runs it again (then what is static is kept)
 
@@ -182,9 +204,17 @@ class Access:
     def flat(self, at: np.ndarray) -> np.ndarray:
         """The granules at flat positions `at` of an (L, count) array."""
         if self.count & (self.count - 1):
-            return np.take(self.gi, at)
+            return self.gi.take(at)
         shift = self.count.bit_length() - 1  # a power of two: no integer division
         return self.first[at >> shift] + (at & (self.count - 1))
+
+    def cross_epochs(self) -> np.ndarray:
+        """The epochs at the cross positions (what read_twice gets there), per stamp version."""
+        version, epochs = self._cross_epochs
+        if version != self.version:
+            epochs = self.stamp_runs().take(self.cross_at) >> 6
+            self._cross_epochs = (self.version, epochs)
+        return epochs
 
     def stamp_runs(self) -> np.ndarray:
         """The lanes' stamps repeated over their runs, (L, count) contiguous."""
@@ -282,9 +312,9 @@ class Lds:
     def gather(arr: np.ndarray, acc: Access) -> np.ndarray:
         """arr at the access's granules, (L, count)."""
         if acc.block == 1:
-            return np.take(arr, acc.gi)
-        items = arr.view(np.dtype((np.void, acc.block * arr.itemsize)))
-        return np.take(items, acc.rows).view(arr.dtype).reshape(acc.first.size, acc.count)
+            return arr.take(acc.gi)
+        items = arr.view(void(acc.block * arr.itemsize))
+        return items.take(acc.rows).view(arr.dtype).reshape(acc.first.size, acc.count)
 
     @staticmethod
     def scatter(arr: np.ndarray, acc: Access, values: np.ndarray) -> None:
@@ -292,7 +322,7 @@ class Lds:
         if acc.block == 1:
             arr[acc.gi] = values
             return
-        item = np.dtype((np.void, acc.block * arr.itemsize))
+        item = void(acc.block * arr.itemsize)
         src = np.ascontiguousarray(values, dtype=arr.dtype).view(item).reshape(acc.rows.shape)
         arr.view(item)[acc.rows] = src
 
@@ -302,40 +332,42 @@ class Lds:
         data = self.gather(self.data, acc)
         if not self.track:
             return data, {}
-        stamp = self.stamps(acc)
-        col = stamp[:, None]
+        self.stamps(acc)
+        runs = acc.stamp_runs()  # the lanes' stamps over their runs: no broadcast of (L, 1)
         found = {}
         if not acc.initialized or self.write_open:
             w = self.gather(self.written, acc)
             # another wave's write in this interval: same epoch bits, other wave bits, i.e.
             # 0 < w ^ stamp < 64 (an unwritten -1 gives a negative xor)
-            race = same_interval_other_wave(w, col)
+            race = same_interval_other_wave(w, runs)
             uninit_any = bool(w.size) and int(w.min()) < 0
             if uninit_any or race.any():  # one reduction on the common path
-                found = {"lds-uninit": (w < 0).any(axis=1), "lds-race": race.any(axis=1)}
+                found = {"lds-uninit": any_rows(w < 0), "lds-race": any_rows(race)}
             acc.initialized = not uninit_any
         if self.in_flight:
-            found["async-early"] = (self.gather(self.pending, acc) > 0).any(axis=1)
+            found["async-early"] = any_rows(self.gather(self.pending, acc) > 0)
         # two waves reading a granule in one interval: before this read, or within it
         earlier = self.read_open
-        twice = same_interval_other_wave(self.gather(self.read_by, acc), col) if earlier else None
-        self.scatter(self.read_by, acc, acc.stamp_runs())
+        twice = same_interval_other_wave(self.gather(self.read_by, acc), runs) if earlier else None
+        self.scatter(self.read_by, acc, runs)
         self.mark_read()
         if acc.reused:  # another wave's lane of this access reading the same granule: static
             if acc.cross is None:
                 self.find_cross(acc)
-            if twice is None:
+            if twice is not None and twice.any():
                 if acc.cross_at.size:
-                    self.read_twice[acc.cross_gi] = np.take(acc.stamp_runs(), acc.cross_at) >> 6
+                    twice |= acc.cross
+            elif acc.cross_at.size:  # only the static granules (their epochs kept per barrier)
+                self.read_twice[acc.cross_gi] = acc.cross_epochs()
                 return data, found
-            if acc.cross_at.size:
-                twice |= acc.cross
+            else:
+                return data, found
         else:
-            cross = self.gather(self.read_by, acc) != acc.stamp_runs()
+            cross = self.gather(self.read_by, acc) != runs
             twice = cross if twice is None else twice | cross
         if twice.any():
-            at = np.flatnonzero(twice)
-            self.read_twice[acc.flat(at)] = np.take(acc.stamp_runs(), at) >> 6
+            at = twice.reshape(-1).nonzero()[0]
+            self.read_twice[acc.flat(at)] = runs.take(at) >> 6
         return data, found
 
     def find_cross(self, acc: Access) -> None:
@@ -343,7 +375,7 @@ class Lds:
         stamp is not the lane's own was read by a later lane of another wave."""
         acc.cross = self.gather(self.read_by, acc) != acc.stamp_runs()
         acc.cross_at = np.flatnonzero(acc.cross)
-        acc.cross_gi = np.take(acc.gi, acc.cross_at)
+        acc.cross_gi = acc.gi.take(acc.cross_at)
 
     def write(self, acc: Access, data: np.ndarray, since: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Stores data (L, c) at the access's granules; with tracking, per lane: read by
@@ -352,25 +384,26 @@ class Lds:
         self.scatter(self.data, acc, data)
         if not self.track:
             return {}
-        stamp = self.stamps(acc)
-        col = stamp[:, None]
+        self.stamps(acc)
+        runs = acc.stamp_runs()
         found = {}
         if since is None:
             if self.read_open:
                 r = self.gather(self.read_by, acc)
                 twice = self.gather(self.read_twice, acc)
                 # the shadows never run ahead of the workgroup's epoch: ">= epoch" is "== epoch"
-                other_read = same_interval_other_wave(r, col) | (twice == col >> 6)
+                other_read = same_interval_other_wave(r, runs)
+                other_read |= twice == runs >> 6
                 if other_read.any():
-                    found = {"lds-race": other_read.any(axis=1)}
+                    found = {"lds-race": any_rows(other_read)}
         elif since.size and int(self.last_read.max()) >= int(since.min()):  # a read since the issue
             r = self.gather(self.read_by, acc)
             twice = self.gather(self.read_twice, acc)
-            first = since[:, None]
-            other_read = ((r >> 6 >= first) & ((r & 63) != (col & 63))) | (twice >= first)
+            first = np.repeat(since, acc.count).reshape(-1, acc.count)
+            other_read = ((r >> 6 >= first) & ((r & 63) != (runs & 63))) | (twice >= first)
             if other_read.any():
-                found = {"lds-race": other_read.any(axis=1)}
-        self.scatter(self.written, acc, acc.stamp_runs())
+                found = {"lds-race": any_rows(other_read)}
+        self.scatter(self.written, acc, runs)
         self.mark_write()
         return found
 

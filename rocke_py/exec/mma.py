@@ -115,13 +115,16 @@ def layout(op_id: str) -> Layout:
     for src in (a_src, b_src, c_src):
         if (src < 0).any():
             raise ValueError(f"the layout of {op_id} leaves a matrix element without a lane")
+    if m * n != wave * c_len or not np.array_equal(c_src[d_src], np.arange(wave * c_len)):
+        raise ValueError(f"the layout of {op_id} holds a C element in two lane slots")
     return Layout(op_id, elem, wave, m, n, k, frag, c_len, a_src, b_src, c_src, d_src, family == "wmma")
 
 
 def mma(lay: Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, bool]:
     """D for every wave of the threads: a, b (T, frag) (or (T,) when frag is 1), c (T, c_len)
-    f32, T a multiple of the wave size. Products and sums in float64, rounded once to f32.
-    The flag says whether gfx11's replicated lanes repeated lanes 0-15 (always True elsewhere)."""
+    f32 (or one (c_len,) row for every thread), T a multiple of the wave size. Products and
+    sums in float64, rounded once to f32. The flag says whether gfx11's replicated lanes
+    repeated lanes 0-15 (always True elsewhere)."""
     waves = a.shape[0] // lay.wave
     a2 = np.ascontiguousarray(a).reshape(waves, lay.wave * lay.frag)
     b2 = np.ascontiguousarray(b).reshape(waves, lay.wave * lay.frag)
@@ -129,15 +132,15 @@ def mma(lay: Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.nd
     if lay.replicated:
         half = lay.wave // 2 * lay.frag
         ok = halves_equal(a2, half) and halves_equal(b2, half)
-    # np.take along an axis: much faster than fancy indexing for these gathers
-    am = to_f64(np.take(a2, lay.a_src, axis=1), lay.elem).reshape(waves, lay.m, lay.k)
-    bm = to_f64(np.take(b2, lay.b_src, axis=1), lay.elem).reshape(waves, lay.k, lay.n)
-    c2 = np.ascontiguousarray(np.broadcast_to(c, (waves * lay.wave, lay.c_len))).reshape(waves, -1)
-    cm = np.take(c2, lay.c_src, axis=1).reshape(waves, lay.m, lay.n)
-    d = np.matmul(am, bm)
-    d += cm  # in place: one large temporary less
-    d = d.astype(np.float32).reshape(waves, lay.m * lay.n)
-    return np.take(d, lay.d_src, axis=1).reshape(waves * lay.wave, lay.c_len), ok
+    # ndarray.take along an axis: much faster than fancy indexing for these gathers
+    am = to_f64(a2.take(lay.a_src, axis=1), lay.elem).reshape(waves, lay.m, lay.k)
+    bm = to_f64(b2.take(lay.b_src, axis=1), lay.elem).reshape(waves, lay.k, lay.n)
+    # every (m, n) is held by exactly one lane slot (layout() checks it): A·B goes to the
+    # slots first and C is added there, element by element as D = A·B + C in float64 would
+    d = np.matmul(am, bm).reshape(waves, lay.m * lay.n).take(lay.d_src, axis=1)
+    d = d.reshape(waves * lay.wave, lay.c_len)
+    d += c  # f32 -> float64 exactly; c may be one (c_len,) row for every thread
+    return d.astype(np.float32), ok
 
 
 def halves_equal(x2: np.ndarray, half: int) -> bool:
