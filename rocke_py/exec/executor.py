@@ -86,6 +86,7 @@ class Chunk:
         self.lds = Lds(count, prog.pool_bytes, prog.check, self.wg, self.wave)
         self.memo: list = [None] * prog.memo_count  # per memoized op: its last inputs and result
         self.queue: list[AsyncLoad] = []
+        self.operands = mma_mod.Operands()  # the recent MMA operands as matrices
         self.yielded: list = []
         self.ops = 0
         self.thread_ops = 0
@@ -160,9 +161,8 @@ def from_bytes(raw: np.ndarray, t: IrType) -> np.ndarray:
 def tdiv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Signed division truncating toward 0 and its remainder (C), b already non-zero."""
     if np.ndim(b) == 0 and int(b) > 0 and np.min(a, initial=0) >= 0:
-        return a // b, a % b
-    q = a // b
-    r = a - q * b
+        return np.divmod(a, b)  # one division for both
+    q, r = np.divmod(a, b)  # floor division and its remainder, r = a - q·b (wrapping)
     fix = (r != 0) & ((r < 0) != (a < 0))
     return q + fix, r - fix * b
 
@@ -740,7 +740,7 @@ def mma_op(prog: Program, op: Op, ins, scopes):
         c = np.asarray(ch.env[ins[2]])  # (T, c_len) or one (c_len,) row for every thread
         if prog.on_mma is not None:
             prog.on_mma(op, ch.blocks, a, b)
-        d, replicas = mma_mod.mma(lay, a, b, c)
+        d, replicas = mma_mod.mma(lay, a, b, c, ch.operands)
         if not replicas and prog.check:
             ch.report("wmma-replica", op, np.ones(1, dtype=bool))
         return d if ch.mask is None else np.where(ch.mask[:, None], d, c)

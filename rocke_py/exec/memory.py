@@ -52,9 +52,11 @@ class Buffer:
         whole = (off >= 0) & (off + width <= limit)
         if whole.all():  # (np.take would copy the overlapping view whole)
             return self.windows(width)[off].view(np.uint8).reshape(off.size, width)
-        out = np.zeros((off.size, width), dtype=np.uint8)
+        windows = self.windows(width)
+        items = np.zeros(off.size, dtype=windows.dtype)  # a lane's bytes as one item
         at = np.flatnonzero(whole)
-        out[at] = self.windows(width)[off[at]].view(np.uint8).reshape(at.size, width)
+        items[at] = windows[off[at]]
+        out = items.view(np.uint8).reshape(off.size, width)
         part = np.flatnonzero(~whole & (off < limit) & (off + width > 0))
         if part.size:  # lanes with some bytes inside: byte by byte
             addr = off[part, None] + np.arange(width, dtype=np.int64)

@@ -120,27 +120,58 @@ def layout(op_id: str) -> Layout:
     return Layout(op_id, elem, wave, m, n, k, frag, c_len, a_src, b_src, c_src, d_src, family == "wmma")
 
 
-def mma(lay: Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, bool]:
+class Operands:
+    """The float64 matrices of recent MMA operands, found by identity (values are never
+    changed in place): a fragment that feeds several MMAs (one of A times each of B) is
+    gathered and converted once."""
+
+    SIZE = 16
+
+    def __init__(self) -> None:
+        self.recent: dict[tuple[int, str, str], tuple[np.ndarray, np.ndarray, bool]] = {}
+
+    def matrix(self, lay: Layout, x: np.ndarray, role: str) -> tuple[np.ndarray, bool]:
+        key = (id(x), role, lay.op_id)
+        hit = self.recent.get(key)
+        if hit is not None and hit[0] is x:  # the entry holds x: its id is not reused
+            return hit[1], hit[2]
+        matrix, ok = operand_matrix(lay, x, role)
+        if len(self.recent) >= self.SIZE:
+            del self.recent[next(iter(self.recent))]
+        self.recent[key] = (x, matrix, ok)
+        return matrix, ok
+
+
+def operand_matrix(lay: Layout, x: np.ndarray, role: str) -> tuple[np.ndarray, bool]:
+    """A ("a": waves × M × K) or B ("b": waves × K × N) in float64 from the lane slots x, and
+    whether gfx11's replicated lanes repeat lanes 0-15 (always True elsewhere)."""
+    waves = x.shape[0] // lay.wave
+    x2 = np.ascontiguousarray(x).reshape(waves, lay.wave * lay.frag)
+    ok = not lay.replicated or halves_equal(x2, lay.wave // 2 * lay.frag)
+    # ndarray.take along an axis: much faster than fancy indexing for these gathers
+    if role == "a":
+        return to_f64(x2.take(lay.a_src, axis=1), lay.elem).reshape(waves, lay.m, lay.k), ok
+    return to_f64(x2.take(lay.b_src, axis=1), lay.elem).reshape(waves, lay.k, lay.n), ok
+
+
+def mma(
+    lay: Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray, operands: Operands | None = None
+) -> tuple[np.ndarray, bool]:
     """D for every wave of the threads: a, b (T, frag) (or (T,) when frag is 1), c (T, c_len)
     f32 (or one (c_len,) row for every thread), T a multiple of the wave size. Products and
     sums in float64, rounded once to f32. The flag says whether gfx11's replicated lanes
-    repeated lanes 0-15 (always True elsewhere)."""
+    repeated lanes 0-15 (always True elsewhere). `operands` keeps the recent A and B."""
     waves = a.shape[0] // lay.wave
-    a2 = np.ascontiguousarray(a).reshape(waves, lay.wave * lay.frag)
-    b2 = np.ascontiguousarray(b).reshape(waves, lay.wave * lay.frag)
-    ok = True
-    if lay.replicated:
-        half = lay.wave // 2 * lay.frag
-        ok = halves_equal(a2, half) and halves_equal(b2, half)
-    # ndarray.take along an axis: much faster than fancy indexing for these gathers
-    am = to_f64(a2.take(lay.a_src, axis=1), lay.elem).reshape(waves, lay.m, lay.k)
-    bm = to_f64(b2.take(lay.b_src, axis=1), lay.elem).reshape(waves, lay.k, lay.n)
+    if operands is None:
+        (am, a_ok), (bm, b_ok) = operand_matrix(lay, a, "a"), operand_matrix(lay, b, "b")
+    else:
+        (am, a_ok), (bm, b_ok) = operands.matrix(lay, a, "a"), operands.matrix(lay, b, "b")
     # every (m, n) is held by exactly one lane slot (layout() checks it): A·B goes to the
     # slots first and C is added there, element by element as D = A·B + C in float64 would
     d = np.matmul(am, bm).reshape(waves, lay.m * lay.n).take(lay.d_src, axis=1)
     d = d.reshape(waves * lay.wave, lay.c_len)
     d += c  # f32 -> float64 exactly; c may be one (c_len,) row for every thread
-    return d.astype(np.float32), ok
+    return d.astype(np.float32), a_ok and b_ok
 
 
 def halves_equal(x2: np.ndarray, half: int) -> bool:
