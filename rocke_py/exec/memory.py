@@ -185,7 +185,7 @@ class Access:
         self._stamp_runs: np.ndarray | None = None
         # per (lane, granule): another wave's lane of this access reads the same granule and
         # comes later in lane order (static: lanes of one workgroup share its epoch); those
-        # flat positions and their granules
+        # granules, each once, and a flat position of each
         self.cross: np.ndarray | None = None
         self.cross_at = np.zeros(0, dtype=np.int64)
         self.cross_gi = np.zeros(0, dtype=np.int64)
@@ -376,8 +376,10 @@ class Lds:
         """acc.cross, right after the access stored its stamps in read_by: a granule whose
         stamp is not the lane's own was read by a later lane of another wave."""
         acc.cross = self.gather(self.read_by, acc) != acc.stamp_runs()
-        acc.cross_at = np.flatnonzero(acc.cross)
-        acc.cross_gi = acc.gi.take(acc.cross_at)
+        at = np.flatnonzero(acc.cross)
+        # each granule once (sorted): its lanes are of one workgroup, so they store one epoch
+        acc.cross_gi, first = np.unique(acc.gi.take(at), return_index=True)
+        acc.cross_at = at[first]
 
     def write(self, acc: Access, data: np.ndarray, since: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Stores data (L, c) at the access's granules; with tracking, per lane: read by
