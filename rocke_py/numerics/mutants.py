@@ -547,6 +547,95 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "or past N·Hi·Wi·C (reads 0; hi, wi are range-checked) and whose Y store at M·K is past "
         "the end of Y (dropped)"
     ),
+    ("off-by-one", "wgrad/03-pointwise-1x1 off-by-one:arith.constant#3:+1"): (
+        "wg_K (162 small, 130 edge) as the K loop's bound and in the k < wg_K tests: k = wg_K is "
+        "the pixel past the last, whose dY and X offsets are past the ends of their buffers "
+        "(reads 0), so the extra step adds zeros"
+    ),
+    ("off-by-one", "wgrad/11-kouter-cshuffle off-by-one:arith.constant#3:+1"): (
+        "wg_K (98 small, 132 edge) as the K loop's bound and in the k < wg_K tests: the pixel past "
+        "the last reads zeros from dY and X, so the extra step adds zeros"
+    ),
+    # wgrad/13: the K-outer B loader compares its column n = 64·block_x + 8·(tid % 8), a
+    # multiple of 8 below 576 = wg_N, with wg_N
+    ("off-by-one", "wgrad/13-kouter-atom16x16x16 off-by-one:arith.constant#13:+1"): (
+        "wg_N = 576 in the B loader's n < wg_N test, where n = 64·block_x + 8·(tid % 8) is a "
+        "multiple of 8 at most 568: n < 577 and n < 576 hold alike"
+    ),
+    ("off-by-one", "wgrad/13-kouter-atom16x16x16 off-by-one:arith.constant#13:-1"): (
+        "wg_N = 576 in the B loader's n < wg_N test, where n = 64·block_x + 8·(tid % 8) is a "
+        "multiple of 8 at most 568: n < 575 and n < 576 hold alike"
+    ),
+    # pointwise 1x1 configs: the reduction is the channels alone (fwd K = cpg = 64 < tile_k
+    # = 128; dgrad gemm_k = kpg = 64 = tile_k), so the K loop runs once at every N, Hi, Wi
+    ("dropped-barrier", "fwd/03-pointwise-1x1 dropped-barrier:tile.sync#1"): (
+        "the barrier after the MMA phase guards the next K step's LDS stores; K = cpg = 64 < "
+        "tile_k = 128 at every size, so the loop runs once and the default epilogue after it "
+        "touches no LDS"
+    ),
+    ("k-loop-trip", "fwd/03-pointwise-1x1 k-loop-trip:scf.for#0:step*2"): (
+        "the K loop runs from 0 to K = cpg = 64 < tile_k at every size: one step either way"
+    ),
+    ("operand-swap", "fwd/03-pointwise-1x1 operand-swap:tile.mma#6"): (
+        "MMA #6 covers 16 values of k in the upper half [64, 128) of the 128-wide K tile, past "
+        "K = cpg = 64 at every size: both operands are the zeros the masked loads stored"
+    ),
+    ("off-by-one", "fwd/03-pointwise-1x1 off-by-one:arith.constant#11:+1"): (
+        "for a stride-1 pad-0 1x1 problem the constant is an output and an input extent at once "
+        "(Wo = Wi): m is split into (n, ho, wo) by it, tested against it and put back together by "
+        "it, which gives m back whatever its value, and the range tests hold"
+    ),
+    ("dropped-barrier", "dgrad/03-pointwise-1x1 dropped-barrier:tile.sync#1"): (
+        "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = kpg = 64 = "
+        "tile_k at every size, so the loop runs once and the default epilogue touches no LDS"
+    ),
+    ("k-loop-trip", "dgrad/03-pointwise-1x1 k-loop-trip:scf.for#0:step*2"): (
+        "the K loop runs from 0 to gemm_k = 64 = tile_k at every size: one step either way"
+    ),
+    # dgrad records read one byte early or late (docs/reference/conv-semantics.md §2.4 order)
+    ("off-by-one", "dgrad/03-pointwise-1x1 off-by-one:arith.constant#11:-1"): (
+        "h_begin (byte 28) is 0 for a pad-0 1x1 problem; the 4 bytes at 27 are w_slice's top byte "
+        "(w_slice < 2^24) and h_begin's three low bytes: 0 as well"
+    ),
+    ("off-by-one", "dgrad/03-pointwise-1x1 off-by-one:arith.constant#14:+1"): (
+        "a_h_coeff (byte 44) and a_w_coeff (byte 48) are both -1 at stride 1, dilation 1: the 4 "
+        "bytes at 45 are 0xFF each, -1 again"
+    ),
+    ("off-by-one", "dgrad/05-dilation2 off-by-one:arith.constant#17:-1"): (
+        "b_y_offset (byte 56) is 0 at stride 1 (one record, i_yt = 0); the 4 bytes at 55 are "
+        "b_y_stride's top byte (b_y_stride = 1) and b_y_offset's three low bytes: 0 as well"
+    ),
+    ("off-by-one", "dgrad/05-dilation2 off-by-one:arith.constant#2:-1"): (
+        "the record size (88 bytes) scales the probe index, 0 for the single record at stride 1, "
+        "and the record buffer's byte size, which then cuts off byte 87: the top byte of "
+        "gemm_k_padded, which is loaded but not used without split-K"
+    ),
+    ("off-by-one", "dgrad/07-wmma-gfx1151 off-by-one:arith.constant#23:-1"): (
+        "the field at byte 84 (the split-K padded gemm_k) is loaded but not used without split-K"
+    ),
+    ("off-by-one", "dgrad/12-kouter-atom16x16x16 off-by-one:arith.constant#22:-1"): (
+        "d_w_offset (byte 80) is dW·0 + sW·w_begin - pW = 1 - 1 = 0 at stride 1, pad 1; the 4 "
+        "bytes at 79 are d_w_stride's top byte (d_w_stride = 1) and d_w_offset's low bytes: 0"
+    ),
+    ("off-by-one", "dgrad/12-kouter-atom16x16x16 off-by-one:arith.constant#7:-1"): (
+        "gemm_m (byte 12) read at 11 is num_n_tiles' top byte (0) plus gemm_m·2^8: a larger M bound "
+        "admits rows m >= gemm_m, whose images are past N: their dY offsets are past the end of "
+        "dY (reads 0) and their dX stores past the end of dX (dropped)"
+    ),
+    ("lane-map", "dgrad/12-kouter-atom16x16x16 lane-map:arith.mod#5:/2"): (
+        "lane % 16 feeds only a division by 16, which is 0 for lane % 16 and for lane % 8 alike"
+    ),
+    # stride-1 dgrad: one record, so every probe of the record search is past the table
+    ("inverted-predicate", "dgrad/00-baseline inverted-predicate:arith.cmp#1"): (
+        "the record search's block_start <= flat test is and-ed with cand < num_sub_gemms; with "
+        "the one record of a stride-1 problem every probe (cand = 2, then 1) is past the table, so "
+        "the and is false whatever the test says"
+    ),
+    ("inverted-predicate", "dgrad/02-cshuffle inverted-predicate:arith.cmp#1"): (
+        "the record search's block_start <= flat test is and-ed with cand < num_sub_gemms; with "
+        "the one record of a stride-1 problem every probe (cand = 2, then 1) is past the table, so "
+        "the and is false whatever the test says"
+    ),
 }
 
 
