@@ -72,9 +72,9 @@ def runtime_degrees(p: Problem) -> tuple[int, ...]:
     """The degrees a runtime split-K kernel can be launched with (docs/numerics.md §2): each
     slice is a whole number of K tiles and the slices cover exactly the K tiles
     (`ks·ks_count` = roundup(wg_K, tile_k), docs/engine-contract.md §8.2), so the degree divides
-    the tile count; 1 is left out (no split)."""
+    the tile count; 1 (no split) only when wg_K fits in one K tile."""
     tiles = ceil_div(p.out_pixels, p.tile_k)
-    return tuple(d for d in range(2, tiles + 1) if tiles % d == 0)
+    return tuple(d for d in range(2, tiles + 1) if tiles % d == 0) or (1,)
 
 
 def slice_width(p: Problem, parts: int) -> int:
@@ -261,7 +261,7 @@ def build_case(p: Problem, real: bool = False, seed: int = 0, degree: Optional[i
             + (parts + 1) * UNIT[ed] * bound
             + 2 * parts * UNIT["f32"] * bound
         )
-    atomic = parts > 1
+    atomic = parts > 1 or p.split_k == 0  # a runtime split-K kernel adds by atomics at any degree
     na, nb, nd = NAMES[family]
     d = np.zeros(shapes[2]) if atomic else np.full(shapes[2], np.nan)
     buffers = {na: round_to(a, ea), nb: round_to(b, eb), nd: round_to(d, ed)}

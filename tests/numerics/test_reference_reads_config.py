@@ -245,3 +245,16 @@ def test_a_launch_of_too_many_threads_is_skipped_not_run() -> None:
     why = over_budget(problem)
     assert why is not None and why.startswith("16,777,216 threads")
     assert check_config("wide", text).skipped
+
+
+def test_a_runtime_split_k_kernel_of_one_k_tile_runs_at_degree_one() -> None:
+    """wg_K within one K tile leaves degree 1 alone (found by fuzz --numerics): the kernel still
+    adds by atomics, so its output starts zeroed, not NaN."""
+    text = "\n".join(
+        ["[target]", 'arch = "gfx942"', "[problem]", "N = 1", "Hi = 1", "Wi = 1", "C = 2", "K = 1", "Y = 1", "X = 1"]
+        + ["[spec]", 'family = "wgrad"', "warp_tile_m = 16", "warp_tile_n = 16", "split_k = 0", 'epilogue = "cshuffle"']
+    )
+    problem = read_problem(text)
+    assert problem.split_k == 0 and runtime_degrees(problem) == (1,)
+    out = check_config("one-tile", text)
+    assert out.ok and out.size.endswith("ks×1"), out
