@@ -262,9 +262,7 @@ def _numerics_parser(sub) -> None:
     nu.add_argument("--json", metavar="FILE", help="write the outcomes as JSON (- for standard output)")
     nu.add_argument("--small", action="store_true", help="only the small and edge sizes (not the shipped one)")
     nu.add_argument("--real", action="store_true", help="normally distributed inputs, compared within a dtype bound")
-    nu.add_argument(
-        "--shrink", action="store_true", help="run a size over the budget smaller instead of skipping it"
-    )
+    nu.add_argument("--shrink", action="store_true", help="run a size over the budget smaller instead of skipping it")
     nu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default 2)")
     _common(nu)
 
