@@ -22,7 +22,7 @@ from .problem import Problem, ProblemError, disagreements, read_problem
 from .variants import check_sizes, resize
 
 FLAVOR = "llvm22"  # modes spec and ir do not depend on the flavor
-#: a run above either bound is reported too large and skipped (docs/numerics.md §3): the
+#: a run above any bound is reported too large and skipped (docs/numerics.md §2.2): the
 #: multiply-adds of the convolution (output elements × reduction length), about 2× the
 #: largest shipped config, and the elements of all its buffers (the executor holds each
 #: several times over, the reference in float64)
@@ -159,12 +159,12 @@ def check_config(
     try:
         fields = spec_fields(emit_text(config, "spec", engine))  # a rejection stops here
         problem = read_problem(config)
+        mismatch = disagreements(problem, fields)  # before the budget: a misread config is reported at any size
+        if mismatch:
+            return failed(name, engine, start, real, mismatch=tuple(mismatch))
         too_large = over_budget(problem, max_macs, max_threads)
         if too_large is not None:
             return failed(name, engine, start, real, too_large=too_large)
-        mismatch = disagreements(problem, fields)
-        if mismatch:
-            return failed(name, engine, start, real, mismatch=tuple(mismatch))
         if problem.split_k == 0 and degree is None:
             degree = runtime_degrees(problem)[0]
         with np.errstate(over="ignore", invalid="ignore"):  # rounding to dtype_d may overflow to inf
