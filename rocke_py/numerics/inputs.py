@@ -19,7 +19,7 @@ from rocke_py.exec import reference as ref
 from rocke_py.exec.fp import round_to, to_f64
 from rocke_py.exec.reference import Conv
 
-from .problem import RECORD_FIELDS, Problem, dgrad_records
+from .problem import RECORD_FIELDS, Problem, ceil_div, dgrad_records
 
 #: buffer names, A, B, D, by family (the kernels' params)
 NAMES = {"fwd": ("X", "W", "Y"), "wgrad": ("dY", "X", "dW"), "dgrad": ("dY", "W", "dX")}
@@ -53,10 +53,6 @@ class Case:
         group = f" g{c.groups}" if c.groups > 1 else ""
         degree = f" ks×{self.split_degree}" if self.split_degree else ""
         return f"N{c.n} {spatial} C{c.c} K{c.k} {filt}{group}{degree}"
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def parts_of(p: Problem, degree: Optional[int]) -> int:

@@ -13,7 +13,7 @@ from typing import Optional
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.newconfig import set_value
 
-from .problem import Problem, ProblemError, dgrad_records, read_problem
+from .problem import Problem, ProblemError, ceil_div, dgrad_records, read_problem
 
 #: --small: batch, input height and width, depth at most these (every other field as shipped).
 SMALL_LIMITS = {"N": 2, "Hi": 9, "Wi": 9, "Di": 4}
@@ -31,10 +31,6 @@ def resize(text: str, values: dict[str, int]) -> str:
         if key in problem and problem[key] != value:
             text = set_value(text, "problem", key, str(value))
     return text
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def slices_all_real(p: Problem) -> bool:
