@@ -8,7 +8,7 @@ and ``gate --paths`` for a C-engine change (every config, the Python outputs fro
 the full gate just recorded: what a rebuilt C engine costs); the order of the commands rotates
 from round to round. Figures are medians over the rounds of each command's wall time (the
 process, interpreter start included); the shard figure is the median of each round's slowest
-shard over the full gate (issue 12's target: at most 0.6 for 2 shards). Numbers go in notes,
+shard over the full gate (the target: at most 0.6 for 2 shards, docs/performance.md). Numbers go in notes,
 never in a timed test (the machine is shared and noisy)."""
 
 from __future__ import annotations

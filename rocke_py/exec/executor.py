@@ -24,8 +24,8 @@ from .types import BYTES, IrType, parse_type
 
 Step = Callable[["Chunk"], None]
 #: Called at every tile.mma with the op, the chunk's block ids (workgroups, 3) and the a and
-#: b operands of every thread of the chunk (rows in block order): what issue 10 item 5
-#: compares between two kernels.
+#: b operands of every thread of the chunk (rows in block order): what the K-outer test
+#: (tests/numerics/test_kouter.py) compares between two kernels.
 MmaObserver = Callable[[Op, np.ndarray, np.ndarray, np.ndarray], None]
 DEFAULT_CHUNK_THREADS = 1 << 15
 RECENT_MASKS = 4

@@ -1,5 +1,5 @@
-"""What the executor reports instead of hiding it under lockstep execution (issue 10 item 3,
-docs/executor.md §4): each hazard names its kind and the op, counted over threads."""
+"""What the executor reports instead of hiding it under lockstep execution
+(docs/executor.md §4): each hazard names its kind and the op, counted over threads."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`rocke-parity numerics`: run emitted kernels on the CPU executor (rocke_py/exec) and compare
-them with float64 NumPy convolutions (issue 10 item 4, docs/numerics.md)."""
+them with float64 NumPy convolutions (docs/numerics.md)."""
 
 from .fuzzcheck import fuzz_check
 

@@ -249,7 +249,7 @@ def _gaps_parser(sub) -> None:
     _common(rm)
 
 
-# ---- numerics (issue 10 item 4): the kernels run on the CPU executor against NumPy references
+# ---- numerics: the kernels run on the CPU executor against NumPy references
 
 
 def _numerics_parser(sub) -> None:

@@ -1,4 +1,4 @@
-"""The Python engine's fast paths (issue 13 item 2) decide exactly what the general code
+"""The Python engine's fast paths decide exactly what the general code
 decides: the verifier's inline checks in verify_region against verify_op alone, on every op of
 shipped kernels and on kernels with one fault injected per op; parse's one-match key line
 against the scans; Value equal and hashed by name and type, as the NamedTuple it replaced."""

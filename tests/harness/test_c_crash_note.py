@@ -1,4 +1,4 @@
-"""The C frames of a C crash (issue 12, item 9): the engine's stage note in memory shared with
+"""The C frames of a C crash: the engine's stage note in memory shared with
 the gate, and the job re-run under gdb for the frames inside the engine.
 
 The crashing engine is the real one, built by the test with ``-DROCKE_CRASH_AT_STAGE`` (emit.c

@@ -1,4 +1,4 @@
-"""gate --changed [REV], --paths and --reuse (issue 12, item 6): only what a change can affect,
+"""gate --changed [REV], --paths and --reuse: only what a change can affect,
 and the other engine's outputs from the content-addressed cache — never read unless asked."""
 
 from __future__ import annotations

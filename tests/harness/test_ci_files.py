@@ -1,4 +1,4 @@
-"""The CI files (issue 12, item 3): .github/workflows/parity.yml and .pre-commit-hooks.yaml parse,
+"""The CI files: .github/workflows/parity.yml and .pre-commit-hooks.yaml parse,
 have the jobs and hooks they promise, and their rocke-parity commands run here — as written, on a
 stand-in tree with an injected failure (a `rocke-parity` on the PATH that adds the stand-ins)."""
 

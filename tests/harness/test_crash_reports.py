@@ -1,4 +1,4 @@
-"""Crash reports worth reading (issue 12, item 9): a crash storm shown once, an exception's last
+"""Crash reports worth reading: a crash storm shown once, an exception's last
 frames, and check-llvm's setup errors and negative configs."""
 
 from __future__ import annotations

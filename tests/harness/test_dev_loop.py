@@ -1,5 +1,5 @@
 """The developer loop: -k, globs in --config, --last-failed, --failed-first, --maxfail / -x, and
-failures grouped by cause (issue 12, item 5)."""
+failures grouped by cause."""
 
 from __future__ import annotations
 

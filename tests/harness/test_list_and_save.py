@@ -1,4 +1,4 @@
-"""rocke-parity list (numeric order, a header, 100 columns, --json) and diff --save DIR (issue 12, item 8)."""
+"""rocke-parity list (numeric order, a header, 100 columns, --json) and diff --save DIR."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""gate --shard I/N and merge (issue 12, item 1): two shards plus merge are one full gate, and
+"""gate --shard I/N and merge: two shards plus merge are one full gate, and
 merge refuses shards that are not one run's."""
 
 from __future__ import annotations

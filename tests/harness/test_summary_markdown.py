@@ -1,4 +1,4 @@
-"""gate --summary / merge --summary with --base-golden (issue 12, item 2): the Markdown a reviewer
+"""gate --summary / merge --summary with --base-golden: the Markdown a reviewer
 reads in $GITHUB_STEP_SUMMARY."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Strided dgrad writes every dX element (issue 10 item 6): on NaN-filled outputs, the kernel
+"""Strided dgrad writes every dX element: on NaN-filled outputs, the kernel
 leaves no element unwritten, and without its zero phase the positions no tap reaches stay NaN."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""K-outer is bitwise M-outer (issue 10 item 5): per K-outer config, the same config with
+"""K-outer is bitwise M-outer: per K-outer config, the same config with
 lds_k_outer = false gives bitwise the same output on real-valued inputs, and both kernels
 feed identical per-lane operands to every tile.mma (so the equality does not rest on the
 order in which the hardware sums)."""

@@ -1,4 +1,4 @@
-"""The check is itself tested (issue 10 item 7): each fault seeded into an emitted kernel's IR
+"""The check is itself tested: each fault seeded into an emitted kernel's IR
 text makes `numerics` fail (wrong numbers, an unwritten element or a hazard), while the same
 kernel without the fault passes."""
 
