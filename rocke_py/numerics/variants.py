@@ -13,6 +13,7 @@ from typing import Optional
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.newconfig import set_value
 
+from .inputs import slice_width
 from .problem import Problem, ProblemError, ceil_div, dgrad_records, read_problem
 
 #: --small: batch, input height and width, depth at most these (every other field as shipped).
@@ -37,7 +38,7 @@ def slices_all_real(p: Problem) -> bool:
     """Every one of wgrad's fixed split-K slices starts below wg_K (holds some real K)."""
     if p.family != "wgrad" or p.split_k <= 1:
         return True
-    width = ceil_div(p.out_pixels, p.tile_k * p.split_k) * p.tile_k
+    width = slice_width(p, p.split_k)
     return p.out_pixels > (p.split_k - 1) * width
 
 
@@ -90,7 +91,7 @@ def edge_goals(p: Problem, avoid: set[int]) -> list[bool]:
         goals.append(p.out_pixels % p.tile_k != 0 and p.out_pixels > 2 * p.tile_k)
         goals.append(slices_all_real(p))
         if p.split_k > 1:  # the K loop of each slice runs more than once (a barrier, a step, a wait)
-            goals.append(ceil_div(p.out_pixels, p.tile_k * p.split_k) >= 2)
+            goals.append(slice_width(p, p.split_k) >= 2 * p.tile_k)
         if p.split_k == 0:  # a composite tile count gives several degrees
             goals.append(sum(1 for d in range(2, tiles) if tiles % d == 0) >= 1)
     return goals
