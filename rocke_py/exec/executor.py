@@ -694,16 +694,10 @@ def partial_waves(ch: Chunk) -> np.ndarray:
     return np.repeat(partial, ch.prog.wave) & ch.mask
 
 
-TR_B64_SRC = (
-    4 * np.arange(4)[None, :] + np.arange(16)[:, None] // 4,
-    np.broadcast_to(np.arange(16)[:, None] % 4, (16, 4)),
-)
-
-
 def transpose_read(prog: Program, op: Op, ins, scopes):
     """ds_read_tr16_b64 (groups of 16 lanes, 4 elements) and ds_read_tr16_b128 (groups of 8,
     8 elements): every lane fetches its run, then lane L's element e is element L % g of the
-    run fetched by lane (L // g)·g + the source of docs/ir.md §4.3."""
+    run fetched by lane (L // g)·g + the source of docs/ir.md §4.3 (mma.transpose_exchange)."""
     t = parse_type(op.results[0].type)
     wide = op.name == "tile.ds_read_tr16_b128"
     n = 8 if wide else 4
@@ -714,12 +708,7 @@ def transpose_read(prog: Program, op: Op, ins, scopes):
             ch.report("partial-wave", op, partial_waves(ch))
         lanes, fetched = lds_read(ch, op, memo, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], n, 2 * n)
         runs = scatter_result(ch, lanes, fetched, IrType("vec", t.elem, n))
-        if wide:
-            res = runs.reshape(-1, 8, 8).transpose(0, 2, 1).reshape(ch.n, 8)
-        else:
-            src, elem = TR_B64_SRC
-            res = runs.reshape(-1, 16, 4)[:, src, elem].reshape(ch.n, 4)
-        return np.ascontiguousarray(res)
+        return mma_mod.transpose_exchange(runs, wide)
 
     return produce(run)
 

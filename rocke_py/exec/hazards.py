@@ -12,7 +12,7 @@ KINDS = {
     "async-early": "LDS bytes read before the wait that covers the async load writing them",
     "async-unwaited": "an async load still outstanding at the end of the kernel",
     "not-uniform": "a readfirstlane operand or an async LDS base that is not wave-uniform",
-    "partial-wave": "an MMA or a transpose read with some lanes of the wave inactive",
+    "partial-wave": "a wave-level convergent op (MMA, transpose read, readfirstlane, mbcnt) under a partial wave",
     "lds-misaligned": "an LDS access at an address that is not a multiple of its alignment",
     "lds-bounds": "an LDS access outside its allocation",
     "global-rewrite": "a global byte written twice by non-atomic stores",
@@ -22,6 +22,7 @@ KINDS = {
     "division-by-zero": "arith.div or arith.mod by zero on an active thread",
     "wmma-replica": "gfx11 WMMA operands of lanes 16-31 that do not repeat lanes 0-15",
     "bad-rsrc": "a buffer resource over more bytes than its buffer holds",
+    "rsrc-partial": "a buffer access with some of its bytes inside the resource and some outside",
 }
 
 

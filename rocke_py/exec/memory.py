@@ -88,16 +88,18 @@ class Buffer:
                 rewrote[lane_of[again]] = True
         return rewrote
 
-    def atomic_add(self, index: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Adds values (L, n) of the buffer's element type at element index..index+n-1, one
-        rounding per add, in lane order. Returns the lanes outside the buffer (dropped)."""
-        eb = BYTES[self.elem]
+    def atomic_add(self, index: np.ndarray, values: np.ndarray, elem: str = "") -> np.ndarray:
+        """Adds values (L, n) of element type `elem` (default: the buffer's) at element
+        index..index+n-1, one rounding per add, in lane order. Returns the lanes outside the
+        buffer (dropped)."""
+        elem = elem or self.elem
+        eb = BYTES[elem]
         n = values.shape[1]
         outside = (index < 0) | ((index + n) * eb > self.size)
         idx = (index[~outside][:, None] + np.arange(n)).reshape(-1)
-        vals = to_f64(values[~outside], self.elem).reshape(-1)
-        view = self.data.view(DTYPES[self.elem])
-        if self.elem == "f32":
+        vals = to_f64(values[~outside], elem).reshape(-1)
+        view = self.data.view(DTYPES[elem])
+        if elem == "f32":
             np.add.at(view, idx, vals.astype(np.float32))
             return outside
         order = np.argsort(idx, kind="stable")
@@ -109,7 +111,7 @@ class Buffer:
         for r in range(int(rank.max(initial=-1)) + 1):  # the adds to one element, one at a time
             pick = order[rank == r]
             at = idx[pick]
-            view[at] = round_to(to_f64(view[at], self.elem) + vals[pick], self.elem)
+            view[at] = round_to(to_f64(view[at], elem) + vals[pick], elem)
         return outside
 
 

@@ -184,3 +184,54 @@ def halves_equal(x2: np.ndarray, half: int) -> bool:
         if np.array_equal(lo_bits, hi_bits):
             return not bool(((lo_bits & np.uint16(0x7FFF)) > np.uint16(0x7C00)).any())
     return bool(np.array_equal(lo, hi))
+
+
+#: The AMDGPU intrinsics (their names after `llvm.amdgcn.`) that compute tile.mma's
+#: products, each with the lane layout of its instruction (the op_id above) and its call
+#: form: "mfma" (A, B, C, cbsz, abid, blgp), "wmma3" (A, B, C), "wmma8" (neg_a, A, neg_b, B,
+#: c_mod, C, reuse_a, reuse_b). ISA facts (docs/reference §13), read by the `ll` executor;
+#: the IR executor finds the same layouts by op_id.
+INTRINSICS: dict[str, tuple[str, str]] = {
+    "mfma.f32.32x32x8f16": ("mfma_f32_32x32x8_f16", "mfma"),
+    "mfma.f32.16x16x16f16": ("mfma_f32_16x16x16_f16", "mfma"),
+    "mfma.f32.32x32x16.f16": ("mfma_f32_32x32x16_f16", "mfma"),
+    "mfma.f32.16x16x32.f16": ("mfma_f32_16x16x32_f16", "mfma"),
+    "mfma.f32.32x32x8bf16.1k": ("mfma_f32_32x32x8_bf16", "mfma"),
+    "mfma.f32.16x16x16bf16.1k": ("mfma_f32_16x16x16_bf16", "mfma"),
+    "mfma.f32.32x32x16.bf16": ("mfma_f32_32x32x16_bf16", "mfma"),
+    "mfma.f32.16x16x32.bf16": ("mfma_f32_16x16x32_bf16", "mfma"),
+    "mfma.f32.16x16x4f32": ("mfma_f32_16x16x4_f32", "mfma"),
+    "mfma.f32.32x32x2f32": ("mfma_f32_32x32x2_f32", "mfma"),
+    "wmma.f32.16x16x16.f16.v8f32.v16f16": ("wmma_f32_16x16x16_f16", "wmma3"),
+    "wmma.f32.16x16x16.bf16.v8f32.v16i16": ("wmma_f32_16x16x16_bf16", "wmma3"),
+    "wmma.f32.16x16x16.f16.v8f32.v8f16": ("wmma_gfx12_f32_16x16x16_f16", "wmma3"),
+    "wmma.f32.16x16x16.bf16.v8f32.v8i16": ("wmma_gfx12_f32_16x16x16_bf16", "wmma3"),
+    "wmma.f32.16x16x32.f16.v8f32.v16f16": ("wmma_gfx1250_f32_16x16x32_f16", "wmma8"),
+    "wmma.f32.16x16x32.bf16.v8f32.v16bf16": ("wmma_gfx1250_f32_16x16x32_bf16", "wmma8"),
+    "wmma.f32.16x16x4.f32.v8f32.v2f32": ("wmma_gfx1250_f32_16x16x4_f32", "wmma8"),
+}
+#: where A, B and C are among a call form's arguments, and the arguments that must be 0 /
+#: false (operand modifiers the executor does not model)
+CALL_FORMS: dict[str, tuple[tuple[int, int, int], tuple[int, ...]]] = {
+    "mfma": ((0, 1, 2), (3, 4, 5)),
+    "wmma3": ((0, 1, 2), ()),
+    "wmma8": ((1, 3, 5), (0, 2, 4, 6, 7)),
+}
+
+#: The transpose reads' lane exchange (docs/ir.md §4.3): ds_read_tr16_b64 works in groups of
+#: 16 lanes, each fetching 4 elements; lane L's element e is element L % 4 of the run fetched
+#: by lane (L // 16)·16 + 4·e + (L % 16) // 4. ds_read_tr16_b128: groups of 8 lanes, 8 elements,
+#: a plain 8×8 transpose.
+TR_B64_SRC = (
+    4 * np.arange(4)[None, :] + np.arange(16)[:, None] // 4,
+    np.broadcast_to(np.arange(16)[:, None] % 4, (16, 4)),
+)
+
+
+def transpose_exchange(runs: np.ndarray, wide: bool) -> np.ndarray:
+    """Every lane's transposed elements from the runs (T, 4 or 8) the lanes fetched."""
+    n = runs.shape[0]
+    if wide:
+        return np.ascontiguousarray(runs.reshape(-1, 8, 8).transpose(0, 2, 1).reshape(n, 8))
+    src, elem = TR_B64_SRC
+    return np.ascontiguousarray(runs.reshape(-1, 16, 4)[:, src, elem].reshape(n, 4))

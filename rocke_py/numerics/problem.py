@@ -122,6 +122,17 @@ class Problem:
             tiles = sum(int(r[1]) * int(r[2]) for r in dgrad_records(self))
         return tiles * c.groups * parts
 
+    def grid(self, parts: int) -> tuple[int, int, int]:
+        """The launch grid (x, y, z) of docs/kernels.md §2 and §4 with `parts` split-K slices:
+        what a host launches the `ll` kernel with (the module does not carry it)."""
+        c = self.conv
+        if self.family == "fwd":
+            return ceil_div(c.kpg, self.tile_n), ceil_div(self.out_pixels, self.tile_m), c.groups
+        if self.family == "wgrad":
+            return ceil_div(self.taps * c.cpg, self.tile_n), ceil_div(c.kpg, self.tile_m), c.groups * parts
+        tiles = sum(int(r[1]) * int(r[2]) for r in dgrad_records(self))
+        return tiles, c.groups, parts
+
 
 def table(doc: dict[str, Any], name: str) -> dict[str, Any]:
     value = doc.get(name, {})

@@ -1,0 +1,581 @@
+"""Reads the AMDGPU LLVM IR the engines emit (docs/lowering.md, all three flavors) into
+ll_text's plain values.
+
+It reads the subset the lowering writes, one construct per line, and nothing else: any other
+instruction, type, constant or intrinsic form is an LlReadError naming the line and the
+column, so that a lowering change the executor has no semantics for is found here, not
+guessed at. llvmlite is the second reader (tests/exec/test_ll_reader.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .ll_text import SCALAR_TYPES, Block, Declare, Function, Global, Instr, LlType, Module, Operand, Param
+
+TOKEN = re.compile(
+    r"""(?P<ws>\s+)
+    |(?P<local>%[-a-zA-Z$._0-9]+)
+    |(?P<global>@(?:"[^"\\]*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*))
+    |(?P<meta>![-a-zA-Z$._0-9]*)
+    |(?P<group>\#[0-9]+)
+    |(?P<num>0x[0-9A-F]{16}|-?[0-9]+)
+    |(?P<str>"[^"\\]*")
+    |(?P<word>[A-Za-z_][A-Za-z0-9_.]*)
+    |(?P<punct>[()\[\]{}<>,=*:])""",
+    re.VERBOSE,
+)
+BINARY = ("add", "sub", "mul", "sdiv", "srem", "and", "or", "fadd", "fmul")
+CASTS = ("fptrunc", "bitcast", "zext", "inttoptr", "ptrtoint")
+ICMP_PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
+PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "immarg")
+PARAM_ATTRS_WITH_ARG = ("align", "dereferenceable", "captures")
+ATOMIC_MD = ("!amdgpu.no.fine.grained.memory", "!amdgpu.no.remote.memory", "!amdgpu.ignore.denormal.mode")
+
+
+class LlReadError(ValueError):
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(f"line {line}, column {column}: {message}")
+        self.line = line
+        self.column = column
+
+
+class Tokens:
+    """The tokens of one line, and a position in them."""
+
+    def __init__(self, text: str, line: int) -> None:
+        self.line = line
+        self.text = text
+        self.items: list[tuple[str, str, int]] = []  # (kind, text, column)
+        pos = 0
+        while pos < len(text):
+            m = TOKEN.match(text, pos)
+            if m is None:
+                raise LlReadError(line, pos + 1, f"unexpected character {text[pos]!r}")
+            if m.lastgroup != "ws":
+                self.items.append((m.lastgroup or "", m.group(), pos + 1))
+            pos = m.end()
+        self.i = 0
+
+    def column(self) -> int:
+        return self.items[self.i][2] if self.i < len(self.items) else len(self.text) + 1
+
+    def fail(self, message: str) -> LlReadError:
+        return LlReadError(self.line, self.column(), message)
+
+    def peek(self) -> str:
+        return self.items[self.i][1] if self.i < len(self.items) else ""
+
+    def kind(self) -> str:
+        return self.items[self.i][0] if self.i < len(self.items) else ""
+
+    def take(self) -> str:
+        if self.i >= len(self.items):
+            raise self.fail("unexpected end of the line")
+        self.i += 1
+        return self.items[self.i - 1][1]
+
+    def take_kind(self, kind: str, what: str) -> str:
+        if self.kind() != kind:
+            raise self.fail(f"expected {what}, got {self.peek() or 'the end of the line'!r}")
+        return self.take()
+
+    def accept(self, word: str) -> bool:
+        if self.peek() == word:
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, word: str) -> None:
+        if not self.accept(word):
+            raise self.fail(f"expected {word!r}, got {self.peek() or 'the end of the line'!r}")
+
+    def end(self) -> None:
+        if self.i != len(self.items):
+            raise self.fail(f"unexpected {self.peek()!r}")
+
+    def integer(self) -> int:
+        text = self.take_kind("num", "an integer")
+        if text.startswith("0x"):
+            self.i -= 1
+            raise self.fail("expected an integer")
+        return int(text)
+
+
+# ---- types ----
+
+
+def read_type(t: Tokens) -> LlType:
+    word = t.peek()
+    if word in SCALAR_TYPES:
+        t.take()
+        kind, bits = SCALAR_TYPES[word]
+        return LlType(kind, bits)
+    if word == "ptr":
+        t.take()
+        space = 0
+        if t.accept("addrspace"):
+            t.expect("(")
+            space = t.integer()
+            t.expect(")")
+        if space not in (0, 1, 3, 4, 8):
+            raise t.fail(f"address space {space} is outside the subset")
+        return LlType("ptr", addrspace=space)
+    if word in ("<", "["):
+        t.take()
+        n = t.integer()
+        t.expect("x")
+        elem = read_type(t)
+        t.expect(">" if word == "<" else "]")
+        if n < 1:
+            raise t.fail("a vector or array needs at least one element")
+        if word == "<" and elem.kind not in ("int", "half", "bfloat", "float"):
+            raise t.fail("a vector of this element type is outside the subset")
+        return LlType("vec" if word == "<" else "array", n=n, elem=elem)
+    raise t.fail(f"expected a type, got {word or 'the end of the line'!r}")
+
+
+# ---- operands ----
+
+
+def read_value(t: Tokens, ty: LlType) -> Operand:
+    kind, word = t.kind(), t.peek()
+    if kind in ("local", "global"):
+        return Operand(ty, t.take())
+    if kind == "num":
+        text = t.take()
+        if text.startswith("0x") != (ty.kind in ("float", "half", "bfloat")):
+            t.i -= 1
+            raise t.fail(f"a {ty.text()} constant cannot be written {text}")
+        return Operand(ty, text)
+    if word in ("true", "false"):
+        if ty != LlType("int", 1):
+            raise t.fail(f"{word} is an i1 constant")
+        return Operand(ty, t.take())
+    if word in ("poison", "zeroinitializer"):
+        return Operand(ty, t.take())
+    if word == "<" and ty.kind == "vec":
+        t.take()
+        elements = []
+        while True:
+            elem_ty = read_type(t)
+            if elem_ty != ty.elem:
+                raise t.fail("a constant vector element of another type")
+            elements.append(read_value(t, elem_ty).value)
+            if not t.accept(","):
+                break
+        t.expect(">")
+        if len(elements) != ty.n:
+            raise t.fail(f"{len(elements)} elements for {ty.text()}")
+        return Operand(ty, "<...>", tuple(elements))
+    raise t.fail(f"expected a value, got {word or 'the end of the line'!r}")
+
+
+def read_typed(t: Tokens) -> Operand:
+    ty = read_type(t)
+    return read_value(t, ty)
+
+
+def read_label(t: Tokens) -> str:
+    t.expect("label")
+    return t.take_kind("local", "a block label")[1:]
+
+
+def read_align(t: Tokens) -> int:
+    t.expect(",")
+    t.expect("align")
+    align = t.integer()
+    if align < 1 or align & (align - 1):
+        t.i -= 1
+        raise t.fail("an alignment is a power of two")
+    return align
+
+
+# ---- instructions, one reader per opcode ----
+
+
+def read_binary(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    flags = ("nsw",) if t.accept("nsw") else ()
+    a = read_typed(t)
+    t.expect(",")
+    b = read_value(t, a.type)
+    return Instr(opcode, result, a.type, (a, b), line, col, flags=flags)
+
+
+def read_icmp(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    pred = t.take()
+    if pred not in ICMP_PREDS:
+        t.i -= 1
+        raise t.fail(f"icmp predicate {pred!r} is outside the subset")
+    a = read_typed(t)
+    t.expect(",")
+    b = read_value(t, a.type)
+    return Instr(opcode, result, LlType("int", 1), (a, b), line, col, pred=pred)
+
+
+def read_select(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    c = read_typed(t)
+    t.expect(",")
+    a = read_typed(t)
+    t.expect(",")
+    b = read_typed(t)
+    if a.type != b.type:
+        raise t.fail("select operands of two types")
+    return Instr(opcode, result, a.type, (c, a, b), line, col)
+
+
+def read_cast(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    a = read_typed(t)
+    t.expect("to")
+    to = read_type(t)
+    return Instr(opcode, result, to, (a,), line, col)
+
+
+def read_extract(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    v = read_typed(t)
+    t.expect(",")
+    index = read_typed(t)
+    if v.type.kind != "vec" or v.type.elem is None:
+        raise t.fail("extractelement of a non-vector")
+    return Instr(opcode, result, v.type.elem, (v, index), line, col)
+
+
+def read_insert(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    v = read_typed(t)
+    t.expect(",")
+    x = read_typed(t)
+    t.expect(",")
+    index = read_typed(t)
+    if v.type.kind != "vec" or x.type != v.type.elem:
+        raise t.fail("insertelement of a mismatched element")
+    return Instr(opcode, result, v.type, (v, x, index), line, col)
+
+
+def read_shuffle(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    a = read_typed(t)
+    t.expect(",")
+    b = read_typed(t)
+    t.expect(",")
+    mask = read_typed(t)
+    if a.type != b.type or a.type.kind != "vec" or mask.type.kind != "vec" or mask.type.elem != LlType("int", 32):
+        raise t.fail("shufflevector operands outside the subset")
+    if mask.value != "<...>":
+        raise t.fail("a shufflevector mask is a constant vector")
+    return Instr(opcode, result, LlType("vec", n=mask.type.n, elem=a.type.elem), (a, b, mask), line, col)
+
+
+def read_gep(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    flags = ("inbounds",) if t.accept("inbounds") else ()
+    source = read_type(t)
+    t.expect(",")
+    base = read_typed(t)
+    if base.type.kind != "ptr":
+        raise t.fail("getelementptr of a non-pointer")
+    indices = [base]
+    while t.accept(","):
+        index = read_typed(t)
+        if index.type.kind != "int" or index.type.bits not in (32, 64):
+            raise t.fail("a getelementptr index is i32 or i64")
+        indices.append(index)
+    return Instr(opcode, result, base.type, tuple(indices), line, col, flags=flags, source=source)
+
+
+def read_load(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    flags = ("volatile",) if t.accept("volatile") else ()
+    ty = read_type(t)
+    t.expect(",")
+    ptr = read_typed(t)
+    if ptr.type.kind != "ptr":
+        raise t.fail("load from a non-pointer")
+    return Instr(opcode, result, ty, (ptr,), line, col, flags=flags, align=read_align(t))
+
+
+def read_store(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    flags = ("volatile",) if t.accept("volatile") else ()
+    v = read_typed(t)
+    t.expect(",")
+    ptr = read_typed(t)
+    if ptr.type.kind != "ptr":
+        raise t.fail("store to a non-pointer")
+    return Instr(opcode, result, v.type, (v, ptr), line, col, flags=flags, align=read_align(t))
+
+
+def read_atomicrmw(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    t.expect("fadd")
+    ptr = read_typed(t)
+    t.expect(",")
+    v = read_typed(t)
+    if ptr.type.kind != "ptr" or ptr.type.addrspace != 1:
+        raise t.fail("atomicrmw on a pointer outside addrspace(1)")
+    ordering = t.take_kind("word", "an atomic ordering")
+    if ordering != "monotonic":
+        t.i -= 1
+        raise t.fail(f"atomic ordering {ordering!r} is outside the subset")
+    marks = []
+    while t.accept(","):
+        mark = t.take_kind("meta", "a metadata name")
+        if mark not in ATOMIC_MD:
+            t.i -= 1
+            raise t.fail(f"metadata {mark} is outside the subset")
+        t.take_kind("meta", "a metadata node")
+        marks.append(mark)
+    return Instr(opcode, result, v.type, (ptr, v), line, col, flags=(ordering, *marks))
+
+
+def read_call(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    ret = read_type(t)
+    callee = t.take_kind("global", "a callee")[1:]
+    t.expect("(")
+    args = []
+    if not t.accept(")"):
+        while True:
+            args.append(read_typed(t))
+            if t.accept(")"):
+                break
+            t.expect(",")
+    if (ret.kind == "void") != (result == ""):
+        raise t.fail("a call's result and its type disagree")
+    return Instr(opcode, result, ret, tuple(args), line, col, callee=callee)
+
+
+def read_phi(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    ty = read_type(t)
+    incoming = []
+    while True:
+        t.expect("[")
+        value = read_value(t, ty)
+        t.expect(",")
+        label = t.take_kind("local", "a block label")[1:]
+        t.expect("]")
+        incoming.append((value, label))
+        if not t.accept(","):
+            break
+    return Instr(opcode, result, ty, (), line, col, incoming=tuple(incoming))
+
+
+def read_br(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    if t.peek() == "label":
+        return Instr(opcode, result, None, (), line, col, targets=(read_label(t),))
+    c = read_typed(t)
+    if c.type != LlType("int", 1):
+        raise t.fail("a conditional br needs an i1")
+    t.expect(",")
+    then = read_label(t)
+    t.expect(",")
+    other = read_label(t)
+    return Instr(opcode, result, None, (c,), line, col, targets=(then, other))
+
+
+def read_ret(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    t.expect("void")
+    return Instr(opcode, result, None, (), line, col)
+
+
+READERS = {
+    **{op: read_binary for op in BINARY},
+    **{op: read_cast for op in CASTS},
+    "icmp": read_icmp,
+    "select": read_select,
+    "extractelement": read_extract,
+    "insertelement": read_insert,
+    "shufflevector": read_shuffle,
+    "getelementptr": read_gep,
+    "load": read_load,
+    "store": read_store,
+    "atomicrmw": read_atomicrmw,
+    "call": read_call,
+    "phi": read_phi,
+    "br": read_br,
+    "ret": read_ret,
+}
+NO_RESULT = ("store", "br", "ret")
+
+
+def read_instr(t: Tokens) -> Instr:
+    result = ""
+    if t.kind() == "local":
+        result = t.take()
+        t.expect("=")
+    col = t.column()
+    opcode = t.take_kind("word", "an instruction")
+    reader = READERS.get(opcode)
+    if reader is None:
+        t.i -= 1
+        raise t.fail(f"instruction {opcode!r} is outside the subset")
+    if (opcode in NO_RESULT) != (result == "") and opcode != "call":
+        t.i -= 1
+        raise t.fail(f"{opcode} {'has no result' if result else 'needs a result'}")
+    instr = reader(t, opcode, result, t.line, col)
+    t.end()
+    return instr
+
+
+# ---- module-level lines ----
+
+
+def read_param(t: Tokens) -> Param:
+    ty = read_type(t)
+    attrs = []
+    while t.kind() == "word" and (t.peek() in PARAM_ATTRS or t.peek() in PARAM_ATTRS_WITH_ARG):
+        word = t.take()
+        if word == "align":
+            word = f"align {t.integer()}"
+        elif word in PARAM_ATTRS_WITH_ARG:
+            t.expect("(")
+            arg = t.take()
+            t.expect(")")
+            word = f"{word}({arg})"
+        attrs.append(word)
+    name = t.take_kind("local", "a parameter name")
+    return Param(ty, name, tuple(attrs))
+
+
+def read_define(t: Tokens) -> tuple[str, tuple[Param, ...]]:
+    t.expect("define")
+    t.expect("amdgpu_kernel")
+    t.expect("void")
+    name = t.take_kind("global", "the kernel name")[1:].strip('"')
+    t.expect("(")
+    params = []
+    if not t.accept(")"):
+        while True:
+            params.append(read_param(t))
+            if t.accept(")"):
+                break
+            t.expect(",")
+    t.expect("#0")
+    t.expect("{")
+    t.end()
+    return name, tuple(params)
+
+
+def read_declare(t: Tokens) -> Declare:
+    t.expect("declare")
+    ret = read_type(t)
+    name = t.take_kind("global", "a function name")[1:]
+    if not name.startswith("llvm."):
+        raise t.fail(f"declaration of {name}: only llvm intrinsics are declared")
+    t.expect("(")
+    params = []
+    if not t.accept(")"):
+        while True:
+            params.append(read_type(t))
+            while t.accept("immarg"):
+                pass
+            if t.accept(")"):
+                break
+            t.expect(",")
+    t.end()
+    return Declare(name, ret, tuple(params), t.line)
+
+
+def read_global(t: Tokens) -> Global:
+    name = t.take_kind("global", "a global")[1:].strip('"')
+    t.expect("=")
+    for word in ("internal", "unnamed_addr", "addrspace"):
+        t.expect(word)
+    t.expect("(")
+    space = t.integer()
+    t.expect(")")
+    t.expect("global")
+    ty = read_type(t)
+    if space != 3 or ty.kind != "array" or ty.elem != LlType("int", 8):
+        raise t.fail("the only global is the LDS pool, an addrspace(3) [N x i8]")
+    t.expect("poison")
+    align = read_align(t)
+    t.end()
+    return Global(name, ty, space, align)
+
+
+def read_attributes(t: Tokens) -> dict[str, str]:
+    t.expect("attributes")
+    t.expect("#0")
+    t.expect("=")
+    t.expect("{")
+    attrs: dict[str, str] = {}
+    while not t.accept("}"):
+        if t.kind() == "str":
+            key = t.take()[1:-1]
+            t.expect("=")
+            attrs[key] = t.take_kind("str", "a string")[1:-1]
+        else:
+            attrs[t.take_kind("word", "an attribute")] = ""
+    t.end()
+    return attrs
+
+
+def read_target(t: Tokens, what: str) -> str:
+    t.expect("target")
+    t.expect(what)
+    t.expect("=")
+    value = t.take_kind("str", "a string")[1:-1]
+    t.end()
+    return value
+
+
+def read_ll(text: str) -> Module:
+    """The module of an emitted `ll` text; LlReadError for anything outside the subset."""
+    lines = text.split("\n")
+    datalayout = triple = ""
+    globals_: list[Global] = []
+    declares: list[Declare] = []
+    function: Optional[tuple[str, tuple[Param, ...]]] = None
+    blocks: list[Block] = []
+    attrs: Optional[dict[str, str]] = None
+    label: Optional[tuple[str, int]] = None
+    instrs: list[Instr] = []
+    in_body = False
+    for number, raw in enumerate(lines, start=1):
+        t = Tokens(raw, number)
+        if not t.items:
+            continue
+        head = t.peek()
+        if in_body:
+            if head == "}" and len(t.items) == 1:
+                if label is not None:
+                    blocks.append(Block(label[0], tuple(instrs), label[1]))
+                in_body = False
+                continue
+            if t.kind() == "word" and len(t.items) == 2 and t.items[1][1] == ":":
+                if label is not None:
+                    blocks.append(Block(label[0], tuple(instrs), label[1]))
+                label, instrs = (head, number), []
+                continue
+            if label is None:
+                raise t.fail("an instruction before the first block label")
+            instrs.append(read_instr(t))
+            continue
+        if head == "target" and len(t.items) > 1 and t.items[1][1] == "datalayout":
+            datalayout = read_target(t, "datalayout")
+        elif head == "target":
+            triple = read_target(t, "triple")
+        elif t.kind() == "global":
+            globals_.append(read_global(t))
+        elif head == "declare":
+            declares.append(read_declare(t))
+        elif head == "define":
+            if function is not None:
+                raise t.fail("a second function")
+            function = read_define(t)
+            in_body = True
+        elif head == "attributes":
+            attrs = read_attributes(t)
+        elif t.kind() == "meta" and head == "!1":
+            t.take()
+            t.expect("=")
+            t.expect("!")
+            t.expect("{")
+            t.expect("}")
+            t.end()
+        else:
+            raise t.fail(f"a line outside the subset starting with {head!r}")
+    if in_body:
+        raise LlReadError(len(lines), 1, "the function body is not closed")
+    if function is None:
+        raise LlReadError(len(lines), 1, "no function defined")
+    if triple != "amdgcn-amd-amdhsa":
+        raise LlReadError(1, 1, f"target triple {triple!r}, not amdgcn-amd-amdhsa")
+    if attrs is None:
+        raise LlReadError(len(lines), 1, "no attributes #0 line")
+    name, params = function
+    return Module(datalayout, triple, tuple(globals_), tuple(declares), Function(name, params, tuple(blocks), attrs))
