@@ -27,6 +27,10 @@ Step = Callable[["Chunk"], None]
 #: b operands of every thread of the chunk (rows in block order): what the K-outer test
 #: (tests/numerics/test_kouter.py) compares between two kernels.
 MmaObserver = Callable[[Op, np.ndarray, np.ndarray, np.ndarray], None]
+#: Called at every LDS read and write and MMA with the kind ("lds-read", "lds-write", "mma-a",
+#: "mma-b"), the op, the lanes and their values: what the lockstep comparison with the `ll`
+#: executor (numerics/lockstep.py) digests. The `ll` executor calls it at the same points.
+Tracer = Callable[[str, object, np.ndarray, np.ndarray], None]
 DEFAULT_CHUNK_THREADS = 1 << 15
 RECENT_MASKS = 4
 
@@ -179,6 +183,7 @@ class Program:
         self.grid = grid
         self.check = check
         self.on_mma: Optional[MmaObserver] = None
+        self.tracer: Optional[Tracer] = None
         self.log = HazardLog()
         self.initial: list = []  # per slot: what a chunk starts with (constants, params, allocs)
         self.types: list[str] = []  # per slot: its type name
@@ -645,7 +650,10 @@ def lds_read(ch: Chunk, op: Op, memo: Optional[int], s: Alloc, row, col, n: int,
     data, found = ch.lds.read(acc)
     for kind, hit in found.items():
         ch.report(kind, op, hit, acc.lanes)
-    return acc.lanes, data.view(np.dtype(parse_type(s.elem).dtype)).reshape(acc.lanes.size, n)
+    values = data.view(np.dtype(parse_type(s.elem).dtype)).reshape(acc.lanes.size, n)
+    if ch.prog.tracer is not None:
+        ch.prog.tracer("lds-read", op, acc.lanes, values)
+    return acc.lanes, values
 
 
 def scatter_result(ch: Chunk, lanes: np.ndarray, values: np.ndarray, t: IrType) -> np.ndarray:
@@ -678,6 +686,8 @@ def smem_store(prog: Program, op: Op, ins, scopes):
     def run(ch: Chunk) -> None:
         acc = lds_access(ch, op, memo, ch.env[ins[0]], ch.env[ins[1]], ch.env[ins[2]], t.n, align)
         data = as_granules(ch.env[ins[3]], t, acc.lanes, ch.n)
+        if prog.tracer is not None:
+            prog.tracer("lds-write", op, acc.lanes, data)
         found = ch.lds.write(acc, data)
         for kind, hit in found.items():
             ch.report(kind, op, hit, acc.lanes)
@@ -729,6 +739,9 @@ def mma_op(prog: Program, op: Op, ins, scopes):
         c = np.asarray(ch.env[ins[2]])  # (T, c_len) or one (c_len,) row for every thread
         if prog.on_mma is not None:
             prog.on_mma(op, ch.blocks, a, b)
+        if prog.tracer is not None:
+            prog.tracer("mma-a", op, ch.all_lanes, np.ascontiguousarray(a))
+            prog.tracer("mma-b", op, ch.all_lanes, np.ascontiguousarray(b))
         d, replicas = mma_mod.mma(lay, a, b, c, ch.operands)
         if not replicas and prog.check:
             ch.report("wmma-replica", op, np.ones(1, dtype=bool))
@@ -1038,13 +1051,14 @@ def run_kernel(
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     check_hazards: bool = True,
     on_mma: Optional[MmaObserver] = None,
+    tracer: Optional[Tracer] = None,
 ) -> RunResult:
     """Runs the kernel (IR text or a read kernel) over its whole grid.
 
     buffers: an array per pointer param (by name without %), whose bytes are the memory;
     scalars: the i32 params (a `<name>_bytes` param defaults to that buffer's size);
     split_degree: the runtime split-K degree of a `split_k_runtime` kernel; on_mma: see
-    MmaObserver. The result holds
+    MmaObserver; tracer: see Tracer. The result holds
     every buffer after the run (same dtype and shape), the hazards and the stats."""
     start = time.perf_counter()
     kernel = read_ir(ir) if isinstance(ir, str) else ir
@@ -1061,6 +1075,7 @@ def run_kernel(
     grid = launch_grid(kernel, split_degree)
     prog = Program(kernel, mems, values, grid, check_hazards)
     prog.on_mma = on_mma
+    prog.tracer = tracer
     total = grid[0] * grid[1] * grid[2]
     per_chunk = max(1, chunk_threads // prog.block)
     ops = thread_ops = chunks = 0

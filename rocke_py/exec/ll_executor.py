@@ -13,7 +13,6 @@ a loop re-runs while any lane is in it and every block reconverges where its lan
 from __future__ import annotations
 
 import time
-import zlib
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Union
 
@@ -26,6 +25,7 @@ from .executor import (
     ExecError,
     RunResult,
     Stats,
+    Tracer,
     at_lanes,
     full,
     land,
@@ -50,9 +50,6 @@ WAIT_MODEL = {"gfx942": "gfx9", "gfx950": "gfx9", "gfx1151": "gfx11", "gfx1201":
 #: the direct-to-LDS buffer load sizes each arch has (bytes)
 ASYNC_LDS_SIZES = {"gfx942": (4,), "gfx950": (4, 12, 16)}
 DEFAULT_CHUNK_THREADS = 1 << 15
-
-#: observer of the lockstep comparison: (kind, instruction or op, lanes, value bytes)
-Tracer = Callable[[str, object, np.ndarray, np.ndarray], None]
 
 
 @dataclass
@@ -1097,9 +1094,3 @@ def run_ll(
         chunks += 1
     stats = Stats(total, total * block, chunks, ops, thread_ops, time.perf_counter() - start)
     return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)
-
-
-def digest(lanes: np.ndarray, values: np.ndarray) -> int:
-    """A checksum of an event's lanes and bytes (the lockstep comparison keeps these only)."""
-    raw = np.ascontiguousarray(values).view(np.uint8)
-    return zlib.crc32(raw.tobytes(), zlib.crc32(np.ascontiguousarray(lanes).tobytes()))

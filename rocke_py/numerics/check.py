@@ -11,17 +11,23 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from rocke_py.exec.executor import ExecError, run_kernel
+from rocke_py.exec.executor import ExecError, RunResult, run_kernel
 from rocke_py.exec.fp import to_f64
+from rocke_py.exec.ll_executor import run_ll
+from rocke_py.exec.ll_reader import LlReadError
 from rocke_py.exec.reader import ReadError
 from rocke_py.exec.spec_text import spec_fields
 from rocke_py.parity._toml import tomllib
 
-from .inputs import Case, build_case, reduction, runtime_degrees, shapes_of
+from .inputs import Case, build_case, parts_of, reduction, runtime_degrees, shapes_of
+from .lockstep import Follower, Recorder
 from .problem import Problem, ProblemError, disagreements, read_problem
 from .variants import check_sizes, resize
 
 FLAVOR = "llvm22"  # modes spec and ir do not depend on the flavor
+#: the `ll` flavors the ll level runs (docs/lowering.md §2), and what --level may ask for
+FLAVORS = ("llvm20", "llvm22", "llvm23")
+LEVELS = ("ir", "ll", "both")
 #: a run above any bound is reported too large and skipped (docs/numerics.md §2.2): the
 #: multiply-adds of the convolution (output elements × reduction length), about 2× the
 #: largest shipped config, and the elements of all its buffers (the executor holds each
@@ -54,11 +60,14 @@ class Outcome:
     mismatch: tuple[str, ...] = ()  # where the engine's spec disagrees with the config
     too_large: Optional[str] = None  # over the budget: not run
     label: str = ""  # which of the check sizes: shipped, small, edge
+    level: str = "ir"  # what ran: "ir", or "ll <flavor>"
+    lockstep: Optional[str] = None  # where the ll run departed from the IR run of the launch
 
     @property
     def ok(self) -> bool:
         return (
             self.error is None
+            and self.lockstep is None
             and not self.mismatch
             and self.too_large is None
             and self.wrong == 0
@@ -71,17 +80,17 @@ class Outcome:
         return self.too_large is not None
 
 
-def emit_text(config: str, mode: str, engine: str) -> str:
+def emit_text(config: str, mode: str, engine: str, flavor: str = FLAVOR) -> str:
     """Mode `mode`'s text from the engine, or ValueError naming the rejection."""
     from rocke_py import engine as py_engine
     from rocke_py.engine.result import Emitted
 
     if engine == "py":
-        out = py_engine.emit(config, mode, FLAVOR)
+        out = py_engine.emit(config, mode, flavor)
     else:
         from rocke_py import cbridge  # only when asked: it needs the built extension
 
-        out = cbridge.emit(config, mode, FLAVOR)
+        out = cbridge.emit(config, mode, flavor)
     if not isinstance(out, Emitted):
         raise ValueError(f"{mode}: rejected {out.code}: {out.message}")
     return out.text
@@ -102,6 +111,11 @@ def compare(case: Case, got: np.ndarray) -> tuple[int, float, int]:
 def check_kernel(name: str, engine: str, case: Case, ir: str, start: float, check_hazards: bool = True) -> Outcome:
     """Runs `ir` on `case` and compares."""
     result = run_kernel(ir, case.buffers, case.scalars, split_degree=case.split_degree, check_hazards=check_hazards)
+    return judged(name, engine, case, result, start)
+
+
+def judged(name: str, engine: str, case: Case, result: RunResult, start: float, level: str = "ir") -> Outcome:
+    """The outcome of one run of `case`: its output against the reference, its hazards."""
     got = to_f64(result.buffers[case.output], case.out_elem)
     wrong, max_error, unwritten = compare(case, got)
     return Outcome(
@@ -116,6 +130,7 @@ def check_kernel(name: str, engine: str, case: Case, ir: str, start: float, chec
         tuple(h.message() for h in result.hazards),
         time.perf_counter() - start,
         result.stats.thread_ops,
+        level=level,
     )
 
 
@@ -136,8 +151,8 @@ def over_budget(p: Problem, max_macs: int = MAX_MULTIPLY_ADDS, max_threads: int 
     return None
 
 
-def failed(name: str, engine: str, start: float, real: bool, **why) -> Outcome:
-    return Outcome(name, engine, "?", not real, 0, 0, 0.0, 0, (), time.perf_counter() - start, 0, **why)
+def failed(name: str, engine: str, start: float, real: bool, size: str = "?", **why) -> Outcome:
+    return Outcome(name, engine, size, not real, 0, 0, 0.0, 0, (), time.perf_counter() - start, 0, **why)
 
 
 def check_config(
@@ -152,31 +167,134 @@ def check_config(
     max_macs: int = MAX_MULTIPLY_ADDS,
     max_threads: int = MAX_THREADS,
 ) -> Outcome:
-    """The config (its text) checked through `engine` at its own size; `ir` replaces the
-    emitted IR, `mutate` edits it (a seeded fault); `degree` is the launch's runtime split-K
-    degree (default: the first that `runtime_degrees` allows)."""
+    """The config (its text) checked through `engine` at its own size at the IR level; `ir`
+    replaces the emitted IR, `mutate` edits it (a seeded fault); `degree` is the launch's
+    runtime split-K degree (default: the first that `runtime_degrees` allows)."""
+    return check_levels(name, config, engine, real, seed, ir, degree, mutate, max_macs, max_threads)[0]
+
+
+def check_levels(
+    name: str,
+    config: str,
+    engine: str = "py",
+    real: bool = False,
+    seed: int = 0,
+    ir: Optional[str] = None,
+    degree: Optional[int] = None,
+    mutate: Optional[Mutate] = None,
+    max_macs: int = MAX_MULTIPLY_ADDS,
+    max_threads: int = MAX_THREADS,
+    level: str = "ir",
+    flavors: tuple[str, ...] = FLAVORS,
+    ll_mutate: Optional[Mutate] = None,
+) -> list[Outcome]:
+    """One launch of the config at each level asked: the IR (level "ir"), the `ll` of each
+    flavor ("ll"), or both, where each `ll` run also follows the IR run in lockstep. One
+    Outcome per run; a problem before any run (a rejection, a spec mismatch, the budget) is
+    one Outcome. `ll_mutate` edits each `ll` text (a seeded fault of the lowering)."""
     start = time.perf_counter()
+    first = "ir" if level != "ll" else f"ll {flavors[0] if flavors else FLAVOR}"
     try:
         fields = spec_fields(emit_text(config, "spec", engine))  # a rejection stops here
         problem = read_problem(config)
         mismatch = disagreements(problem, fields)  # before the budget: a misread config is reported at any size
         if mismatch:
-            return failed(name, engine, start, real, mismatch=tuple(mismatch))
+            return [failed(name, engine, start, real, mismatch=tuple(mismatch), level=first)]
         too_large = over_budget(problem, max_macs, max_threads)
         if too_large is not None:
-            return failed(name, engine, start, real, too_large=too_large)
+            return [failed(name, engine, start, real, too_large=too_large, level=first)]
         if problem.split_k == 0 and degree is None:
             degree = runtime_degrees(problem)[0]
         with np.errstate(over="ignore", invalid="ignore"):  # rounding to dtype_d may overflow to inf
             case = build_case(problem, real, seed, degree)
+    except (ValueError, ExecError, ReadError, ProblemError, OverflowError) as e:
+        return [failed(name, engine, start, real, error=str(e), level=first)]
+    except MemoryError:
+        return [failed(name, engine, start, real, error=OUT_OF_MEMORY, level=first)]
+    out = []
+    recorder = Recorder() if level == "both" else None
+    if level in ("ir", "both"):
+        out.append(run_ir_level(name, config, engine, case, ir, mutate, recorder, real))
+        if not out[-1].ok and out[-1].error is not None:
+            recorder = None  # nothing to follow
+    if level in ("ll", "both"):
+        grid = problem.grid(parts_of(problem, degree))
+        for flavor in flavors:
+            out.append(
+                run_ll_level(
+                    name,
+                    config,
+                    engine,
+                    case,
+                    flavor,
+                    problem.arch,
+                    grid,
+                    problem.block_size,
+                    ll_mutate,
+                    recorder,
+                    real,
+                )
+            )
+    return out
+
+
+OUT_OF_MEMORY = "out of memory (a smaller size fits: --shrink)"
+
+
+def run_ir_level(
+    name: str,
+    config: str,
+    engine: str,
+    case: Case,
+    ir: Optional[str],
+    mutate: Optional[Mutate],
+    recorder: Optional[Recorder],
+    real: bool,
+) -> Outcome:
+    start = time.perf_counter()
+    try:
         kernel = ir if ir is not None else emit_text(config, "ir", engine)
         if mutate is not None:
             kernel = mutate(kernel)
-        return check_kernel(name, engine, case, kernel, start)
-    except (ValueError, ExecError, ReadError, ProblemError, OverflowError) as e:
-        return failed(name, engine, start, real, error=str(e))
+        result = run_kernel(kernel, case.buffers, case.scalars, split_degree=case.split_degree, tracer=recorder)
+        return judged(name, engine, case, result, start)
+    except (ValueError, ExecError, ReadError, OverflowError) as e:
+        return failed(name, engine, start, real, error=str(e), size=case.size())
     except MemoryError:
-        return failed(name, engine, start, real, error="out of memory (a smaller size fits: --shrink)")
+        return failed(name, engine, start, real, error=OUT_OF_MEMORY, size=case.size())
+
+
+def run_ll_level(
+    name: str,
+    config: str,
+    engine: str,
+    case: Case,
+    flavor: str,
+    arch: str,
+    grid: tuple[int, int, int],
+    block: int,
+    mutate: Optional[Mutate],
+    recorder: Optional[Recorder],
+    real: bool,
+) -> Outcome:
+    """The `ll` of one flavor run on `case` with the launch the config's own reading gives
+    (grid, block), and, when the IR run was recorded, followed in lockstep."""
+    start = time.perf_counter()
+    level = f"ll {flavor}"
+    try:
+        text = emit_text(config, "ll", engine, flavor)
+        if mutate is not None:
+            text = mutate(text)
+        follower = Follower(recorder) if recorder is not None else None
+        result = run_ll(text, arch, case.buffers, case.scalars, grid, block, tracer=follower)
+        outcome = judged(name, engine, case, result, start, level)
+        if follower is not None and follower.finish() is not None:
+            outcome = dataclasses.replace(outcome, lockstep=follower.departure)
+        return outcome
+    except (ValueError, ExecError, LlReadError, OverflowError) as e:
+        return failed(name, engine, start, real, error=str(e), size=case.size(), level=level)
+    except MemoryError:
+        return failed(name, engine, start, real, error=OUT_OF_MEMORY, size=case.size(), level=level)
 
 
 def spread(values: tuple[int, ...], most: int) -> tuple[int, ...]:
@@ -222,10 +340,14 @@ def check_all_sizes(
     shrink: bool = False,
     max_macs: int = MAX_MULTIPLY_ADDS,
     max_threads: int = MAX_THREADS,
+    level: str = "ir",
+    flavors: tuple[str, ...] = FLAVORS,
+    ll_mutate: Optional[Mutate] = None,
 ) -> list[Outcome]:
     """The config checked at each of its check sizes (variants.check_sizes) and, for a runtime
-    split-K kernel, at several degrees each: one Outcome per launch. `shrink`: a size over the
-    budget runs shrunk (label `shrunk`) instead of being skipped."""
+    split-K kernel, at several degrees each, at each level asked (check_levels): one Outcome
+    per run. `shrink`: a size over the budget runs shrunk (label `shrunk`) instead of being
+    skipped."""
     out = []
     for label, text in check_sizes(config, small):
         if shrink:
@@ -235,8 +357,19 @@ def check_all_sizes(
             except ProblemError:
                 pass
         for degree in launches(text):
-            o = check_config(
-                name, text, engine, real, seed, degree=degree, mutate=mutate, max_macs=max_macs, max_threads=max_threads
+            runs = check_levels(
+                name,
+                text,
+                engine,
+                real,
+                seed,
+                degree=degree,
+                mutate=mutate,
+                max_macs=max_macs,
+                max_threads=max_threads,
+                level=level,
+                flavors=flavors,
+                ll_mutate=ll_mutate,
             )
-            out.append(dataclasses.replace(o, label=label))
+            out.extend(dataclasses.replace(o, label=label) for o in runs)
     return out

@@ -25,7 +25,7 @@ from rocke_py.parity.runner import die_with_parent, start_method
 
 from .check import Outcome, check_all_sizes
 
-HEADER = ("config", "at", "size", "max error", "wrong", "unwritten", "hazards", "seconds")
+HEADER = ("config", "at", "size", "level", "max error", "wrong", "unwritten", "hazards", "seconds")
 
 
 def select(root: Path, ids: list[str]) -> list[Config]:
@@ -40,18 +40,22 @@ def select(root: Path, ids: list[str]) -> list[Config]:
     return chosen
 
 
-def check_one(cfg_id: str, data: bytes, engine: str, small: bool, real: bool, shrink: bool) -> list[Outcome]:
-    return check_all_sizes(cfg_id, data.decode("utf-8"), engine, small, real, shrink=shrink)
+def check_one(
+    cfg_id: str, data: bytes, engine: str, small: bool, real: bool, shrink: bool, level: str = "ir"
+) -> list[Outcome]:
+    return check_all_sizes(cfg_id, data.decode("utf-8"), engine, small, real, shrink=shrink, level=level)
 
 
 def row(o: Outcome) -> tuple[str, ...]:
-    head = (o.config, o.label, o.size)
+    head = (o.config, o.label, o.size, o.level)
     if o.too_large is not None:
         return head + ("SKIPPED", "-", "-", "-", f"{o.seconds:.2f}")
     if o.mismatch:
         return head + ("SPEC MISMATCH", "-", "-", "-", f"{o.seconds:.2f}")
     if o.error is not None:
         return head + ("ERROR", "-", "-", "-", f"{o.seconds:.2f}")
+    if o.lockstep is not None:
+        return head + ("LOCKSTEP", str(o.wrong), str(o.unwritten), "-", f"{o.seconds:.2f}")
     err = f"{o.max_error:.3g}" if o.max_error else ("0 (bitwise)" if o.bitwise else "0")
     hz = "; ".join(o.hazards) if o.hazards else "0"
     return head + (err, str(o.wrong), str(o.unwritten), hz, f"{o.seconds:.2f}")
@@ -64,13 +68,15 @@ def print_table(outcomes: list[Outcome], out: TextIO) -> None:
         cells = [c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]
         print("  ".join(cells).rstrip(), file=out)
     for o in outcomes:
-        where = f"{o.config} ({o.label}, {o.size})"
+        where = f"{o.config} ({o.label}, {o.size}, {o.level})"
         if o.too_large is not None:
             print(f"SKIPPED {where}: too large to run: {o.too_large} (--shrink runs it smaller)", file=out)
         for line in o.mismatch:
             print(f"SPEC MISMATCH {where}: {line}", file=out)
         if o.error is not None:
             print(f"ERROR {where}: {o.error}", file=out)
+        if o.lockstep is not None:
+            print(f"LOCKSTEP {where}: the ll departs from the IR at {o.lockstep}", file=out)
 
 
 def check_json_destination(dest: Optional[str]) -> None:
@@ -122,16 +128,26 @@ def died(cfg_id: str, engine: str, why: str) -> Outcome:
     return Outcome(cfg_id, engine, "?", True, 0, 0, 0.0, 0, (), 0.0, 0, error=f"worker died: {why}")
 
 
-def summary(ordered: list[Outcome], configs: int, engine: str, small: bool, real: bool, wall: float, workers: int):
+def summary(
+    ordered: list[Outcome],
+    configs: int,
+    engine: str,
+    small: bool,
+    real: bool,
+    wall: float,
+    workers: int,
+    level: str = "ir",
+):
     failed = sorted({o.config for o in ordered if not o.ok and not o.skipped})
     skipped = sum(1 for o in ordered if o.skipped)
     kind = "real inputs, dtype tolerance" if real else "integer inputs, bitwise"
     sizes = "small and edge sizes" if small else "shipped, small and edge sizes"
+    levels = {"ir": "IR", "ll": "ll of every flavor", "both": "IR and ll of every flavor in lockstep"}[level]
     verdict = "OK" if not failed else "FAILED"
     text = (
         f"numerics {verdict}: {configs - len(failed)} of {configs} config(s) pass, {len(ordered)} launch(es)"
         + (f", {skipped} skipped as too large" if skipped else "")
-        + f" ({engine} engine, {sizes}, {kind}); wall time {wall:.1f} s over {workers} process(es)"
+        + f" ({engine} engine, {levels}, {sizes}, {kind}); wall time {wall:.1f} s over {workers} process(es)"
     )
     return failed, text
 
@@ -146,13 +162,14 @@ def run_numerics(
     json_path: Optional[str],
     out: TextIO,
     shrink: bool = False,
+    level: str = "both",
 ) -> int:
     """Exit 0 when every config passes, 1 otherwise."""
     configs = select(root, ids)
     check_json_destination(json_path)
     start = time.perf_counter()
     workers = max(1, min(jobs or 2, len(configs)))
-    args = (engine, small, real, shrink)
+    args = (engine, small, real, shrink, level)
     if workers == 1:
         outcomes = {c.id: check_one(c.id, c.data, *args) for c in configs}
     else:
@@ -160,7 +177,7 @@ def run_numerics(
     ordered = [o for c in configs for o in outcomes[c.id]]
     wall = time.perf_counter() - start
     print_table(ordered, out)
-    failed, text = summary(ordered, len(configs), engine, small, real, wall, workers)
+    failed, text = summary(ordered, len(configs), engine, small, real, wall, workers, level)
     print(text, file=out)
     if failed:
         print(f"failing: {' '.join(failed)}", file=out)
@@ -169,6 +186,7 @@ def run_numerics(
             "engine": engine,
             "small": small,
             "real": real,
+            "level": level,
             "wall_seconds": wall,
             "passed": not failed,
             "configs": [dataclasses.asdict(o) | {"ok": o.ok} for o in ordered],

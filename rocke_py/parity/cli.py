@@ -263,6 +263,12 @@ def _numerics_parser(sub) -> None:
     nu.add_argument("--small", action="store_true", help="only the small and edge sizes (not the shipped one)")
     nu.add_argument("--real", action="store_true", help="normally distributed inputs, compared within a dtype bound")
     nu.add_argument("--shrink", action="store_true", help="run a size over the budget smaller instead of skipping it")
+    nu.add_argument(
+        "--level",
+        choices=("ir", "ll", "both"),
+        default="both",
+        help="run the kernel IR, the AMDGPU ll of every flavor, or both in lockstep (default both)",
+    )
     nu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default 2)")
     _common(nu)
 

@@ -58,6 +58,7 @@ def cmd_numerics(args: argparse.Namespace) -> int:
             args.json,
             sys.stdout,
             shrink=args.shrink,
+            level=args.level,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
