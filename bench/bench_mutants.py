@@ -1,7 +1,7 @@
 """Seeded faults against `rocke-parity numerics`: the kill rate of each fault class.
 
     python bench/bench_mutants.py [--classes C,...] [--per-class 6] [--seed 0] [--json FILE]
-                                  [--all] [-j 2] [ID ...]
+                                  [--all] [--ll] [-j 2] [ID ...]
 
 For each config and fault class (rocke_py/numerics/mutants.py) up to --per-class mutants are
 sampled on the IR of the config's small size, and each is judged at the default sizes of the
@@ -13,7 +13,9 @@ unmutated config fails.
 IDs: emitting configs; `ID@key=value` is that config with [spec] key set (e.g.
 `wgrad/07-split-k4-fp32@split_k=0`, the runtime split-K kernel). Default: a representative
 subset (every family, MFMA and WMMA, split-K fixed and runtime, K-outer, async, cshuffle);
---all: every emitting config. The numbers go in docs, never in a timed test."""
+--all: every emitting config. --ll: the lowering's fault classes (rocke_py/numerics/ll_mutants.py),
+seeded in the llvm22 `ll` and judged by the IR and `ll` runs in lockstep. The numbers go in
+docs, never in a timed test."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from rocke_py.numerics import mutants as mu  # noqa: E402
 from rocke_py.numerics.check import check_all_sizes, emit_text  # noqa: E402
+from rocke_py.numerics.ll_mutants import CLASSES as LL_CLASSES  # noqa: E402
 from rocke_py.numerics.run import select  # noqa: E402
 from rocke_py.numerics.variants import check_sizes  # noqa: E402
 from rocke_py.parity.newconfig import set_value  # noqa: E402
@@ -71,16 +74,17 @@ def run_unit(cid: str, cls: str, per_class: int, seed: int, limit: float) -> lis
     """One (config, class): its sampled mutants judged."""
     text = config_text(cid)
     small = check_sizes(text, True)[0][1]
-    ir = emit_text(small, "ir", "py")
+    ir = emit_text(small, "ll", "py", mu.LL_FLAVOR[0]) if cls.startswith("ll-") else emit_text(small, "ir", "py")
     out = []
     for m in mu.sample(ir, cls, per_class, seed, salt=cid):
         out.append(dataclasses.asdict(mu.judge(cid, text, m, limit)))
     return out
 
 
-def baseline(cid: str) -> list[str]:
+def baseline(cid: str, ll: bool) -> list[str]:
     """The failures of the unmutated config (none: the kills are the mutations')."""
-    outcomes = check_all_sizes(cid, config_text(cid), engine="py", small=True)
+    level = "both" if ll else "ir"
+    outcomes = check_all_sizes(cid, config_text(cid), engine="py", small=True, level=level, flavors=mu.LL_FLAVOR)
     return [mu.failure(o) for o in outcomes if not o.ok]
 
 
@@ -92,20 +96,22 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json")
     ap.add_argument("--all", action="store_true", help="every emitting config")
+    ap.add_argument("--ll", action="store_true", help="the lowering's fault classes, seeded in the ll")
     ap.add_argument("-j", type=int, default=2, help="worker processes")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per mutant (over: killed by error)")
     args = ap.parse_args()
-    classes = args.classes.split(",") if args.classes else list(mu.CLASSES)
-    unknown = [c for c in classes if c not in mu.CLASSES]
+    known = list(LL_CLASSES) if args.ll else list(mu.CLASSES)
+    classes = args.classes.split(",") if args.classes else known
+    unknown = [c for c in classes if c not in known]
     if unknown:
-        ap.error(f"unknown class(es) {', '.join(unknown)}; known: {', '.join(mu.CLASSES)}")
+        ap.error(f"unknown class(es) {', '.join(unknown)}; known: {', '.join(known)}")
     ids = args.ids or ([c.id for c in select(ROOT, [])] if args.all else DEFAULT)
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     verdicts: list[dict] = []
     broken: dict[str, list[str]] = {}
     with concurrent.futures.ProcessPoolExecutor(max(1, args.j), mp_context=ctx) as pool:
-        bases = {pool.submit(baseline, cid): cid for cid in ids}
+        bases = {pool.submit(baseline, cid, args.ll): cid for cid in ids}
         units = {
             pool.submit(run_unit, cid, cls, args.per_class, args.seed, args.time_limit): (cid, cls)
             for cid in ids

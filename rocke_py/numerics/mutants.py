@@ -27,6 +27,9 @@ from typing import Callable, Iterator, NamedTuple, Optional
 from .check import Outcome, check_all_sizes
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+#: the flavor the lowering's faults are seeded in (the flavors differ only in the resource
+#: lines, docs/lowering.md §8)
+LL_FLAVOR = ("llvm22",)
 
 
 class Mutant(NamedTuple):
@@ -452,6 +455,20 @@ def class_of(mutant_id: str) -> str:
     return mutant_id.split(":", 1)[0]
 
 
+def generator(cls: str) -> Callable[[str], Iterator[Mutant]]:
+    """The class's mutant generator: of the kernel IR (CLASSES), or of the `ll` (a class
+    named ll-*, ll_mutants.CLASSES)."""
+    if cls.startswith("ll-"):
+        from .ll_mutants import CLASSES as LL_CLASSES
+
+        return LL_CLASSES[cls]
+    return CLASSES[cls]
+
+
+def is_ll(mutant_id: str) -> bool:
+    return class_of(mutant_id).startswith("ll-")
+
+
 def kind_of(mutant_id: str) -> str:
     return mutant_id.split(":")[1].split("#")[0]
 
@@ -459,7 +476,7 @@ def kind_of(mutant_id: str) -> str:
 def mutate(mutant_id: str, text: str) -> str:
     """The mutant of that id applied to `text` (the IR of any size); the text unchanged when
     it has no such site."""
-    for m in CLASSES[class_of(mutant_id)](text):
+    for m in generator(class_of(mutant_id))(text):
         if m.id == mutant_id:
             return m.text
     return text
@@ -474,7 +491,7 @@ def sample(text: str, cls: str, per_class: int, seed: int, salt: str = "") -> li
     salt: the config id), spread over the op kinds: a shuffled list per kind, taken round-robin
     in kind order."""
     by_kind: dict[str, list[Mutant]] = {}
-    for m in CLASSES[cls](text):
+    for m in generator(cls)(text):
         by_kind.setdefault(kind_of(m.id), []).append(m)
     rng = random.Random(f"{seed}/{salt}/{cls}")
     queues = []
@@ -683,7 +700,9 @@ def failure(o: Outcome) -> str:
         parts.append("hazard " + o.hazards[0].split(":")[0])
     if o.mismatch:
         parts.append("spec mismatch")
-    return f"{where}: {', '.join(parts)}"
+    if o.lockstep is not None:
+        parts.append("lockstep " + o.lockstep.split(":")[0])
+    return f"{where} {o.level}: {', '.join(parts)}"
 
 
 def run_with_limit(fn: Callable[[], list[Outcome]], seconds: Optional[float]) -> list[Outcome]:
@@ -707,11 +726,14 @@ def judge(config: str, config_text: str, mutant: Mutant, time_limit: Optional[fl
     """The kill decision for one mutant of `config` (its text) at the default sizes of the
     mutant run."""
     start = time.perf_counter()
-    try:
-        outcomes = run_with_limit(
-            lambda: check_all_sizes(config, config_text, engine="py", small=True, mutate=mutator(mutant.id)),
-            time_limit,
+    if is_ll(mutant.id):  # a fault of the lowering: the IR runs as emitted, the ll follows it
+        run = lambda: check_all_sizes(  # noqa: E731
+            config, config_text, engine="py", small=True, level="both", flavors=LL_FLAVOR, ll_mutate=mutator(mutant.id)
         )
+    else:
+        run = lambda: check_all_sizes(config, config_text, engine="py", small=True, mutate=mutator(mutant.id))  # noqa: E731
+    try:
+        outcomes = run_with_limit(run, time_limit)
     except Exception as e:  # a crash of the executor on the mutant, or the time limit
         return Verdict(
             config, mutant.id, mutant.description, ERROR, f"{type(e).__name__}: {e}", time.perf_counter() - start
