@@ -2,11 +2,11 @@
 
 A generated config's problem is usually too large to execute case after case, so the check
 runs the kernel at the sizes of ``numerics --small`` (its small and edge variants: the same
-kernel knobs on small problems) through the Python engine and the executor, against the
-reference built from the config itself. A variant that the engines reject (a filter wider than
-the shrunk input, say) cannot be checked and is no failure; anything else that is not exact —
-a wrong or unwritten element, a hazard, a spec that disagrees with the config, an executor
-error — is."""
+kernel knobs on small problems) through the Python engine and both executors — the IR and the
+``ll`` of every flavor in lockstep with it — against the reference built from the config
+itself. A variant that the engines reject (a filter wider than the shrunk input, say) cannot
+be checked and is no failure; anything else that is not exact — a wrong or unwritten element,
+a hazard, a lockstep departure, a spec that disagrees with the config, an executor error — is."""
 
 from __future__ import annotations
 
@@ -27,14 +27,19 @@ def fuzz_check(config: bytes, emitted: str) -> Optional[str]:
     are re-emitted instead."""
     try:
         outcomes = check_all_sizes(
-            "fuzz", config.decode("utf-8"), small=True, max_macs=FUZZ_MAX_MULTIPLY_ADDS, max_threads=FUZZ_MAX_THREADS
+            "fuzz",
+            config.decode("utf-8"),
+            small=True,
+            max_macs=FUZZ_MAX_MULTIPLY_ADDS,
+            max_threads=FUZZ_MAX_THREADS,
+            level="both",
         )
     except (UnicodeDecodeError, ValueError):
         return None  # not a config the engines emit for: nothing to run
     for got in outcomes:
         why = failure(got)
         if why is not None:
-            return f"{got.label} size: {why}"
+            return f"{got.label} size, {got.level}: {why}"
     return None
 
 
@@ -46,9 +51,13 @@ def failure(got: Outcome) -> Optional[str]:
         return None if " rejected " in f" {got.error}" else f"executor: {got.error}"
     if got.ok or got.skipped:
         return None
+    if got.lockstep is not None and not got.wrong and not got.hazards:
+        return f"lockstep: the ll departs from the IR at {got.lockstep}"
     parts = [f"{got.wrong} of {got.elements} element(s) wrong (max error {got.max_error:g})"]
     if got.unwritten:
         parts.append(f"{got.unwritten} unwritten")
     if got.hazards:
         parts.append(f"hazard: {got.hazards[0]}")
+    if got.lockstep is not None:
+        parts.append(f"lockstep: {got.lockstep}")
     return "; ".join(parts)
