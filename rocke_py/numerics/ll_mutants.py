@@ -124,9 +124,25 @@ def vmcnt_plus_one(imm: int) -> Optional[int]:
     return None
 
 
+def is_full_wait(line: str) -> bool:
+    """A wait for every outstanding load: s.waitcnt with vmcnt 0 (gfx9 or gfx11 encoding) or
+    s.wait.loadcnt(0)."""
+    m = WAITCNT.match(line)
+    if m is None:
+        return False
+    imm = int(m["imm"])
+    if m["kind"] == "wait.loadcnt":
+        return imm == 0
+    return ((imm & 15) | ((imm >> 14) & 3) << 4) == 0 if imm & 0x0070 == 0x0070 and imm < 0x400 else (imm >> 10) == 0
+
+
 def wait_counter(text: str) -> Iterator[Mutant]:
-    """A wait that lets one more vector-memory load stay outstanding."""
+    """A wait that lets one more direct-to-LDS load stay outstanding. Only kernels with such
+    loads, and only waits not followed by a full one: elsewhere a wait orders nothing the
+    explicit waits are for (LLVM guards a load's result register itself)."""
     lines = lines_of(text)
+    if "@llvm.amdgcn.raw.ptr.buffer.load.lds(" not in text:
+        return
     n = 0
     for i, line in enumerate(lines):
         m = WAITCNT.match(line)
@@ -134,7 +150,7 @@ def wait_counter(text: str) -> Iterator[Mutant]:
             continue
         imm = int(m["imm"])
         new_imm = imm + 1 if m["kind"] == "wait.loadcnt" else vmcnt_plus_one(imm)
-        if new_imm is not None and new_imm != imm:
+        if new_imm is not None and new_imm != imm and not is_full_wait(lines[i + 1]):
             new = f"  call void @llvm.amdgcn.s.{m['kind']}(i{m['bits']} {new_imm})"
             desc = f"s.{m['kind']} #{n}: {imm} -> {new_imm} (one more load outstanding)"
             yield Mutant(f"ll-wait-counter:s.{m['kind']}#{n}:+1", desc, replaced(lines, i, [new]))
@@ -165,29 +181,71 @@ def buffer_offset(text: str) -> Iterator[Mutant]:
         n += 1
 
 
-def pool_alias(text: str) -> Iterator[Mutant]:
-    """An allocation's pool offset moved: onto offset 0 (aliasing the first allocation) or 16
-    bytes lower (overlapping the one below)."""
-    lines = lines_of(text)
-    sites: dict[int, int] = {}  # pool offset -> ordinal, in order of first use
+POOL_GLOBAL = re.compile(r"^@(\S+) = internal unnamed_addr addrspace\(3\) global")
+TILE_GEP = re.compile(
+    r"getelementptr inbounds \[(\d+) x \[(\d+) x (half|bfloat|float|i16|i32)\]\], ptr addrspace\(3\) (\S+),"
+)
+ELEM_BYTES = {"half": 2, "bfloat": 2, "float": 4, "i16": 2, "i32": 4}
+
+
+def allocations(lines: list[str]) -> dict[int, list[int]]:
+    """Pool offset -> [first line, last line] of the allocation's uses (its base GEPs and the
+    accesses through them; the pool global itself is offset 0)."""
+    pool = next((m[1] for x in lines if (m := POOL_GLOBAL.match(x)) is not None), None)
+    if pool is None:
+        return {}
+    names = {f"@{pool}": 0}
+    spans: dict[int, list[int]] = {}
     for i, line in enumerate(lines):
         m = POOL_BASE.match(line)
-        if m is None:
+        if m is not None:
+            names[line.split(" = ", 1)[0].strip()] = int(m["off"])
+        if line.startswith("@"):
             continue
-        off = int(m["off"])
-        n = sites.setdefault(off, len(sites))
-        for variant, new_off in (("to0", 0), ("-16", off - 16)):
-            if new_off < 0:
+        for name, off in names.items():
+            if off == 0 and m is not None:
+                continue  # a base GEP mentions the pool: it is the other allocation's use
+            if re.search(re.escape(name) + r"(?![\w.])", line):
+                span = spans.setdefault(off, [i, i])
+                span[1] = i
+    return spans
+
+
+def pool_alias(text: str) -> Iterator[Mutant]:
+    """An allocation moved onto another allocation that is live at the same time (their uses
+    interleave in the text): the pool sharing the lowering must never do (docs/lowering.md §7)."""
+    lines = lines_of(text)
+    spans = allocations(lines)
+    for n, off in enumerate(sorted(o for o in spans if o > 0)):
+        first, last = spans[off]
+        for other in sorted(spans):
+            o_first, o_last = spans[other]
+            if other == off or o_last < first or last < o_first:
                 continue
-            # every base of that allocation moves alike (one per block that uses it)
             new_lines = [
-                f"{p['head']}{new_off}" if (p := POOL_BASE.match(x)) is not None and int(p["off"]) == off else x
+                f"{p['head']}{other}" if (p := POOL_BASE.match(x)) is not None and int(p["off"]) == off else x
                 for x in lines
             ]
-            if i == min(j for j, x in enumerate(lines) if (p := POOL_BASE.match(x)) and int(p["off"]) == off):
-                desc = f"pool offset {off} -> {new_off}"
-                yield Mutant(f"ll-pool-alias:offset#{n}:{variant}", desc, "\n".join(new_lines))
+            desc = f"pool offset {off} -> {other} (onto the allocation there, live at the same time)"
+            yield Mutant(f"ll-pool-alias:offset#{n}:onto{other}", desc, "\n".join(new_lines))
 
+
+# Equivalent mutants of the lowering's classes: (class, "<config id> <mutant id>") -> why no
+# input tells the mutant from the original (read by mutants.equivalence).
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("ll-dropped-barrier", "dgrad/14-pointwise-stride2-zeros ll-dropped-barrier:s.barrier#1"): (
+        "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = 64 = tile_k "
+        "at every N, Hi, Wi, so the loop runs once, and the default epilogue and the zero phase "
+        "after it touch no LDS"
+    ),
+    ("ll-buffer-offset", "dgrad/11-kouter-cshuffle ll-buffer-offset:load#11:+4"): (
+        "the record field at byte 44 (a_h_coeff) read at byte 48 is a_w_coeff: both are -1 at stride 1, dilation 1"
+    ),
+    ("ll-buffer-offset", "dgrad/14-pointwise-stride2-zeros ll-buffer-offset:load#12:+4"): (
+        "the record field at byte 48 (a_w_coeff) only multiplies the filter tap column xdot, 0 "
+        "for the 1x1 filter: any value read gives the same wo"
+    ),
+}
 
 CLASSES: dict[str, Callable[[str], Iterator[Mutant]]] = {
     "ll-mma-operand-swap": mma_operand_swap,

@@ -658,10 +658,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
 
 def equivalence(config: str, mutant: Mutant) -> Optional[str]:
     cls = class_of(mutant.id)
-    reason = EQUIVALENT.get((cls, f"{config} {mutant.id}"))
+    table = EQUIVALENT
+    if is_ll(mutant.id):
+        from .ll_mutants import EQUIVALENT as LL_EQUIVALENT
+
+        table = LL_EQUIVALENT
+    reason = table.get((cls, f"{config} {mutant.id}"))
     if reason is not None:
         return reason
-    for (c, site), why in EQUIVALENT.items():
+    for (c, site), why in table.items():
         if c == cls and site.startswith("* ") and re.search(site[2:], mutant.description):
             return why
     return None
