@@ -90,31 +90,42 @@ def elem_name(t: LlType) -> str:
     return {"half": "f16", "bfloat": "bf16", "float": "f32"}[t.scalar.kind]
 
 
+def scalar_constant(text: str, t: LlType) -> np.ndarray:
+    """One scalar literal of type t (0-d)."""
+    if text in ("poison", "zeroinitializer"):
+        return np.zeros((), dtype=dtype_of(t))
+    if text in ("true", "false"):
+        return np.asarray(text == "true")
+    if text.startswith("0x"):
+        double = np.asarray(int(text, 16), dtype=np.uint64).view(np.float64)
+        f32 = np.asarray(double, dtype=np.float32)
+        return bf16_bits(f32) if t.kind == "bfloat" else f32.astype(dtype_of(t))
+    return np.asarray(int(text)).astype(dtype_of(t))
+
+
 def constant(op: Operand) -> object:
-    """The value of a constant operand (0-d, or (n,) for a vector)."""
+    """The value of a constant operand (0-d, or (n,) for a vector), in its type."""
     t = op.type
     if op.value == "<...>":
-        return np.asarray([-1 if e == "poison" else int(e) for e in op.elements], dtype=np.int64)
-    if op.value in ("poison", "zeroinitializer"):
-        if t.kind == "vec":
-            return np.zeros(t.n, dtype=dtype_of(t))
-        return np.zeros((), dtype=dtype_of(t))
-    if op.value in ("true", "false"):
-        return np.asarray(op.value == "true")
-    if op.value.startswith("0x"):
-        double = np.asarray(int(op.value, 16), dtype=np.uint64).view(np.float64)
-        f32 = np.asarray(double, dtype=np.float32)
-        if t.kind == "bfloat":
-            return bf16_bits(f32)
-        return f32.astype(dtype_of(t))
-    return np.asarray(int(op.value)).astype(dtype_of(t))
+        assert t.elem is not None
+        return np.stack([scalar_constant(e, t.elem) for e in op.elements])
+    if t.kind == "vec" and op.value in ("poison", "zeroinitializer"):
+        return np.zeros(t.n, dtype=dtype_of(t))
+    return scalar_constant(op.value, t)
 
 
-def merge(mask: np.ndarray, new, old):
-    """new at the masked lanes, old elsewhere (a value redefined under a partial mask)."""
-    new, old = np.asarray(new), np.asarray(old)
-    m = mask[:, None] if max(new.ndim, old.ndim) == 2 else mask
-    return np.where(m, new, old)
+def shuffle_mask(op: Operand) -> np.ndarray:
+    """A shufflevector mask's indices, -1 for a poison element."""
+    return np.asarray([-1 if e == "poison" else int(e) for e in op.elements], dtype=np.int64)
+
+
+def merge(mask: np.ndarray, new, old, t: Optional[LlType]):
+    """new at the masked lanes, old elsewhere (a value of type t redefined under a partial
+    mask). Either may be one row for every lane (0-d, or (n,) for a vector)."""
+    if t is not None and t.kind == "vec":
+        n = mask.shape[0]
+        return np.where(mask[:, None], full(np.asarray(new), n, (t.n,)), full(np.asarray(old), n, (t.n,)))
+    return np.where(mask, new, old)
 
 
 class LlProgram:
@@ -256,7 +267,7 @@ class LlProgram:
         def step(ch: Chunk) -> None:
             value = run(ch)
             if escapes and ch.mask is not None and ch.env[out] is not None:
-                value = merge(ch.mask, value, ch.env[out])
+                value = merge(ch.mask, value, ch.env[out], ins.type)
             ch.env[out] = value
             for slot in dead:
                 ch.env[slot] = None
@@ -299,10 +310,10 @@ class LlProgram:
             ch.set_mask(union(arrivals))
             phis, steps, (kind, cond, targets) = self.compiled[index]
             if phis:
-                values = [(out, phi_value(ch, arrivals, sources, ins)) for out, sources, ins in phis]
-                for out, value in values:
+                values = [(out, phi_value(ch, arrivals, sources, ins), ins) for out, sources, ins in phis]
+                for out, value, ins in values:
                     if ch.mask is not None and env[out] is not None:
-                        value = merge(ch.mask, value, env[out])
+                        value = merge(ch.mask, value, env[out], ins.type)
                     env[out] = value
             ch.ops += len(steps) + len(phis)
             ch.thread_ops += (len(steps) + len(phis)) * ch.active
@@ -345,7 +356,7 @@ def phi_value(ch: Chunk, arrivals, sources: dict[int, int], ins: Instr):
             tail = (ins.type.n,) if ins.type is not None and ins.type.kind == "vec" else ()
             out = np.array(full(np.asarray(v), ch.n, tail))
         else:
-            out = merge(m if m is not None else np.ones(ch.n, dtype=bool), v, out)
+            out = merge(m if m is not None else np.ones(ch.n, dtype=bool), v, out, ins.type)
     return out
 
 
@@ -504,8 +515,7 @@ def constant_index(ins: Instr, op: Operand) -> int:
 
 
 def shufflevector(prog: LlProgram, ins: Instr, slots: list[int]):
-    mask = constant(ins.args[2])
-    assert isinstance(mask, np.ndarray)
+    mask = shuffle_mask(ins.args[2])
     width = ins.args[0].type.n
     if (mask >= 2 * width).any():
         raise ExecError(f"{ins.where()}: a mask element past both operands")
@@ -1045,6 +1055,7 @@ HANDLERS: dict[str, Callable] = {
     "store": store,
     "atomicrmw": atomicrmw,
     "call": call,
+    "fence": no_effect,  # LDS accesses complete in order in the model: the barrier orders them
 }
 
 

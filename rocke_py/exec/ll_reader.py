@@ -30,6 +30,8 @@ CASTS = ("fptrunc", "bitcast", "zext", "inttoptr", "ptrtoint")
 ICMP_PREDS = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult")
 PARAM_ATTRS = ("noalias", "readonly", "writeonly", "nocapture", "nonnull", "immarg")
 PARAM_ATTRS_WITH_ARG = ("align", "dereferenceable", "captures")
+#: the MMRA of the barrier fences: they order LDS only
+LDS_ONLY = ("amdgpu-synchronize-as", "local")
 ATOMIC_MD = ("!amdgpu.no.fine.grained.memory", "!amdgpu.no.remote.memory", "!amdgpu.ignore.denormal.mode")
 
 
@@ -140,8 +142,10 @@ def read_type(t: Tokens) -> LlType:
 
 def read_value(t: Tokens, ty: LlType) -> Operand:
     kind, word = t.kind(), t.peek()
-    if kind in ("local", "global"):
+    if kind == "local":
         return Operand(ty, t.take())
+    if kind == "global":  # a quoted name is its name: @"a+b" and the global a+b are one
+        return Operand(ty, "@" + t.take()[1:].strip('"'))
     if kind == "num":
         text = t.take()
         if text.startswith("0x") != (ty.kind in ("float", "half", "bfloat")):
@@ -366,6 +370,25 @@ def read_br(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
     return Instr(opcode, result, None, (c,), line, col, targets=(then, other))
 
 
+def read_fence(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
+    """`fence syncscope("workgroup") release|acquire, !mmra !N` (the fences around a barrier)."""
+    t.expect("syncscope")
+    t.expect("(")
+    scope = t.take_kind("str", "a sync scope")[1:-1]
+    if scope != "workgroup":
+        t.i -= 1
+        raise t.fail(f"sync scope '{scope}' is outside the subset")
+    t.expect(")")
+    ordering = t.take_kind("word", "an ordering")
+    if ordering not in ("release", "acquire"):
+        t.i -= 1
+        raise t.fail(f"fence ordering '{ordering}' is outside the subset")
+    t.expect(",")
+    t.expect("!mmra")
+    mmra = t.take_kind("meta", "a metadata node")
+    return Instr(opcode, result, None, (), line, col, flags=(ordering, scope, mmra))
+
+
 def read_ret(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
     t.expect("void")
     return Instr(opcode, result, None, (), line, col)
@@ -387,8 +410,9 @@ READERS = {
     "phi": read_phi,
     "br": read_br,
     "ret": read_ret,
+    "fence": read_fence,
 }
-NO_RESULT = ("store", "br", "ret")
+NO_RESULT = ("store", "br", "ret", "fence")
 
 
 def read_instr(t: Tokens) -> Instr:
@@ -504,6 +528,21 @@ def read_attributes(t: Tokens) -> dict[str, str]:
     return attrs
 
 
+def read_metadata(t: Tokens) -> tuple[str, ...]:
+    """` = !{}` or ` = !{!"a", !"b"}`: the node's strings."""
+    t.expect("=")
+    t.expect("!")
+    t.expect("{")
+    strings = []
+    while not t.accept("}"):
+        if strings:
+            t.expect(",")
+        t.expect("!")
+        strings.append(t.take_kind("str", "a metadata string")[1:-1])
+    t.end()
+    return tuple(strings)
+
+
 def read_target(t: Tokens, what: str) -> str:
     t.expect("target")
     t.expect(what)
@@ -525,6 +564,7 @@ def read_ll(text: str) -> Module:
     label: Optional[tuple[str, int]] = None
     instrs: list[Instr] = []
     in_body = False
+    metadata: dict[str, tuple[str, ...]] = {}
     for number, raw in enumerate(lines, start=1):
         t = Tokens(raw, number)
         if not t.items:
@@ -560,13 +600,9 @@ def read_ll(text: str) -> Module:
             in_body = True
         elif head == "attributes":
             attrs = read_attributes(t)
-        elif t.kind() == "meta" and head == "!1":
-            t.take()
-            t.expect("=")
-            t.expect("!")
-            t.expect("{")
-            t.expect("}")
-            t.end()
+        elif t.kind() == "meta" and head in ("!1", "!2"):
+            key = t.take()
+            metadata[key] = read_metadata(t)
         else:
             raise t.fail(f"a line outside the subset starting with {head!r}")
     if in_body:
@@ -577,5 +613,9 @@ def read_ll(text: str) -> Module:
         raise LlReadError(1, 1, f"target triple {triple!r}, not amdgcn-amd-amdhsa")
     if attrs is None:
         raise LlReadError(len(lines), 1, "no attributes #0 line")
+    for block in blocks:
+        for ins in block.instrs:
+            if ins.opcode == "fence" and metadata.get(ins.flags[2]) != LDS_ONLY:
+                raise LlReadError(ins.line, ins.column, f"a fence whose {ins.flags[2]} is not {LDS_ONLY}")
     name, params = function
     return Module(datalayout, triple, tuple(globals_), tuple(declares), Function(name, params, tuple(blocks), attrs))
