@@ -13,6 +13,10 @@
 
 #define TRIPLE "amdgcn-amd-amdhsa"
 #define MARKERS ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
+/* the fences around every s.barrier, ordering LDS only (LLVM's amdgpu-synchronize-as MMRA) */
+#define FENCE_RELEASE "fence syncscope(\"workgroup\") release, !mmra !2"
+#define FENCE_ACQUIRE "fence syncscope(\"workgroup\") acquire, !mmra !2"
+#define LDS_MMRA "!2 = !{!\"amdgpu-synchronize-as\", !\"local\"}"
 #define MAX_UNROLL 4096ULL
 
 /* ---- flavors (llvm-ir §3) ---- */
@@ -32,7 +36,7 @@ const rk_ll_flavor *rk_find_flavor(const char *name);   /* NULL: unknown */
 
 /* ---- backends (llvm-ir §12.1, §12.6, §14) ---- */
 
-enum { WAIT_GFX9, WAIT_GFX11, WAIT_SPLIT };  /* gfx9 / gfx11 s_waitcnt; gfx1250 split counters */
+enum { WAIT_GFX9, WAIT_GFX11, WAIT_SPLIT };  /* gfx9 / gfx11 s_waitcnt; gfx12 split counters */
 enum { TR_NONE, TR_B64, TR_B128 };           /* gfx950 ds.read.tr16.b64; gfx1250 ds.load.tr16.b128 */
 
 typedef struct rk_ll_backend {

@@ -110,6 +110,7 @@ typedef struct rk_lowerer {
     const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
     const char *suffix;     /* ".unroll<k>" per open unrolled scf.for */
     int markers;            /* an atomic carries the !amdgpu.* markers (!1) */
+    int fences;             /* a barrier's fences carry the LDS-only MMRA (!2) */
     int oom;                /* an allocation or a buffer failed */
     rk_buf scratch;         /* for strings that outlive one line (freed by release) */
     int failed;             /* lw->err holds the first failure */
@@ -1067,8 +1068,12 @@ static int lower(rk_lowerer *lw, rk_buf *out)
     if (attributes.len)
         rk_buf_putn(out, attributes.data, attributes.len);
     rk_buf_putn(out, "\n", 1);
+    if (lw->markers || lw->fences)
+        rk_buf_puts(out, "\n");
     if (lw->markers)
-        rk_buf_puts(out, "\n!1 = !{}\n");
+        rk_buf_puts(out, "!1 = !{}\n");
+    if (lw->fences)
+        rk_buf_puts(out, LDS_MMRA "\n");
     status = 0;
 done:
     if (attributes.failed || signature.failed)
@@ -1740,11 +1745,16 @@ static int lower_s_waitcnt(rk_lowerer *lw, const rk_ir_op *op)
     return emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", imm);
 }
 
+/* The barrier between LDS-only workgroup fences: release before, acquire after
+ * (docs/lowering.md §5; docs/memory-model.md measures what they cost). */
 static int emit_barrier(rk_lowerer *lw)
 {
     if (need(lw, "s.barrier"))
         return -1;
-    return emit(lw, "call void @llvm.amdgcn.s.barrier()");
+    lw->fences = 1;
+    if (emit(lw, FENCE_RELEASE) || emit(lw, "call void @llvm.amdgcn.s.barrier()"))
+        return -1;
+    return emit(lw, FENCE_ACQUIRE);
 }
 
 static int lower_sync(rk_lowerer *lw, const rk_ir_op *op)

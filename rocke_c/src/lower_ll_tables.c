@@ -52,7 +52,7 @@ const rk_ll_backend rk_ll_backends[] = {
     {"gfx942", WAIT_GFX9, 159744, 112, 49279, 0, TR_NONE, 1},
     {"gfx950", WAIT_GFX9, 159744, 112, 49279, 0, TR_B64, 4},
     {"gfx1151", WAIT_GFX11, 822165504, 7, 64519, 0, TR_NONE, 0},
-    {"gfx1201", WAIT_GFX11, 822165504, 7, 64519, 0, TR_NONE, 0},
+    {"gfx1201", WAIT_SPLIT, 822165504, 0, 0, 0, TR_NONE, 0},
     {"gfx1250", WAIT_SPLIT, 822165504, 0, 0, 1, TR_B128, 0},
 };
 

@@ -59,27 +59,45 @@ TERMINATORS = frozenset({"s_endpgm", "s_endpgm_saved", "s_setpc_b64"})
 
 _CALL_BARRIER = re.compile(r"\bcall void @llvm\.amdgcn\.s\.barrier(?:\.signal|\.wait)?\(")
 #: A fence at workgroup scope or wider: workgroup, agent, or no syncscope (system).
-_FENCE = re.compile(r"^\s*fence\s+(?:syncscope\(\"(?P<scope>[^\"]*)\"\)\s+)?\w+", re.M)
+_FENCE = re.compile(r"^\s*fence\s+(?:syncscope\(\"(?P<scope>[^\"]*)\"\)\s+)?(?P<ordering>\w+)", re.M)
 _ORDERING_SCOPES = frozenset({None, "workgroup", "agent"})
 
 
 class FenceLint(NamedTuple):
-    """`fences, barriers = fence_lint(text)`; `.message` is the lint line, or None."""
+    """`fences, barriers, bare = fence_lint(text)`; `.message` is the lint line, or None."""
 
     fences: int
     barriers: int
+    bare: int  # barriers without a workgroup release fence right before and an acquire right after
 
     @property
     def message(self) -> str | None:
-        if self.barriers > 0 and self.fences == 0:
-            return f"{self.barriers} barriers order LDS with no workgroup fence"
+        if self.bare:
+            return f"{self.bare} of {self.barriers} barriers order LDS with no workgroup fence around them"
         return None
 
 
+def fenced(lines: list[str], i: int, ordering: str) -> bool:
+    """Whether line i is a workgroup-or-wider fence of that ordering."""
+    if not 0 <= i < len(lines):
+        return False
+    m = _FENCE.match(lines[i])
+    return (
+        m is not None
+        and m.group("scope") in _ORDERING_SCOPES
+        and m.group("ordering") in (ordering, "acq_rel", "seq_cst")
+    )
+
+
 def fence_lint(ll_text: str) -> FenceLint:
-    """The workgroup-or-wider fences and the `s.barrier` calls of an emitted module."""
-    fences = sum(m.group("scope") in _ORDERING_SCOPES for m in _FENCE.finditer(ll_text))
-    return FenceLint(fences, len(_CALL_BARRIER.findall(ll_text)))
+    """The workgroup-or-wider fences and the `s.barrier` calls of an emitted module, and the
+    barriers not between a release fence (the line before) and an acquire fence (the line
+    after)."""
+    lines = ll_text.split("\n")
+    fences = sum(1 for line in lines if (m := _FENCE.match(line)) and m.group("scope") in _ORDERING_SCOPES)
+    barriers = [i for i, line in enumerate(lines) if _CALL_BARRIER.search(line)]
+    bare = sum(1 for i in barriers if not (fenced(lines, i - 1, "release") and fenced(lines, i + 1, "acquire")))
+    return FenceLint(fences, len(barriers), bare)
 
 
 # --- assembly ---------------------------------------------------------------------------

@@ -171,7 +171,8 @@ def run_check_llvm(root: Path, ids: list[str], jobs: int | None, timeout: float,
         bare = sum(lint.message is not None for lint in linted)
         print(
             f"check-llvm: note: fence lint: {bare} of {len(linted)} compiled kernel(s) order LDS with bare "
-            f"barriers ({sum(lint.barriers for lint in linted)} barrier(s), "
+            f"barriers ({sum(lint.bare for lint in linted)} of {sum(lint.barriers for lint in linted)} barrier(s) "
+            "without fences, "
             f"{sum(lint.fences for lint in linted)} workgroup fence(s)); not a failure, see docs/memory-model.md",
             file=out,
         )

@@ -26,6 +26,8 @@ from .lower_ll_tables import (
     BUFFER_WIDTHS,
     DECLS,
     DIM_NAMES,
+    FENCE_ACQUIRE,
+    FENCE_RELEASE,
     FORM_MFMA,
     FORM_WMMA3,
     GFX9_EXPCNT_MAX,
@@ -34,6 +36,7 @@ from .lower_ll_tables import (
     GFX11_LGKMCNT_MAX,
     HEX,
     KERNEL_ATTRS,
+    LDS_MMRA,
     MARKERS,
     MAX_UNROLL,
     NAME_CHARS,
@@ -266,6 +269,7 @@ class Lowerer:
         self.bases: dict[tuple[str, str], str] = {}  # (block label, alloc name) -> base pointer temp
         self.suffix = ""  # ".unroll<k>" per open unrolled scf.for
         self.markers = False  # an atomic carries the !amdgpu.* markers (!1)
+        self.fences = False  # a barrier's fences carry the LDS-only MMRA (!2)
 
     # -- plumbing --
 
@@ -401,9 +405,12 @@ class Lowerer:
         out.append("}\n")
         out.append("\n")
         out.append(attributes + "\n")
-        if self.markers:
+        if self.markers or self.fences:
             out.append("\n")
+        if self.markers:
             out.append("!1 = !{}\n")
+        if self.fences:
+            out.append(LDS_MMRA + "\n")
         return "".join(out)
 
     def signature(self) -> str:
@@ -793,8 +800,13 @@ def lower_s_waitcnt(lw: Lowerer, op: Op) -> None:
 
 
 def emit_barrier(lw: Lowerer) -> None:
+    """The barrier between LDS-only workgroup fences: release before, acquire after
+    (docs/lowering.md §5; docs/memory-model.md measures what they cost)."""
     lw.need("s.barrier")
+    lw.fences = True
+    lw.emit(FENCE_RELEASE)
     lw.emit("call void @llvm.amdgcn.s.barrier()")
+    lw.emit(FENCE_ACQUIRE)
 
 
 def lower_sync(lw: Lowerer, op: Op) -> None:

@@ -60,7 +60,7 @@ def find_flavor(name: str) -> Optional[Flavor]:
 
 WAIT_GFX9 = 0  # s_waitcnt: vm_lo | ec<<4 | lk<<8 | vm_hi<<14
 WAIT_GFX11 = 1  # s_waitcnt: ec | lk<<4 | vm<<10
-WAIT_SPLIT = 2  # gfx1250: s.wait.loadcnt / storecnt / dscnt (i16)
+WAIT_SPLIT = 2  # gfx12: s.wait.loadcnt / storecnt / dscnt (i16)
 
 TR_NONE = 0
 TR_B64 = 1  # gfx950: ds.read.tr16.b64 (tile.ds_read_tr16_b64)
@@ -83,7 +83,7 @@ BACKENDS = (
     Backend("gfx942", WAIT_GFX9, 159744, 112, 49279, False, TR_NONE, 1),
     Backend("gfx950", WAIT_GFX9, 159744, 112, 49279, False, TR_B64, 4),
     Backend("gfx1151", WAIT_GFX11, 822165504, 7, 64519, False, TR_NONE, 0),
-    Backend("gfx1201", WAIT_GFX11, 822165504, 7, 64519, False, TR_NONE, 0),
+    Backend("gfx1201", WAIT_SPLIT, 822165504, 0, 0, False, TR_NONE, 0),
     Backend("gfx1250", WAIT_SPLIT, 822165504, 0, 0, True, TR_B128, 0),
 )
 
@@ -540,6 +540,11 @@ BINARY_CALLS: dict[int, tuple[str, str]] = {
 
 DIM_NAMES = ("x", "y", "z")
 
+
+#: the fences around every s.barrier, ordering LDS only (LLVM's amdgpu-synchronize-as MMRA)
+FENCE_RELEASE = 'fence syncscope("workgroup") release, !mmra !2'
+FENCE_ACQUIRE = 'fence syncscope("workgroup") acquire, !mmra !2'
+LDS_MMRA = '!2 = !{!"amdgpu-synchronize-as", !"local"}'
 
 MARKERS = ", !amdgpu.no.fine.grained.memory !1, !amdgpu.no.remote.memory !1, !amdgpu.ignore.denormal.mode !1"
 

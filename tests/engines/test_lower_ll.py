@@ -350,7 +350,9 @@ def test_module_layout() -> None:
     assert lines[2] == ""
     assert lines[3].startswith("@smem_pool.all_ops_gfx950 = internal unnamed_addr addrspace(3) global [")
     assert lines[3].endswith(" x i8] poison, align 16") and lines[4] == ""
-    assert text.endswith('"amdgpu-waves-per-eu"="2,2" norecurse nounwind }\n\n!1 = !{}\n')
+    assert text.endswith(
+        '"amdgpu-waves-per-eu"="2,2" norecurse nounwind }\n\n!1 = !{}\n!2 = !{!"amdgpu-synchronize-as", !"local"}\n'
+    )
     assert not text.endswith("\n\n")
     assert 'attributes #0 = { "uniform-work-group-size"="true" "amdgpu-flat-work-group-size"="64,256" ' in text
     assert "target-cpu" not in text
@@ -376,7 +378,9 @@ def test_declarations_follow_the_table_not_first_use() -> None:
         "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)",
         "declare void @llvm.amdgcn.s.barrier()",
     ]
-    assert text.endswith('"amdgpu-flat-work-group-size"="64,256" norecurse nounwind }\n')
+    assert text.endswith(
+        '"amdgpu-flat-work-group-size"="64,256" norecurse nounwind }\n\n!2 = !{!"amdgpu-synchronize-as", !"local"}\n'
+    )
     assert "@smem_pool" not in text
 
 
@@ -510,7 +514,10 @@ def test_if_shape_and_nested_blocks() -> None:
     assert (
         "  br i1 %cmp3, label %if.then.1, label %if.end.4\nif.then.1:\n  %cmp4 = icmp ne i32 %tid2, 0\n"
         "  br i1 %cmp4, label %if.then.2, label %if.end.3\nif.then.2:\n  call void @llvm.amdgcn.s.waitcnt(i32 7)\n"
-        "  call void @llvm.amdgcn.s.barrier()\n  br label %if.end.3\nif.end.3:\n  br label %if.end.4\n"
+        '  fence syncscope("workgroup") release, !mmra !2\n'
+        "  call void @llvm.amdgcn.s.barrier()\n"
+        '  fence syncscope("workgroup") acquire, !mmra !2\n'
+        "  br label %if.end.3\nif.end.3:\n  br label %if.end.4\n"
         "if.end.4:\n  ret void\n}\n"
     ) in text
 
@@ -550,6 +557,13 @@ def test_unrolled_loop_needs_constant_bounds() -> None:
         lower_kernel(finish(b), "gfx950", "llvm22")
 
 
+FENCED_BARRIER = (
+    'fence syncscope("workgroup") release, !mmra !2',
+    "call void @llvm.amdgcn.s.barrier()",
+    'fence syncscope("workgroup") acquire, !mmra !2',
+)
+
+
 def test_waits_per_arch() -> None:
     def waits(arch: str) -> list[str]:
         b = Builder("w", {})
@@ -559,41 +573,45 @@ def test_waits_per_arch() -> None:
         b.sync()
         b.sync_lds_only()
         text = lower_kernel(finish(b), arch, "llvm22")
-        return [line.strip() for line in text.split("\n") if line.startswith("  call")]
+        return [line.strip() for line in text.split("\n") if line.startswith(("  call", "  fence"))]
 
     gfx9 = [
         "call void @llvm.amdgcn.s.waitcnt(i32 3952)",
         "call void @llvm.amdgcn.s.waitcnt(i32 3957)",
         "call void @llvm.amdgcn.s.waitcnt(i32 53119)",
         "call void @llvm.amdgcn.s.waitcnt(i32 112)",
-        "call void @llvm.amdgcn.s.barrier()",
+        *FENCED_BARRIER,
         "call void @llvm.amdgcn.s.waitcnt(i32 49279)",
-        "call void @llvm.amdgcn.s.barrier()",
+        *FENCED_BARRIER,
     ]
     gfx11 = [
         "call void @llvm.amdgcn.s.waitcnt(i32 1015)",
         "call void @llvm.amdgcn.s.waitcnt(i32 6135)",
         "call void @llvm.amdgcn.s.waitcnt(i32 65527)",
         "call void @llvm.amdgcn.s.waitcnt(i32 7)",
-        "call void @llvm.amdgcn.s.barrier()",
+        *FENCED_BARRIER,
         "call void @llvm.amdgcn.s.waitcnt(i32 64519)",
-        "call void @llvm.amdgcn.s.barrier()",
+        *FENCED_BARRIER,
     ]
     assert waits("gfx942") == gfx9 and waits("gfx950") == gfx9
-    assert waits("gfx1151") == gfx11 and waits("gfx1201") == gfx11
-    assert waits("gfx1250") == [
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)",
-        "call void @llvm.amdgcn.s.wait.storecnt(i16 0)",
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 5)",
-        "call void @llvm.amdgcn.s.wait.storecnt(i16 5)",
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 63)",
-        "call void @llvm.amdgcn.s.wait.storecnt(i16 63)",
-        "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)",
-        "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
-        "call void @llvm.amdgcn.s.barrier()",
-        "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
-        "call void @llvm.amdgcn.s.barrier()",
-    ]
+    assert waits("gfx1151") == gfx11
+    assert (
+        waits("gfx1250")
+        == waits("gfx1201")
+        == [
+            "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)",
+            "call void @llvm.amdgcn.s.wait.storecnt(i16 0)",
+            "call void @llvm.amdgcn.s.wait.loadcnt(i16 5)",
+            "call void @llvm.amdgcn.s.wait.storecnt(i16 5)",
+            "call void @llvm.amdgcn.s.wait.loadcnt(i16 63)",
+            "call void @llvm.amdgcn.s.wait.storecnt(i16 63)",
+            "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)",
+            "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
+            *FENCED_BARRIER,
+            "call void @llvm.amdgcn.s.wait.dscnt(i16 0)",
+            *FENCED_BARRIER,
+        ]
+    )
 
 
 @needs_llvm
@@ -608,7 +626,7 @@ def test_waits_compile_in_every_flavor(arch: str) -> None:
         compiled(lower_kernel(kernel, arch, flavor), arch)
     asm = compiled(lower_kernel(kernel, arch, "llvm22"), arch)
     have = mnemonics(asm)
-    if arch == "gfx1250":  # LLVM merges the split waits (s_wait_loadcnt_dscnt)
+    if arch in ("gfx1201", "gfx1250"):  # LLVM merges the split waits (s_wait_loadcnt_dscnt)
         assert "s_wait_storecnt" in have and "s_wait_dscnt" in have
         assert any(name.startswith("s_wait_loadcnt") for name in have)
     else:
