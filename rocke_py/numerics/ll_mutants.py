@@ -28,8 +28,8 @@ WAITCNT = re.compile(
     r"^  call void @llvm\.amdgcn\.s\.(?P<kind>waitcnt|wait\.loadcnt)\(i(?P<bits>32|16) (?P<imm>\d+)\)$"
 )
 BUFFER_ACCESS = re.compile(
-    r"^(?P<head>  (?:%\S+ = )?call \S+ @llvm\.amdgcn\.raw\.ptr\.buffer\.(?P<kind>load|store)\.(?P<sfx>\w+)\()"
-    r"(?P<args>.*)\)$"
+    r"^(?P<head>  (?:%\S+ = )?call (?:<\d+ x \w+>|\S+) "
+    r"@llvm\.amdgcn\.raw\.ptr\.buffer\.(?P<kind>load|store)\.(?P<sfx>\w+)\()(?P<args>.*)\)$"
 )
 WIDTH = {"i16": 2, "i32": 4, "v2i32": 8, "v4i32": 16}
 
