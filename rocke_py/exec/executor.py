@@ -765,26 +765,33 @@ def async_load(prog: Program, op: Op, ins, scopes):
         off = pick(ch.env[ins[2]], lanes, ch.n).astype(np.int64)
         raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), width)
         byte = pick(base, lanes, ch.n).astype(np.int64) + at_lanes(ch.lane, lanes).astype(np.int64) * width
-        # the copy writes whole dwords: a byte address off a dword would land elsewhere
-        ch.report("lds-misaligned", op, byte % 4 != 0, lanes)
         inside = np.zeros(lanes.size, dtype=bool)
         for a in prog.allocs:  # a lane's copy must fall inside one allocation
             inside |= (byte >= a.base) & (byte + width <= a.base + a.nbytes)
-        ch.report("lds-bounds", op, ~inside, lanes)
-        if not inside.all():
-            lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
-        wg = at_lanes(ch.wg, lanes)
-        acc = Access(lanes, ch.lds.first_granule(wg, byte), width // 2, wg, at_lanes(ch.wave, lanes))
-        data = np.ascontiguousarray(raw).view(np.uint16)
-        active = np.zeros(ch.n, dtype=bool)
-        active[lanes] = True
-        if ch.lds.track:
-            # a fancy update counts a granule two lanes copy to once (np.add.at is far slower)
-            ch.lds.scatter(ch.lds.pending, acc, ch.lds.gather(ch.lds.pending, acc) + 1)
-            ch.lds.in_flight += data.size
-        ch.queue.append(AsyncLoad(op.where(), active, acc, data, ch.lds.epoch[wg]))
+        queue_async_copy(ch, op, lanes, byte, raw, inside)
 
     return effect(run)
+
+
+def queue_async_copy(ch: Chunk, op, lanes: np.ndarray, byte: np.ndarray, raw: np.ndarray, inside: np.ndarray) -> None:
+    """Queues the lanes' direct-to-LDS copies, raw (L, width) bytes read at issue, to their LDS
+    byte addresses: they land at a wait (`land`). A lane off a dword (the copy writes whole
+    dwords: it would land elsewhere) is reported, a lane not `inside` reported and dropped;
+    the granules written are marked in flight. Shared with the `ll` executor."""
+    ch.report("lds-misaligned", op, byte % 4 != 0, lanes)
+    ch.report("lds-bounds", op, ~inside, lanes)
+    if not inside.all():
+        lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
+    wg = at_lanes(ch.wg, lanes)
+    acc = Access(lanes, ch.lds.first_granule(wg, byte), raw.shape[1] // 2, wg, at_lanes(ch.wave, lanes))
+    data = np.ascontiguousarray(raw).view(np.uint16)
+    active = np.zeros(ch.n, dtype=bool)
+    active[lanes] = True
+    if ch.lds.track:
+        # a fancy update counts a granule two lanes copy to once (np.add.at is far slower)
+        ch.lds.scatter(ch.lds.pending, acc, ch.lds.gather(ch.lds.pending, acc) + 1)
+        ch.lds.in_flight += data.size
+    ch.queue.append(AsyncLoad(op.where(), active, acc, data, ch.lds.epoch[wg]))
 
 
 def land(ch: Chunk, op: Optional[Op], keep: int) -> None:

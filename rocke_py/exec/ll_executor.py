@@ -32,6 +32,7 @@ from .executor import (
     memoized,
     partial_waves,
     pick,
+    queue_async_copy,
     tdiv,
     wave_first,
 )
@@ -39,7 +40,7 @@ from .fp import bf16_bits
 from .hazards import HazardLog
 from .ll_reader import read_ll
 from .ll_text import Block, Instr, LlType, Module, Operand
-from .memory import Access, AsyncLoad, Buffer
+from .memory import Access, Buffer
 
 #: wave size of the kernels LLVM compiles for each arch without target features
 ARCH_WAVE = {"gfx942": 64, "gfx950": 64, "gfx1151": 32, "gfx1201": 32, "gfx1250": 32}
@@ -794,20 +795,7 @@ def async_load_lds(prog: LlProgram, ins: Instr, slots: list[int]):
         at, limit = rsrc_window(ch, ins, r, lanes, off, size)
         raw = r.buffer.gather(at, limit, size)
         byte = pick(base, lanes, ch.n).astype(np.int64) + imm + at_lanes(ch.lane, lanes).astype(np.int64) * size
-        ch.report("lds-misaligned", ins, byte % 4 != 0, lanes)
-        inside = (byte >= 0) & (byte + size <= prog.pool_bytes)
-        ch.report("lds-bounds", ins, ~inside, lanes)
-        if not inside.all():
-            lanes, byte, raw = lanes[inside], byte[inside], raw[inside]
-        wg = at_lanes(ch.wg, lanes)
-        acc = Access(lanes, ch.lds.first_granule(wg, byte), size // 2, wg, at_lanes(ch.wave, lanes))
-        data = np.ascontiguousarray(raw).view(np.uint16)
-        active = np.zeros(ch.n, dtype=bool)
-        active[lanes] = True
-        if ch.lds.track:
-            ch.lds.scatter(ch.lds.pending, acc, ch.lds.gather(ch.lds.pending, acc) + 1)
-            ch.lds.in_flight += data.size
-        ch.queue.append(AsyncLoad(ins.where(), active, acc, data, ch.lds.epoch[wg]))
+        queue_async_copy(ch, ins, lanes, byte, raw, (byte >= 0) & (byte + size <= prog.pool_bytes))
 
     return run
 
