@@ -185,30 +185,52 @@ POOL_GLOBAL = re.compile(r"^@(\S+) = internal unnamed_addr addrspace\(3\) global
 TILE_GEP = re.compile(
     r"getelementptr inbounds \[(\d+) x \[(\d+) x (half|bfloat|float|i16|i32)\]\], ptr addrspace\(3\) (\S+),"
 )
-ELEM_BYTES = {"half": 2, "bfloat": 2, "float": 4, "i16": 2, "i32": 4}
+ADDRESS_TAKEN = re.compile(r"^  (?P<name>%\S+) = ptrtoint ptr addrspace\(3\) (?P<base>\S+) to i32$")
 
 
 def allocations(lines: list[str]) -> dict[int, list[int]]:
-    """Pool offset -> [first line, last line] of the allocation's uses (its base GEPs and the
-    accesses through them; the pool global itself is offset 0)."""
+    """Pool offset -> [first line, last line] of the allocation's accesses: the tile GEPs on
+    its base and the uses of its address taken by ptrtoint (an async copy's destination); the
+    pool global itself is offset 0. An allocation whose address is taken but never used has
+    no span."""
     pool = next((m[1] for x in lines if (m := POOL_GLOBAL.match(x)) is not None), None)
     if pool is None:
         return {}
-    names = {f"@{pool}": 0}
-    spans: dict[int, list[int]] = {}
-    for i, line in enumerate(lines):
+    bases = {f"@{pool}": 0}
+    for line in lines:
         m = POOL_BASE.match(line)
         if m is not None:
-            names[line.split(" = ", 1)[0].strip()] = int(m["off"])
-        if line.startswith("@"):
-            continue
-        for name, off in names.items():
-            if off == 0 and m is not None:
-                continue  # a base GEP mentions the pool: it is the other allocation's use
-            if re.search(re.escape(name) + r"(?![\w.])", line):
-                span = spans.setdefault(off, [i, i])
-                span[1] = i
+            bases[line.split(" = ", 1)[0].strip()] = int(m["off"])
+    spans: dict[int, list[int]] = {}
+
+    def touch(off: int, i: int) -> None:
+        span = spans.setdefault(off, [i, i])
+        span[1] = max(span[1], i)
+
+    for i, line in enumerate(lines):
+        tile = TILE_GEP.search(line)
+        if tile is not None and tile[4] in bases:
+            touch(bases[tile[4]], i)
+        taken = ADDRESS_TAKEN.match(line)
+        if taken is not None and taken["base"] in bases:
+            for j in address_uses(lines, i, taken["name"]):
+                touch(bases[taken["base"]], j)
     return spans
+
+
+def address_uses(lines: list[str], at: int, name: str) -> Iterator[int]:
+    """The lines after `at` that access LDS through an address computed from `name` (an async
+    copy's destination), following the values derived from it."""
+    derived = {name}
+    for j in range(at + 1, len(lines)):
+        words = set(re.findall(r"%[\w.]+", lines[j]))
+        if not words & derived:
+            continue
+        result = lines[j].split(" = ", 1)[0].strip() if " = " in lines[j] else ""
+        if result:
+            derived.add(result)
+        if "@llvm.amdgcn.raw.ptr.buffer.load.lds(" in lines[j]:
+            yield j
 
 
 def pool_alias(text: str) -> Iterator[Mutant]:
@@ -232,7 +254,23 @@ def pool_alias(text: str) -> Iterator[Mutant]:
 
 # Equivalent mutants of the lowering's classes: (class, "<config id> <mutant id>") -> why no
 # input tells the mutant from the original (read by mutants.equivalence).
+#: the binary search's probes of a stride-1 dgrad problem: one record, every probe past it
+ONE_RECORD_PROBE = (
+    "the record search's probe offset is the out-of-range 2147483647 at every size (a stride-1 "
+    "problem has one record, so every probe, cand >= 1, is past the table); + 4 wraps to "
+    "-2147483645, outside the buffer as well, so the load still reads 0"
+)
+#: MMAs of a pointwise fwd kernel's upper K half
+FWD_UPPER_K = (
+    "the MMA covers k in the upper half [64, 128) of the 128-wide K tile, past K = cpg = 64 at "
+    "every size: both operands are the zeros the masked loads stored, and A·B = B·A = 0"
+)
 EQUIVALENT: dict[tuple[str, str], str] = {
+    ("ll-buffer-offset", "dgrad/01-compv4 ll-buffer-offset:load#1:+4"): ONE_RECORD_PROBE,
+    ("ll-buffer-offset", "dgrad/03-pointwise-1x1 ll-buffer-offset:load#0:+4"): ONE_RECORD_PROBE,
+    ("ll-buffer-offset", "dgrad/06-split-k2-fp32 ll-buffer-offset:load#1:+4"): ONE_RECORD_PROBE,
+    ("ll-mma-operand-swap", "fwd/03-pointwise-1x1 ll-mma-operand-swap:mfma.f32.32x32x16.f16#4"): FWD_UPPER_K,
+    ("ll-mma-operand-swap", "fwd/03-pointwise-1x1 ll-mma-operand-swap:mfma.f32.32x32x16.f16#5"): FWD_UPPER_K,
     ("ll-dropped-barrier", "dgrad/14-pointwise-stride2-zeros ll-dropped-barrier:s.barrier#1"): (
         "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = 64 = tile_k "
         "at every N, Hi, Wi, so the loop runs once, and the default epilogue and the zero phase "
