@@ -189,7 +189,7 @@ def halves_equal(x2: np.ndarray, half: int) -> bool:
 #: The AMDGPU intrinsics (their names after `llvm.amdgcn.`) that compute tile.mma's
 #: products, each with the lane layout of its instruction (the op_id above) and its call
 #: form: "mfma" (A, B, C, cbsz, abid, blgp), "wmma3" (A, B, C), "wmma8" (neg_a, A, neg_b, B,
-#: c_mod, C, reuse_a, reuse_b). ISA facts (docs/reference §13), read by the `ll` executor;
+#: c_mod, C, reuse_a, reuse_b). ISA facts (docs/reference/conv-semantics.md §13), read by the `ll` executor;
 #: the IR executor finds the same layouts by op_id.
 INTRINSICS: dict[str, tuple[str, str]] = {
     "mfma.f32.32x32x8f16": ("mfma_f32_32x32x8_f16", "mfma"),

@@ -140,12 +140,14 @@ def summary(
 ):
     failed = sorted({o.config for o in ordered if not o.ok and not o.skipped})
     skipped = sum(1 for o in ordered if o.skipped)
+    launches = len({(o.config, o.label, o.size) for o in ordered})
     kind = "real inputs, dtype tolerance" if real else "integer inputs, bitwise"
     sizes = "small and edge sizes" if small else "shipped, small and edge sizes"
     levels = {"ir": "IR", "ll": "ll of every flavor", "both": "IR and ll of every flavor in lockstep"}[level]
     verdict = "OK" if not failed else "FAILED"
     text = (
-        f"numerics {verdict}: {configs - len(failed)} of {configs} config(s) pass, {len(ordered)} launch(es)"
+        f"numerics {verdict}: {configs - len(failed)} of {configs} config(s) pass, {launches} launch(es)"
+        + (f" ({len(ordered)} runs)" if len(ordered) != launches else "")
         + (f", {skipped} skipped as too large" if skipped else "")
         + f" ({engine} engine, {levels}, {sizes}, {kind}); wall time {wall:.1f} s over {workers} process(es)"
     )
