@@ -265,6 +265,12 @@ FWD_UPPER_K = (
     "the MMA covers k in the upper half [64, 128) of the 128-wide K tile, past K = cpg = 64 at "
     "every size: both operands are the zeros the masked loads stored, and A·B = B·A = 0"
 )
+#: a stride-1, dilation-1 record's a_h_coeff read one field late
+STRIDE1_COEFF = (
+    "the record field at byte 44 (a_h_coeff) read at byte 48 is a_w_coeff: both are -1 at stride 1, dilation 1"
+)
+#: the last record field read one field late
+UNUSED_PADDED_K = "the record field at byte 84 (the split-K padded gemm_k) is loaded but not used without split-K"
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("ll-buffer-offset", "dgrad/01-compv4 ll-buffer-offset:load#1:+4"): ONE_RECORD_PROBE,
     ("ll-buffer-offset", "dgrad/03-pointwise-1x1 ll-buffer-offset:load#0:+4"): ONE_RECORD_PROBE,
@@ -276,8 +282,23 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "at every N, Hi, Wi, so the loop runs once, and the default epilogue and the zero phase "
         "after it touch no LDS"
     ),
-    ("ll-buffer-offset", "dgrad/11-kouter-cshuffle ll-buffer-offset:load#11:+4"): (
-        "the record field at byte 44 (a_h_coeff) read at byte 48 is a_w_coeff: both are -1 at stride 1, dilation 1"
+    ("ll-buffer-offset", "dgrad/11-kouter-cshuffle ll-buffer-offset:load#11:+4"): STRIDE1_COEFF,
+    ("ll-buffer-offset", "dgrad/00-baseline ll-buffer-offset:load#11:+4"): STRIDE1_COEFF,
+    ("ll-buffer-offset", "dgrad/11-kouter-cshuffle ll-buffer-offset:load#4:+4"): (
+        "the record field at byte 12 (gemm_m) read at byte 16 is gemm_k (576, larger at every "
+        "size): the larger M bound admits rows m >= gemm_m, whose images are past N: their dY "
+        "offsets are past the end of dY (reads 0) and their dX stores past the end of dX (dropped)"
+    ),
+    ("ll-buffer-offset", "dgrad/03-pointwise-1x1 ll-buffer-offset:load#21:+4"): UNUSED_PADDED_K,
+    ("ll-buffer-offset", "dgrad/07-wmma-gfx1151 ll-buffer-offset:load#21:+4"): UNUSED_PADDED_K,
+    ("ll-dropped-barrier", "dgrad/03-pointwise-1x1 ll-dropped-barrier:s.barrier#1"): (
+        "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = kpg = 64 = "
+        "tile_k at every size, so the loop runs once and the default epilogue touches no LDS"
+    ),
+    ("ll-dropped-barrier", "fwd/03-pointwise-1x1 ll-dropped-barrier:s.barrier#1"): (
+        "the barrier after the MMA phase guards the next K step's LDS stores; K = cpg = 64 < "
+        "tile_k = 128 at every size, so the loop runs once and the default epilogue after it "
+        "touches no LDS"
     ),
     ("ll-buffer-offset", "dgrad/14-pointwise-stride2-zeros ll-buffer-offset:load#12:+4"): (
         "the record field at byte 48 (a_w_coeff) only multiplies the filter tap column xdot, 0 "
