@@ -109,37 +109,35 @@ def dropped_barrier(text: str) -> Iterator[Mutant]:
             n += 1
 
 
+def gfx9_vmcnt(imm: int) -> int:
+    """The vmcnt of a gfx9 `s_waitcnt` immediate (bits 3:0 and 15:14). Only gfx942 and gfx950
+    have direct-to-LDS loads, so the waits this class weakens are gfx9's."""
+    return (imm & 15) | ((imm >> 14) & 3) << 4
+
+
 def vmcnt_plus_one(imm: int) -> Optional[int]:
-    """The immediate with one more outstanding load allowed, for the gfx9 and gfx11 encodings
-    (recognised by their fixed expcnt/lgkmcnt fields); None when vmcnt is already 63."""
-    if imm & 0x3FF0 == 0x0F70:  # gfx9: vmcnt in bits 3:0 and 15:14, expcnt 7, lgkmcnt 15
-        vm = (imm & 15) | ((imm >> 14) & 3) << 4
-        if vm >= 63:
-            return None
-        vm += 1
-        return (imm & ~0xC00F) | (vm & 15) | (vm >> 4) << 14
-    if imm & 0x3FF == 0x3F7:  # gfx11: vmcnt in bits 15:10
-        vm = (imm >> 10) & 63
-        return None if vm >= 63 else (imm & 0x3FF) | (vm + 1) << 10
-    return None
+    """The immediate with one more outstanding load allowed; None when vmcnt is already 63."""
+    vm = gfx9_vmcnt(imm)
+    if vm >= 63:
+        return None
+    vm += 1
+    return (imm & ~0xC00F) | (vm & 15) | (vm >> 4) << 14
 
 
 def is_full_wait(line: str) -> bool:
-    """A wait for every outstanding load: s.waitcnt with vmcnt 0 (gfx9 or gfx11 encoding) or
-    s.wait.loadcnt(0)."""
+    """A wait for every outstanding load: s.waitcnt with vmcnt 0, or s.wait.loadcnt(0)."""
     m = WAITCNT.match(line)
     if m is None:
         return False
     imm = int(m["imm"])
-    if m["kind"] == "wait.loadcnt":
-        return imm == 0
-    return ((imm & 15) | ((imm >> 14) & 3) << 4) == 0 if imm & 0x0070 == 0x0070 and imm < 0x400 else (imm >> 10) == 0
+    return imm == 0 if m["kind"] == "wait.loadcnt" else gfx9_vmcnt(imm) == 0
 
 
 def wait_counter(text: str) -> Iterator[Mutant]:
     """A wait that lets one more direct-to-LDS load stay outstanding. Only kernels with such
-    loads, and only waits not followed by a full one: elsewhere a wait orders nothing the
-    explicit waits are for (LLVM guards a load's result register itself)."""
+    loads (elsewhere a wait orders nothing the explicit waits are for: LLVM guards a load's
+    result register itself), and only waits without a full wait right before or after them
+    (that one drains alike)."""
     lines = lines_of(text)
     if "@llvm.amdgcn.raw.ptr.buffer.load.lds(" not in text:
         return
@@ -150,7 +148,8 @@ def wait_counter(text: str) -> Iterator[Mutant]:
             continue
         imm = int(m["imm"])
         new_imm = imm + 1 if m["kind"] == "wait.loadcnt" else vmcnt_plus_one(imm)
-        if new_imm is not None and new_imm != imm and not is_full_wait(lines[i + 1]):
+        beside_full = is_full_wait(lines[i - 1]) or is_full_wait(lines[i + 1])  # the other drains alike
+        if new_imm is not None and new_imm != imm and not beside_full:
             new = f"  call void @llvm.amdgcn.s.{m['kind']}(i{m['bits']} {new_imm})"
             desc = f"s.{m['kind']} #{n}: {imm} -> {new_imm} (one more load outstanding)"
             yield Mutant(f"ll-wait-counter:s.{m['kind']}#{n}:+1", desc, replaced(lines, i, [new]))
