@@ -228,6 +228,9 @@ class LlProgram:
             for a in ins.args:
                 if a.is_local:
                     uses_in_block[a.value] = position
+        last_uses: dict[int, list[str]] = {}  # position -> the values last used there
+        for name, last in uses_in_block.items():
+            last_uses.setdefault(last, []).append(name)
         for ins in block.instrs:
             if ins.opcode == "phi":
                 phis.append(self.compile_phi(ins))
@@ -245,8 +248,8 @@ class LlProgram:
             run = handler(self, ins, ins_slots)
             dead = tuple(
                 self.slots[name]
-                for name, last in uses_in_block.items()
-                if last == position and name not in self.escapes and name in self.slots
+                for name in last_uses.get(position, ())
+                if name not in self.escapes and name in self.slots
             )
             steps.append(self.bind(ins, run, dead))
         if terminator is None:
