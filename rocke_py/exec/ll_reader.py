@@ -8,6 +8,7 @@ guessed at. llvmlite is the second reader (tests/exec/test_ll_reader.py)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -42,40 +43,84 @@ class LlReadError(ValueError):
         self.column = column
 
 
+def slow_tokens(text: str, line: int) -> list[str]:
+    """The tokens of a line the fast path could not vouch for; LlReadError at a character no
+    token matches."""
+    matches = list(TOKEN.finditer(text))
+    pos = 0
+    for m in matches:
+        if m.start() != pos:
+            break
+        pos = m.end()
+    if pos != len(text):
+        raise LlReadError(line, pos + 1, f"unexpected character {text[pos]!r}")
+    return [m.group() for m in matches if m.lastgroup != "ws"]
+
+
+#: the same tokens without the kinds, for the fast path (findall gives plain strings)
+PLAIN_TOKEN = re.compile(
+    r'%[-a-zA-Z$._0-9]+|@(?:"[^"\\]*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*)|![-a-zA-Z$._0-9]*|#[0-9]+'
+    r'|0x[0-9A-F]{16}|-?[0-9]+|"[^"\\]*"|[A-Za-z_][A-Za-z0-9_.]*|[()\[\]{}<>,=*:]'
+)
+KIND_OF_FIRST = {"%": "local", "@": "global", "!": "meta", "#": "group", '"': "str"}
+PUNCT = frozenset("()[]{}<>,=*:")
+
+
+def kind_of(token: str) -> str:
+    first = token[0]
+    kind = KIND_OF_FIRST.get(first)
+    if kind is not None:
+        return kind
+    if first.isdigit() or first == "-":
+        return "num"
+    return "punct" if first in PUNCT else "word"
+
+
 class Tokens:
-    """The tokens of one line, and a position in them."""
+    """The tokens of one line, and a position in them. The tokens are plain strings (their
+    kind follows from the first character); columns are found only when asked for."""
 
     def __init__(self, text: str, line: int) -> None:
         self.line = line
         self.text = text
-        self.items: list[tuple[str, str, int]] = []  # (kind, text, column)
-        pos = 0
-        while pos < len(text):
-            m = TOKEN.match(text, pos)
-            if m is None:
-                raise LlReadError(line, pos + 1, f"unexpected character {text[pos]!r}")
-            if m.lastgroup != "ws":
-                self.items.append((m.lastgroup or "", m.group(), pos + 1))
-            pos = m.end()
+        toks = PLAIN_TOKEN.findall(text)
+        # every character but the spaces between tokens is in a token (a string with a space
+        # in it, or a stray character, takes the slow path: it reads or says where it fails)
+        if sum(map(len, toks)) + text.count(" ") != len(text):
+            toks = slow_tokens(text, line)
+        self.toks: list[str] = toks
+        self.n = len(toks)
         self.i = 0
+        self._cols: list[int] = []  # the columns of the first tokens, found so far
+
+    def column_of(self, index: int) -> int:
+        """The 1-based column of token `index` (past the end: after the line)."""
+        if index >= self.n:
+            return len(self.text) + 1
+        cols = self._cols
+        while len(cols) <= index:
+            k = len(cols)
+            start = cols[-1] - 1 + len(self.toks[k - 1]) if cols else 0
+            cols.append(self.text.index(self.toks[k], start) + 1)
+        return cols[index]
 
     def column(self) -> int:
-        return self.items[self.i][2] if self.i < len(self.items) else len(self.text) + 1
+        return self.column_of(self.i)
 
     def fail(self, message: str) -> LlReadError:
         return LlReadError(self.line, self.column(), message)
 
     def peek(self) -> str:
-        return self.items[self.i][1] if self.i < len(self.items) else ""
+        return self.toks[self.i] if self.i < self.n else ""
 
     def kind(self) -> str:
-        return self.items[self.i][0] if self.i < len(self.items) else ""
+        return kind_of(self.toks[self.i]) if self.i < self.n else ""
 
     def take(self) -> str:
-        if self.i >= len(self.items):
+        if self.i >= self.n:
             raise self.fail("unexpected end of the line")
         self.i += 1
-        return self.items[self.i - 1][1]
+        return self.toks[self.i - 1]
 
     def take_kind(self, kind: str, what: str) -> str:
         if self.kind() != kind:
@@ -93,7 +138,7 @@ class Tokens:
             raise self.fail(f"expected {word!r}, got {self.peek() or 'the end of the line'!r}")
 
     def end(self) -> None:
-        if self.i != len(self.items):
+        if self.i != self.n:
             raise self.fail(f"unexpected {self.peek()!r}")
 
     def integer(self) -> int:
@@ -108,6 +153,41 @@ class Tokens:
 
 
 def read_type(t: Tokens) -> LlType:
+    """The type at the cursor: a spelling met before is looked up by its tokens (vectors,
+    arrays of arrays, pointers: each LlType built once); anything else goes through the token
+    reader, which says what is wrong."""
+    i, toks = t.i, t.toks
+    if i < t.n:
+        word = toks[i]
+        if word in SCALAR_TYPES:
+            t.i += 1
+            return scalar_type(word)
+        span = TYPE_SPANS.get(word)
+        if span is not None and i + span <= t.n:
+            key = tuple(toks[i : i + span])
+            ty = KNOWN_TYPES.get(key)
+            if ty is None:
+                ty = read_type_tokens(t)
+                if t.i == i + span:
+                    KNOWN_TYPES[key] = ty
+                return ty
+            t.i += span
+            return ty
+    return read_type_tokens(t)
+
+
+#: the tokens of a type after its first: <N x T>, [R x [C x T]], ptr addrspace(K)
+TYPE_SPANS = {"<": 5, "[": 9, "ptr": 5}
+KNOWN_TYPES: dict[tuple[str, ...], LlType] = {}
+
+
+@functools.lru_cache(maxsize=None)
+def scalar_type(word: str) -> LlType:
+    kind, bits = SCALAR_TYPES[word]
+    return LlType(kind, bits)
+
+
+def read_type_tokens(t: Tokens) -> LlType:
     word = t.peek()
     if word in SCALAR_TYPES:
         t.take()
@@ -127,7 +207,7 @@ def read_type(t: Tokens) -> LlType:
         t.take()
         n = t.integer()
         t.expect("x")
-        elem = read_type(t)
+        elem = read_type_tokens(t)
         t.expect(">" if word == "<" else "]")
         if n < 1:
             raise t.fail("a vector or array needs at least one element")
@@ -141,9 +221,11 @@ def read_type(t: Tokens) -> LlType:
 
 
 def read_value(t: Tokens, ty: LlType) -> Operand:
-    kind, word = t.kind(), t.peek()
-    if kind == "local":
-        return Operand(ty, t.take())
+    word = t.peek()
+    if word[:1] == "%":  # the common case first, without classifying the token
+        t.i += 1
+        return Operand(ty, word)
+    kind = t.kind()
     if kind == "global":  # a quoted name is its name: @"a+b" and the global a+b are one
         return Operand(ty, "@" + t.take()[1:].strip('"'))
     if kind == "num":
@@ -567,16 +649,16 @@ def read_ll(text: str) -> Module:
     metadata: dict[str, tuple[str, ...]] = {}
     for number, raw in enumerate(lines, start=1):
         t = Tokens(raw, number)
-        if not t.items:
+        if not t.n:
             continue
         head = t.peek()
         if in_body:
-            if head == "}" and len(t.items) == 1:
+            if head == "}" and t.n == 1:
                 if label is not None:
                     blocks.append(Block(label[0], tuple(instrs), label[1]))
                 in_body = False
                 continue
-            if t.kind() == "word" and len(t.items) == 2 and t.items[1][1] == ":":
+            if t.kind() == "word" and t.n == 2 and t.toks[1] == ":":
                 if label is not None:
                     blocks.append(Block(label[0], tuple(instrs), label[1]))
                 label, instrs = (head, number), []
@@ -585,7 +667,7 @@ def read_ll(text: str) -> Module:
                 raise t.fail("an instruction before the first block label")
             instrs.append(read_instr(t))
             continue
-        if head == "target" and len(t.items) > 1 and t.items[1][1] == "datalayout":
+        if head == "target" and t.n > 1 and t.toks[1] == "datalayout":
             datalayout = read_target(t, "datalayout")
         elif head == "target":
             triple = read_target(t, "triple")
