@@ -28,11 +28,11 @@ FLAVOR = "llvm22"  # modes spec and ir do not depend on the flavor
 #: the `ll` flavors the ll level runs (docs/lowering.md §2), and what --level may ask for
 FLAVORS = ("llvm20", "llvm22", "llvm23")
 LEVELS = ("ir", "ll", "both")
-#: the flavors the ll level runs at the shipped size: the flavors differ only in size-free
-#: lines (the datalayout, the resource declaration and calls, the zext of num_records, the
-#: capture spelling: docs/lowering.md §8), which the small and edge sizes run in every
-#: flavor; the shipped size costs ten times both together
-SHIPPED_FLAVORS = (FLAVOR,)
+#: the sizes at which the ll level runs every flavor; the others run the llvm22 ll only. The
+#: flavors differ only in size-free lines (the datalayout, the resource declaration and
+#: calls, the zext of num_records, the capture spelling: docs/lowering.md §8), so one size
+#: runs each flavor's own module, and the others the flavor that check-llvm compiles
+EVERY_FLAVOR_AT = ("small",)
 #: a run above any bound is reported too large and skipped (docs/numerics.md §2.2): the
 #: multiply-adds of the convolution (output elements × reduction length), about 2× the
 #: largest shipped config, and the elements of all its buffers (the executor holds each
@@ -351,8 +351,9 @@ def check_all_sizes(
 ) -> list[Outcome]:
     """The config checked at each of its check sizes (variants.check_sizes) and, for a runtime
     split-K kernel, at several degrees each, at each level asked (check_levels): one Outcome
-    per run; the shipped size runs the `ll` of SHIPPED_FLAVORS only. `shrink`: a size over the
-    budget runs shrunk (label `shrunk`) instead of being skipped."""
+    per run; the `ll` of every flavor runs at the EVERY_FLAVOR_AT sizes, the llvm22 `ll` at the
+    others. `shrink`: a size over the budget runs shrunk (label `shrunk`) instead of being
+    skipped."""
     out = []
     for label, text in check_sizes(config, small):
         if shrink:
@@ -373,7 +374,7 @@ def check_all_sizes(
                 max_macs=max_macs,
                 max_threads=max_threads,
                 level=level,
-                flavors=flavors if label != "shipped" else tuple(f for f in flavors if f in SHIPPED_FLAVORS) or flavors,
+                flavors=flavors if label in EVERY_FLAVOR_AT else tuple(f for f in flavors if f == FLAVOR) or flavors,
                 ll_mutate=ll_mutate,
             )
             out.extend(dataclasses.replace(o, label=label) for o in runs)
