@@ -8,6 +8,7 @@ guessed at. llvmlite is the second reader (tests/exec/test_ll_reader.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from typing import Optional
@@ -634,6 +635,12 @@ def read_target(t: Tokens, what: str) -> str:
     return value
 
 
+#: instruction lines read so far, by their text (the flavors and sizes of a config share most
+#: of their lines): a line read once is not tokenized again. Bounded: cleared when full.
+READ_LINES: dict[str, Instr] = {}
+MAX_READ_LINES = 200_000
+
+
 def read_ll(text: str) -> Module:
     """The module of an emitted `ll` text; LlReadError for anything outside the subset."""
     lines = text.split("\n")
@@ -648,6 +655,11 @@ def read_ll(text: str) -> Module:
     in_body = False
     metadata: dict[str, tuple[str, ...]] = {}
     for number, raw in enumerate(lines, start=1):
+        if in_body and label is not None:
+            known = READ_LINES.get(raw)
+            if known is not None:  # read before, in this module or another: the same instruction
+                instrs.append(known if known.line == number else dataclasses.replace(known, line=number))
+                continue
         t = Tokens(raw, number)
         if not t.n:
             continue
@@ -665,7 +677,11 @@ def read_ll(text: str) -> Module:
                 continue
             if label is None:
                 raise t.fail("an instruction before the first block label")
-            instrs.append(read_instr(t))
+            instr = read_instr(t)
+            if len(READ_LINES) >= MAX_READ_LINES:
+                READ_LINES.clear()
+            READ_LINES[raw] = instr
+            instrs.append(instr)
             continue
         if head == "target" and t.n > 1 and t.toks[1] == "datalayout":
             datalayout = read_target(t, "datalayout")
