@@ -7,9 +7,9 @@ small and edge; `--small`: small and edge), best of --repeat runs; the totals ar
 per-launch seconds (what one core spends; `rocke-parity numerics -j 2` divides it over two).
 `--wall` then times the command itself, `rocke-parity numerics -j 2` (with `--small` when
 given), in a subprocess: the number the speed targets are about (docs/numerics.md §3).
-`--level` (default both) runs the IR, the `ll` of every flavor, or both; with both the totals
-are also given per level, with the ratio of the `ll` level (its three flavors together, and
-one flavor alone) to the IR level per config, median and worst. Numbers go in notes, never in
+`--level` (default both) runs the IR, the `ll`, or both; with both the totals are also given
+per level, with the ratio of the `ll` level (all its runs: every flavor at the small size,
+llvm22 at the others) to the IR level per config, median and worst. Numbers go in notes, never in
 a timed test (the machine is shared and noisy)."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def level_ratios(rows: list[dict]) -> dict:
     worst = max(ratios.items(), key=lambda kv: kv[1]) if ratios else ("-", 0.0)
     print(
         f"IR level {ir_total:.1f} s, ll level {ll_total:.1f} s ({flavors} flavors): ll/IR per config "
-        f"median {median:.2f} (one flavor {median / flavors:.2f}), worst {worst[1]:.2f} ({worst[0]})"
+        f"median {median:.2f}, worst {worst[1]:.2f} ({worst[0]})"
     )
     return {
         "ir_seconds": ir_total,
