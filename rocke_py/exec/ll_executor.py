@@ -913,10 +913,6 @@ def readfirstlane(prog: LlProgram, ins: Instr, slots: list[int]):
     return run
 
 
-def minmax(fn):
-    return lambda prog, ins, slots: memoized(fn, slots, prog.new_memo())
-
-
 # ---- MMA and transposes ----
 
 
@@ -996,10 +992,10 @@ CALLS: dict[str, Callable] = {
     "llvm.amdgcn.mbcnt.lo": mbcnt(False),
     "llvm.amdgcn.mbcnt.hi": mbcnt(True),
     "llvm.amdgcn.readfirstlane.i32": readfirstlane,
-    "llvm.smin.i32": minmax(np.minimum),
-    "llvm.smax.i32": minmax(np.maximum),
-    "llvm.minnum.f32": minmax(np.fmin),
-    "llvm.maxnum.f32": minmax(np.fmax),
+    "llvm.smin.i32": pure(np.minimum),
+    "llvm.smax.i32": pure(np.maximum),
+    "llvm.minnum.f32": pure(np.fmin),
+    "llvm.maxnum.f32": pure(np.fmax),
     "llvm.amdgcn.make.buffer.rsrc.p8.p1": make_rsrc,
     "llvm.amdgcn.make.buffer.rsrc.p1": make_rsrc,
     "llvm.amdgcn.raw.ptr.buffer.load.lds": async_load_lds,
