@@ -13,7 +13,12 @@ write-backs, and the per-kernel deltas (median, max); the barrier check
 follow a legacy full `s_waitcnt` directly, and how many barriers only the legacy wait drains
 (LDS in flight when it is read as LLVM's wait insertion reads it: as no wait). Static counts
 of the listing, not run time. One compile at a time (the LLVM child is one process). Prints a
-Markdown report (docs/memory-model.md quotes it)."""
+Markdown report (docs/memory-model.md quotes it).
+
+bench/results/fences.md was measured before the engines took the decision: (a) there is the
+bare-barrier `ll` with gfx1201's legacy waits. The engines now emit (e) — split waits on
+gfx1201 and the LDS-only fences everywhere — so a run today measures that as (a), and (b)/(c)
+add a second pair of fences."""
 
 from __future__ import annotations
 
