@@ -16,7 +16,7 @@ of the listing, not run time. One compile at a time (the LLVM child is one proce
 Markdown report (docs/memory-model.md quotes it).
 
 bench/results/fences.md was measured before the engines took the decision: (a) there is the
-bare-barrier `ll` with gfx1201's legacy waits. The engines now emit (e) — split waits on
+bare-barrier `ll` with gfx1201's legacy waits. The engines now emit (c), and (e) — split waits on
 gfx1201 and the LDS-only fences everywhere — so a run today measures that as (a), and (b)/(c)
 add a second pair of fences."""
 
