@@ -143,7 +143,11 @@ def summary(
     launches = len({(o.config, o.label, o.size) for o in ordered})
     kind = "real inputs, dtype tolerance" if real else "integer inputs, bitwise"
     sizes = "small and edge sizes" if small else "shipped, small and edge sizes"
-    levels = {"ir": "IR", "ll": "ll of every flavor", "both": "IR and ll of every flavor in lockstep"}[level]
+    levels = {
+        "ir": "IR",
+        "ll": "ll (every flavor at the small size)",
+        "both": "IR and ll (every flavor at the small size) in lockstep",
+    }[level]
     verdict = "OK" if not failed else "FAILED"
     text = (
         f"numerics {verdict}: {configs - len(failed)} of {configs} config(s) pass, {launches} launch(es)"

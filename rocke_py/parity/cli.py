@@ -267,7 +267,7 @@ def _numerics_parser(sub) -> None:
         "--level",
         choices=("ir", "ll", "both"),
         default="both",
-        help="run the kernel IR, the AMDGPU ll of every flavor, or both in lockstep (default both)",
+        help="run the kernel IR, the AMDGPU ll (every flavor at the small size), or both in lockstep (default both)",
     )
     nu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default 2)")
     _common(nu)

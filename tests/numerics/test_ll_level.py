@@ -90,7 +90,7 @@ def test_cli_levels(capsys) -> None:
     assert main(["numerics", *ids, "--small", "-j", "1", "--level", "ll", "--root", str(REPO)]) == 0
     text = capsys.readouterr().out
     assert "ll llvm20" in text and "ll llvm23" in text and " ir " not in text
-    assert "ll of every flavor" in text
+    assert "ll (every flavor at the small size)" in text
     assert main(["numerics", *ids, "--small", "-j", "1", "--level", "ir", "--root", str(REPO)]) == 0
     text = capsys.readouterr().out
     assert " ir " in text and "ll llvm" not in text
