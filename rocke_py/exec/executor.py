@@ -407,10 +407,14 @@ def constant(prog: Program, op: Op, ins, scopes):
 
 
 def int_div(prog: Program, op: Op, ins, scopes):
-    quotient = op.name == "arith.div"
+    return produce(division(op.name == "arith.div", ins, prog.new_memo(), op))
 
-    a_slot, b_slot = ins
-    memo = prog.new_memo()
+
+def division(quotient: bool, slots: list[int], memo: Optional[int], op) -> Callable[["Chunk"], object]:
+    """The run of a signed division (its quotient, or its remainder) truncating toward 0; a
+    zero divisor on an active thread is reported (and divides by 1). Memoized like a pure op
+    when the divisor has no zero. Shared with the `ll` executor (sdiv, srem)."""
+    a_slot, b_slot = slots
 
     def run(ch: Chunk):
         a, b = ch.env[a_slot], ch.env[b_slot]
@@ -429,7 +433,7 @@ def int_div(prog: Program, op: Op, ins, scopes):
             ch.memo[memo] = (a, b, out)
         return out
 
-    return produce(run)
+    return run
 
 
 CMP = {

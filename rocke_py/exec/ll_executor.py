@@ -27,13 +27,13 @@ from .executor import (
     Stats,
     Tracer,
     at_lanes,
+    division,
     full,
     land,
     memoized,
     partial_waves,
     pick,
     queue_async_copy,
-    tdiv,
     wave_first,
 )
 from .fp import bf16_bits
@@ -408,28 +408,7 @@ def pure(fn: Callable):
 
 
 def int_div(prog: LlProgram, ins: Instr, slots: list[int]):
-    quotient = ins.opcode == "sdiv"
-    a_slot, b_slot = slots
-    memo = prog.new_memo()
-
-    def run(ch: Chunk):
-        a, b = ch.env[a_slot], ch.env[b_slot]
-        m = ch.memo[memo] if memo is not None else None
-        if m is not None and m[0] is a and m[1] is b:
-            return m[2]
-        zero = b == 0
-        if np.any(zero):
-            hit = full(zero, ch.n) if ch.mask is None else full(zero, ch.n) & ch.mask
-            ch.report("division-by-zero", ins, hit)
-            q, r = tdiv(a, np.where(zero, np.ones_like(b), b))
-            return q if quotient else r
-        q, r = tdiv(a, b)
-        out = q if quotient else r
-        if memo is not None:
-            ch.memo[memo] = (a, b, out)
-        return out
-
-    return run
+    return division(ins.opcode == "sdiv", slots, prog.new_memo(), ins)
 
 
 def icmp(prog: LlProgram, ins: Instr, slots: list[int]):
