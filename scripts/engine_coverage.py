@@ -73,6 +73,44 @@ def python_coverage(inputs: list[Path]) -> dict[str, dict[str, int]]:
     return files
 
 
+def rule_reach(inputs: list[Path]) -> list[dict[str, str]]:
+    """Every validation rule of the Python engine (validate.RULES, row by row) and the first
+    input whose rejection came from it ("" where none did). The C engine's rules are the same
+    rows in the same order, and the gate compares both engines' rejection code and message
+    byte for byte, so a config that reaches a row here reaches its twin there."""
+    from rocke_py import engine
+    from rocke_py.engine import validate
+
+    original = dict(validate.RULES)
+    fired: dict[tuple[str, int], str] = {}
+    current = [""]
+
+    def watched(family: str, row: int, check):
+        def run(ctx):
+            message = check(ctx)
+            if message is not None:
+                fired.setdefault((family, row), current[0])
+            return message
+
+        return run
+
+    try:
+        for family, rows in original.items():
+            validate.RULES[family] = tuple(
+                (code, layer, watched(family, i, check)) for i, (code, layer, check) in enumerate(rows)
+            )
+        for path in inputs:
+            current[0] = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+            engine.emit(path.read_bytes(), "spec", "llvm22")
+    finally:
+        validate.RULES.update(original)
+    return [
+        {"family": family, "code": code, "check": check.__name__, "reached_by": fired.get((family, i), "")}
+        for family, rows in original.items()
+        for i, (code, _, check) in enumerate(rows)
+    ]
+
+
 def c_coverage(inputs: list[Path], build: Path) -> dict[str, dict[str, int]]:
     """Per rocke_c/src file, the same numbers from a --coverage build of emit_driver."""
     flags = ["-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_C_FLAGS=--coverage", "-DCMAKE_EXE_LINKER_FLAGS=--coverage"]
@@ -164,14 +202,20 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     inputs = args.files or default_inputs()
     py = python_coverage(inputs)
+    rules = rule_reach(inputs)
     c: dict[str, dict[str, int]] = {}
     if not args.python_only:
         with tempfile.TemporaryDirectory(prefix="rocke-gcov-") as tmp:
             c = c_coverage(inputs, Path(tmp))
     print(f"{len(inputs)} input(s), modes {', '.join(MODES)}, flavors {', '.join(FLAVORS)}")
     print("\n".join(table(py, c)))
+    unreached = [r for r in rules if not r["reached_by"]]
+    print(f"validation rules: {len(rules) - len(unreached)} of {len(rules)} reached by an input")
+    for r in unreached:
+        print(f"  not reached: {r['family']} {r['code']} ({r['check']})")
     if args.json:
-        args.json.write_text(json.dumps({"inputs": len(inputs), "python": py, "c": c}, indent=1) + "\n")
+        record = {"inputs": len(inputs), "python": py, "c": c, "rules": rules}
+        args.json.write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 

@@ -61,3 +61,17 @@ def test_the_report_covers_both_engines(tmp_path: Path, capsys) -> None:
     assert record["c"]["lower_ll.c"]["lines_covered"] > 0
     text = capsys.readouterr().out
     assert "lower_ll" in text and "python engine: lines" in text and "C engine: lines" in text
+
+
+def test_rule_reach_names_the_config_that_reaches_a_rule() -> None:
+    """wgrad/102 is rejected by the [spec] block-size rule: that row, and no other, is reached
+    by it; without it (a positive config alone) no rule is reached."""
+    ec = load()
+    negative = ROOT / "parity_configs" / "wgrad" / "102-block-size.toml"
+    rules = ec.rule_reach([negative])
+    reached = [r for r in rules if r["reached_by"]]
+    assert [(r["code"], r["check"], r["reached_by"]) for r in reached] == [
+        ("WGRAD_BLOCK_SIZE", "block_size_spec", "parity_configs/wgrad/102-block-size.toml")
+    ]
+    assert not any(r["reached_by"] for r in ec.rule_reach([ROOT / "parity_configs" / "wgrad" / "00-baseline.toml"]))
+    assert len(rules) > 100 and {r["family"] for r in rules} == {"fwd", "wgrad", "dgrad"}
