@@ -512,17 +512,18 @@ def wave_first(ch: Chunk, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def readfirstlane(prog: Program, op: Op, ins, scopes):
     src = ins[0]
+    return produce(lambda ch: first_lane(ch, op, ch.env[src]))
 
-    def run(ch: Chunk):
-        x = ch.env[src]
-        if np.ndim(x) == 0:
-            return x
-        first, differs = wave_first(ch, x)
-        if prog.check:
-            ch.report("not-uniform", op, differs)
-        return first
 
-    return produce(run)
+def first_lane(ch: Chunk, op, x):
+    """readfirstlane of x: each wave's first active lane's value; an active lane whose value
+    differs is `not-uniform`. Shared with the `ll` executor."""
+    if np.ndim(x) == 0:
+        return x
+    first, differs = wave_first(ch, x)
+    if ch.prog.check:
+        ch.report("not-uniform", op, differs)
+    return first
 
 
 def make_rsrc(prog: Program, op: Op, ins, scopes):
@@ -837,17 +838,23 @@ def barrier(prog: Program, op: Op, ins, scopes):
     def run(ch: Chunk) -> None:
         if full_sync:
             land(ch, op, 0)
-        b = prog.block
-        if ch.mask is None:
-            ch.lds.barrier(np.arange(ch.n // b))
-            return
-        m2 = ch.mask.reshape(-1, b)
-        some, every = m2.any(axis=1), m2.all(axis=1)
-        if prog.check:
-            ch.report("nonuniform-barrier", op, np.repeat(some & ~every, b) & ch.mask)
-        ch.lds.barrier(np.nonzero(some)[0])
+        pass_barrier(ch, op)
 
     return effect(run)
+
+
+def pass_barrier(ch: Chunk, op) -> None:
+    """The workgroups with an active thread pass a barrier (a new LDS epoch); a workgroup with
+    only some threads active is `nonuniform-barrier`. Shared with the `ll` executor."""
+    b = ch.prog.block
+    if ch.mask is None:
+        ch.lds.barrier(np.arange(ch.n // b))
+        return
+    m2 = ch.mask.reshape(-1, b)
+    some, every = m2.any(axis=1), m2.all(axis=1)
+    if ch.prog.check:
+        ch.report("nonuniform-barrier", op, np.repeat(some & ~every, b) & ch.mask)
+    ch.lds.barrier(np.nonzero(some)[0])
 
 
 def no_effect(prog: Program, op: Op, ins, scopes):

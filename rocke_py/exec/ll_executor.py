@@ -28,10 +28,12 @@ from .executor import (
     Tracer,
     at_lanes,
     division,
+    first_lane,
     full,
     land,
     memoized,
     partial_waves,
+    pass_barrier,
     pick,
     queue_async_copy,
     wave_first,
@@ -819,18 +821,7 @@ def no_effect(prog: LlProgram, ins: Instr, slots: list[int]):
 
 
 def barrier(prog: LlProgram, ins: Instr, slots: list[int]):
-    def run(ch: Chunk) -> None:
-        b = prog.block
-        if ch.mask is None:
-            ch.lds.barrier(np.arange(ch.n // b))
-            return
-        m2 = ch.mask.reshape(-1, b)
-        some, every = m2.any(axis=1), m2.all(axis=1)
-        if prog.check:
-            ch.report("nonuniform-barrier", ins, np.repeat(some & ~every, b) & ch.mask)
-        ch.lds.barrier(np.nonzero(some)[0])
-
-    return run
+    return lambda ch: pass_barrier(ch, ins)
 
 
 # ---- lanes and ids ----
@@ -881,13 +872,7 @@ def mbcnt(high: bool):
 def readfirstlane(prog: LlProgram, ins: Instr, slots: list[int]):
     def run(ch: Chunk):
         convergent(ch, ins)
-        x = ch.env[slots[0]]
-        if np.ndim(x) == 0:
-            return x
-        first, differs = wave_first(ch, x)
-        if prog.check:
-            ch.report("not-uniform", ins, differs)
-        return first
+        return first_lane(ch, ins, ch.env[slots[0]])
 
     return run
 
