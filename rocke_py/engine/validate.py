@@ -52,18 +52,27 @@ def unknown_option(c: Ctx, pipelines: tuple[str, ...]) -> Optional[str]:
     if s.pipeline not in pipelines:
         what = f"pipeline '{s.pipeline}'" if echo_word(s.pipeline) else "pipeline"
         return f"{what} is not one of {', '.join(pipelines)}"
-    if s.epilogue not in ("default", "cshuffle"):
+    if s.epilogue not in EPILOGUES:
         what = f"epilogue '{s.epilogue}'" if echo_word(s.epilogue) else "epilogue"
         return f"{what} is not one of default, cshuffle"
     return None
 
 
+#: The pipelines each family's spec may name (fwd shares wgrad's rule).
+PIPELINES = {
+    "fwd": ("mem", "compv3", "compv4", "basic"),
+    "wgrad": ("mem", "compv3", "compv4", "basic"),
+    "dgrad": ("mem", "compv3", "compv4", "wavelet"),
+}
+EPILOGUES = ("default", "cshuffle")
+
+
 def wgrad_unknown_option(c: Ctx) -> Optional[str]:
-    return unknown_option(c, ("mem", "compv3", "compv4", "basic"))
+    return unknown_option(c, PIPELINES["wgrad"])
 
 
 def dgrad_unknown_option(c: Ctx) -> Optional[str]:
-    return unknown_option(c, ("mem", "compv3", "compv4", "wavelet"))
+    return unknown_option(c, PIPELINES["dgrad"])
 
 
 def tile_divisibility(c: Ctx) -> Optional[str]:
