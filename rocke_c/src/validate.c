@@ -1,6 +1,7 @@
 /* validate.c: the rule tables of the reference (docs/reference/conv-semantics.md §4, §11):
  * spec layer, then arch layer, then build layer, each in table order; the first failing rule
- * gives the reason code and message.
+ * gives the reason code and message. The reference rules that no config can reach (an earlier
+ * check always fires first) are left out; parity_configs/UNREACHABLE.md gives each one's argument.
  *
  * Twin of rocke_py/engine/validate.py: the same rules, in the same order, with the same
  * messages. Each check appends its message to the buffer and returns 1 when the rule fires,
@@ -90,18 +91,6 @@ static int block_size_spec(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int block_size_arch(const rk_ctx *c, rk_buf *msg)
-{
-    const rk_spec *s = c->spec;
-    const rk_target *t = c->target;
-    if (rk_block_size(s) > t->max_threads_per_block) {
-        rk_buf_printf(msg, "block_size = %lld exceeds the %lld threads per block of %s",
-                      rk_block_size(s), t->max_threads_per_block, t->arch);
-        return 1;
-    }
-    return 0;
-}
-
 static int vec_c_default_epilogue(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
@@ -134,18 +123,6 @@ static int split_k_odd_cpg(const rk_ctx *c, rk_buf *msg, int atomic)
         rk_buf_printf(msg, "split_k = %lld with dtype_d = %s needs an even cpg, "
                            "not %lld (packed pairs must not cross a channel run)",
                       s->split_k, s->dtype_d, cpg);
-        return 1;
-    }
-    return 0;
-}
-
-static int split_k_dtype(const rk_ctx *c, rk_buf *msg, int atomic)
-{
-    static const char *const ok[] = {"fp32", "bf16", "fp16", NULL};
-    const rk_spec *s = c->spec;
-    if (atomic && !rk_str_in(s->dtype_d, ok)) {
-        rk_buf_printf(msg, "split_k = %lld needs dtype_d fp32, bf16 or fp16, not %s", s->split_k,
-                      s->dtype_d);
         return 1;
     }
     return 0;
@@ -239,22 +216,6 @@ static int kouter_arch(const rk_ctx *c, rk_buf *msg)
     const rk_spec *s = c->spec;
     if (s->lds_k_outer && rk_lds_k_outer_arch_wave(s->arch) == 0) {
         rk_buf_printf(msg, "lds_k_outer needs gfx950 or gfx1250 (a transpose read), not %s", s->arch);
-        return 1;
-    }
-    return 0;
-}
-
-static int kouter_arch_wave(const rk_ctx *c, rk_buf *msg)
-{
-    const rk_spec *s = c->spec;
-    long long want = rk_lds_k_outer_arch_wave(s->arch);
-    if (s->lds_k_outer && s->wave_size != want) {
-        /* want = 0 is Python's None (kouter_arch, earlier in the same layer, catches it). */
-        if (want == 0)
-            rk_buf_printf(msg, "lds_k_outer on %s needs wave_size None, not %lld", s->arch, s->wave_size);
-        else
-            rk_buf_printf(msg, "lds_k_outer on %s needs wave_size %lld, not %lld", s->arch, want,
-                          s->wave_size);
         return 1;
     }
     return 0;
@@ -558,37 +519,6 @@ static int dgrad_field_unused(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int kouter_frag_reads(const rk_ctx *c, rk_buf *msg, int check_a)
-{
-    const rk_spec *s = c->spec;
-    long long reads, lens[2];
-    if (!s->lds_k_outer)
-        return 0;
-    reads = s->wave_size == 32 ? 8 : 4;
-    rk_frag_lens(s, c->target, lens);
-    if (check_a && rk_floormod(lens[0], reads) != 0) {
-        rk_buf_printf(msg, "a_frag_len = %lld is not a whole number of %lld-element transpose reads",
-                      lens[0], reads);
-        return 1;
-    }
-    if (rk_floormod(lens[1], reads) != 0) {
-        rk_buf_printf(msg, "b_frag_len = %lld is not a whole number of %lld-element transpose reads",
-                      lens[1], reads);
-        return 1;
-    }
-    return 0;
-}
-
-static int wgrad_kouter_frag_reads(const rk_ctx *c, rk_buf *msg)
-{
-    return kouter_frag_reads(c, msg, 1);
-}
-
-static int dgrad_kouter_frag_reads(const rk_ctx *c, rk_buf *msg)
-{
-    return kouter_frag_reads(c, msg, 0);
-}
-
 static int async_no_dwords(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
@@ -667,11 +597,6 @@ static int wgrad_two_stage(const rk_ctx *c, rk_buf *msg)
     }
     rk_buf_puts(msg, "two_stage (the workspace reduction) is not supported");
     return 1;
-}
-
-static int wgrad_split_k_dtype(const rk_ctx *c, rk_buf *msg)
-{
-    return split_k_dtype(c, msg, rk_atomic_split_k(c->spec));
 }
 
 static int wgrad_split_k_odd_cpg(const rk_ctx *c, rk_buf *msg)
@@ -756,11 +681,6 @@ static int dgrad_split_k_range(const rk_ctx *c, rk_buf *msg)
         return 1;
     }
     return 0;
-}
-
-static int dgrad_split_k_dtype(const rk_ctx *c, rk_buf *msg)
-{
-    return split_k_dtype(c, msg, c->spec->split_k > 1);
 }
 
 static int dgrad_split_k_odd_cpg(const rk_ctx *c, rk_buf *msg)
@@ -888,13 +808,11 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_UNKNOWN_OPTION", RK_SPEC, wgrad_unknown_option},
     {"WGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
     {"WGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
-    {"WGRAD_BLOCK_SIZE", RK_ARCH, block_size_arch},
     {"WGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
     {"WGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
     {"WGRAD_SPLIT_K_RANGE", RK_SPEC, wgrad_split_k_range},
     {"WGRAD_TWO_STAGE_UNSUPPORTED", RK_SPEC, wgrad_two_stage},
     {"WGRAD_GROUP_MERGE_UNSUPPORTED", RK_SPEC, wgrad_group_merge},
-    {"WGRAD_SPLIT_K_DTYPE", RK_SPEC, wgrad_split_k_dtype},
     {"WGRAD_SPLIT_K_ODD_CPG", RK_SPEC, wgrad_split_k_odd_cpg},
     {"WGRAD_SPLIT_K_NEEDS_CSHUFFLE", RK_SPEC, wgrad_split_k_needs_cshuffle},
     {"WGRAD_ASYNC_REQUIRES_KOUTER", RK_SPEC, wgrad_async_requires_kouter},
@@ -905,9 +823,7 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_KOUTER_WAVE32_ATOM", RK_SPEC, wgrad_kouter_wave32_atom},
     {"WGRAD_KOUTER_EXPLICIT_PAD", RK_SPEC, wgrad_kouter_explicit_pad},
     {"WGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
-    {"WGRAD_KOUTER_ARCH_WAVE", RK_ARCH, kouter_arch_wave},
     {"WGRAD_ASYNC_LAYOUT", RK_SPEC, async_layout},
-    {"WGRAD_ASYNC_PAD", RK_SPEC, async_pad},
     {"WGRAD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, async_explicit_vector},
     {"WGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
     {"WGRAD_VECTOR_DIVISIBILITY", RK_ARCH, wgrad_vector_divisibility},
@@ -927,8 +843,6 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_FIELD_UNUSED", RK_SPEC, field_unused},
     {"CONV_INT32_RANGE", RK_SPEC, int32_range},
     {"CONV_ASYNC_NO_DWORDS", RK_BUILD, async_no_dwords},
-    {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, async_arch_dwords},
-    {"WGRAD_KOUTER_FRAG_READS", RK_BUILD, wgrad_kouter_frag_reads},
     {"CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
     {NULL, 0, NULL},
 };
@@ -937,10 +851,8 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_UNKNOWN_OPTION", RK_SPEC, dgrad_unknown_option},
     {"DGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
     {"DGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
-    {"DGRAD_BLOCK_SIZE", RK_ARCH, block_size_arch},
     {"DGRAD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
     {"DGRAD_SPLIT_K_RANGE", RK_SPEC, dgrad_split_k_range},
-    {"DGRAD_SPLIT_K_DTYPE", RK_SPEC, dgrad_split_k_dtype},
     {"DGRAD_SPLIT_K_ODD_CPG", RK_SPEC, dgrad_split_k_odd_cpg},
     {"DGRAD_3D_UNSUPPORTED", RK_SPEC, dgrad_3d},
     {"DGRAD_KOUTER_DTYPE", RK_SPEC, kouter_dtype_b},
@@ -963,7 +875,6 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
     {"DGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
     {"DGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
-    {"DGRAD_KOUTER_ARCH_WAVE", RK_ARCH, kouter_arch_wave},
     {"DGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
     {"DGRAD_VECTOR_DIVISIBILITY", RK_ARCH, wgrad_vector_divisibility},
     {"DGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
@@ -975,7 +886,6 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
     {"DGRAD_FIELD_UNUSED", RK_SPEC, dgrad_field_unused},
     {"CONV_INT32_RANGE", RK_SPEC, int32_range},
-    {"DGRAD_KOUTER_FRAG_READS", RK_BUILD, dgrad_kouter_frag_reads},
     {"CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
     {NULL, 0, NULL},
 };
@@ -984,7 +894,6 @@ static const rk_rule rk_fwd_rules[] = {
     {"FWD_UNKNOWN_OPTION", RK_SPEC, wgrad_unknown_option},
     {"FWD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
     {"FWD_BLOCK_SIZE", RK_SPEC, block_size_spec},
-    {"FWD_BLOCK_SIZE", RK_ARCH, block_size_arch},
     {"FWD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
     {"FWD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
     {"FWD_ASYNC_LAYOUT", RK_SPEC, async_layout},
