@@ -188,6 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="key=value",
         help="key (looked up in [spec], [problem], [target]) or table.key; repeatable",
     )
+    n.add_argument(
+        "--unset",
+        dest="unsets",
+        action="append",
+        default=[],
+        metavar="key",
+        help="remove a key the source sets, so that it takes its default; repeatable",
+    )
     n.add_argument("--slug", metavar="S")
     n.add_argument(
         "--expect",
@@ -223,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
     _common(ck)
     _numerics_parser(sub)
+    _coverage_parser(sub)
 
     fz = sub.add_parser("fuzz", help="differential fuzzing of the two engines; each failure reduced to a config")
     fuzz_command.add_options(fz)
@@ -247,6 +256,25 @@ def _gaps_parser(sub) -> None:
     rm.add_argument("--mode", choices=MODES, help="only entries of this mode")
     rm.add_argument("--flavor", choices=(*FLAVORS, "-", "*"), help="only entries with this flavor (- or * included)")
     _common(rm)
+
+
+def _coverage_parser(sub) -> None:
+    cv = sub.add_parser(
+        "coverage",
+        help="which combinations of the spec's axes the configs reach, at which oracle's stratum (docs/coverage.md)",
+    )
+    cv.add_argument("--json", metavar="FILE", help="every tuple, its stratum and feasibility, as JSON (- for stdout)")
+    cv.add_argument("--svg", metavar="FILE", help="a heatmap of the axis pairs, for a pull request page")
+    cv.add_argument("--all", action="store_true", help="list every axis pair, not only those with gaps")
+    cv.add_argument(
+        "--propose",
+        action="store_true",
+        help="print the rocke-parity new commands of the fewest configs that reach the missing feasible tuples",
+    )
+    cv.add_argument(
+        "--no-numerics", action="store_true", help="with --propose: check candidates by the engines only (faster)"
+    )
+    _common(cv)
 
 
 # ---- numerics: the kernels run on the CPU executor against NumPy references

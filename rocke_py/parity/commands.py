@@ -515,6 +515,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         args.jobs,
         args.timeout,
         sys.stdout,
+        unsets=tuple(args.unsets),
     )
 
 
@@ -525,6 +526,20 @@ def cmd_check_llvm(args: argparse.Namespace) -> int:
         return run_check_llvm(_root(args), list(args.ids), args.jobs, args.timeout, sys.stdout)
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from rocke_py.coverage.command import run_coverage
+
+    return run_coverage(
+        _root(args),
+        sys.stdout,
+        json_path=args.json,
+        svg_path=args.svg,
+        do_propose=args.propose,
+        check_numerics=not args.no_numerics,
+        all_pairs=args.all,
+    )
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -558,6 +573,7 @@ _COMMANDS = {
     "new": cmd_new,
     "check-llvm": cmd_check_llvm,
     "numerics": cmd_numerics,
+    "coverage": cmd_coverage,
     "fuzz": cmd_fuzz,
     "gaps": cmd_gaps,
 }

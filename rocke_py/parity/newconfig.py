@@ -121,6 +121,14 @@ class Setting:
     key: str
     value: str  # TOML text of the value
     parsed: Scalar = ""  # what the TOML text means
+    unset: bool = False  # --unset: the key is removed (it takes its default)
+
+    @staticmethod
+    def parse_unset(text: str) -> Setting:
+        m = _NAME_RE.match(text.strip(" "))
+        if not m or (m.group(1) is not None and m.group(1) not in _TABLES) or m.group(1) == "parity":
+            raise UsageError(f"--unset takes a key of [spec], [problem] or [target] (or table.key), not {text!r}")
+        return Setting(m.group(1), m.group(2), "", "", unset=True)
 
     @staticmethod
     def parse(text: str) -> Setting:
@@ -164,6 +172,8 @@ class Setting:
     @property
     def shown(self) -> str:
         """The value as the description and the slug show it."""
+        if self.unset:
+            return "default"
         if isinstance(self.parsed, bool):
             return "true" if self.parsed else "false"
         return str(self.parsed)
@@ -358,6 +368,8 @@ def resolve(settings: list[Setting], doc: dict, source_id: str) -> list[tuple[st
                 f"--set {table}.{s.key}: {source_id} has no [{table}] table "
                 "(new adds keys only to the tables the source has)"
             )
+        if s.unset and not (isinstance(doc.get(table), dict) and s.key in doc[table]):
+            raise UsageError(f"--unset {table}.{s.key}: {source_id} does not set it")
         if (table, s.key) in seen:
             raise UsageError(f"--set {table}.{s.key} is given twice")
         seen.add((table, s.key))
@@ -554,7 +566,9 @@ def _check_family(family: str, doc: dict, source: Config, resolved: list[tuple[s
 def _expected_doc(source_doc: dict, resolved: list[tuple[str, Setting]], desc: str, expect: str) -> dict:
     want = {t: dict(v) if isinstance(v, dict) else v for t, v in source_doc.items()}
     for table, s in resolved:
-        if table != "parity":
+        if s.unset:
+            del want[table][s.key]
+        elif table != "parity":
             want[table][s.key] = s.parsed
     want["parity"].pop("isa", None)
     want["parity"]["description"] = desc
@@ -566,7 +580,9 @@ def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Set
     """The new config's text; UsageError unless it parses to exactly the intended values."""
     text = source_text
     for table, s in resolved:
-        if table != "parity":
+        if s.unset:
+            text = remove_key(text, table, s.key)
+        elif table != "parity":
             text = set_value(text, table, s.key, s.value)
     text = remove_key(text, "parity", "isa")
     text = set_value(text, "parity", "description", _q(desc))
@@ -610,6 +626,7 @@ def run_new(
     workers: int | None,
     timeout: float,
     out: TextIO,
+    unsets: tuple[str, ...] = (),
 ) -> int:
     p = lambda s="": print(s, file=out)  # noqa: E731
     if not re.match(r"^[a-z][a-z0-9_]*$", family):
@@ -624,7 +641,7 @@ def run_new(
             expect = Expectation.parse(expect_text)
         except ValueError as e:
             raise UsageError(f"--expect: {e}") from None
-    settings = [Setting.parse(s) for s in sets]
+    settings = [Setting.parse(s) for s in sets] + [Setting.parse_unset(u) for u in unsets]
     try:
         source_text = source.data.decode("utf-8")
         source_doc = tomllib.loads(source_text)
@@ -647,7 +664,7 @@ def run_new(
     doc = tomllib.loads(text)
     _check_family(family, doc, source, resolved)
 
-    applied = [f"{t}.{s.key}={s.value}" for t, s in resolved]
+    applied = [f"{t}.{s.key}" + (" unset" if s.unset else f"={s.value}") for t, s in resolved]
     p(f"candidate: {family}/NN-{slug} from {source.id}" + (f" with {', '.join(applied)}" if applied else ""))
     content = engine_content(doc)
     dup = content_duplicate(disc.configs, content)

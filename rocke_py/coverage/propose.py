@@ -1,0 +1,151 @@
+"""`coverage --propose`: the fewest new configs that reach the missing feasible tuples
+(docs/coverage.md §5).
+
+A covering array seeded with the shipped configs, built greedily as AETG and PICT's seeding do:
+each round starts from the accepted probe of the first missing tuple and gives it, one by one,
+the values of every other missing tuple, keeping a change when both engines still accept the
+config and it reaches more missing tuples than before. A candidate is proposed only when both
+engines emit identical bytes in every mode and flavor and numerics finds its kernel exact at
+both levels; it is printed as the `rocke-parity new` command that writes it."""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from rocke_py import cbridge
+from rocke_py.engine.emit import emit as py_emit
+from rocke_py.engine.result import Emitted
+
+from .analyse import Analysis, Row
+from .axes import AXIS, Setting, read_config, values_of
+from .feasible import Prober, applied
+from .measure import RANK, Tuple, tuple_key, tuples_of
+
+MODES_FLAVORS = (("spec", "llvm22"), ("ir", "llvm22"), ("ll", "llvm20"), ("ll", "llvm22"), ("ll", "llvm23"))
+
+
+@dataclass
+class Candidate:
+    seed: str
+    family: str
+    settings: dict[tuple[str, str], Optional[str]]  # (table, key) -> TOML value, None = unset
+    text: str
+    covers: frozenset[Tuple]
+    problem: str = ""  # why it is not proposed (engines differ, numerics failed)
+
+    def command(self, slug: str) -> str:
+        parts = ["rocke-parity", "new", self.family, "--from", self.seed]
+        for (table, key), value in self.settings.items():
+            parts += ["--unset", f"{table}.{key}"] if value is None else ["--set", f"{table}.{key}={value}"]
+        parts += ["--slug", slug, "--expect", "emit"]
+        return " ".join(shlex.quote(p) for p in parts)
+
+
+def reached_by(text: str, missing: set[Tuple], strengths: tuple[int, ...]) -> Optional[frozenset[Tuple]]:
+    reading = read_config(text)
+    if reading is None:
+        return None
+    values = values_of(reading)
+    return frozenset(t for s in strengths for t in tuples_of(values, s) if t in missing)
+
+
+def merged(base: dict[tuple[str, str], Optional[str]], settings: tuple[Setting, ...]) -> dict:
+    out = dict(base)
+    for table, key, value in settings:
+        out[(table, key)] = value
+    return out
+
+
+def grow(prober: Prober, start: Row, missing: set[Tuple], order: list[Tuple], strengths: tuple[int, ...]) -> Candidate:
+    probe = start.feasibility.probe
+    assert probe is not None
+    seed = next(s for s in prober.seeds if s.config.id == probe.seed)
+    base_text = seed.config.data.decode("utf-8")
+    settings = merged({}, probe.settings)
+    covers = reached_by(probe.text, missing, strengths) or frozenset()
+    text = probe.text
+    for t in order:
+        if t in covers:
+            continue
+        fam = dict(t).get("family")
+        if fam is not None and fam != seed.config.family:
+            continue
+        if any(seed.config.family not in AXIS[a].families for a, _ in t):
+            continue
+        todo = [AXIS[a].settings(v) for a, v in t if a != "family"]
+        for combo in itertools.product(*todo):
+            extra = tuple(x for part in combo for x in part)
+            trial = merged(settings, extra)
+            trial_text = applied(base_text, tuple((tb, k, v) for (tb, k), v in trial.items()))
+            got = reached_by(trial_text, missing, strengths)
+            if got is None or not covers < got:
+                continue
+            if prober.verdict(trial_text).accepted:
+                settings, covers, text = trial, got, trial_text
+                break
+    return Candidate(seed.config.id, seed.config.family, settings, text, covers)
+
+
+def engines_agree(text: str) -> str:
+    """'' when both engines emit identical bytes for every mode and flavor; else what differs."""
+    for mode, flavor in MODES_FLAVORS:
+        py, c = py_emit(text, mode, flavor), cbridge.emit(text, mode, flavor)
+        if not (isinstance(py, Emitted) and isinstance(c, Emitted)):
+            return f"{mode} {flavor}: not emitted by both engines"
+        if py.text != c.text:
+            return f"{mode} {flavor}: the engines' bytes differ"
+    return ""
+
+
+def numerics_exact(name: str, text: str) -> str:
+    """'' when numerics finds the kernel exact at both levels at the small and edge sizes."""
+    from rocke_py.numerics.check import check_all_sizes
+
+    for got in check_all_sizes(name, text, "py", small=True, level="both"):
+        if not got.ok and not got.skipped:
+            why = got.error or got.lockstep or "; ".join(got.mismatch or got.hazards) or f"{got.wrong} wrong"
+            return f"numerics {got.label} {got.level}: {why}"
+    return ""
+
+
+def propose(
+    analysis: Analysis,
+    prober: Prober,
+    target: str = "numerics-ll",
+    strengths: tuple[int, ...] = (2, 3),
+    check_numerics: bool = True,
+    limit: int = 100,
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[list[Candidate], list[Candidate], list[Tuple]]:
+    """(proposed, refused, left): the candidates, those that failed a check, and the missing
+    tuples no candidate reached."""
+    rows = [
+        r
+        for r in analysis.rows
+        if r.strength in strengths and r.feasibility.status == "feasible" and RANK[r.stratum] < RANK[target]
+    ]
+    missing = {r.tuple for r in rows}
+    order = [r.tuple for r in rows]
+    proposed: list[Candidate] = []
+    refused: list[Candidate] = []
+    while rows and len(proposed) + len(refused) < limit:
+        cand = grow(prober, rows[0], missing, order, strengths)
+        cand.problem = engines_agree(cand.text)
+        if not cand.problem and check_numerics:
+            cand.problem = numerics_exact(f"proposal-{len(proposed) + 1}", cand.text)
+        (refused if cand.problem else proposed).append(cand)
+        done = cand.covers if not cand.problem else frozenset({rows[0].tuple})
+        why = f" refused: {cand.problem}" if cand.problem else ""
+        progress(f"{len(cand.covers)} tuple(s) from {cand.seed}{why}")
+        missing -= done
+        rows = [r for r in rows if r.tuple in missing]
+        order = [t for t in order if t in missing]
+    return proposed, refused, [r.tuple for r in rows]
+
+
+def describe(c: Candidate) -> str:
+    keys = sorted({tuple_key(t) for t in c.covers})
+    return f"{len(keys)} missing tuple(s), e.g. {', '.join(keys[:3])}"
