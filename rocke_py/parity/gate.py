@@ -31,7 +31,7 @@ from rocke_py.parity.engines import (
     EngineRun,
     EngineSpec,
 )
-from rocke_py.parity.golden import GoldenEntry, GoldenError, Manifest, output_key, renumbering_verdict
+from rocke_py.parity.golden import Coverage, GoldenEntry, GoldenError, Manifest, output_key, renumbering_verdict
 from rocke_py.parity.known_gaps import KnownGap, KnownGaps
 from rocke_py.parity.objects import ObjectCache, text_store
 from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem, pool_size
@@ -339,6 +339,8 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
                         f"coverage: both engines advertise mode {m}, which golden.json does "
                         "not pin: rocke-parity golden --update pins it"
                     )
+    if sel.tree_checks:
+        check_ratchet(run, cov)
     if sel.flavors is None and "ll" in cov.modes:
         for f in cov.flavors:
             if f not in ALL_FLAVORS or f not in run.flavors:
@@ -347,6 +349,26 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
             for f in run.flavors:
                 if f not in cov.flavors:
                     run.stale_golden.append(f"coverage: flavor {f} is run but not pinned: rocke-parity golden --update")
+
+
+def check_ratchet(run: GateRun, cov: Coverage) -> None:
+    """A full run reaches every tuple at the stratum golden.json records (docs/coverage.md §6)."""
+    from rocke_py.coverage import ratchet
+
+    now = ratchet.reached(run.root, run.configs)
+    if cov.tuples is None:
+        run.stale_golden.append("coverage: golden.json records no tuples: rocke-parity golden --update records them")
+        return
+    pinned = dict(cov.tuples)
+    gone = ratchet.lost(pinned, now)
+    if gone:
+        run.problems.append(ratchet.lost_line(gone))
+    up = ratchet.risen(pinned, now)
+    if up:
+        run.stale_golden.append(
+            f"coverage: {len(up)} tuple(s) reached above the stratum golden.json records "
+            f"(e.g. {up[0]}): rocke-parity golden --update records them"
+        )
 
 
 def agreed_verdict(res: JobResult) -> tuple[str, ...] | None:

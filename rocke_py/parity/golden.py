@@ -127,16 +127,31 @@ class GoldenEntry:
 
 @dataclass(frozen=True)
 class Coverage:
-    """The modes and flavors the full gate runs (pinned in the manifest)."""
+    """The modes and flavors the full gate runs, and the stratum of every tuple of the spec's
+    axes the shipped configs reach (the coverage ratchet, docs/coverage.md §6), pinned in the
+    manifest. ``tuples`` is None in a manifest written before the ratchet."""
 
     modes: tuple[str, ...]
     flavors: tuple[str, ...]
+    tuples: tuple[tuple[str, str], ...] | None = None  # (tuple key, stratum), sorted by key
 
     def as_json(self) -> dict[str, object]:
-        return {"modes": list(self.modes), "flavors": list(self.flavors)}
+        out: dict[str, object] = {"modes": list(self.modes), "flavors": list(self.flavors)}
+        if self.tuples is not None:
+            by_stratum: dict[str, list[str]] = {}
+            for key, stratum in self.tuples:
+                by_stratum.setdefault(stratum, []).append(key)
+            out["tuples"] = {s: by_stratum[s] for s in sorted(by_stratum)}
+        return out
 
     def describe(self) -> str:
-        return f"modes {','.join(self.modes) or '-'}; flavors {','.join(self.flavors) or '-'}"
+        head = f"modes {','.join(self.modes) or '-'}; flavors {','.join(self.flavors) or '-'}"
+        if self.tuples is None:
+            return head
+        counts: dict[str, int] = {}
+        for _, stratum in self.tuples:
+            counts[stratum] = counts.get(stratum, 0) + 1
+        return head + "; tuples " + ", ".join(f"{s} {n}" for s, n in sorted(counts.items()))
 
 
 @dataclass(frozen=True)
@@ -194,16 +209,33 @@ def _coverage(path_name: str, doc: object) -> Coverage:
 
     if (
         not isinstance(doc, dict)
-        or set(doc) != {"modes", "flavors"}
-        or not all(isinstance(doc[k], list) and all(isinstance(x, str) for x in doc[k]) for k in doc)
+        or set(doc) - {"tuples"} != {"modes", "flavors"}
+        or not all(isinstance(doc[k], list) and all(isinstance(x, str) for x in doc[k]) for k in ("modes", "flavors"))
     ):
-        raise GoldenError(f"{path_name}: coverage must be {{modes: [str], flavors: [str]}}")
+        raise GoldenError(f"{path_name}: coverage must be {{modes: [str], flavors: [str], tuples: {{...}}}}")
     bad = [m for m in doc["modes"] if m not in MODES] + [f for f in doc["flavors"] if f not in FLAVORS]
     if bad or not doc["modes"]:
         raise GoldenError(f"{path_name}: coverage names unknown modes or flavors ({', '.join(bad) or 'no mode'})")
     modes = tuple(m for m in MODES if m in doc["modes"])
     flavors = tuple(f for f in FLAVORS if f in doc["flavors"])
-    return Coverage(modes, flavors)
+    return Coverage(modes, flavors, _tuples(path_name, doc.get("tuples")))
+
+
+def _tuples(path_name: str, doc: object) -> tuple[tuple[str, str], ...] | None:
+    """coverage.tuples: {stratum: [tuple key, ...]}, each key under one stratum."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not all(
+        isinstance(v, list) and all(isinstance(k, str) for k in v) for v in doc.values()
+    ):
+        raise GoldenError(f"{path_name}: coverage.tuples must be {{stratum: [tuple, ...]}}")
+    seen: dict[str, str] = {}
+    for stratum, keys in doc.items():
+        for key in keys:
+            if key in seen:
+                raise GoldenError(f"{path_name}: coverage.tuples lists {key!r} twice ({seen[key]}, {stratum})")
+            seen[key] = stratum
+    return tuple(sorted(seen.items()))
 
 
 def load(path: Path) -> Manifest:

@@ -70,7 +70,10 @@ def full_scope(run: GateRun) -> tuple[dict[str, set[str]] | None, Coverage | Non
     existing: dict[str, set[str]] = {c.id: set() for c in run.configs}
     for v in run.verdicts:
         existing[v.job.config].add(v.job.key)
-    return existing, Coverage(run.modes, run.flavors if "ll" in run.modes else ())
+    from rocke_py.coverage.ratchet import reached
+
+    tuples = tuple(sorted(reached(run.root, run.configs).items()))
+    return existing, Coverage(run.modes, run.flavors if "ll" in run.modes else (), tuples)
 
 
 def write_locked(
