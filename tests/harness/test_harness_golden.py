@@ -37,7 +37,7 @@ def test_update_writes_a_stable_sorted_manifest(tmp_path, capsys):
     doc = json.loads(text)
     assert text == json.dumps(doc, indent=2, sort_keys=True) + "\n"
     assert doc["schema"] == "rocke-parity.golden/v2"
-    assert doc["coverage"] == {"modes": ["spec"], "flavors": []}
+    assert doc["coverage"] == {"modes": ["spec"], "flavors": [], "tuples": {}}
     assert list(doc["entries"]) == ["wgrad/00-a", "wgrad/01-b", "wgrad/100-neg"]
     e = doc["entries"]["wgrad/00-a"]["spec"]
     _, sha, n = pt.standin_output(tmp_path, "wgrad/00-a")

@@ -95,7 +95,8 @@ def write_golden(
     """``entries``: config -> output key -> (sha256, bytes, kernel_name) or ("reject", code, message).
 
     ``modes``: the pinned coverage (None: no coverage key, an invalid v2 manifest is not written —
-    a version-1 manifest is written instead)."""
+    a version-1 manifest is written instead). The coverage ratchet's tuples are recorded empty:
+    a stand-in config is no spec an engine reads, so it reaches no tuple."""
     import hashlib
     import json
 
@@ -120,7 +121,7 @@ def write_golden(
     else:
         doc = {
             "schema": "rocke-parity.golden/v2",
-            "coverage": {"modes": list(modes), "flavors": list(flavors)},
+            "coverage": {"modes": list(modes), "flavors": list(flavors), "tuples": {}},
             "entries": {c: {k: one(e) for k, e in outs.items()} for c, outs in entries.items()},
         }
     path = root / "parity_configs" / "golden.json"
