@@ -86,7 +86,56 @@ def grow(prober: Prober, start: Row, missing: set[Tuple], order: list[Tuple], st
             if prober.verdict(trial_text).accepted:
                 settings, covers, text = trial, got, trial_text
                 break
-    return Candidate(seed.config.id, seed.config.family, settings, text, covers)
+    settings, text = shrunk(prober, base_text, settings, covers, missing, strengths)
+    # a setting that leaves the seed's text as it was is no change (`new --unset` refuses to
+    # remove a key the seed does not set)
+    effective = {k: v for k, v in settings.items() if applied(base_text, ((*k, v),)) != base_text}
+    return Candidate(seed.config.id, seed.config.family, effective, text, covers)
+
+
+#: Smaller problems tried in turn on a grown candidate: numerics runs every shipped config at its
+#: own size, so a covering config should cost little more than its tuples need.
+SHRINK: tuple[tuple[Setting, ...], ...] = (
+    (("problem", "N", "1"),),
+    (("problem", "Hi", "16"), ("problem", "Wi", "16")),
+    (("problem", "groups", "16"), ("problem", "C", "16"), ("problem", "K", "16")),
+    (("problem", "Di", "3"),),
+)
+
+
+def shrunk(
+    prober: Prober,
+    base_text: str,
+    settings: dict,
+    covers: frozenset[Tuple],
+    missing: set[Tuple],
+    strengths: tuple[int, ...],
+) -> tuple[dict, str]:
+    """The candidate with each SHRINK step that keeps it accepted and reaching the same tuples."""
+    text = applied(base_text, tuple((tb, k, v) for (tb, k), v in settings.items()))
+    for step in SHRINK:
+        if any(not problem_has(text, key) for _, key, _ in step[:1]):
+            continue
+        trial = merged(settings, step)
+        trial_text = applied(base_text, tuple((tb, k, v) for (tb, k), v in trial.items()))
+        if reached_by(trial_text, missing, strengths) == covers and same_values(text, trial_text):
+            if prober.verdict(trial_text).accepted:
+                settings, text = trial, trial_text
+    return settings, text
+
+
+def problem_has(text: str, key: str) -> bool:
+    """Whether the config's problem sets `key` (groups and Di are shrunk only where present)."""
+    reading = read_config(text)
+    if reading is None:
+        return False
+    value = getattr(reading.problem, key)
+    return value is not None and (key not in ("groups",) or value > 1)
+
+
+def same_values(text: str, other: str) -> bool:
+    a, b = read_config(text), read_config(other)
+    return a is not None and b is not None and values_of(a) == values_of(b)
 
 
 def engines_agree(text: str) -> str:

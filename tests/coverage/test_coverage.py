@@ -183,7 +183,11 @@ def test_a_new_tuple_asks_for_golden_update(tmp_path, capsys):
 
 def test_golden_refuses_a_tuple_recorded_twice(tmp_path):
     path = tmp_path / "golden.json"
-    cov = {"modes": ["spec"], "flavors": [], "tuples": {"gate": ["arch=gfx942 bias=0"], "named": ["arch=gfx942 bias=0"]}}
+    cov = {
+        "modes": ["spec"],
+        "flavors": [],
+        "tuples": {"gate": ["arch=gfx942 bias=0"], "named": ["arch=gfx942 bias=0"]},
+    }
     path.write_text(json.dumps({"schema": golden.SCHEMA, "entries": {}, "coverage": cov}))
     with pytest.raises(golden.GoldenError, match="twice"):
         golden.load(path)
@@ -193,3 +197,37 @@ def test_lost_names_each_fallen_tuple():
     pinned = {"a=1 b=2": "numerics-ll", "a=1 b=3": "gate"}
     assert ratchet.lost(pinned, {"a=1 b=3": "gate"}) == ["a=1 b=2 (numerics-ll -> none)"]
     assert ratchet.risen(pinned, {"a=1 b=3": "numerics-ll", "a=1 b=2": "numerics-ll"}) == ["a=1 b=3"]
+
+
+def test_the_command_writes_its_report_json_and_heatmap(tmp_path, monkeypatch, capsys):
+    root = _tree(tmp_path)
+    monkeypatch.setattr(feasible, "REPAIR_SEEDS", 0)  # three seeds: keep the probing short
+    assert (
+        main(["coverage", "--root", str(root), "--json", str(tmp_path / "c.json"), "--svg", str(tmp_path / "c.svg")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "coverage of 3 readable configs" in out and "2-way" in out and "3-way core" in out
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["schema"] == "rocke-parity.coverage/v1"
+    row = next(t for t in doc["tuples"] if t["tuple"] == "bias=set relu=on")
+    assert row["stratum"] == "numerics-ll" and row["configs"] == ["fwd/08-epilogue-bias-scale-relu-clamp"]
+    svg = (tmp_path / "c.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<rect") == len(axes.AXES) ** 2
+
+
+def test_the_command_exits_1_on_a_parity_failure(tmp_path, monkeypatch, capsys):
+    root = _tree(tmp_path)
+    monkeypatch.setattr(feasible, "REPAIR_SEEDS", 0)
+    real = feasible.cbridge
+
+    class LaxC:
+        @staticmethod
+        def emit(text, mode, flavor):
+            if 'family = "wgrad"' in text and "async_dma = true" in text:
+                return Emitted("spec text")
+            return real.emit(text, mode, flavor)
+
+    monkeypatch.setattr(feasible, "cbridge", LaxC)
+    assert main(["coverage", "--root", str(root)]) == 1
+    assert "PARITY FAILURE" in capsys.readouterr().out
