@@ -35,9 +35,10 @@ K_OUTER = k_outer_configs()
 
 
 def test_the_k_outer_configs_are_found() -> None:
-    assert K_OUTER == [f"dgrad/{n}" for n in ("11-kouter-cshuffle", "12-kouter-atom16x16x16", "13-gfx1250-kouter")] + [
+    named = [f"dgrad/{n}" for n in ("11-kouter-cshuffle", "12-kouter-atom16x16x16", "13-gfx1250-kouter")] + [
         f"wgrad/{n}" for n in ("11-kouter-cshuffle", "13-kouter-atom16x16x16", "15-gfx1250-kouter-fp32")
     ]
+    assert set(named) <= set(K_OUTER)
 
 
 def run(text: str):
