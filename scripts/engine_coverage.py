@@ -13,6 +13,7 @@ tests (ctest) are not run, so the C numbers are what the configs alone reach."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -22,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import engine_unreached  # noqa: E402  (the script's sibling, not a package)
 
 MODES = ("spec", "ir", "ll")
 FLAVORS = ("llvm20", "llvm22", "llvm23")
@@ -40,8 +44,9 @@ def jobs() -> list[tuple[str, str]]:
     return [("spec", "llvm22"), ("ir", "llvm22")] + [("ll", f) for f in FLAVORS]
 
 
-def python_coverage(inputs: list[Path]) -> dict[str, dict[str, int]]:
-    """Per rocke_py/engine file: statements, covered statements, branches, covered branches.
+def python_coverage(inputs: list[Path], full: dict | None = None) -> dict[str, dict[str, int]]:
+    """Per rocke_py/engine file: statements, covered statements, branches, covered branches
+    (`full`, when given, receives coverage.py's whole JSON report).
     Call it in a process that has not imported the engine yet: a module imported before the
     measurement starts has its top-level lines (defs, tables) counted as not run."""
     import coverage
@@ -61,6 +66,8 @@ def python_coverage(inputs: list[Path]) -> dict[str, dict[str, int]]:
         out = Path(tmp) / "py.json"
         cov.json_report(outfile=str(out))
         report = json.loads(out.read_text())
+    if full is not None:
+        full.update(report)
     files = {}
     for name, entry in report["files"].items():
         s = entry["summary"]
@@ -111,8 +118,9 @@ def rule_reach(inputs: list[Path]) -> list[dict[str, str]]:
     ]
 
 
-def c_coverage(inputs: list[Path], build: Path) -> dict[str, dict[str, int]]:
-    """Per rocke_c/src file, the same numbers from a --coverage build of emit_driver."""
+def c_coverage(inputs: list[Path], build: Path, full: dict | None = None) -> dict[str, dict[str, int]]:
+    """Per rocke_c/src file, the same numbers from a --coverage build of emit_driver (`full`,
+    when given, receives gcovr's line-by-line JSON report)."""
     flags = ["-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_C_FLAGS=--coverage", "-DCMAKE_EXE_LINKER_FLAGS=--coverage"]
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), *flags], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(
@@ -136,12 +144,16 @@ def c_coverage(inputs: list[Path], build: Path) -> dict[str, dict[str, int]]:
             str(C_DIR) + "/",
             "--json-summary",
             str(out),
+            "--json",
+            str(build / "c-lines.json"),
             str(build),
         ],
         check=True,
         stdout=subprocess.DEVNULL,
     )
     report = json.loads(out.read_text())
+    if full is not None:
+        full.update(json.loads((build / "c-lines.json").read_text()))
     return {
         Path(f["filename"]).name: {
             "lines": f["line_total"],
@@ -201,20 +213,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python-only", action="store_true", help="only the Python engine (no C build)")
     args = ap.parse_args(argv)
     inputs = args.files or default_inputs()
-    py = python_coverage(inputs)
+    py_full: dict = {}
+    c_full: dict = {}
+    py = python_coverage(inputs, py_full)
     rules = rule_reach(inputs)
     c: dict[str, dict[str, int]] = {}
     if not args.python_only:
         with tempfile.TemporaryDirectory(prefix="rocke-gcov-") as tmp:
-            c = c_coverage(inputs, Path(tmp))
+            c = c_coverage(inputs, Path(tmp), c_full)
     print(f"{len(inputs)} input(s), modes {', '.join(MODES)}, flavors {', '.join(FLAVORS)}")
     print("\n".join(table(py, c)))
+    print("build and lowering files, guards and the IR constructs no builder emits set aside:")
+    reach = engine_unreached.python_reach(py_full, PY_DIR)
+    print("\n".join(engine_unreached.report_lines("py", reach)))
+    if c_full:
+        c_files = engine_unreached.c_reach(c_full, C_DIR)
+        print("\n".join(engine_unreached.report_lines("C ", c_files)))
+        reach += c_files
     unreached = [r for r in rules if not r["reached_by"]]
     print(f"validation rules: {len(rules) - len(unreached)} of {len(rules)} reached by an input")
     for r in unreached:
         print(f"  not reached: {r['family']} {r['code']} ({r['check']})")
     if args.json:
-        record = {"inputs": len(inputs), "python": py, "c": c, "rules": rules}
+        record = {
+            "inputs": len(inputs),
+            "python": py,
+            "c": c,
+            "rules": rules,
+            "build_and_lower": [dataclasses.asdict(r) for r in reach],
+        }
         args.json.write_text(json.dumps(record, indent=1) + "\n")
     return 0
 

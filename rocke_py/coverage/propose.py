@@ -118,10 +118,30 @@ def shrunk(
             continue
         trial = merged(settings, step)
         trial_text = applied(base_text, tuple((tb, k, v) for (tb, k), v in trial.items()))
-        if reached_by(trial_text, missing, strengths) == covers and same_values(text, trial_text):
+        if (
+            reached_by(trial_text, missing, strengths) == covers
+            and same_values(text, trial_text)
+            and sizes_sound(trial_text)
+        ):
             if prober.verdict(trial_text).accepted:
                 settings, text = trial, trial_text
     return settings, text
+
+
+def sizes_sound(text: str) -> bool:
+    """The config's numerics check sizes keep their goals (docs/numerics.md §2.1): the edge size
+    reaches every edge with a batch of two, and every split-K slice holds real K at the small
+    and edge sizes. A problem shrunk below that would leave slices of padding unchecked."""
+    from rocke_py.numerics.problem import ProblemError, read_problem
+    from rocke_py.numerics.variants import check_sizes, edge_goals, m_extents, slices_all_real
+
+    try:
+        sizes = dict(check_sizes(text, small=True))
+        small, edge = read_problem(sizes["small"]), read_problem(sizes["edge"])
+    except (ProblemError, KeyError):
+        return False
+    avoid = {m % small.tile_m for m in m_extents(small)}
+    return all(edge_goals(edge, avoid)) and edge.conv.n >= 2 and slices_all_real(small) and slices_all_real(edge)
 
 
 def problem_has(text: str, key: str) -> bool:

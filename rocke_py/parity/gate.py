@@ -355,7 +355,9 @@ def check_ratchet(run: GateRun, cov: Coverage) -> None:
     """A full run reaches every tuple at the stratum golden.json records (docs/coverage.md §6)."""
     from rocke_py.coverage import ratchet
 
-    now = ratchet.reached(run.root, run.configs)
+    # every config of the tree, not the run's selection: a run a change narrowed (--paths,
+    # --changed) still judges the whole tree's coverage
+    now = ratchet.reached(run.root, run.discovery.configs if run.discovery is not None else run.configs)
     if cov.tuples is None:
         run.stale_golden.append("coverage: golden.json records no tuples: rocke-parity golden --update records them")
         return

@@ -72,7 +72,8 @@ def full_scope(run: GateRun) -> tuple[dict[str, set[str]] | None, Coverage | Non
         existing[v.job.config].add(v.job.key)
     from rocke_py.coverage.ratchet import reached
 
-    tuples = tuple(sorted(reached(run.root, run.configs).items()))
+    configs = run.discovery.configs if run.discovery is not None else run.configs
+    tuples = tuple(sorted(reached(run.root, configs).items()))
     return existing, Coverage(run.modes, run.flavors if "ll" in run.modes else (), tuples)
 
 

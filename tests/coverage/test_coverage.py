@@ -231,3 +231,16 @@ def test_the_command_exits_1_on_a_parity_failure(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(feasible, "cbridge", LaxC)
     assert main(["coverage", "--root", str(root)]) == 1
     assert "PARITY FAILURE" in capsys.readouterr().out
+
+
+def test_a_run_a_change_narrowed_judges_the_whole_tree(tmp_path, capsys):
+    """--paths selects one config, but the ratchet counts every config of the tree: the other
+    configs' tuples do not fall, and a deleted one's do."""
+    root = _tree(tmp_path)
+    assert cli(root, "golden", "--update") == 0
+    one = str(root / "parity_configs" / "fwd" / "00-baseline.toml")
+    assert cli(root, "gate", "--paths", one) == 0
+    (root / "parity_configs" / "fwd" / "08-epilogue-bias-scale-relu-clamp.toml").unlink()
+    capsys.readouterr()
+    assert cli(root, "gate", "--paths", one) == 1
+    assert "bias=set (numerics-ll -> none)" in capsys.readouterr().out

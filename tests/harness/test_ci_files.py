@@ -94,7 +94,8 @@ def test_the_workflow_has_the_shards_the_sanitizers_and_the_merge():
     san = " ".join(s["run"] for s in steps(jobs["sanitizers"]))
     assert "-DROCKE_SANITIZE=ON" in san and "ctest" in san and "emit_driver" in san and "valgrind" in san
     # what .ci/run checks beside the gate, each a job of the matrix
-    assert jobs["checks"]["strategy"]["matrix"]["check"] == ["tests", "lint", "check-llvm", "numerics", "coverage", "fuzz"]
+    matrix = ["tests", "lint", "check-llvm", "numerics", "coverage", "fuzz"]
+    assert jobs["checks"]["strategy"]["matrix"]["check"] == matrix
     checks = " ".join(s["run"] for s in steps(jobs["checks"]))
     ci_run = re.sub(r'"\$venv/bin/([\w-]+)"', r"\1", (REPO / ".ci" / "run").read_text())  # "$venv/bin/ruff" -> ruff
     commands = ["python -m pytest -n auto -q", "ruff check .", "ruff format --check .", "check_c_style.py"]

