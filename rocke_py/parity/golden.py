@@ -145,13 +145,16 @@ class Coverage:
         return out
 
     def describe(self) -> str:
-        head = f"modes {','.join(self.modes) or '-'}; flavors {','.join(self.flavors) or '-'}"
+        return f"modes {','.join(self.modes) or '-'}; flavors {','.join(self.flavors) or '-'}"
+
+    def describe_record(self) -> str:
+        """describe(), and the count of recorded tuples per stratum (what golden --update moved)."""
         if self.tuples is None:
-            return head
+            return self.describe()
         counts: dict[str, int] = {}
         for _, stratum in self.tuples:
             counts[stratum] = counts.get(stratum, 0) + 1
-        return head + "; tuples " + ", ".join(f"{s} {n}" for s, n in sorted(counts.items()))
+        return self.describe() + "; tuples " + ", ".join(f"{s} {n}" for s, n in sorted(counts.items()))
 
 
 @dataclass(frozen=True)
@@ -381,8 +384,8 @@ def plan_update(
                 changes.append(Change(cfg, key, "removed", None, None, "no such job in the full run"))
     new_cov = manifest.coverage
     if coverage is not None and coverage != manifest.coverage:
-        was = manifest.coverage.describe() if manifest.coverage else "none"
-        changes.append(Change("", "", "coverage", None, None, f"{was} -> {coverage.describe()}"))
+        was = manifest.coverage.describe_record() if manifest.coverage else "none"
+        changes.append(Change("", "", "coverage", None, None, f"{was} -> {coverage.describe_record()}"))
         new_cov = coverage
     ordered = {c: entries[c] for c in sorted(entries) if entries[c]}
     if manifest.schema != SCHEMA:
