@@ -216,51 +216,34 @@ def arch_settings(value: str) -> tuple[tuple[Setting, ...], ...]:
     return _one(arch[0]) + tuple(arch + atom_settings(f"{m}x{n}x{k}")[0] for m, n, k in atoms)
 
 
+def switch(name: str, key: str, families: tuple[str, ...] = schema.FAMILIES, core: bool = False) -> Axis:
+    """An off/on axis of one boolean [spec] key (its value after the deductions)."""
+    return Axis(
+        name,
+        (key,),
+        ("off", "on"),
+        lambda r: _flag(getattr(r.spec, key)),
+        lambda v: _one(("spec", key, _toml_bool(v))),
+        families,
+        core,
+    )
+
+
+def choice(name: str, key: str, values: tuple[str, ...], core: bool = False) -> Axis:
+    """An axis of one string [spec] key, a value per word."""
+    return Axis(name, (key,), values, lambda r: getattr(r.spec, key), lambda v: _one(("spec", key, _q(v))), core=core)
+
+
 AXES: tuple[Axis, ...] = (
     Axis("arch", ("arch",), arch_table.ARCHS, lambda r: r.arch, arch_settings, core=False),
     Axis("family", ("family",), schema.FAMILIES, lambda r: r.family, lambda v: ()),
     Axis("atom", ("warp_tile_m", "warp_tile_n", "warp_tile_k"), atom_values(), atom_of, atom_settings, core=True),
-    Axis(
-        "pipeline",
-        ("pipeline",),
-        pipeline_values(),
-        lambda r: r.spec.pipeline,
-        lambda v: _one(("spec", "pipeline", _q(v))),
-        core=True,
-    ),
-    Axis(
-        "epilogue",
-        ("epilogue",),
-        validate.EPILOGUES,
-        lambda r: r.spec.epilogue,
-        lambda v: _one(("spec", "epilogue", _q(v))),
-        core=True,
-    ),
-    Axis(
-        "async",
-        ("async_dma",),
-        ("off", "on"),
-        lambda r: _flag(r.spec.async_dma),
-        lambda v: _one(("spec", "async_dma", _toml_bool(v))),
-        core=True,
-    ),
-    Axis(
-        "k_outer",
-        ("lds_k_outer",),
-        ("off", "on"),
-        lambda r: _flag(r.spec.lds_k_outer),
-        lambda v: _one(("spec", "lds_k_outer", _toml_bool(v))),
-        families=WD,
-        core=True,
-    ),
+    choice("pipeline", "pipeline", pipeline_values(), core=True),
+    choice("epilogue", "epilogue", validate.EPILOGUES, core=True),
+    switch("async", "async_dma", core=True),
+    switch("k_outer", "lds_k_outer", WD, core=True),
     Axis("split_k", ("split_k",), ("1", ">1", "0 runtime", "-1 auto"), split_k_of, split_k_settings, WD, core=True),
-    Axis(
-        "unroll",
-        ("unroll_k",),
-        ("off", "on"),
-        lambda r: _flag(r.spec.unroll_k),
-        lambda v: _one(("spec", "unroll_k", _toml_bool(v))),
-    ),
+    switch("unroll", "unroll_k"),
     Axis(
         "vector_caps",
         ("vector_size_a", "vector_size_b", "vector_size_c"),
@@ -269,13 +252,7 @@ AXES: tuple[Axis, ...] = (
         vector_caps_settings,
     ),
     Axis("dtype_in", ("dtype_a", "dtype_b"), DTYPES + ("mixed",), dtype_in_of, dtype_in_settings),
-    Axis(
-        "dtype_out",
-        ("dtype_d",),
-        DTYPES,
-        lambda r: r.spec.dtype_d,
-        lambda v: _one(("spec", "dtype_d", _q(v))),
-    ),
+    choice("dtype_out", "dtype_d", DTYPES),
     Axis(
         "stride",
         ("sH", "sW", "sD"),
@@ -313,13 +290,7 @@ AXES: tuple[Axis, ...] = (
         lambda r: "1" if r.spec.scale == 1 else "set",
         lambda v: _one(("spec", "scale", None if v == "1" else "2")),
     ),
-    Axis(
-        "relu",
-        ("relu",),
-        ("off", "on"),
-        lambda r: _flag(r.spec.relu),
-        lambda v: _one(("spec", "relu", _toml_bool(v))),
-    ),
+    switch("relu", "relu"),
     Axis("clamps", ("clamp_min", "clamp_max"), ("none", "set"), clamps_of, clamps_settings),
     Axis(
         "waves_per_eu",
@@ -335,13 +306,7 @@ AXES: tuple[Axis, ...] = (
         lambda r: str(r.spec.wave_size),
         lambda v: _one(("spec", "wave_size", v)),
     ),
-    Axis(
-        "chiplet",
-        ("chiplet_swizzle",),
-        ("off", "on"),
-        lambda r: _flag(r.spec.chiplet_swizzle),
-        lambda v: _one(("spec", "chiplet_swizzle", _toml_bool(v))),
-    ),
+    switch("chiplet", "chiplet_swizzle"),
 )
 AXIS = {a.name: a for a in AXES}
 

@@ -73,17 +73,22 @@ def test_a_feasible_tuple_comes_with_a_completion_both_engines_accept(prober):
     assert values["family"] == "fwd" and values["dims"] == "3d"
 
 
-def test_a_validator_that_lets_a_probe_through_alone_is_a_parity_failure(ships, monkeypatch):
+def lax_c(family: str):
+    """A C engine whose validator lets every async config of `family` through."""
     real = feasible.cbridge
 
-    class LaxC:  # the C validator forgets DGRAD_ASYNC_UNSUPPORTED
+    class LaxC:
         @staticmethod
         def emit(text, mode, flavor):
-            if 'family = "dgrad"' in text and "async_dma = true" in text:
+            if f'family = "{family}"' in text and "async_dma = true" in text:
                 return Emitted("spec text")
             return real.emit(text, mode, flavor)
 
-    monkeypatch.setattr(feasible, "cbridge", LaxC)
+    return LaxC
+
+
+def test_a_validator_that_lets_a_probe_through_alone_is_a_parity_failure(ships, monkeypatch):
+    monkeypatch.setattr(feasible, "cbridge", lax_c("dgrad"))  # C forgets DGRAD_ASYNC_UNSUPPORTED
     p = feasible.Prober([s for s in ships if s.stratum == "numerics-ll"])
     got = p.decide((("family", "dgrad"), ("async", "on")))
     assert got.status == "disagree" and "only the C engine accepts it" in got.note
@@ -219,16 +224,7 @@ def test_the_command_writes_its_report_json_and_heatmap(tmp_path, monkeypatch, c
 def test_the_command_exits_1_on_a_parity_failure(tmp_path, monkeypatch, capsys):
     root = _tree(tmp_path)
     monkeypatch.setattr(feasible, "REPAIR_SEEDS", 0)
-    real = feasible.cbridge
-
-    class LaxC:
-        @staticmethod
-        def emit(text, mode, flavor):
-            if 'family = "wgrad"' in text and "async_dma = true" in text:
-                return Emitted("spec text")
-            return real.emit(text, mode, flavor)
-
-    monkeypatch.setattr(feasible, "cbridge", LaxC)
+    monkeypatch.setattr(feasible, "cbridge", lax_c("wgrad"))
     assert main(["coverage", "--root", str(root)]) == 1
     assert "PARITY FAILURE" in capsys.readouterr().out
 
