@@ -4,6 +4,7 @@ stratum, and (with --propose) the configs that would close the gaps (docs/covera
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TextIO
 
@@ -34,6 +35,8 @@ def run_coverage(
         if path is not None:
             check_destination(path, what)
     an = analyse(root)
+    if "-" in (json_path, svg_path):
+        out = sys.stderr  # standard output carries the file: the report goes beside it
     print_report(an, out, all_pairs=all_pairs)
     if json_path is not None:
         write_output(json_path, (json.dumps(as_json(an), indent=1) + "\n").encode(), "--json")

@@ -240,3 +240,11 @@ def test_a_run_a_change_narrowed_judges_the_whole_tree(tmp_path, capsys):
     capsys.readouterr()
     assert cli(root, "gate", "--paths", one) == 1
     assert "bias=set (numerics-ll -> none)" in capsys.readouterr().out
+
+
+def test_json_on_standard_output_is_the_json_alone(tmp_path, monkeypatch, capsys):
+    root = _tree(tmp_path)
+    monkeypatch.setattr(feasible, "REPAIR_SEEDS", 0)
+    assert main(["coverage", "--root", str(root), "--json", "-"]) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["schema"] == "rocke-parity.coverage/v1" and "2-way" in got.err
