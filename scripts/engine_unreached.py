@@ -5,8 +5,9 @@ Used by engine_coverage.py. Two kinds of code are set aside from the "reached" f
 
 - guards: a failure raised or returned for malformed input that the engine's own stages never
   produce (`raise fail(...)`, `return fail(...)`, `return crash(...)`, the C engine's
-  out-of-memory returns). The builders emit verified kernels, so a config cannot reach them;
-  the lowering's unit tests do, with hand-written kernels.
+  out-of-memory returns and the size test of its allocations). The builders emit verified
+  kernels, so a config cannot reach them; the lowering's unit tests do, with hand-written
+  kernels.
 - constructs of the kernel IR (docs/ir.md) that the lowering implements but no builder emits
   today (EXPLAINED, by function name: the twins share their names).
 
@@ -23,6 +24,8 @@ from pathlib import Path
 FILES = ("build", "build_common", "build_dgrad", "build_fwd", "build_wgrad", "lower_ll", "lower_ll_tables")
 
 PY_GUARD = re.compile(r"^\s*raise (fail|EngineFailure)\(")
+#: A C allocation: its size's `n > 0 ? n : 1` and its out-of-memory test are guards too.
+C_ALLOC = re.compile(r"rk_alloc\(|rk_arena_\w+\(|\? \w+ : 1\)")
 C_GUARD = re.compile(r"^\s*((return\s+)?(fail|crash|rk_\w*fail\w*)\(|return -1;|return NULL;|goto oom;)")
 
 #: Functions no config reaches, and why. Keys are function names, the same in both engines.
@@ -125,7 +128,8 @@ def classify(reach: FileReach, funcs, text: list[str], guard: re.Pattern, missin
     for line, untaken in missing_branch_lines:
         here = text[line - 1]
         fn = function_at(funcs, line)
-        if guard.search(here) or guard.match(next_statement(text, line)) or fn in EXPLAINED:
+        allocation = guard is C_GUARD and C_ALLOC.search(here)
+        if guard.search(here) or guard.match(next_statement(text, line)) or allocation or fn in EXPLAINED:
             aside_branches += untaken
         else:
             reach.unexplained.setdefault(fn, []).append(line)
