@@ -26,10 +26,21 @@ FILES = ("build", "build_common", "build_dgrad", "build_fwd", "build_wgrad", "lo
 PY_GUARD = re.compile(r"^\s*raise (\w+\.)?(fail|EngineFailure)\(")
 #: A C allocation: its size's `n > 0 ? n : 1` and its out-of-memory test are guards too.
 C_ALLOC = re.compile(r"rk_alloc\(|rk_arena_\w+\(|\? \w+ : 1\)")
-C_GUARD = re.compile(r"^\s*((return\s+)?(fail|crash|rk_\w*fail\w*)\(|return -1;|return NULL;|goto oom;)")
+#: The C form of Python's raise: a test for an earlier failure or a NULL result (`if (failed(kc))`,
+#: `if (!loop)`, `x ? f(x) : NULL`, `items && i < n`) whose other side only returns early.
+C_PROPAGATE = re.compile(
+    r"if \((!\w|!\(|failed\(|\w+->failed|\w+\.failed|\w+ == NULL)|\? [^:;]+ : (NULL|0|\"\")\b|\.items \?|\.items &&"
+    r"|\b(h|elem|bytes|names|args\.items|out\.items) \?"
+)
+C_EARLY_RETURN = re.compile(r"^\s*(return( \w+)?;|out\.n = 0;|plan\.n_\w+ = .*;|\}?)\s*$")
+C_GUARD = re.compile(
+    r"^\s*((return\s+)?(fail|crash|rk_\w*fail\w*)\(|return -1;|return NULL;|goto (oom|done|fail);"
+    r"|lw->oom = 1;|status = -1;)"
+)
 
 #: Functions no config reaches, and why. Keys are function names, the same in both engines.
 EXPLAINED = {
+    "unroll_value": "the iteration value of an unrolled scf.for, which no builder emits",
     "fail": "the failure reporter: it runs only when a guard fires",
     "rk_build_common_fail": "the failure reporter: it runs only when a guard fires",
     "lower_for_unrolled": "scf.for with unroll = true (docs/ir.md §4.6): the builders unroll K loops themselves",
@@ -60,7 +71,15 @@ EXPLAINED_LINES = {
     ("lower_sync_lds_only", r"WAIT_SPLIT|wait\.dscnt|dscnt"): (
         "an LDS-only sync on gfx1250: only the async pipeline syncs LDS alone, and WMMA archs refuse async_dma"
     ),
-    ("decl_text", r"generation >= 2|row\[3\]"): "no declaration row has a form of its own for the newest flavor",
+    ("decl_text", r"generation >= 2|row\[3\]|llvm23"): "no declaration row has a form of its own for the newest flavor",
+    ("find_row", r"for \(i = 0"): "a key that is not in the table (its caller fails)",
+    ("scalar_row", r"for \(i = 0"): "a type that is not in the table (its caller fails)",
+    ("type_n", r"for \(i = 0|rk_strndup|!copy|ll_type\(lw, copy\)"): "a type not in the table (its caller fails)",
+    ("decl_index", r"for \(i = 0"): "a declaration that is not in the table (its caller fails)",
+    ("buffer_width", r"for \(i = 0"): "an access width that is not in the table (its caller fails)",
+    ("mask_text", r"indices\[i\] < 0|poison"): "a poison lane: only a concat of unequal vectors (widen) has one",
+    ("f32_literal", r"0x1\.fffffep127|value == value"): "an f32 constant out of range or not finite (a guard)",
+    ("vemit", r"case 'v'|put_val|default:|\$|!\*p|p--"): "format directives no line of the lowering uses",
     ("lower_op", r"."): "the slow dispatch: every op the builders emit has a direct handler",
     ("lower_region", r"handler is None|lower_op"): "the slow dispatch: every op the builders emit has a direct handler",
     ("lower", r"terminated|ret void|plan.size > 0|printed > 0|block.lines|markers|fences"): (
@@ -74,8 +93,17 @@ EXPLAINED_LINES = {
 }
 
 
+def twin_name(fn: str) -> str:
+    """The function's name without the C engine's `rk_` prefix: the name its twin has."""
+    return fn[3:] if fn.startswith("rk_") else fn
+
+
+def is_explained(fn: str) -> bool:
+    return fn in EXPLAINED or twin_name(fn) in EXPLAINED
+
+
 def explained_line(fn: str, text: str) -> bool:
-    return any(f == fn and re.search(pattern, text) for (f, pattern) in EXPLAINED_LINES)
+    return any(f == twin_name(fn) and re.search(pattern, text) for (f, pattern) in EXPLAINED_LINES)
 
 
 @dataclass
@@ -139,12 +167,28 @@ def function_at(funcs: list[tuple[int, int, str]], line: int) -> str:
 
 
 def next_statement(text: list[str], line: int) -> str:
-    """The line after `line` (1-based) that is not blank, a brace or a comment."""
-    for k in range(line, min(line + 4, len(text))):
-        s = text[k].strip()
+    """The first statement after the condition that starts on `line` (1-based): the
+    condition's continuation lines, blank lines, braces and comments skipped."""
+    k = line - 1
+    while k < min(line + 4, len(text) - 1) and not text[k].rstrip().endswith((";", "{", ")", ":")):
+        k += 1  # a condition that runs over several lines
+    for j in range(k + 1, min(k + 5, len(text))):
+        s = text[j].strip()
         if s and s not in ("{", "}") and not s.startswith(("/*", "*", "#")):
-            return text[k]
+            return text[j]
     return ""
+
+
+def early_return(text: list[str], line: int) -> bool:
+    """A C line that only returns early, in the block of a failure or NULL test above it."""
+    if not C_EARLY_RETURN.match(text[line - 1]):
+        return False
+    for k in range(line - 2, max(-1, line - 5), -1):
+        if C_PROPAGATE.search(text[k]):
+            return True
+        if not C_EARLY_RETURN.match(text[k]) and text[k].strip() not in ("{", ""):
+            return False
+    return False
 
 
 def classify(reach: FileReach, funcs, text: list[str], guard: re.Pattern, missing_lines, missing_branch_lines):
@@ -152,12 +196,12 @@ def classify(reach: FileReach, funcs, text: list[str], guard: re.Pattern, missin
     untaken branch; returns the number of lines and branches set aside (guards, explained)."""
     aside_lines = 0
     for line in sorted(set(missing_lines)):
-        if guard.match(text[line - 1]):
+        if guard.match(text[line - 1]) or (guard is C_GUARD and early_return(text, line)):
             reach.guard_lines += 1
             aside_lines += 1
             continue
         fn = function_at(funcs, line)
-        if fn in EXPLAINED or explained_line(fn, text[line - 1]):
+        if is_explained(fn) or explained_line(fn, text[line - 1]):
             reach.explained[fn] = reach.explained.get(fn, 0) + 1
             aside_lines += 1
         else:
@@ -166,8 +210,8 @@ def classify(reach: FileReach, funcs, text: list[str], guard: re.Pattern, missin
     for line, untaken in missing_branch_lines:
         here = text[line - 1]
         fn = function_at(funcs, line)
-        allocation = guard is C_GUARD and C_ALLOC.search(here)
-        explained = fn in EXPLAINED or explained_line(fn, here)
+        allocation = guard is C_GUARD and (C_ALLOC.search(here) or C_PROPAGATE.search(here))
+        explained = is_explained(fn) or explained_line(fn, here)
         if guard.search(here) or guard.match(next_statement(text, line)) or allocation or explained:
             aside_branches += untaken
         else:
