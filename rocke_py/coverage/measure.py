@@ -33,10 +33,6 @@ def tuple_key(t: Tuple) -> str:
     return " ".join(f"{a}={v}" for a, v in t)
 
 
-def parse_key(key: str) -> Tuple:
-    return tuple(tuple(part.split("=", 1)) for part in key.split(" "))  # type: ignore[misc]
-
-
 @dataclass(frozen=True)
 class Shipped:
     config: Config
@@ -132,8 +128,3 @@ def reach(ships: list[Shipped], strength: int) -> dict[Tuple, Reached]:
             elif s.stratum == have.stratum:
                 best[t] = Reached(have.stratum, have.configs + (s.config.id,))
     return best
-
-
-def stratum_of(reached: dict[Tuple, Reached], t: Tuple) -> str:
-    r = reached.get(t)
-    return r.stratum if r is not None else NONE

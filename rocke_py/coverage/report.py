@@ -9,7 +9,7 @@ from typing import TextIO
 
 from .analyse import STRENGTHS, Analysis, Row
 from .axes import AXES
-from .measure import RANK, STRATA, tuple_key
+from .measure import STRATA, tuple_key
 
 SCHEMA = "rocke-parity.coverage/v1"
 TOP = STRATA[-1]
@@ -139,7 +139,3 @@ def heatmap_svg(an: Analysis) -> str:
         parts.append(f'<text x="4" y="{height - 24 + 12 * k}">{html.escape(" ".join(line.split()))}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
-
-
-def strata_rank(name: str) -> int:
-    return RANK[name]
