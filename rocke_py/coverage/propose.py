@@ -4,9 +4,10 @@
 A covering array seeded with the shipped configs, built greedily as AETG and PICT's seeding do:
 each round starts from the accepted probe of the first missing tuple and gives it, one by one,
 the values of every other missing tuple, keeping a change when both engines still accept the
-config and it reaches more missing tuples than before. A candidate is proposed only when both
-engines emit identical bytes in every mode and flavor and numerics finds its kernel exact at
-both levels; it is printed as the `rocke-parity new` command that writes it."""
+config and it reaches more missing tuples than before, then shrinks its problem as far as
+numerics' check sizes keep their goals. A candidate is proposed only when both engines emit
+identical bytes in every mode and flavor and numerics finds its kernel bitwise exact at both
+levels at every check size; it is printed as the `rocke-parity new` command that writes it."""
 
 from __future__ import annotations
 
