@@ -263,28 +263,23 @@ def c_reach(report: dict, src_dir: Path) -> list[FileReach]:
             continue
         text = path.read_text().splitlines()
         reach = FileReach(path.name)
-        missing, partial = [], []
-        seen: dict[int, tuple[int, int]] = {}
+        counts: dict[int, int] = {}  # line -> its highest count (gcovr may list a line twice)
+        branches_of: dict[int, list[dict]] = {}
         for ln in entry["lines"]:
             number = ln["line_number"]
-            if ln.get("gcovr/noncode"):
-                continue
-            was = seen.get(number, (0, 0))
-            taken = sum(1 for b in ln.get("branches", []) if b["count"] > 0)
-            seen[number] = (max(was[0], ln["count"]), was[1] + taken)
-            reach.lines += 0 if number in seen and was != (0, 0) else 1
-        by_line: dict[int, list[dict]] = {}
-        for ln in entry["lines"]:
-            by_line.setdefault(ln["line_number"], []).extend(ln.get("branches", []))
-        reach.lines = len(seen)
-        reach.lines_reached = sum(1 for c, _ in seen.values() if c > 0)
-        for number, branches in by_line.items():
+            branches_of.setdefault(number, []).extend(ln.get("branches", []))
+            if not ln.get("gcovr/noncode"):
+                counts[number] = max(counts.get(number, 0), ln["count"])
+        reach.lines = len(counts)
+        reach.lines_reached = sum(1 for c in counts.values() if c > 0)
+        partial = []
+        for number, branches in branches_of.items():
             reach.branches += len(branches)
             taken = sum(1 for b in branches if b["count"] > 0)
             reach.branches_reached += taken
             if taken < len(branches):
                 partial.append((number, len(branches) - taken))
-        missing = [n for n, (c, _) in seen.items() if c == 0]
+        missing = [n for n, c in counts.items() if c == 0]
         lines_aside, branches_aside = classify(reach, c_functions(path), text, C_GUARD, missing, partial)
         reach.lines -= lines_aside
         reach.branches -= branches_aside
