@@ -14,7 +14,6 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from rocke_py import cbridge
 from rocke_py.engine.emit import emit as py_emit
 from rocke_py.engine.result import Emitted
 from rocke_py.parity.newconfig import remove_key, set_value
@@ -61,10 +60,18 @@ def applied(text: str, settings: tuple[Setting, ...]) -> str:
     return text
 
 
+def c_emit(text: str, mode: str, flavor: str):
+    """The C engine, loaded at the first probe: the gate's ratchet imports this module (through
+    analyse) and runs no probe, so a gate does not load the engine in its own process."""
+    from rocke_py import cbridge
+
+    return cbridge.emit(text, mode, flavor)
+
+
 def judge(text: str) -> Verdict:
     """Both engines' verdict on `text` in mode spec."""
     py = py_emit(text, "spec", "llvm22")
-    c = cbridge.emit(text, "spec", "llvm22")
+    c = c_emit(text, "spec", "llvm22")
     if isinstance(py, Emitted) and isinstance(c, Emitted):
         if py.text != c.text:
             return Verdict(False, disagreement="both engines accept it, with different spec texts")

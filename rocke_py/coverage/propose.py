@@ -16,13 +16,12 @@ import shlex
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from rocke_py import cbridge
 from rocke_py.engine.emit import emit as py_emit
 from rocke_py.engine.result import Emitted
 
 from .analyse import Analysis, Row
 from .axes import AXIS, Setting, read_config, values_of
-from .feasible import Prober, applied
+from .feasible import Prober, applied, c_emit
 from .measure import RANK, Tuple, tuple_key, tuples_of
 
 MODES_FLAVORS = (("spec", "llvm22"), ("ir", "llvm22"), ("ll", "llvm20"), ("ll", "llvm22"), ("ll", "llvm23"))
@@ -162,7 +161,7 @@ def same_values(text: str, other: str) -> bool:
 def engines_agree(text: str) -> str:
     """'' when both engines emit identical bytes for every mode and flavor; else what differs."""
     for mode, flavor in MODES_FLAVORS:
-        py, c = py_emit(text, mode, flavor), cbridge.emit(text, mode, flavor)
+        py, c = py_emit(text, mode, flavor), c_emit(text, mode, flavor)
         if not (isinstance(py, Emitted) and isinstance(c, Emitted)):
             return f"{mode} {flavor}: not emitted by both engines"
         if py.text != c.text:
