@@ -14,7 +14,10 @@
 
 static rk_builder *common_b(rk_kc *kc) { return &kc->b; }
 
-static int failed(const rk_kc *kc) { return kc->error != NULL || kc->b.failed; }
+static int failed(const rk_kc *kc)
+{
+    return kc->error != NULL || kc->b.failed;
+}
 
 /* An arena array of n values (NULL entries); NULL and a failure when out of memory. */
 static rk_val *values(rk_kc *kc, long long n)

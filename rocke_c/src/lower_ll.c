@@ -167,9 +167,6 @@ static const char *concat(rk_lowerer *lw, const char *a, const char *b, const ch
     return s;
 }
 
-/* a == b for a literal b, with the first byte compared inline */
-#define RK_LL_EQ(a, b) ((a)[0] == (b)[0] && strcmp((a), (b)) == 0)
-
 /* Python's floor division and align_up, for any sign of x (a > 0). */
 static long long align_up(long long x, long long a) { return rk_floordiv(x + a - 1, a) * a; }
 
@@ -241,7 +238,7 @@ static int put_type_text(rk_lowerer *lw, rk_buf *o, const char *t)
         rk_buf_puts(o, "ptr addrspace(1)");
         return 0;
     }
-    if (RK_LL_EQ(t, "rsrc")) {
+    if (strcmp(t, "rsrc") == 0) {
         rk_buf_puts(o, "ptr addrspace(8)");
         return 0;
     }
@@ -864,7 +861,24 @@ static const char *typed(rk_lowerer *lw, const rk_ir_value *v)
     return concat(lw, t, " ", text);
 }
 
-static int is_int(const rk_attr *a) { return a && a->kind == RK_ATTR_INT; }
+static int is_int(const rk_attr *a)
+{
+    return a && a->kind == RK_ATTR_INT;
+}
+
+/* attrs.get(key) is True */
+static int flag_set(const rk_attrs *attrs, const char *key)
+{
+    const rk_attr *a = rk_attrs_get(attrs, key);
+    return a && a->kind == RK_ATTR_BOOL && a->i;
+}
+
+/* attrs.get(key) is False */
+static int flag_cleared(const rk_attrs *attrs, const char *key)
+{
+    const rk_attr *a = rk_attrs_get(attrs, key);
+    return a && a->kind == RK_ATTR_BOOL && !a->i;
+}
 
 /* An integer attr printed as an i32 immediate (or a smaller one, checked by the handler). */
 static int int_attr(rk_lowerer *lw, const rk_ir_op *op, const char *key, long long *value)
@@ -1106,29 +1120,24 @@ static int ll_signature(rk_lowerer *lw, rk_buf *o)
         if (i > 0)
             rk_buf_putn(o, ", ", 2);
         if (RK_TYPE_IS_PTR(t)) {
-            const rk_attr *space = rk_attrs_get(&p->attrs, "addr_space"), *a;
+            const rk_attr *space = rk_attrs_get(&p->attrs, "addr_space");
             if (rk_attr_is_str(space, "constant"))
                 rk_buf_puts(o, "ptr addrspace(4)");
             else if (space && !rk_attr_is_str(space, "global"))
                 return fail(lw, "unknown addr_space on %s", p->value.name);
             else
                 rk_buf_puts(o, "ptr addrspace(1)");
-            a = rk_attrs_get(&p->attrs, "noalias");
-            if (a && a->kind == RK_ATTR_BOOL && a->i)
+            if (flag_set(&p->attrs, "noalias"))
                 rk_buf_puts(o, " noalias");
-            a = rk_attrs_get(&p->attrs, "readonly");
-            if (a && a->kind == RK_ATTR_BOOL && a->i)
+            if (flag_set(&p->attrs, "readonly"))
                 rk_buf_puts(o, " readonly");
-            a = rk_attrs_get(&p->attrs, "writeonly");
-            if (a && a->kind == RK_ATTR_BOOL && a->i)
+            if (flag_set(&p->attrs, "writeonly"))
                 rk_buf_puts(o, " writeonly");
-            a = rk_attrs_get(&p->attrs, "nocapture");
-            if (!(a && a->kind == RK_ATTR_BOOL && !a->i)) {
+            if (!flag_cleared(&p->attrs, "nocapture")) {
                 rk_buf_putn(o, " ", 1);
                 rk_buf_puts(o, lw->flavor->nocapture);
             }
-            a = rk_attrs_get(&p->attrs, "nonnull");
-            if (a && a->kind == RK_ATTR_BOOL && a->i)
+            if (flag_set(&p->attrs, "nonnull"))
                 rk_buf_puts(o, " nonnull");
             if (rk_attrs_get(&p->attrs, "align")) {
                 if (int_attr_of(lw, &p->attrs, "align", p->value.name, &n))
@@ -2420,7 +2429,10 @@ static int bare_name(const char *name)
 }
 
 /* Printed as is inside @"...": printable ASCII but the quote and the backslash. */
-static int quotable(char ch) { return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\'; }
+static int quotable(char ch)
+{
+    return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\';
+}
 
 static void release(rk_lowerer *lw)
 {

@@ -258,10 +258,20 @@ void rk_buf_put_int(rk_buf *b, long long v);
  * vec<ELEMxN>, ptr<ELEM,global>, smem<ELEM, [RxC]>, scalars. Where Python raises on a
  * malformed name the parser gives -1 or RK_TYPE_BAD_INT. */
 #define RK_TYPE_BAD_INT (-9223372036854775807LL - 1)
-/* t.startswith("vec<" / "ptr<" / "smem<") without a call */
-#define RK_TYPE_IS_VEC(t) ((t)[0] == 'v' && (t)[1] == 'e' && (t)[2] == 'c' && (t)[3] == '<')
-#define RK_TYPE_IS_PTR(t) ((t)[0] == 'p' && (t)[1] == 't' && (t)[2] == 'r' && (t)[3] == '<')
-#define RK_TYPE_IS_SMEM(t) ((t)[0] == 's' && (t)[1] == 'm' && (t)[2] == 'e' && (t)[3] == 'm' && (t)[4] == '<')
+/* t.startswith(prefix), a character at a time: it stops at t's NUL, so a name shorter than
+ * the prefix is never read past; inlined, it costs no call on the lowering's hot paths. */
+static inline int rk_type_has_prefix(const char *t, const char *prefix)
+{
+    while (*prefix && *t == *prefix) {
+        t++;
+        prefix++;
+    }
+    return *prefix == '\0';
+}
+
+#define RK_TYPE_IS_VEC(t) rk_type_has_prefix((t), "vec<")
+#define RK_TYPE_IS_PTR(t) rk_type_has_prefix((t), "ptr<")
+#define RK_TYPE_IS_SMEM(t) rk_type_has_prefix((t), "smem<")
 
 /* Python's int() of s[0:n]: an optional sign and decimal digits, single underscores between
  * digits allowed; RK_TYPE_BAD_INT where int() raises (or past 18 digits). */
