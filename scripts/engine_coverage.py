@@ -211,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="*", type=Path, help="inputs (default: every parity and bad config)")
     ap.add_argument("--json", type=Path, help="write the per-file numbers of both engines here")
     ap.add_argument("--python-only", action="store_true", help="only the Python engine (no C build)")
+    ap.add_argument("--why", action="store_true", help="list why each set-aside line or branch is left unreached")
     args = ap.parse_args(argv)
     inputs = args.files or default_inputs()
     py_full: dict = {}
@@ -225,10 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table(py, c)))
     print("build and lowering files, guards and the IR constructs no builder emits set aside:")
     reach = engine_unreached.python_reach(py_full, PY_DIR)
-    print("\n".join(engine_unreached.report_lines("py", reach)))
+    print("\n".join(engine_unreached.report_lines("py", reach, args.why)))
     if c_full:
         c_files = engine_unreached.c_reach(c_full, C_DIR)
-        print("\n".join(engine_unreached.report_lines("C ", c_files)))
+        print("\n".join(engine_unreached.report_lines("C ", c_files, args.why)))
         reach += c_files
     unreached = [r for r in rules if not r["reached_by"]]
     print(f"validation rules: {len(rules) - len(unreached)} of {len(rules)} reached by an input")

@@ -55,3 +55,65 @@ def test_c_function_extents_follow_the_house_layout(tmp_path):
     path = tmp_path / "lower_ll.c"
     path.write_text("static int f(int x)\n{\n    return x;\n}\n\nint g(void)\n{\n    return 0;\n}\n")
     assert engine_unreached.c_functions(path) == [(1, 4, "f"), (6, 9, "g")]
+
+
+C_SOURCE = textwrap.dedent(
+    """\
+    static int put_type_text(rk_lowerer *lw, const char *t)
+    {
+        if (RK_TYPE_IS_SMEM(t)) {
+            rk_buf_puts(o, "ptr addrspace(3)");
+            return 0;
+        }
+        if (t[0] == 'q' && t[1] == 'z') {
+            rk_buf_puts(o, "qz");
+            return 0;
+        }
+        if (!row) {
+            fail(lw, "no LLVM type for %s",
+                 t);
+            return -1;
+        }
+        s = rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "", lw->scratch.len);
+        if (emit(lw, "a")
+            || emit(lw, "b"))
+            return -1;
+        return 1;
+    }
+    """
+)
+
+
+def c_report(counts: dict[int, int], branches: dict[int, list[int]]) -> dict:
+    """gcovr's JSON for lower_ll.c: a count per line, branch counts where given."""
+    lines = [
+        {"line_number": n, "count": c, "branches": [{"count": b} for b in branches.get(n, [])]}
+        for n, c in sorted(counts.items())
+    ]
+    return {"files": [{"file": "rocke_c/src/lower_ll.c", "lines": lines}]}
+
+
+def test_c_lines_under_a_guard_or_an_explained_condition_are_set_aside_with_their_reason(tmp_path):
+    (tmp_path / "lower_ll.c").write_text(C_SOURCE)
+    counts = {n: 5 for n in range(1, 21)}
+    for n in (4, 5, 12, 13, 14):  # the smem body; the guard, its continuation, its early return
+        counts[n] = 0
+    branches = {3: [5, 0], 11: [0, 5], 16: [5, 0], 17: [5, 0, 0, 5]}
+    [got] = engine_unreached.c_reach(c_report(counts, branches), tmp_path)
+    assert got.unexplained == {}
+    assert got.guard_lines == 3
+    why = "an LDS value is lowered through its pool offset, never by its type"
+    assert got.reasons[why] == 3  # two body lines and the untaken side of their condition
+    assert (got.branches, got.branches_reached) == (5, 5)  # 10 branches, the 5 untaken set aside
+
+
+def test_c_lines_under_an_unexplained_condition_are_flagged(tmp_path):
+    """The fault the set-asides must not hide: a condition no entry explains, its body
+    unreached and one of its && sides never taken."""
+    (tmp_path / "lower_ll.c").write_text(C_SOURCE)
+    counts = {n: 5 for n in range(1, 21)}
+    counts[8] = counts[9] = 0
+    [got] = engine_unreached.c_reach(c_report(counts, {7: [5, 0, 5, 0]}), tmp_path)
+    assert got.unexplained == {"put_type_text": [8, 9, 7]}
+    lines = engine_unreached.report_lines("C ", [got], why=True)
+    assert any("UNEXPLAINED put_type_text: line(s) 7, 8, 9" in line for line in lines)
