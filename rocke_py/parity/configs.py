@@ -28,10 +28,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.fileio import MAX_CONFIG_BYTES, NotRegularFile, is_inside, read_data_file, read_regular
+from rocke_py.parity._toml import TOMLLimitError, tomllib
+from rocke_py.parity.fileio import (
+    MAX_CONFIG_BYTES,
+    NotRegularFile,
+    brief,
+    is_inside,
+    key_list,
+    loads_json,
+    read_data_file,
+    read_regular,
+)
 from rocke_py.parity.root import CONFIG_DIR
-from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
+from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 #: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
 NEGATIVE_FROM = 100
@@ -63,7 +72,7 @@ class Expectation:
             return Expectation(None)
         if text.startswith("reject:") and _CODE_RE.match(text[len("reject:") :]):
             return Expectation(text[len("reject:") :])
-        raise ValueError(f'expect must be "emit" or "reject:<CODE>" with CODE in UPPER_SNAKE, not {text!r}')
+        raise ValueError(f'expect must be "emit" or "reject:<CODE>" with CODE in UPPER_SNAKE, not {brief(text)}')
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,8 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
     """
     try:
         doc = tomllib.loads(text)
+    except TOMLLimitError as e:  # valid TOML, perhaps, but not for a recursive parser
+        raise ValueError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"not valid TOML: {e}") from None
     parity = doc.get("parity")
@@ -128,7 +139,7 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
         raise ValueError("no [parity] table")
     unknown = sorted(set(parity) - set(_PARITY_KEYS))
     if unknown:
-        raise ValueError(f"unknown key(s) in [parity]: {', '.join(unknown)} (known: {', '.join(_PARITY_KEYS)})")
+        raise ValueError(f"unknown key(s) in [parity]: {key_list(unknown)} (known: {', '.join(_PARITY_KEYS)})")
     if "expect" not in parity:
         raise ValueError('[parity] has no expect ("emit" or "reject:<CODE>")')
     if not isinstance(parity["expect"], str):
@@ -161,13 +172,22 @@ class ParityTables:
         self.now: dict[str, list] = {}
 
     def _load(self) -> dict[str, list]:
+        """The kept tables: {} without a file or for other code; with a note for a file that
+        cannot be read or is no table file (each table is checked where it is used, :func:`_is_table`)."""
         try:
-            doc = json.loads(read_data_file(self.path))
-        except (OSError, ValueError):
+            doc = loads_json(read_data_file(self.path), unique=False, finite=False)
+        except ABSENT:
             return {}
-        if not self.code or not isinstance(doc, dict) or doc.get("code") != self.code:
+        except OSError as e:
+            ignored(self.path, reason(e))
             return {}
-        return doc["tables"] if isinstance(doc.get("tables"), dict) else {}
+        except ValueError as e:
+            ignored(self.path, str(e))
+            return {}
+        if not isinstance(doc, dict) or not isinstance(doc.get("tables"), dict):
+            ignored(self.path, "not a file of [parity] tables")
+            return {}
+        return doc["tables"] if self.code and doc.get("code") == self.code else {}
 
     def parse(self, text: str) -> tuple[str, Expectation, str | None]:
         """:func:`parse_parity_table` of ``text``, from the cache when it holds it (ValueError alike)."""
@@ -198,17 +218,30 @@ class ParityTables:
 
 
 def _is_table(got: object) -> bool:
+    """A kept entry as :meth:`ParityTables.parse` writes it: ``["error", message]`` or
+    ``["ok", description, expectation, isa or None]``, with text that can be printed."""
     if not isinstance(got, list) or not got:
         return False
     if got[0] == "error":
-        return len(got) == 2 and isinstance(got[1], str)
-    return (
-        got[0] == "ok"
-        and len(got) == 4
-        and isinstance(got[1], str)
-        and isinstance(got[2], str)
-        and (got[3] is None or isinstance(got[3], str))
-    )
+        return len(got) == 2 and _is_text(got[1])
+    if got[0] != "ok" or len(got) != 4 or not all(_is_text(x) for x in got[1:3]):
+        return False
+    try:
+        Expectation.parse(got[2])
+    except ValueError:
+        return False
+    return got[3] is None or _is_text(got[3])
+
+
+def _is_text(x: object) -> bool:
+    """A string that is Unicode text (JSON can hold a lone surrogate, which print refuses)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parser_code_id() -> str:

@@ -20,11 +20,15 @@ anything is written. Every failure is a :class:`WriteError` whose text is one li
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import re
+import reprlib
 import stat
 import sys
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 from rocke_py.parity.state import atomic_write
 
@@ -134,6 +138,84 @@ def read_data_file(path: Path, limit: int = DATA_FILE_LIMIT) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(f"more than {limit} bytes (the limit for {path.name})")
     return data
+
+
+class DataError(ValueError):
+    """A data file's text that its reader does not take; ``str`` is one line."""
+
+
+def loads_json(data: bytes, unique: bool = True, finite: bool = True) -> object:
+    """The JSON document of a harness data file; :class:`DataError` (one line) if it is none.
+
+    Any document: UTF-8, and one nested deeper than json's recursive parser follows is said to
+    be so, never a ``RecursionError``. ``unique``: no key twice in one object (json keeps the
+    last while a reviewer reads the first). ``finite``: no NaN or Infinity (not JSON; 1e999 is
+    one). The local state is read without either (its readers check every value they use, and
+    its larger files are read on the hook's time); ``merge`` checks numbers itself, naming the field.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
+    hooks: dict[str, Callable] = {}
+    if unique:
+        hooks["object_pairs_hook"] = _unique_keys
+    if finite:
+        hooks.update(parse_constant=_no_constant, parse_float=_finite)
+    try:
+        return json.loads(text, **hooks)
+    except RecursionError:
+        raise DataError("nested too deeply to read") from None
+    except DataError:
+        raise
+    except json.JSONDecodeError as e:
+        raise DataError(f"not JSON: {e}") from None
+    except ValueError as e:  # int(): more digits than Python converts
+        raise DataError(f"a number out of range ({str(e).split(':')[0]})") from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    doc = dict(pairs)
+    if len(doc) != len(pairs):  # the first key seen twice, for the message
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DataError(f"key {brief(key)} twice in one object")
+            seen.add(key)
+    return doc
+
+
+def _no_constant(name: str) -> object:
+    raise DataError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise DataError(f"the number {brief(text)} is out of range")
+    return value
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxother = 60
+_BRIEF.maxlevel = 2
+
+
+def brief(value: object) -> str:
+    """A value of a data file for a one-line message: its repr, cut short and never nested deep."""
+    try:
+        return _BRIEF.repr(value)
+    except ValueError:  # an int of more digits than repr converts
+        return "<an integer too long to show>"
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
+
+
+def key_list(keys: Iterable[object]) -> str:
+    """Keys for a one-line message, ``a, b``: a bare TOML/JSON-ish key as it is, any other quoted
+    and cut short (a key may hold a newline or a megabyte)."""
+    return ", ".join(k if isinstance(k, str) and _BARE_KEY.match(k) else brief(k) for k in keys)
 
 
 # ----------------------------------------------------------------------------- writing

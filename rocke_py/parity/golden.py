@@ -47,7 +47,7 @@ from typing import Iterable, Mapping
 from rocke_py.parity.canon import canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
-from rocke_py.parity.fileio import read_data_file
+from rocke_py.parity.fileio import brief, loads_json, read_data_file
 from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.state import atomic_write
 
@@ -57,6 +57,8 @@ FILE_NAME = "golden.json"
 OUTPUT_KEYS = (*FLAVORLESS_MODES, *(f"ll.{f}" for f in FLAVORS))
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# what configs.discover makes of <family>/<NN>-<slug>.toml: no other key can be a config's
+_CONFIG_ID_RE = re.compile(r"^[a-z][a-z0-9_]*/(?:[0-9]{2}|[1-9][0-9]{2,})-[a-z0-9][a-z0-9_-]*$")
 UNKNOWN_RENUMBERING = "renumbering-only: unknown (old text not stored)"
 EMIT, REJECT = "emit", "reject"
 
@@ -201,10 +203,14 @@ def _entry(path_name: str, cfg: str, key: str, e: object, v1: bool) -> GoldenEnt
             raise GoldenError(
                 f'{where}: expected {{verdict: "reject", code: UPPER_SNAKE, message: str, message_sha256: 64 hex}}'
             )
-        if message_sha256(e["message"]) != e["message_sha256"]:
+        try:
+            text_sha = message_sha256(e["message"])
+        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+            raise GoldenError(f"{where}: message is not Unicode text (a lone surrogate)") from None
+        if text_sha != e["message_sha256"]:
             raise GoldenError(f"{where}: message_sha256 is not the sha256 of message (edited by hand?)")
         return GoldenEntry.rejected(e["code"], e["message"])
-    raise GoldenError(f'{where}: verdict must be "emit" or "reject", not {verdict!r}')
+    raise GoldenError(f'{where}: verdict must be "emit" or "reject", not {brief(verdict)}')
 
 
 def _coverage(path_name: str, doc: object) -> Coverage:
@@ -218,7 +224,8 @@ def _coverage(path_name: str, doc: object) -> Coverage:
         raise GoldenError(f"{path_name}: coverage must be {{modes: [str], flavors: [str], tuples: {{...}}}}")
     bad = [m for m in doc["modes"] if m not in MODES] + [f for f in doc["flavors"] if f not in FLAVORS]
     if bad or not doc["modes"]:
-        raise GoldenError(f"{path_name}: coverage names unknown modes or flavors ({', '.join(bad) or 'no mode'})")
+        names = ", ".join(brief(b) for b in bad) or "no mode"
+        raise GoldenError(f"{path_name}: coverage names unknown modes or flavors ({names})")
     modes = tuple(m for m in MODES if m in doc["modes"])
     flavors = tuple(f for f in FLAVORS if f in doc["flavors"])
     return Coverage(modes, flavors, _tuples(path_name, doc.get("tuples")))
@@ -236,7 +243,9 @@ def _tuples(path_name: str, doc: object) -> tuple[tuple[str, str], ...] | None:
     for stratum, keys in doc.items():
         for key in keys:
             if key in seen:
-                raise GoldenError(f"{path_name}: coverage.tuples lists {key!r} twice ({seen[key]}, {stratum})")
+                raise GoldenError(
+                    f"{path_name}: coverage.tuples lists {brief(key)} twice ({brief(seen[key])}, {brief(stratum)})"
+                )
             seen[key] = stratum
     return tuple(sorted(seen.items()))
 
@@ -246,8 +255,8 @@ def load(path: Path) -> Manifest:
     if not path.exists():
         return Manifest({}, exists=False)
     try:
-        doc = json.loads(read_data_file(path).decode("utf-8"))  # a regular file of at most 16 MiB
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = loads_json(read_data_file(path))  # a regular file of at most 16 MiB; a key twice is refused
+    except (OSError, ValueError) as e:
         raise GoldenError(f"{path.name}: cannot be read: {e}") from None
     if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, SCHEMA_V1):
         raise GoldenError(f"{path.name}: schema must be {SCHEMA!r}")
@@ -258,12 +267,14 @@ def load(path: Path) -> Manifest:
     coverage = None if v1 else _coverage(path.name, doc["coverage"])
     entries: dict[str, dict[str, GoldenEntry]] = {}
     for cfg, outputs in doc["entries"].items():
+        if not _CONFIG_ID_RE.match(cfg):
+            raise GoldenError(f"{path.name}: entry {brief(cfg)} is not a config id (<family>/<NN>-<slug>)")
         if not isinstance(outputs, dict):
             raise GoldenError(f"{path.name}: entry {cfg!r} must be an object")
         got: dict[str, GoldenEntry] = {}
         for key, e in outputs.items():
             if key not in OUTPUT_KEYS:
-                raise GoldenError(f"{path.name}: {cfg}: unknown output {key!r} (one of {', '.join(OUTPUT_KEYS)})")
+                raise GoldenError(f"{path.name}: {cfg}: unknown output {brief(key)} (one of {', '.join(OUTPUT_KEYS)})")
             got[key] = _entry(path.name, cfg, key, e, v1)
         entries[cfg] = got
     return Manifest(entries, coverage=coverage, schema=doc["schema"])

@@ -53,7 +53,7 @@ from rocke_py.parity import backtrace
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, PASSING, Status
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun
-from rocke_py.parity.fileio import read_data_file
+from rocke_py.parity.fileio import brief, key_list, read_data_file
 from rocke_py.parity.runner import JobResult
 
 FILE_NAME = "known_gaps.toml"
@@ -328,7 +328,7 @@ def loads(text: str, name: str, config_ids: set[str]) -> KnownGaps:
     problems: list[str] = []
     extra = sorted(set(doc) - {"gap"})
     if extra:
-        problems.append(f"{name}: unknown top-level key(s) {', '.join(extra)} (only [[gap]] tables)")
+        problems.append(f"{name}: unknown top-level key(s) {key_list(extra)} (only [[gap]] tables)")
     raw = doc.get("gap", [])
     if not isinstance(raw, list) or not all(isinstance(g, dict) for g in raw):
         return KnownGaps((), (*problems, f"{name}: 'gap' must be an array of tables ([[gap]])"))
@@ -338,7 +338,7 @@ def loads(text: str, name: str, config_ids: set[str]) -> KnownGaps:
         bad: list[str] = []
         unknown = sorted(set(entry) - set(_KEYS) - set(_ALL_EVIDENCE))
         if unknown:
-            bad.append(f"unknown key(s) {', '.join(unknown)}")
+            bad.append(f"unknown key(s) {key_list(unknown)}")
         missing = [k for k in _KEYS if not isinstance(entry.get(k), str)]
         if missing:
             bad.append(f"needs string key(s) {', '.join(missing)}")
@@ -346,25 +346,26 @@ def loads(text: str, name: str, config_ids: set[str]) -> KnownGaps:
             problems.append(f"{where}: {'; '.join(bad)}")
             continue
         cfg, mode, flavor, status, reason = (entry[k] for k in _KEYS)
+        shown = cfg if cfg in config_ids else brief(cfg)  # not yet known to be a config's id
         if not reason.strip():
-            problems.append(f"{where} ({cfg}): the reason is empty; every known gap says why it exists")
+            problems.append(f"{where} ({shown}): the reason is empty; every known gap says why it exists")
             continue
         if reason.strip() == PLACEHOLDER_REASON:
             problems.append(
-                f"{where} ({cfg}): the reason is still the placeholder rocke-parity diff prints; "
+                f"{where} ({shown}): the reason is still the placeholder rocke-parity diff prints; "
                 "say why the job fails today and what will remove the entry"
             )
             continue
         if cfg not in config_ids:
-            problems.append(f"{where}: no config {cfg!r}")
+            problems.append(f"{where}: no config {brief(cfg)}")
             continue
         if mode not in MODES:
-            problems.append(f"{where} ({cfg}): mode must be one of {', '.join(MODES)}, not {mode!r}")
+            problems.append(f"{where} ({cfg}): mode must be one of {', '.join(MODES)}, not {brief(mode)}")
             continue
         allowed = (NO_FLAVOR, "*") if mode in FLAVORLESS_MODES else (*FLAVORS, "*")
         if flavor not in allowed:
             problems.append(
-                f"{where} ({cfg}): flavor for mode {mode} must be one of {', '.join(allowed)}, not {flavor!r}"
+                f"{where} ({cfg}): flavor for mode {mode} must be one of {', '.join(allowed)}, not {brief(flavor)}"
             )
             continue
         if status not in GAP_STATUSES:
@@ -373,7 +374,7 @@ def loads(text: str, name: str, config_ids: set[str]) -> KnownGaps:
                 if status in GOLDEN_STATUSES
                 else f"one of {', '.join(sorted(GAP_STATUSES))}"
             )
-            problems.append(f"{where} ({cfg}): status {status!r} cannot be listed ({why})")
+            problems.append(f"{where} ({cfg}): status {brief(status)} cannot be listed ({why})")
             continue
         want = EVIDENCE_KEYS[status]
         lacking = [k for k in want if not isinstance(entry.get(k), str) or not entry[k]]

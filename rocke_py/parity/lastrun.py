@@ -11,15 +11,21 @@ first and ``--shard`` to balance its partition.
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from pathlib import Path
 from typing import Iterable
 
-from rocke_py.parity.fileio import read_data_file
-from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
+from rocke_py.parity.compare import Status
+from rocke_py.parity.fileio import brief, loads_json, read_data_file
+from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 SCHEMA = "rocke-parity.last-run/v1"
 FILE_NAME = "last-run.json"
+#: a job's key as the gate writes it (``spec``, ``ll.llvm22``): ``list`` prints it
+_JOB_KEY_RE = re.compile(r"^[a-z0-9]+(\.[a-z0-9]+)?$")
+_STATUSES = frozenset(s.value for s in Status)
 
 
 def path_for(root: Path) -> Path:
@@ -27,13 +33,62 @@ def path_for(root: Path) -> Path:
 
 
 def load(root: Path) -> dict[str, dict]:
+    """Each config's entry (``sha256``, ``when``, ``jobs``: key -> ``status``, ``passed`` and
+    the seconds), rebuilt from the file with the values checked; {} when there is no file, and
+    (with a note) when it cannot be read or is not a last-run record."""
+    path = path_for(root)
     try:
-        doc = json.loads(read_data_file(path_for(root)).decode("utf-8"))
-    except (OSError, ValueError):
+        doc = loads_json(read_data_file(path), unique=False, finite=False)
+    except ABSENT:
         return {}
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("configs"), dict):
+    except OSError as e:
+        ignored(path, reason(e))
         return {}
-    return doc["configs"]
+    except ValueError as e:
+        ignored(path, str(e))
+        return {}
+    try:
+        return _configs(doc)
+    except ValueError as e:
+        ignored(path, f"not a last-run record: {e}")
+        return {}
+
+
+def _configs(doc: object) -> dict[str, dict]:
+    """The file's ``configs``, every value checked (ValueError naming the first that is wrong)."""
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise ValueError(f"schema is not {SCHEMA!r}")
+    configs = doc.get("configs")
+    if not isinstance(configs, dict):
+        raise ValueError("configs is not an object")
+    out: dict[str, dict] = {}
+    for cfg, entry in configs.items():
+        where = f"configs.{brief(cfg)}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("jobs"), dict):
+            raise ValueError(f"{where} has no jobs object")
+        sha, when = entry.get("sha256", ""), entry.get("when", "")
+        if not isinstance(sha, str) or not isinstance(when, str):
+            raise ValueError(f"{where}: sha256 and when must be strings")
+        jobs = {k: _job(f"{where}.jobs", k, j) for k, j in entry["jobs"].items()}
+        out[cfg] = {"sha256": sha, "when": when, "jobs": jobs}
+    return out
+
+
+def _job(where: str, key: str, job: object) -> dict:
+    """One job's record as :func:`record` writes it, or ValueError."""
+    where = f"{where}.{brief(key)}"
+    if not _JOB_KEY_RE.match(key) or not isinstance(job, dict):
+        raise ValueError(f"{where} is not a job's record")
+    if job.get("status") not in _STATUSES or not isinstance(job.get("passed"), bool):
+        raise ValueError(f"{where} has no status of the gate's and passed true or false")
+    out = {"status": job["status"], "passed": job["passed"]}
+    for k in ("seconds", "run_seconds"):
+        if k in job:
+            sec = job[k]
+            if not isinstance(sec, (int, float)) or isinstance(sec, bool) or not math.isfinite(sec) or sec < 0:
+                raise ValueError(f"{where}.{k} is not a number of seconds")
+            out[k] = sec
+    return out
 
 
 def record(root: Path, verdicts: Iterable, config_sha: dict[str, str], keep_seconds: bool = False) -> None:

@@ -17,9 +17,9 @@ A report is a file anyone can edit, so merge trusts nothing in it that it can ch
 - Each report's job list and partition are recomputed with the gate's own functions
   (:func:`rocke_py.parity.shards.job_list_sha256`, :func:`~rocke_py.parity.shards.partition_sha256`)
   and compared with the hashes it records: a mismatch is a tampered or corrupt report.
-- A malformed report (not JSON, nested too deeply, a field of the wrong type or out of range)
-  is refused, naming the file and the field; the document is checked against the small schema
-  below before anything reads it.
+- A malformed report (not JSON, nested too deeply, a key twice in one object, a field of the
+  wrong type or out of range) is refused, naming the file and the field; the document is
+  checked against the small schema below before anything reads it.
 - A job passes or fails as the gate judges it: by its ``status``
   (:func:`rocke_py.parity.compare.passes`) and, for a job known_gaps.toml lists, by whether the
   gap holds (:func:`passes_as_gate`); the record's own ``passed`` is never believed (a
@@ -39,7 +39,7 @@ from typing import Union
 
 from rocke_py.parity import tree
 from rocke_py.parity.compare import Status, passes
-from rocke_py.parity.fileio import read_data_file
+from rocke_py.parity.fileio import loads_json, read_data_file
 from rocke_py.parity.report import JSON_SCHEMA, job_label
 from rocke_py.parity.shards import job_list_sha256, partition_sha256
 
@@ -285,12 +285,12 @@ def _show(value: object, limit: int = 12) -> str:
 
 
 def _parse(path: str) -> object:
+    """The report's JSON document: a key twice in one object is refused (json would keep the
+    last, a reader of the file sees the first); numbers are checked by :func:`_check_leaves`."""
     try:
-        return json.loads(read_data_file(Path(path)).decode("utf-8"))
+        return loads_json(read_data_file(Path(path)), unique=True, finite=False)
     except OSError as e:
         raise MergeError(f"cannot read {path}: {e.strerror or e}") from None
-    except RecursionError:
-        raise MergeError(f"{path} is not a JSON report: it is nested too deeply to read") from None
     except ValueError as e:
         raise MergeError(f"{path} is not a JSON report: {_show(str(e), 200)}") from None
 

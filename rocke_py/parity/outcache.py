@@ -15,16 +15,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
+import re
 import signal
 from pathlib import Path
 from typing import Iterable
 
 from rocke_py.parity.engines import EngineRun, EngineSpec
-from rocke_py.parity.fileio import read_data_file
+from rocke_py.parity.fileio import loads_json, read_data_file
 from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.runner import JobResult, WorkItem, start_method
-from rocke_py.parity.state import STATE_DIR, atomic_write, state_dir
+from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 SCHEMA = "rocke-parity.outputs/v1"
 SIDES = ("py", "c")
@@ -32,6 +34,8 @@ _RUN_FIELDS = ("kind", "code", "message", "sha256", "nbytes", "seconds")
 _OUTCOME_FIELDS = _RUN_FIELDS[:-1]  # what a run gave, without how long it took
 #: the records a cache file's ``.fp`` vouches for: a full gate's, and its shards' (up to 8)
 _FINGERPRINTS = 8
+#: a run's sha256 (a rejection's is empty): it names a file of the object store
+_SHA_RE = re.compile(r"^([0-9a-f]{64})?$")
 
 
 def build_id_of(spec: EngineSpec, side: str) -> str:
@@ -49,23 +53,32 @@ def item_key(item: WorkItem) -> str:
 
 
 def _load(path: Path) -> dict[str, list]:
-    return _parse(_read(path))
+    try:
+        return _parse(_read(path))
+    except ValueError as e:
+        ignored(path, str(e))
+        return {}
 
 
 def _read(path: Path) -> bytes:
+    """The file's bytes; b"" when there is none, and (with a note) when it cannot be read."""
     try:
         return read_data_file(path)
-    except OSError:
+    except ABSENT:
+        return b""
+    except OSError as e:
+        ignored(path, reason(e))
         return b""
 
 
 def _parse(data: bytes) -> dict[str, list]:
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except ValueError:
+    """The file's entries (each checked where it is used: :func:`_run_of`); {} for no file,
+    ValueError (one line) for one that is not a cache of outputs."""
+    if not data:
         return {}
+    doc = loads_json(data, unique=False, finite=False)
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("runs"), dict):
-        return {}
+        raise ValueError(f"not a cache of outputs ({SCHEMA})")
     return doc["runs"]
 
 
@@ -74,9 +87,27 @@ def _run_json(run: EngineRun) -> dict[str, object]:
 
 
 def _run_of(d: object) -> EngineRun | None:
+    """A cached run as :func:`_run_json` wrote it, or None (an entry edited or corrupt is not used)."""
     if not isinstance(d, dict) or any(k not in d for k in _RUN_FIELDS):
         return None
-    return EngineRun(**{k: d[k] for k in _RUN_FIELDS})
+    kind, code, message, sha, nbytes, seconds = (d[k] for k in _RUN_FIELDS)
+    if (
+        kind not in ("emitted", "rejected")  # what record() keeps: never an error
+        or not all(isinstance(x, str) for x in (code, message, sha))
+        or not _SHA_RE.match(sha)
+        or not isinstance(nbytes, int)
+        or isinstance(nbytes, bool)
+        or nbytes < 0
+        or not isinstance(seconds, (int, float))
+        or isinstance(seconds, bool)
+        or not math.isfinite(seconds)
+    ):
+        return None
+    return EngineRun(kind=kind, code=code, message=message, sha256=sha, nbytes=nbytes, seconds=seconds)
+
+
+def _is_entry(runs: object) -> bool:
+    return isinstance(runs, list) and len(runs) == 2 and all(_run_of(d) is not None for d in runs)
 
 
 def _same_outcome(cached: object, runs: tuple[EngineRun, ...]) -> bool:
@@ -115,8 +146,13 @@ def record(root: Path, spec: EngineSpec, results: Iterable[JobResult], keep: set
             known = []
         if fp in known:
             continue  # this very record is in the file
-        old = _parse(data)
-        entries = {k: v for k, v in old.items() if k.split(":", 1)[0] in keep}
+        try:
+            old = _parse(data)
+        except ValueError as e:
+            ignored(path, str(e))
+            old = {}
+        # what is written back: the tree's entries, each one a cached run could be read from
+        entries = {k: v for k, v in old.items() if k.split(":", 1)[0] in keep and _is_entry(v)}
         changed = len(entries) != len(old)
         for r, rs in runs:
             key = keys[id(r)]

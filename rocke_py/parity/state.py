@@ -3,16 +3,41 @@
 The directory ignores itself for git (it holds a ``.gitignore`` containing ``*``), so it needs
 no entry in the repository's ``.gitignore``. Writes go to a per-write unique temporary file in
 the destination directory, then ``os.replace`` — safe with concurrent runs (pytest-xdist, two
-terminals): a reader sees the old file or the new one, never half of one.
+terminals): a reader sees the old file or the new one, never half of one. A state file that
+cannot be read, or holds what its reader does not take, is ignored with a note (:func:`ignored`):
+it is a cache or a record, and the run goes on without it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 STATE_DIR = ".rocke-parity"
+
+#: a state file that is not there: no file, or ``.rocke-parity`` itself not a directory (the
+#: writes say so: ``note: could not write``)
+ABSENT = (FileNotFoundError, NotADirectoryError)
+
+_noted: set[tuple[str, str]] = set()
+
+
+def ignored(path: Path, why: str) -> None:
+    """``note: .rocke-parity/FILE cannot be read (WHY): ignored`` on stderr, once per file and
+    reason in a process (a run reads some files twice)."""
+    if (str(path), why) in _noted:
+        return
+    _noted.add((str(path), why))
+    parts = path.parts
+    shown = "/".join(parts[parts.index(STATE_DIR) :]) if STATE_DIR in parts else str(path)
+    print(f"note: {shown} cannot be read ({why}): ignored", file=sys.stderr)
+
+
+def reason(e: OSError) -> str:
+    """An ``OSError``'s text for a one-line message (``Permission denied``, ``is a FIFO, ...``)."""
+    return e.strerror or str(e) or type(e).__name__
 
 
 def state_dir(root: Path) -> Path:
