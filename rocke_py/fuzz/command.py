@@ -1,12 +1,14 @@
 """The options of ``rocke-parity fuzz`` and the command itself (cli.py only wires them in).
 
-Exit status: 0 when no case failed, 1 when one did (each reduced and saved under ``--report``),
-2 on a usage error (raised as :class:`rocke_py.parity.gate.UsageError`).
+Exit status: 0 when no case failed, 1 when one did (each reduced and saved under ``--report``)
+or when no case ran at all, 2 on a usage error (raised as :class:`rocke_py.parity.gate.UsageError`,
+or argparse's for a seconds option that is not a finite number in range).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -19,18 +21,27 @@ if TYPE_CHECKING:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
+    # imported here: cli.py imports this module before it defines its seconds type
+    from rocke_py.parity.cli import MIN_BUDGET, seconds
+
     p.add_argument("--seed", type=int, required=True, metavar="S", help="the seed: the same seed draws the same cases")
-    p.add_argument("--budget", type=float, required=True, metavar="SECONDS", help="time to spend drawing cases")
+    p.add_argument(
+        "--budget",
+        type=seconds(MIN_BUDGET),
+        required=True,
+        metavar="SECONDS",
+        help=f"time to spend drawing cases (at least {MIN_BUDGET:g})",
+    )
     p.add_argument("--family", action="append", default=[], metavar="F", help="only this family (repeatable, or F,G)")
     p.add_argument("--modes", metavar="spec,ir,ll", help="modes to run (default: every mode both engines implement)")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: the CPUs)")
     p.add_argument(
         "--report", metavar="DIR", help="write the table and each failure (original, reduced, log, parity config) here"
     )
-    p.add_argument("--timeout", type=float, default=30.0, metavar="S", help="per-job limit in seconds (default 30)")
+    p.add_argument("--timeout", type=seconds(), default=30.0, metavar="S", help="per-job limit in seconds (default 30)")
     p.add_argument("--cases", type=int, default=None, metavar="N", help="stop after N cases (also bounded by --budget)")
     p.add_argument(
-        "--reduce-seconds", type=float, default=120.0, metavar="S", help="time for each reduction (default 120)"
+        "--reduce-seconds", type=seconds(), default=120.0, metavar="S", help="time for each reduction (default 120)"
     )
     p.add_argument("--max-reductions", type=int, default=5, metavar="N", help="failure signatures reduced (default 5)")
     p.add_argument("--add-configs", action="store_true", help="also write each reduced failure into parity_configs/")
@@ -49,8 +60,6 @@ def settings(args: argparse.Namespace) -> Settings:
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
     if modes is not None and (not modes or any(m not in MODES for m in modes)):
         raise UsageError(f"--modes takes a list of {', '.join(MODES)}")
-    if args.budget <= 0 or args.timeout <= 0 or args.reduce_seconds <= 0:
-        raise UsageError("--budget, --timeout and --reduce-seconds need a positive number of seconds")
     if (args.jobs is not None and args.jobs < 1) or (args.cases is not None and args.cases < 1):
         raise UsageError("-j and --cases need a positive number")
     return Settings(
@@ -82,4 +91,11 @@ def run(args: argparse.Namespace, root: Path, engines: EngineSpec, out: TextIO) 
     print("\n".join(result.table), file=out)
     if s.report is not None:
         print(f"report: {s.report}", file=out)
+    if not result.tally.cases:  # the budget went on starting the workers: nothing was checked
+        print(
+            f"rocke-parity fuzz: no case ran in --budget {s.budget:g} s (the run took {result.seconds:.1f} s, "
+            "the workers' start included): nothing was checked; give a larger --budget",
+            file=sys.stderr,
+        )
+        return 1
     return 0 if result.passed else 1

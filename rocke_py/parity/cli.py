@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rocke_py.fuzz import command as fuzz_command
 from rocke_py.parity import tree
@@ -33,6 +34,30 @@ from rocke_py.parity.runner import Pool, pool_size
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
 #: the commands that run the gate, and so take the early workers
 GATE_COMMANDS = ("gate", "golden")
+#: The longest seconds option: a week (a wait past ~24 days overflows the selector's poll).
+MAX_SECONDS = 7 * 24 * 3600.0
+#: The shortest time budget (fuzz): the workers take about that to start, so less runs no case.
+MIN_BUDGET = 1.0
+
+
+def seconds(floor: float = 0.0) -> Callable[[str], float]:
+    """The argparse type of every seconds option: a finite number above ``floor`` (at least
+    ``floor`` when it is not 0) and at most :data:`MAX_SECONDS`. NaN compares false with
+    everything, so a bare ``<= 0`` check let it through and disabled the limit."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0 or value < floor or value > MAX_SECONDS:
+            least = f"at least {floor:g}" if floor > 0 else "more than 0"
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number of seconds: give {least} and at most {MAX_SECONDS:g} (a week)"
+            )
+        return value
+
+    return parse
 
 
 class _Version(argparse.Action):
@@ -76,7 +101,7 @@ def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
     p.add_argument(
         "-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: the number of CPUs)"
     )
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
+    p.add_argument("--timeout", type=seconds(), default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
     if with_reports:
         p.add_argument(
             "--json",
@@ -203,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="required to write the file; without it the observed outcome is proposed",
     )
     n.add_argument("-j", "--jobs", type=int, default=None, help=argparse.SUPPRESS)
-    n.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
+    n.add_argument("--timeout", type=seconds(), default=60.0, help=argparse.SUPPRESS)
     _common(n)
 
     go = sub.add_parser("golden", help="check or update parity_configs/golden.json")
@@ -228,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ck.add_argument("ids", nargs="*", metavar="ID")
     ck.add_argument("-j", "--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
-    ck.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
+    ck.add_argument("--timeout", type=seconds(), default=300.0, help="seconds per compile (default 300)")
     _common(ck)
     _numerics_parser(sub)
     _coverage_parser(sub)
@@ -249,7 +274,9 @@ def _gaps_parser(sub) -> None:
     add.add_argument("--mode", choices=MODES, help="only this mode's jobs (default: every failing job)")
     add.add_argument("--flavor", choices=FLAVORS, help="only this flavor of mode ll")
     add.add_argument("--reason", required=True, help="why the job fails today, and what will remove the entry")
-    add.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
+    add.add_argument(
+        "--timeout", type=seconds(), default=60.0, metavar="S", help="per-job limit in seconds (default 60)"
+    )
     _common(add)
     rm = action.add_parser("remove", help="delete the config's entries (of this mode and flavor)")
     rm.add_argument("target", metavar="ID")
@@ -307,7 +334,7 @@ def _diff_options(d: argparse.ArgumentParser) -> None:
     d.add_argument("--flavor", choices=FLAVORS, help="only this flavor of mode ll (default: every flavor)")
     d.add_argument("--context", type=int, default=3, metavar="N", help="lines of context (default 3)")
     d.add_argument("--canonical", action="store_true", help="renumber SSA %%names on both sides before diffing")
-    d.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
+    d.add_argument("--timeout", type=seconds(), default=60.0, metavar="S", help="per-job limit in seconds (default 60)")
     d.add_argument(
         "--save",
         metavar="DIR",

@@ -31,6 +31,7 @@ from enum import Enum
 
 from rocke_py.parity.canon import first_divergence
 from rocke_py.parity.configs import Expectation
+from rocke_py.parity.engines import EngineRun
 from rocke_py.parity.runner import JobResult
 
 
@@ -86,6 +87,48 @@ def _q(msg: str, limit: int = 160) -> str:
     return msg if len(msg) <= limit else msg[: limit - 1] + "…"
 
 
+#: Characters shown on each side of the first difference of two messages.
+_AROUND = 24
+
+
+def _visible_chars(msg: str) -> list[str]:
+    """``msg`` one character at a time, as a repr shows it, and a space at either end or beside
+    other whitespace as ``\\x20``: the failure line collapses runs of whitespace and Markdown
+    does too, so a difference of whitespace alone would read as two equal strings."""
+    out = []
+    for i, ch in enumerate(msg):
+        if ch == " ":
+            edge = i == 0 or i == len(msg) - 1
+            out.append("\\x20" if edge or msg[i - 1].isspace() or msg[i + 1].isspace() else " ")
+        else:
+            out.append(repr(ch)[1:-1])
+    return out
+
+
+def message_difference(a: str, b: str, names: tuple[str, str] = ("py", "c")) -> str:
+    """Where two different messages part, with both around that point, whitespace made visible:
+    ``messages differ at character 12: py 'tile\\x20\\x20too big' / c 'tile too big'`` (long
+    messages cut to the part around the difference, the cut marked by … outside the quotes)."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, at - _AROUND)
+
+    def show(msg: str) -> str:
+        chars = _visible_chars(msg)
+        end = at + _AROUND
+        return ("…" if start else "") + "'" + "".join(chars[start:end]) + "'" + ("…" if end < len(chars) else "")
+
+    return f"messages differ at character {at + 1}: {names[0]} {show(a)} / {names[1]} {show(b)}"
+
+
+def _second_run(side: str, first: EngineRun, second: EngineRun) -> str:
+    """Why an engine's two runs are not the same result (NONDETERMINISTIC)."""
+    head = f"the {side} engine gave a different result on the second run: "
+    if first.kind == second.kind == "rejected" and first.code == second.code:
+        differ = message_difference(first.message, second.message, ("first", "second"))
+        return head + f"rejected {first.code} both times, {differ}"
+    return head + f"{first.short()} then {second.short()}"
+
+
 def classify(res: JobResult, expect: Expectation, timeout: float | None = None) -> Classified:
     """The status of one job from its engine runs and the config's expectation."""
     if res.death is not None:
@@ -109,11 +152,7 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
     for side in ("py", "c"):
         runs = res.runs(side)
         if len(runs) >= 2 and runs[0].signature() != runs[1].signature():
-            return Classified(
-                Status.NONDETERMINISTIC,
-                f"the {side} engine gave a different result on the second run: "
-                f"{runs[0].short()} then {runs[1].short()}",
-            )
+            return Classified(Status.NONDETERMINISTIC, _second_run(side, runs[0], runs[1]))
     if not res.py or not res.c:
         return Classified(Status.CRASH, "the job returned no engine results")
     py, c = res.py[0], res.c[0]
@@ -141,10 +180,7 @@ def classify(res: JobResult, expect: Expectation, timeout: float | None = None) 
     if py.code != c.code:
         return Classified(Status.REJECT_MISMATCH, f"codes differ: py {py.code}, c {c.code}")
     if py.message != c.message:
-        return Classified(
-            Status.REJECT_MISMATCH,
-            f"same code {py.code}, messages differ: py {_q(py.message, 100)!r} / c {_q(c.message, 100)!r}",
-        )
+        return Classified(Status.REJECT_MISMATCH, f"same code {py.code}, {message_difference(py.message, c.message)}")
     if expect.reject_code == py.code:
         return Classified(Status.BOTH_REJECTED, f"{py.code}: {_q(py.message)}")
     return Classified(

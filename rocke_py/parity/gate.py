@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 from rocke_py.parity import backtrace, lastrun, outcache
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
-from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, passes
+from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, message_difference, passes
 from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
 from rocke_py.parity.engines import (
     FLAVORLESS_CALL_FLAVOR,
@@ -454,6 +454,9 @@ def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
     """Which engine still gives the recorded verdict: "py matches golden; c differs", …"""
     if entry is None or not res.py or not res.c:
         return ""
+    if any(len(r) > 1 and r[0].signature() != r[1].signature() for r in (res.py, res.c)):
+        # nondeterministic: the first calls alone could both match while a second one differs
+        return "; ".join(f"{side} matches golden {_calls_matching(entry, res.runs(side))}" for side in ("py", "c"))
     hits = []
     for side, run in (("py", res.py[0]), ("c", res.c[0])):
         got = entry_of(run)
@@ -465,6 +468,18 @@ def golden_match(entry: GoldenEntry | None, res: JobResult) -> str:
     if hits[1]:
         return "c matches golden; py differs"
     return "neither engine matches golden"
+
+
+def _calls_matching(entry: GoldenEntry, runs: tuple[EngineRun, ...]) -> str:
+    """Which of an engine's two calls gives the recorded verdict: "on its first call only", …"""
+    hits = tuple((got := entry_of(run)) is not None and got.same_record(entry) for run in runs[:2])
+    if len(hits) < 2:  # one call only (never in a run that repeats every job)
+        return "on its one call" if any(hits) else "on no call"
+    return {
+        (True, True): "on both calls",
+        (True, False): "on its first call only",
+        (False, True): "on its second call only",
+    }.get(hits, "on neither call")
 
 
 def _worker_stored(res: JobResult, cache: ObjectCache) -> bool:
@@ -505,10 +520,11 @@ def judge(
             )
         elif not entry.same_verdict(now):
             status = Status.VERDICT_CHANGED
-            reason = (
-                f"golden.json records {entry.short()}, the engines now {now.short()}: review, then "
-                f"rocke-parity golden --update --config {job.config}"
-            )
+            what = f"golden.json records {entry.short()}, the engines now {now.short()}"
+            if not entry.emits and not now.emits and entry.code == now.code:  # a whitespace change must show
+                differ = message_difference(entry.message, now.message, ("golden", "now"))
+                what = f"golden.json records another {now.code} message: {differ}"
+            reason = f"{what}: review, then rocke-parity golden --update --config {job.config}"
         elif now.emits and (entry.sha256 != now.sha256 or entry.bytes != now.bytes):
             status = Status.GOLDEN_DRIFT
             verdict = renumbering_verdict(cache, entry.sha256, res.text("py"))
@@ -733,6 +749,7 @@ def run_jobs(
     recording = outcache.record_aside(run.root, run.engines, results, tree)
     if pool.replaced:
         run.notes.append(f"{pool.replaced} worker(s) were replaced after a crash or timeout")
+    run.notes.extend(pool.run_notes(results))  # engine output captured, workers over the memory limit
     return all_jobs, results, recording
 
 

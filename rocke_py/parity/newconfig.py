@@ -77,6 +77,9 @@ _FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0
 _TABLES = ("parity", "target", "problem", "spec")
 _LOOKUP_ORDER = ("spec", "problem", "target")
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+#: The longest slug: a derived one is cut to it, a given one refused over it (the file name and
+#: the temporary name beside it stay far below the file systems' 255 bytes).
+SLUG_MAX = 60
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
 #: The engines' key table (rocke_py/engine/schema.py KEYS, rocke_c/src/schema.c), by table; a
@@ -167,6 +170,12 @@ class Setting:
         value, parsed = toml_value(raw.strip(" "), name)
         if table == "parity" and not isinstance(parsed, str):
             raise UsageError(f"--set {name}: the description is a string, not {raw.strip(' ')!r}")
+        bad = _bad_char(str(parsed)) if table == "parity" else None
+        if bad is not None:  # the \n and \t escapes are for engine values; a description is one line
+            raise UsageError(
+                f"--set {name}: a description is one line without control characters, not {str(parsed)[:60]!r} "
+                f"(it has {bad!r})"
+            )
         return Setting(table, key, value, parsed)
 
     @property
@@ -389,7 +398,7 @@ def derive_slug(source: Config, settings: list[Setting]) -> str:
             continue
         parts.append(f"{s.key}-{s.shown}")
     slug = re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
-    return slug[:60].rstrip("-") or "config"
+    return slug[:SLUG_MAX].rstrip("-") or "config"
 
 
 def derived_from(source: Config, resolved: list[tuple[str, Setting]]) -> str:
@@ -649,6 +658,8 @@ def run_new(
         raise UsageError(f"{source.id} is not UTF-8 TOML text") from None
     resolved = resolve(settings, source_doc, source.id)
     slug = slug or derive_slug(source, settings)
+    if len(slug) > SLUG_MAX:  # checked before any work: the write would fail only after every job ran
+        raise UsageError(f"--slug: a slug is at most {SLUG_MAX} characters, not {len(slug)} ({slug[:20]}…)")
     if not _SLUG_RE.match(slug):
         raise UsageError(f"--slug {slug!r}: a slug matches [a-z0-9][a-z0-9_-]*")
     own_desc = next((str(s.parsed) for t, s in resolved if t == "parity" and s.key == "description"), None)
