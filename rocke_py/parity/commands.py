@@ -25,6 +25,7 @@ from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
 from rocke_py.parity.report import (
     JunitUnavailable,
+    bound_doc,
     doc_text,
     failure_line,
     junit_text,
@@ -267,7 +268,7 @@ def cmd_gate(args: argparse.Namespace, early: Pool | None = None) -> int:
     if not dests:
         render(run, out)
         return EXIT_OK if run.passed else EXIT_FAIL
-    doc = report_doc(run, args.json_full)
+    doc = bound_doc(report_doc(run, args.json_full), dests)  # texts cut, the whole kept beside the report
     render_doc(doc, out)
     written = _write_reports(args, dests, doc, run.manifest if run.golden_ok else None, base)
     return written if written != EXIT_OK else (EXIT_OK if run.passed else EXIT_FAIL)
@@ -279,7 +280,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     dests = _report_destinations(args)
     base = _base_golden(args)
     try:
-        doc = merge_reports(list(args.reports))
+        doc = bound_doc(merge_reports(list(args.reports)), dests)
     except MergeError as e:
         print(f"rocke-parity merge: refused: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,27 +1,142 @@
 """Rendering a gate run: terminal summary, progress bar, ``--json`` and ``--junit`` reports.
 
 Reports are written atomically (:func:`fileio.write_output`: temp file + rename, ``-`` for
-standard output) or not at all, raising :class:`fileio.WriteError`."""
+standard output) or not at all, raising :class:`fileio.WriteError`. Every text in them is
+bounded and valid (:func:`bound_doc`): an engine's output is not the harness's to trust, and
+one 8 MiB line must not make a 40 MB JUnit file, nor a lone surrogate kill the XML writer."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from rocke_py.parity.canon import context, first_divergence
 from rocke_py.parity.compare import Status
 from rocke_py.parity.engines import EngineRun, EngineSpec
-from rocke_py.parity.fileio import write_output
+from rocke_py.parity.fileio import STDOUT, write_output
 from rocke_py.parity.gate import GateRun, Verdict
 from rocke_py.parity.groups import cause_of
 from rocke_py.parity.runner import JobResult
+from rocke_py.parity.state import atomic_write
 
 JSON_SCHEMA = "rocke-parity.report/v1"
 _REASON_LIMIT = 240
 _DETAIL_LINES = 8
+
+
+# ----------------------------------------------------------------------------- bounds
+
+#: The longest excerpt of one text a report holds (a divergent line, a message, a crash's head,
+#: a run-level failure): past it the text is cut, saying its size and which file keeps the whole.
+EXCERPT_CHARS = 2048
+#: What a writer lets through uncut: an excerpt and the note of its cut (which names a path),
+#: so that a bounded report is never cut twice while an unbounded one still is.
+LINE_CHARS = EXCERPT_CHARS + 4096
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+#: What XML 1.0 cannot hold (its ``Char`` production), a lone surrogate among it.
+_NOT_XML_RE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_FILE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _escape(m: re.Match[str]) -> str:
+    n = ord(m.group())
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` as Unicode text: a lone surrogate (UTF-8 cannot hold it) as ``\\udc80``."""
+    return _SURROGATE_RE.sub(_escape, text)
+
+
+def xml_text(text: str) -> str:
+    """``text`` for XML: each line cut to :data:`LINE_CHARS`, every character XML cannot hold as
+    ``\\x00`` or ``\\ufffe`` (a lone surrogate too): the XML writer would die on it."""
+    lines = text.split("\n")
+    if any(len(ln) > LINE_CHARS for ln in lines):
+        text = "\n".join(clip(ln, LINE_CHARS) for ln in lines)
+    return _NOT_XML_RE.sub(_escape, text)
+
+
+def clip(text: str, limit: int = EXCERPT_CHARS, kept: str = "") -> str:
+    """``text``, or when it is longer than ``limit`` characters its head, an ellipsis and its size
+    in bytes (and ``kept``, the file that keeps the whole of it)."""
+    if len(text) <= limit:
+        return text
+    where = f"; the whole text: {kept}" if kept else ""
+    return f"{text[:limit]}… [{len(text.encode('utf-8', 'surrogatepass'))} bytes{where}]"
+
+
+def spill_dir(dests: Sequence[tuple[str, str]]) -> Path | None:
+    """Where the whole of a cut text is kept: ``<report>.d/`` beside the first report written to
+    a file (``(option, destination)`` pairs); None when every report goes to standard output."""
+    for _, dest in dests:
+        if dest != STDOUT:
+            return Path(f"{dest}.d")
+    return None
+
+
+class _Bounder:
+    """Cuts the texts of a report, keeping each whole one in a file of ``spill`` named by its job
+    and field (``wgrad.00-x.ll.llvm20.divergence.3.txt``); the first file that cannot be written
+    stops the keeping and becomes a note."""
+
+    def __init__(self, spill: Path | None) -> None:
+        self.spill = spill
+        self.error: str | None = None
+
+    def bound(self, value: object, path: tuple[str, ...]) -> object:
+        if isinstance(value, str):
+            cut = value if len(value) <= EXCERPT_CHARS else clip(value, kept=self.keep(value, path))
+            return escape_surrogates(cut)
+        if isinstance(value, dict):
+            return {
+                escape_surrogates(k) if isinstance(k, str) else k: self.bound(v, (*path, str(k)))
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.bound(v, (*path, str(n))) for n, v in enumerate(value)]
+        return value
+
+    def keep(self, text: str, path: tuple[str, ...]) -> str:
+        if self.spill is None or self.error is not None:
+            return ""
+        dest = self.spill / (_FILE_NAME_RE.sub("_", ".".join(path))[:200] + ".txt")
+        try:
+            atomic_write(dest, text.encode("utf-8", "backslashreplace"))
+        except OSError as e:
+            self.error = f"could not keep the whole of a cut text in {self.spill}: {e.strerror or e}"
+            return ""
+        return str(dest)
+
+
+def _record_name(rec: object) -> str:
+    """A job record's part of a kept file's name: ``wgrad.00-x.ll.llvm20`` (``spec``: no flavor)."""
+    if not isinstance(rec, dict):
+        return "job"
+    flavor = rec.get("flavor")
+    name = f"{rec.get('config')}.{rec.get('mode')}" + (f".{flavor}" if flavor not in (None, "-") else "")
+    return name.replace("/", ".")
+
+
+def bound_doc(doc: dict, dests: Sequence[tuple[str, str]] = ()) -> dict:
+    """``doc`` with every text at most :data:`EXCERPT_CHARS` characters and valid Unicode, for every
+    report made from it (terminal, JSON, JUnit, Markdown): a longer text is cut (:func:`clip`) and
+    its whole kept in :func:`spill_dir` of ``dests``; a lone surrogate is escaped (``merge`` refuses
+    a report that holds one). A file that cannot be kept costs a note, never the report."""
+    b = _Bounder(spill_dir(dests))
+    out: dict = {}
+    for key, value in doc.items():
+        if key == "jobs" and isinstance(value, list):
+            out[key] = [b.bound(rec, (_record_name(rec),)) for rec in value]
+        else:
+            out[key] = b.bound(value, ("run", key))
+    if b.error is not None and isinstance(out.get("notes"), list):
+        out["notes"] = [*out["notes"], b.error]
+    return out
 
 
 # ----------------------------------------------------------------------------- progress
@@ -127,7 +242,7 @@ _SHOW_DETAIL = (Status.CRASH.value, Status.TIMEOUT.value, Status.BUILD_FAILURE.v
 
 
 def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
-    render_doc(report_doc(run, with_summary=False, terminal=True), out, title)
+    render_doc(bound_doc(report_doc(run, with_summary=False, terminal=True)), out, title)
 
 
 def _terminal_record(v: Verdict) -> dict[str, object]:
@@ -159,8 +274,8 @@ def _jobs_list(records: list[dict], limit: int = 8) -> str:
 
 
 def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
-    """The terminal summary of a JSON report (a gate's, or ``merge``'s)."""
-    p = lambda s="": print(s, file=out)  # noqa: E731
+    """The terminal summary of a JSON report (a gate's, or ``merge``'s; bounded by :func:`bound_doc`)."""
+    p = lambda s="": print(escape_surrogates(clip(s, LINE_CHARS)), file=out)  # noqa: E731
     records: list[dict] = doc["jobs"]
     failures = [r for r in records if not r["passed"]]
     for group in record_groups(records):
@@ -298,7 +413,8 @@ def job_record(v: Verdict, relpath: str = "", c_emit: str = EngineSpec.c_emit) -
 
 def write_json(run: GateRun, dest: str | Path, option: str = "--json", full: bool = False) -> None:
     """The JSON report to ``dest`` (a path, or ``-`` for standard output); WriteError if it cannot be."""
-    write_output(str(dest), json_text(run, full).encode("utf-8"), option)
+    doc = bound_doc(report_doc(run, full), [(option, str(dest))])
+    write_output(str(dest), doc_text(doc).encode("utf-8"), option)
 
 
 #: What a passing job's record leaves out unless --json-full asks for it (the repeat runs, the
@@ -373,7 +489,7 @@ def report_doc(
 
 
 def json_text(run: GateRun, full: bool = False) -> str:
-    return doc_text(report_doc(run, full))
+    return doc_text(bound_doc(report_doc(run, full)))
 
 
 def doc_text(doc: dict[str, object]) -> str:
@@ -389,7 +505,8 @@ class JunitUnavailable(Exception):
 
 def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None:
     """The JUnit XML report to ``dest`` (a path, or ``-``); WriteError if it cannot be."""
-    write_output(str(dest), junit_text(report_doc(run)).encode("utf-8"), option)
+    doc = bound_doc(report_doc(run), [(option, str(dest))])
+    write_output(str(dest), junit_text(doc).encode("utf-8"), option)
 
 
 def repro_lines(v: Verdict, relpath: str, c_emit: str = EngineSpec.c_emit) -> list[str]:
@@ -454,38 +571,41 @@ def config_relpaths(run: GateRun) -> dict[str, str]:
 
 
 def junit_text(doc: dict) -> str:
-    """JUnit XML from a JSON report (a gate's or a merged one)."""
+    """JUnit XML from a JSON report (a gate's or a merged one). Every text goes through
+    :func:`xml_text`: well-formed XML whatever the engines printed."""
     try:
         from junit_xml import TestCase, TestSuite, to_xml_report_string
     except ImportError:
         raise JunitUnavailable("--junit needs the junit-xml package (pip install junit-xml)") from None
+    x = xml_text
     cases = []
     for rec in doc["jobs"]:
         durations = rec.get("durations") or {}
-        elapsed = sum(float(x) for side in ("py", "c") for x in durations.get(side, ()))
+        elapsed = sum(float(t) for side in ("py", "c") for t in durations.get(side, ()))
         tc = TestCase(
-            f"{rec['mode']} {rec['flavor']}",
-            classname=rec["config"].replace("/", "."),  # a dashboard groups a config's jobs as one class
+            x(f"{rec['mode']} {rec['flavor']}"),
+            classname=x(rec["config"].replace("/", ".")),  # a dashboard groups a config's jobs as one class
             elapsed_sec=elapsed,
-            status=rec["status"],
-            file=rec.get("file") or f"parity_configs/{rec['config']}.toml",
+            status=x(rec["status"]),
+            file=x(rec.get("file") or f"parity_configs/{rec['config']}.toml"),
         )
         if rec["status"] == Status.KNOWN_GAP.value:
             gap = rec.get("known_gap") or {}
             reason = rec.get("reason", "")
-            tc.add_skipped_info(message=f"KNOWN_GAP: {gap.get('reason') or reason}", output=reason)
+            tc.add_skipped_info(message=x(f"KNOWN_GAP: {gap.get('reason') or reason}"), output=x(reason))
         elif not rec["passed"]:
             tc.add_failure_info(
-                message=f"{rec['status']}: {_short(rec.get('reason', ''))}",
-                output=failure_body(rec),
-                failure_type=rec["status"],
+                message=x(f"{rec['status']}: {_short(rec.get('reason', ''))}"),
+                output=x(failure_body(rec)),
+                failure_type=x(rec["status"]),
             )
         cases.append(tc)
     for n, prob in enumerate(doc["run_level_failures"], 1):
         tc = TestCase(f"run-level failure {n}", classname="rocke-parity")
-        tc.add_failure_info(message=_short(prob), output=prob, failure_type="RUN_LEVEL")
+        tc.add_failure_info(message=x(_short(prob)), output=x(prob), failure_type="RUN_LEVEL")
         cases.append(tc)
-    suite = TestSuite("rocke-parity gate", cases, properties=junit_properties(doc))
+    properties = {x(k): x(v) for k, v in junit_properties(doc).items()}
+    suite = TestSuite("rocke-parity gate", cases, properties=properties)
     return to_xml_report_string([suite], prettyprint=True, encoding="utf-8")
 
 

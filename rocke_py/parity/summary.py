@@ -5,16 +5,22 @@ Made from the JSON report alone (a gate's or a merged one): the verdict and what
 counts by family and status, each failure cause with its first divergent lines and the commands
 that reproduce it, the golden entries this run moved (with their byte deltas), and — with
 ``--base-golden FILE`` (the target branch's manifest) — what the tree's golden.json changes
-against it. Long lists are cut (a step summary has a size limit), saying how much was cut."""
+against it. Long lists are cut (a step summary has a size limit), saying how much was cut,
+every line is bounded, and the whole summary stays under :data:`MAX_SUMMARY_BYTES` whatever the
+run (:func:`fit`)."""
 
 from __future__ import annotations
 
 from rocke_py.parity.compare import GOLDEN_STATUSES
 from rocke_py.parity.golden import GoldenEntry, Manifest
-from rocke_py.parity.report import count_rows, job_label, record_groups
+from rocke_py.parity.report import LINE_CHARS, clip, count_rows, escape_surrogates, job_label, record_groups
 
 MAX_GROUPS = 25
 MAX_ROWS = 60
+#: GitHub refuses a step summary over 1 MiB (1048576 bytes): the summary keeps well under it.
+MAX_SUMMARY_BYTES = 1_000_000
+#: Kept free under the limit for what closes a cut summary (a code fence and the note).
+_CLOSING_BYTES = 1024
 
 
 def _cell(text: object) -> str:
@@ -197,6 +203,32 @@ def _by_config(rows: list[list[str]]) -> list[list[str]]:
     return out
 
 
+def fit(lines: list[str], limit: int = MAX_SUMMARY_BYTES) -> str:
+    """The summary's text: each line cut to :data:`LINE_CHARS` (a lone surrogate escaped, so that
+    it can be written as UTF-8), and the lines that would take it past ``limit`` bytes left out —
+    a code block they leave open is closed, and a last line says how much was cut."""
+    out: list[str] = []
+    size, fence = 0, ""
+    for n, raw in enumerate(lines):
+        line = escape_surrogates(clip(raw, LINE_CHARS))
+        cost = len(line.encode("utf-8")) + 1
+        if size + cost > limit - _CLOSING_BYTES:
+            out += [fence] if fence else []
+            out += [
+                "",
+                f"_… the summary is cut here: {len(lines) - n} more line(s) would pass {limit} bytes "
+                "(a step summary holds 1 MiB); the JSON report has everything_",
+            ]
+            break
+        out.append(line)
+        size += cost
+        if not fence and line.startswith(("```", "~~~~")):
+            fence = line[:4] if line.startswith("~~~~") else "```"
+        elif fence and line == fence:
+            fence = ""
+    return "\n".join(out) + "\n"
+
+
 def markdown(doc: dict, golden: Manifest | None = None, base: Manifest | None = None, base_label: str = "") -> str:
     lines = _head(doc)
     if doc["jobs"]:
@@ -210,4 +242,4 @@ def markdown(doc: dict, golden: Manifest | None = None, base: Manifest | None = 
     lines += _against_base(base, base_label, golden)
     if doc["notes"]:
         lines += ["", "notes:", ""] + [f"- {_cell(n)}" for n in doc["notes"]]
-    return "\n".join(lines) + "\n"
+    return fit(lines)
