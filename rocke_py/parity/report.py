@@ -401,6 +401,8 @@ def job_record(v: Verdict, relpath: str = "", c_emit: str = EngineSpec.c_emit) -
         }
     if v.golden is not None:
         rec["golden"] = v.golden.as_json()
+    if res.notes:
+        rec["notes"] = list(res.notes)  # what its worker saw besides the runs: engine output, memory past the limit
     if res.item.skip:
         rec["cached"] = res.item.skip  # that engine did not run: its outputs came from the cache
     if not v.passed:

@@ -46,7 +46,9 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import gc
+import io
 import multiprocessing as mp
 import os
 import pickle
@@ -87,6 +89,20 @@ _RARE_GC_THRESHOLDS = (100_000, 50, 50)
 _FRAME = struct.Struct("!Q")
 #: a text shorter than this is always sent (mode spec's: the gate reads each kernel's name in it)
 _INLINE_CHARS = 8192
+#: what a job's note shows of what an engine wrote to stdout/stderr (characters of its repr)
+_OUTPUT_SHOWN = 240
+#: the workers' memory limit, in MiB of resident set (0: none): a worker past it after a job
+#: finishes its batch and is replaced (an engine that leaks would otherwise grow it without end)
+MEMORY_ENV = "ROCKE_PARITY_WORKER_MEMORY_MB"
+DEFAULT_MEMORY_MB = 1024
+#: after a crash, the next this many jobs go out in guarded batches: each job runs in a fork of
+#: its worker, so that another crash costs a fork (milliseconds), not a new worker loading the
+#: engines (a fifth of a second; a crash on every call took 281 s against a clean 7 s)
+_GUARD_JOBS = 64
+#: the longest message the parent reads from a worker: a longer length is stray bytes in the pipe
+_MAX_MESSAGE = 1 << 30
+#: a worker sends its group early once its texts reach this many characters (far under _MAX_MESSAGE)
+_GROUP_CHARS = 64 << 20
 
 
 class EngineLoadError(Exception):
@@ -180,7 +196,7 @@ def die_with_parent(parent_pid: int) -> None:
         try:
             import ctypes
 
-            libc = ctypes.CDLL(None, use_errno=True)
+            libc = _libc()
             libc.prctl(
                 ctypes.c_int(_PR_SET_PDEATHSIG),
                 ctypes.c_ulong(int(signal.SIGKILL)),
@@ -192,6 +208,14 @@ def die_with_parent(parent_pid: int) -> None:
             pass
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os._exit(1)
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    """The C library, loaded once (a guarded worker asks it for PR_SET_PDEATHSIG in every fork)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def start_method() -> str:
@@ -207,6 +231,19 @@ def pool_size(workers: int | None, most_jobs: int | None = None) -> int:
     jobs the run can have (a named selection: no idle workers)."""
     size = workers or os.cpu_count() or 1
     return max(1, min(size, most_jobs) if most_jobs is not None else size)
+
+
+def memory_limit() -> tuple[int, str]:
+    """The workers' memory limit in MiB (``$ROCKE_PARITY_WORKER_MEMORY_MB``; 0: none), and a note
+    when the variable is malformed (the default then applies: a typo must not lift the limit)."""
+    raw = os.environ.get(MEMORY_ENV, "")
+    if not raw.strip():
+        return DEFAULT_MEMORY_MB, ""
+    if raw.strip().isascii() and raw.strip().isdigit():
+        return int(raw), ""
+    return DEFAULT_MEMORY_MB, (
+        f"{MEMORY_ENV}={raw!r} is not a whole number of MiB: the default limit of {DEFAULT_MEMORY_MB} MiB applies"
+    )
 
 
 K = TypeVar("K")
@@ -248,6 +285,7 @@ class Death:
     detail: str = ""  # the head of the worker's faulthandler dump (innermost frame first), if any
     stage: str = ""  # the C engine's stage note ("MODE FLAVOR STAGE") when it died in a call, if it keeps one
     c_frames: str = ""  # the C frames of the job re-run under gdb (rocke_py.parity.backtrace), if it was
+    unread: str = ""  # why the job's result could not be read from its worker (stray bytes in its pipe), if so
 
     @property
     def stage_name(self) -> str:
@@ -266,6 +304,9 @@ class Death:
     def describe(self, timeout: float | None = None) -> str:
         who = f"the {self.engine} engine" if self.engine in ("py", "c") else "the worker"
         when = f" (run {self.run} of 2)" if self.run else ""
+        if self.unread:
+            why = f"the result of this job could not be read from its worker ({self.unread})"
+            return f"{why} while {who} ran{when}; worker replaced"
         if self.kind == "timeout":
             limit = f" after {timeout:g} s" if timeout is not None else ""
             return f"{who} was still running{limit}{when}; worker killed"
@@ -295,6 +336,7 @@ class JobResult(Generic[K]):
     py_text: str | None = None  # first run's emitted text, when the worker sent it (see text())
     c_text: str | None = None
     death: Death | None = None
+    notes: tuple[str, ...] = ()  # what the worker saw besides the runs: engine output, its memory past the limit
     store: TextStore | None = field(default=None, compare=False, repr=False)  # where the unsent texts are
 
     @property
@@ -355,6 +397,8 @@ def _worker_main(
     fault_path: str,
     parent_pid: int,
     store: TextStore | None,
+    output_path: str = os.devnull,
+    memory_mb: int = 0,
 ) -> None:
     die_with_parent(parent_pid)
     gc.disable()  # while the engines load: their modules are kept for good, nothing to collect
@@ -362,6 +406,7 @@ def _worker_main(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler
     fault = open(fault_path, "w")  # noqa: SIM115 - lives as long as the process
     faulthandler.enable(fault, all_threads=False)
+    capture = _Capture(output_path)
     try:
         engines = load_engines(spec)
     except BaseException as e:  # noqa: BLE001
@@ -376,7 +421,8 @@ def _worker_main(
     gc.set_threshold(*_GC_THRESHOLDS)
     gc.enable()
     _attach_note(spec, note)
-    conn.send(("ready", engines.py_modes, engines.c_modes))
+    conn.send(("ready", engines.py_modes, engines.c_modes, _output_notes({"loading": capture.take()})))
+    memory = _Memory(memory_mb)
     while True:
         try:
             msg = _read_message(conn.fileno())
@@ -384,15 +430,137 @@ def _worker_main(
             return
         if msg is None:
             return
-        group, jobs = msg  # a batch: its results go back in groups of at most ``group``
+        group, jobs, guard = msg  # a batch: its results go back in groups of at most ``group``
         done: list[tuple] = []
+        chars = 0
         for n, (job_seq, data, mode, flavor, skip) in enumerate(jobs):
             seq.value = job_seq
             started.value = time.monotonic()
-            done.append(_run_job(engines, phase, job_seq, data, mode, flavor, skip, store))
-            if len(done) >= group or len(jobs) - n - 1 <= _AHEAD:
+            args = (engines, phase, job_seq, data, mode, flavor, skip, store, capture)
+            entry = _run_guarded(args, fault, note) if guard else _run_job(*args)
+            over = memory.note()
+            done.append(entry if not over else (*entry[:6], (*entry[6], over), entry[7]))
+            chars += len(entry[3] or "") + len(entry[4] or "")
+            if len(done) >= group or len(jobs) - n - 1 <= _AHEAD or chars >= _GROUP_CHARS:
                 conn.send(("results", done))
-                done = []
+                done, chars = [], 0
+        if memory.over:  # replaced after its batch: the parent hands what it sent ahead to another
+            conn.send(("retire", memory.rss))
+            return
+
+
+class _Capture:
+    """The worker's standard output and error, redirected to a file of its own: what an engine
+    writes there (``print``, or ``write(2)`` on descriptor 1 or 2) never reaches the gate's
+    report stream (``--json -``); after each call the worker takes it, and the job notes it."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        os.dup2(self.fd, 1)
+        os.dup2(self.fd, 2)
+        # new streams, unbuffered: a forked worker's inherited ones may hold the gate's unwritten output
+        sys.stdout = _unbuffered(1)
+        sys.stderr = _unbuffered(2)
+
+    def take(self) -> tuple[int, bytes]:
+        """What was written since the last take: its size and head. The file is emptied."""
+        size = os.fstat(self.fd).st_size
+        if not size:
+            return 0, b""
+        head = os.pread(self.fd, _OUTPUT_SHOWN, 0)
+        os.ftruncate(self.fd, 0)  # O_APPEND: the next write goes to the start again
+        return size, head
+
+
+def _unbuffered(fd: int) -> io.TextIOWrapper:
+    raw = io.FileIO(fd, "w", closefd=False)
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)  # type: ignore[arg-type]
+
+
+def _output_notes(output: dict[str, tuple[int, bytes]]) -> tuple[str, ...]:
+    """A note for each engine (or ``loading``) that wrote to stdout/stderr: its size and head."""
+    notes = []
+    for who, (size, head) in output.items():
+        if not size:
+            continue
+        shown = repr(head.decode("utf-8", "backslashreplace"))
+        if len(shown) > _OUTPUT_SHOWN or size > len(head):
+            shown = shown[:_OUTPUT_SHOWN] + "..."
+        what = f"the {who} engine wrote" if who in ("py", "c") else "the engines wrote"
+        when = " while loading" if who == "loading" else ""
+        notes.append(f"{what} {size} byte(s) to stdout/stderr{when} (captured, kept out of the reports): {shown}")
+    return tuple(notes)
+
+
+class _Memory:
+    """The worker's resident set after each job, against its limit (MiB; 0: none)."""
+
+    def __init__(self, limit_mb: int) -> None:
+        self.limit = limit_mb
+        self.rss = _rss_mib() if limit_mb else 0
+        self.over = False
+
+    def note(self) -> str:
+        """The job's note when the worker is past its limit after it, else ''."""
+        if not self.limit:
+            return ""
+        before, self.rss = self.rss, _rss_mib()
+        if self.rss <= self.limit:
+            return ""
+        self.over = True
+        return (
+            f"the worker's memory grew by {self.rss - before} MiB during this job, to RSS {self.rss} MiB, "
+            f"over the memory limit of {self.limit} MiB ({MEMORY_ENV}): the worker was replaced after its batch"
+        )
+
+
+def _rss_mib() -> int:
+    """This process's resident set in MiB (Linux: now; elsewhere: its peak)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak >> 20 if sys.platform == "darwin" else peak >> 10  # bytes on macOS, KiB elsewhere
+
+
+def _run_guarded(args: tuple, fault, note) -> tuple:
+    """:func:`_run_job` in a fork of the worker (a guarded batch): a crash then costs the fork,
+    not the worker; the job's result is then its :class:`Death`, made here from what the fork
+    left (its exit status, the call it was in, its faulthandler dump, the stage note)."""
+    phase, job_seq, capture = args[1], args[2], args[-1]
+    os.ftruncate(fault.fileno(), 0)  # the fork's dump, if it dies, is all the file holds
+    os.lseek(fault.fileno(), 0, os.SEEK_SET)
+    phase.value = 0
+    r, w = os.pipe()
+    worker = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the job's process: it sends its result down the pipe and exits
+        status = 70
+        try:
+            os.close(r)
+            die_with_parent(worker)
+            with open(w, "wb") as out:
+                out.write(pickle.dumps(_run_job(*args), protocol=pickle.HIGHEST_PROTOCOL))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(w)
+    with open(r, "rb") as f:
+        payload = f.read()
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code == 0 and payload:
+        return pickle.loads(payload)
+    engine, run = PHASES.get(phase.value, ("?", 0))
+    phase.value = 0
+    stage = note.value.decode("ascii", "replace") if engine == "c" else ""
+    death = Death("crash", engine, run, code, _dump_head(fault.name), stage)
+    return (job_seq, (), (), None, None, False, _output_notes({engine: capture.take()}), death)
 
 
 def _read_message(fd: int) -> object:
@@ -413,9 +581,18 @@ def _read_exact(fd: int, n: int) -> bytes:
 
 
 def _run_job(
-    engines, phase, job_seq: int, data: bytes, mode: str, flavor: str, skip: str, store: TextStore | None = None
+    engines,
+    phase,
+    job_seq: int,
+    data: bytes,
+    mode: str,
+    flavor: str,
+    skip: str,
+    store: TextStore | None = None,
+    capture: _Capture | None = None,
 ) -> tuple:
-    """Both engines twice (``skip``: the side whose outputs the gate takes from its cache).
+    """Both engines twice (``skip``: the side whose outputs the gate takes from its cache); with a
+    ``capture``, what each engine wrote to stdout/stderr is noted.
 
     With a ``store``, a text of at least ``_INLINE_CHARS`` goes there instead of over the pipe,
     unless the two engines' texts differ (the parent then compares them): the parent of a
@@ -423,6 +600,7 @@ def _run_job(
     runs: dict[str, list[EngineRun]] = {"py": [], "c": []}
     texts: dict[str, str | None] = {"py": None, "c": None}
     last: tuple[EngineRun, str | None] | None = None
+    output: dict[str, tuple[int, bytes]] = {}
     for code, side in _ORDER:
         if side == skip:
             continue
@@ -430,6 +608,11 @@ def _run_job(
         # each call most likely repeats the one before it: the other engine, or its own first run
         like = last if code <= 2 or not runs[side] else (runs[side][0], texts[side])
         run, text = call_engine(engines.emit_fn(side), data, mode, flavor, like)
+        if capture is not None:
+            size, head = capture.take()
+            if size:
+                had = output.get(side, (0, b""))
+                output[side] = (had[0] + size, had[1] or head)
         if code <= 2:
             texts[side] = text
             last = (run, text)
@@ -442,7 +625,7 @@ def _run_job(
     if store is not None and (same or py_text is None or c_text is None):
         py_text = _ship(store, runs["py"], py_text)
         c_text = _ship(store, runs["c"], c_text)
-    return (job_seq, tuple(runs["py"]), tuple(runs["c"]), py_text, c_text, same)
+    return (job_seq, tuple(runs["py"]), tuple(runs["c"]), py_text, c_text, same, _output_notes(output), None)
 
 
 def _ship(store: TextStore, runs: list[EngineRun], text: str | None) -> str | None:
@@ -456,12 +639,37 @@ def _ship(store: TextStore, runs: list[EngineRun], text: str | None) -> str | No
     return None
 
 
+def _bad_results(msg: tuple, batch: deque[int]) -> str:
+    """What makes a message no results of the worker's batch, in order ('' when it is one)."""
+    entries = msg[1] if msg[0] == "results" and len(msg) == 2 else None
+    if not isinstance(entries, list) or not entries or len(entries) > len(batch):
+        return f"stray bytes: a {msg[0][:40]!r} message where the results of its batch were due"
+    for entry, job in zip(entries, batch):
+        if not isinstance(entry, tuple) or len(entry) != 8 or entry[0] != job:
+            return f"stray bytes: a result of the wrong shape or job where job {job}'s was due"
+    return ""
+
+
+def _dump_head(path: str) -> str:
+    """The head of a faulthandler dump (it prints the innermost frame first)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 20).decode("utf-8", "replace")  # the head is all that is shown
+    except OSError:
+        return ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[:_FAULT_LINES])
+
+
 # ----------------------------------------------------------------------------- parent side
 
 
 class _Worker:
-    def __init__(self, ctx, spec: EngineSpec, tmpdir: Path, n: int, store: TextStore | None = None) -> None:
+    def __init__(
+        self, ctx, spec: EngineSpec, tmpdir: Path, n: int, store: TextStore | None = None, memory_mb: int = 0
+    ) -> None:
         self.fault_path = tmpdir / f"worker-{n}.fault"
+        self.output_path = tmpdir / f"worker-{n}.out"  # its stdout and stderr (_Capture)
         self.phase = ctx.RawValue("i", 0)
         self.seq = ctx.RawValue("i", -1)  # the index of the job the worker started last
         self.started = ctx.RawValue("d", 0.0)  # and when (time.monotonic: one clock for every process)
@@ -485,6 +693,8 @@ class _Worker:
                 str(self.fault_path),
                 os.getpid(),
                 store,
+                str(self.output_path),
+                memory_mb,
             ),
             daemon=True,
         )
@@ -515,14 +725,17 @@ class _Worker:
         return max(self.posted, self.started.value) + timeout
 
     def fault_dump(self) -> str:
+        return _dump_head(str(self.fault_path))
+
+    def output_notes(self, engine: str) -> tuple[str, ...]:
+        """The note of what the dead worker's engine wrote to stdout/stderr in its last call."""
         try:
-            with open(self.fault_path, "rb") as f:
-                text = f.read(1 << 20).decode("utf-8", "replace")  # the head is all that is shown
+            with open(self.output_path, "rb") as f:
+                head = f.read(_OUTPUT_SHOWN)
+                size = os.fstat(f.fileno()).st_size
         except OSError:
-            return ""
-        # faulthandler prints the innermost frame first: keep the head of the dump
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        return "\n".join(lines[:_FAULT_LINES])
+            return ()
+        return _output_notes({engine: (size, head)})
 
     def stage(self, engine: str) -> str:
         """The C engine's note of the stage it was in, when the worker died inside a C call."""
@@ -588,6 +801,9 @@ class Pool:
         self.info: EngineInfo | None = None
         self.replaced = 0
         self.prefetched = 0  # batches sent to a worker still running the last job of its previous one
+        self.memory_mb, problem = memory_limit()
+        self.retired = 0  # workers replaced after a batch that took them over the memory limit
+        self.notes: list[str] = [problem] if problem else []  # about the pool itself, for the run's notes
         self._selector: selectors.BaseSelector | None = None
         self._selector_key: tuple[int, ...] = ()
 
@@ -694,8 +910,26 @@ class Pool:
                 w.kill()
         shutil.rmtree(self._tmpdir, ignore_errors=True)
 
+    def run_notes(self, results: Sequence[JobResult]) -> list[str]:
+        """The run's notes about the pool: a malformed limit, engines writing to stdout/stderr,
+        workers replaced over the memory limit (each job's own note is in its record)."""
+        notes = list(self.notes)
+        noisy = sum(any(" to stdout/stderr " in n for n in r.notes) for r in results)
+        if noisy:
+            notes.append(
+                f"{noisy} job(s): an engine wrote to stdout or stderr; the workers captured it and kept it "
+                'out of the reports (each job\'s record notes what, under "notes")'
+            )
+        if self.retired:
+            over = sum(any("over the memory limit" in n for n in r.notes) for r in results)
+            notes.append(
+                f"{self.retired} worker(s) went over the memory limit of {self.memory_mb} MiB (RSS; {MEMORY_ENV}) "
+                f"and were replaced after their batch; {over} job(s) ended over it (see their records' notes)"
+            )
+        return notes
+
     def _spawn(self) -> _Worker:
-        w = _Worker(self._ctx, self.spec, self._tmpdir, self._spawned, self.store)
+        w = _Worker(self._ctx, self.spec, self._tmpdir, self._spawned, self.store, self.memory_mb)
         self._spawned += 1
         self._workers.append(w)
         return w
@@ -710,6 +944,7 @@ class Pool:
         info = EngineInfo(tuple(msg[1]), tuple(msg[2]))
         if self.info is None:
             self.info = info
+            self.notes.extend(msg[3] if len(msg) > 3 else ())  # what the engines wrote while loading
         w.ready = True
 
     def _death_during_startup(self, w: _Worker) -> EngineLoadError:
@@ -738,14 +973,24 @@ class Pool:
 
     @staticmethod
     def _recv(w: _Worker, readable: bool = False) -> tuple | None:
-        """The worker's next message; None when it died; ``("nothing",)`` when there is none yet.
-        ``readable``: a selector just saw its pipe readable (no second poll)."""
+        """The worker's next message; None when it died; ``("nothing",)`` when there is none yet;
+        ``("unreadable", why)`` when what came is no message of a worker's (stray bytes in its
+        pipe). ``readable``: a selector just saw its pipe readable (no second poll)."""
         try:
             if not readable and not w.conn.poll():
                 return None if not w.proc.is_alive() else ("nothing",)
-            return w.conn.recv()
-        except (EOFError, OSError):
+            payload = w.conn.recv_bytes(_MAX_MESSAGE)
+        except EOFError:
             return None
+        except OSError as e:  # a length past _MAX_MESSAGE has no errno; a lost worker's socket has one
+            return ("unreadable", "stray bytes: a message length past 1 GiB") if e.errno is None else None
+        try:
+            msg = pickle.loads(payload)
+        except Exception as e:  # noqa: BLE001 - whatever stray bytes unpickle to, or fail with
+            return ("unreadable", f"stray bytes: {type(e).__name__}: {str(e)[:200]}")
+        if not isinstance(msg, tuple) or not msg or not isinstance(msg[0], str):
+            return ("unreadable", f"stray bytes: a message of the wrong shape ({type(msg).__name__})")
+        return msg
 
     # -- running
     def run(
@@ -796,6 +1041,7 @@ class Pool:
         left = sum(costs) if costs is not None else 0.0  # the cost of what is not handed out yet
         done = 0
         startup_deaths = 0
+        guard_left = 0  # jobs still to go out guarded (in a fork each) after the last crash
 
         stopped = False
 
@@ -810,7 +1056,24 @@ class Pool:
                 done += len(pending)  # dropped: never handed out
                 pending.clear()
 
-        def replace(w: _Worker) -> None:
+        def crashed(job: int, death: Death, notes: tuple[str, ...] = ()) -> None:
+            nonlocal guard_left
+            if death.kind == "crash" and not death.unread:
+                guard_left = _GUARD_JOBS  # the next crash (a storm's) costs a fork, not a worker
+            finish(job, JobResult(items[job], death=death, notes=notes))
+
+        def unreadable(w: _Worker, why: str) -> None:
+            """Stray bytes in the worker's pipe: the job it runs is a CRASH saying so, and the
+            worker (whose later messages cannot be trusted) is replaced, as after a crash."""
+            where = w.where()
+            job = w.running()
+            w.kill()
+            if job is not None:
+                w.batch.remove(job)
+                crashed(job, Death("crash", where[0], where[1], None, unread=why))
+            replace(w)
+
+        def replace(w: _Worker, retired: bool = False) -> None:
             nonlocal left, done
             if stopped:  # what the lost worker had not run is dropped with the rest
                 done += len(w.batch)
@@ -822,7 +1085,7 @@ class Pool:
             self._workers.remove(w)
             if pending or any(x.batch for x in self._workers):
                 self._spawn()
-                self.replaced += 1
+                self.replaced += not retired
 
         while done < len(items):
             # hand out work in batches, so that a worker never waits for the parent between two
@@ -848,9 +1111,11 @@ class Pool:
                         w.seq.value = -1
                         w.posted = time.monotonic()
                     w.batch.extend(new)
+                    guard = guard_left > 0
+                    guard_left = max(0, guard_left - len(new))
                     try:
                         jobs = [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in new]
-                        w.post((group, jobs))
+                        w.post((group, jobs, guard))
                     except (OSError, ValueError):
                         w.kill()
                         replace(w)
@@ -885,28 +1150,30 @@ class Pool:
                         continue
                     if job is not None:
                         w.batch.remove(job)  # the jobs it ran before, whose results it had not sent, run again
-                        finish(
-                            job,
-                            JobResult(
-                                items[job],
-                                death=Death(
-                                    "crash", where[0], where[1], w.proc.exitcode, w.fault_dump(), w.stage(where[0])
-                                ),
-                            ),
-                        )
+                        code, stage = w.proc.exitcode, w.stage(where[0])
+                        death = Death("crash", where[0], where[1], code, w.fault_dump(), stage)
+                        crashed(job, death, w.output_notes(where[0]))
                     replace(w)
                     continue
                 if not w.ready:
                     self._handle_hello(w, msg)
                     continue
-                if msg[0] != "results":
-                    raise RuntimeError(f"worker protocol error: {msg[0]!r} while running job {w.job}")
-                for i, py_runs, c_runs, py_text, c_text, same in msg[1]:
-                    if i != w.job:
-                        raise RuntimeError(f"worker protocol error: the result of job {i} while running job {w.job}")
+                if msg[0] == "retire":  # past the memory limit after its batch: it has exited
+                    w.kill()
+                    self.retired += 1
+                    replace(w, retired=True)
+                    continue
+                problem = str(msg[1])[:300] if msg[0] == "unreadable" and len(msg) > 1 else _bad_results(msg, w.batch)
+                if problem:
+                    unreadable(w, problem)
+                    continue
+                for i, py_runs, c_runs, py_text, c_text, same, notes, death in msg[1]:
                     w.batch.popleft()
-                    res = JobResult(items[i], py_runs, c_runs, py_text, py_text if same else c_text, store=self.store)
-                    finish(i, res)
+                    if death is not None:
+                        crashed(i, death, notes)
+                        continue
+                    c_text = py_text if same else c_text
+                    finish(i, JobResult(items[i], py_runs, c_runs, py_text, c_text, notes=notes, store=self.store))
             now = time.monotonic()
             for w in list(self._workers):
                 if w.alive and w.batch and w.deadline(self.timeout) <= now:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import os
+import sys
 import time
 from functools import partial
 
@@ -176,3 +178,64 @@ def bad_return_c(config, mode, flavor):
 # -- no fault: the real engines
 real_py = partial(_real, "py")
 real_c = partial(_real, "c")
+
+
+# -- the worker pool's faults (tests/harness/test_hostile_workers.py): every call, not one target
+
+
+def _noisy(side, config, mode, flavor):
+    """Writes to standard output and error on every call, through Python and at the descriptors
+    (as a C engine's write(2) would)."""
+    print(f"noise from {side} {mode} on stdout")
+    print(f"noise from {side} {mode} on stderr", file=sys.stderr)
+    os.write(1, f"fd-1 noise from {side}\n".encode())
+    os.write(2, f"fd-2 noise from {side}\n".encode())
+    return _real(side, config, mode, flavor)
+
+
+noisy_py = partial(_noisy, "py")
+noisy_c = partial(_noisy, "c")
+
+_LEAKED: list[bytearray] = []
+LEAK_BYTES = 4 << 20
+
+
+def _leak(side, config, mode, flavor):
+    """Keeps 4 MiB (touched, so resident) on every call."""
+    _LEAKED.append(bytearray(b"\1" * LEAK_BYTES))
+    return _real(side, config, mode, flavor)
+
+
+leak_py = partial(_leak, "py")
+leak_c = partial(_leak, "c")
+
+
+# -- stray bytes in the worker's result pipe, from inside one call: a framed message that is no
+# pickle, a pickle of the wrong shape, a length no message has
+def _result_pipe():
+    """The worker's end of its pipe to the gate (``conn`` of runner._worker_main, up the stack)."""
+    frame = sys._getframe()
+    while "conn" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals["conn"]
+
+
+def _stray(write, config, mode, flavor):
+    if EMIT_TARGET in config and mode == "spec":
+        write(_result_pipe())
+        time.sleep(0.5)  # the gate reads them while this job runs: the job they came from
+    return _real("c", config, mode, flavor)
+
+
+stray_py = stray_shape_py = stray_length_py = partial(_real, "py")  # this side is the real engine
+stray_c = partial(_stray, lambda conn: conn.send_bytes(b"\x80\x05stray bytes, not a pickle"))
+stray_shape_c = partial(_stray, lambda conn: conn.send(("results", [("not", "a", "result")])))
+stray_length_c = partial(_stray, lambda conn: os.write(conn.fileno(), b"\x7f\xff\xff\xf0stray bytes"))
+
+
+# -- a crash (a real SIGSEGV) on every call of the C engine
+crash_every_call_py = partial(_real, "py")  # this side is the real engine
+
+
+def crash_every_call_c(config, mode, flavor):
+    ctypes.string_at(0)
