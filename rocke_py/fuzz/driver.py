@@ -5,7 +5,8 @@ same sequence of cases whatever the budget, ``-j`` or the machine (a longer run 
 further along it). A fifth of the cases are mutations of the shipped configs, the rest
 generated (:mod:`generate`). Cases run in batches over the worker pool, one job per mode; the
 smallest case (fewest keys) of each failure signature is reduced (at most ``max_reductions`` of them, each
-within ``reduce_seconds``), the others are counted.
+within ``reduce_seconds``), the others are counted. A SIGTERM or SIGINT (:class:`Interrupted`)
+saves every failure found and not yet saved, unreduced, before it ends the run.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from rocke_py.fuzz.case import Case, encode, key_count
 from rocke_py.fuzz.oracles import NumericsCheck, Outcome, judge
 from rocke_py.fuzz.reduce import reduce_case
 from rocke_py.fuzz.report import Progress, Tally, render
-from rocke_py.fuzz.save import Saved, save_failure
+from rocke_py.fuzz.save import Saved, save_failure, save_unreduced
 from rocke_py.parity.configs import discover
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, EngineSpec
 from rocke_py.parity.gate import Job, UsageError
-from rocke_py.parity.runner import JobResult, Pool, WorkItem
+from rocke_py.parity.runner import Interrupted, JobResult, Pool, WorkItem
 
 MUTATION_SHARE = 0.2
 _BATCH_SECONDS = 2.0
@@ -102,51 +103,78 @@ def run_fuzz(
     source = CaseSource(s.seed, s.families, root)
     tally = Tally()
     first: dict[tuple[str, ...], list] = {}
+    finished: list[Saved | None] = []  # each failure reduce_all is done with: saved, or only printed
     start = time.monotonic()
     end = start + s.budget
     progress = Progress(s.budget)
-    with Pool(engines, s.jobs, s.timeout) as pool:
-        assert pool.info is not None
-        modes = s.modes or pool.info.common_modes
-        missing = [m for m in modes if m not in pool.info.common_modes]
-        if missing:
-            raise UsageError(
-                f"mode {missing[0]} is not implemented by both engines ({', '.join(pool.info.common_modes)} are)"
-            )
-        i, batch = 0, 2 * pool.size
-        try:
-            while time.monotonic() < end and (s.cases is None or i < s.cases):
-                n = batch if s.cases is None else min(batch, s.cases - i)
-                cases = [source.case(i + k) for k in range(n)]
-                t0 = time.monotonic()
-                items = [it for c in cases for it in work_items(f"case-{c.index}", c.family, c.data, modes, c.flavor)]
-                results = pool.run(items, on_result=lambda r: progress.update(tally))
-                judged = 0
-                for k, c in enumerate(cases):
-                    if numerics is not None and k and time.monotonic() >= end:
-                        break  # the numerics oracle runs here, case by case: the budget ends the batch
-                    judged += 1
-                    outcome = judge(results[k * len(modes) : (k + 1) * len(modes)], s.timeout, numerics)
-                    tally.add(c, outcome)
-                    if outcome.failed:
-                        seen = first.setdefault(outcome.signature, [c, outcome, 0])
-                        seen[2] += 1
-                        if key_count(c.text)[1] < key_count(seen[0].text)[1]:
-                            seen[0], seen[1] = c, outcome  # the smallest case of a signature reduces best
-                i += judged
-                took = max(time.monotonic() - t0, 1e-3)
-                batch = max(pool.size, min(4096, int(judged * _BATCH_SECONDS / took)))
-                progress.update(tally)
-        finally:
-            progress.close()
-        seconds = time.monotonic() - start
-        failures = [(c, o, count) for c, o, count in first.values()]
-        saved = reduce_all(pool, root, s, modes, failures, numerics, out)
+    try:
+        with Pool(engines, s.jobs, s.timeout) as pool:
+            assert pool.info is not None
+            modes = s.modes or pool.info.common_modes
+            missing = [m for m in modes if m not in pool.info.common_modes]
+            if missing:
+                raise UsageError(
+                    f"mode {missing[0]} is not implemented by both engines ({', '.join(pool.info.common_modes)} are)"
+                )
+            try:
+                draw(pool, source, s, modes, numerics, tally, first, progress, end)
+            finally:
+                progress.close()
+            seconds = time.monotonic() - start
+            reduce_all(pool, root, s, modes, found(first), numerics, out, finished)
+    except Interrupted as e:
+        # the pool's workers are gone: what was found is saved as it is before the signal ends the run
+        run = FuzzRun(tally, time.monotonic() - start, found(first), [x for x in finished if x], [])
+        save_interrupted(root, s, run, len(finished), e.name, out)
+        raise
     table = render(tally, root, seconds)
-    run = FuzzRun(tally, seconds, failures, saved, table)
+    run = FuzzRun(tally, seconds, found(first), [x for x in finished if x], table)
     if s.report is not None:
         write_summary(s.report, s, run)
     return run
+
+
+def found(first: dict[tuple[str, ...], list]) -> list[tuple[Case, Outcome, int]]:
+    """The failures found: the smallest case of each signature, and how many had it."""
+    return [(c, o, count) for c, o, count in first.values()]
+
+
+def draw(
+    pool: Pool,
+    source: CaseSource,
+    s: Settings,
+    modes: tuple[str, ...],
+    numerics: NumericsCheck | None,
+    tally: Tally,
+    first: dict[tuple[str, ...], list],
+    progress: Progress,
+    end: float,
+) -> None:
+    """Cases in batches until the budget (or ``--cases``) is spent, each judged into ``tally`` and
+    each failure into ``first`` (by signature) as soon as its batch is back."""
+    i, batch = 0, 2 * pool.size
+    while time.monotonic() < end and (s.cases is None or i < s.cases):
+        n = batch if s.cases is None else min(batch, s.cases - i)
+        cases = [source.case(i + k) for k in range(n)]
+        t0 = time.monotonic()
+        items = [it for c in cases for it in work_items(f"case-{c.index}", c.family, c.data, modes, c.flavor)]
+        results = pool.run(items, on_result=lambda r: progress.update(tally))
+        judged = 0
+        for k, c in enumerate(cases):
+            if numerics is not None and k and time.monotonic() >= end:
+                break  # the numerics oracle runs here, case by case: the budget ends the batch
+            judged += 1
+            outcome = judge(results[k * len(modes) : (k + 1) * len(modes)], s.timeout, numerics)
+            tally.add(c, outcome)
+            if outcome.failed:
+                seen = first.setdefault(outcome.signature, [c, outcome, 0])
+                seen[2] += 1
+                if key_count(c.text)[1] < key_count(seen[0].text)[1]:
+                    seen[0], seen[1] = c, outcome  # the smallest case of a signature reduces best
+        i += judged
+        took = max(time.monotonic() - t0, 1e-3)
+        batch = max(pool.size, min(4096, int(judged * _BATCH_SECONDS / took)))
+        progress.update(tally)
 
 
 def reduce_all(
@@ -157,8 +185,10 @@ def reduce_all(
     failures: list[tuple[Case, Outcome, int]],
     numerics: NumericsCheck | None,
     out: TextIO,
-) -> list[Saved]:
-    saved: list[Saved] = []
+    finished: list[Saved | None],
+) -> None:
+    """Reduce and save the first ``max_reductions`` failures, each appended to ``finished`` once
+    done with (None: printed, without --report), so that an interrupted run knows which are."""
     for n, (case, outcome, count) in enumerate(failures[: s.max_reductions], 1):
         print(
             f"FAIL {outcome.verdict} case {case.index} ({case.family}, {case.origin}, {outcome.mode}): "
@@ -174,10 +204,11 @@ def reduce_all(
         if s.report is None:
             print("  (no --report folder: the reduction is not saved)", file=out)
             print("  reduced:\n    " + red.text.replace("\n", "\n    "), file=out)
+            finished.append(None)
             continue
         final = run_texts(pool, [red.text], case, modes)[0]
         got = save_failure(s.report, n, root, s.seed, case, outcome, red, final, s.add_configs)
-        saved.append(got)
+        finished.append(got)
         print(
             f"  reduced: {got.keys_before} -> {got.keys_after} keys beyond the required ones "
             f"({red.tests} tests); {got.note}",
@@ -186,7 +217,27 @@ def reduce_all(
         print(f"  saved in {got.folder}" + (f" ({got.config_file.name})" if got.config_file else ""), file=out)
     for case, outcome, _ in failures[s.max_reductions :]:
         print(f"FAIL {outcome.verdict} case {case.index} ({case.origin}): not reduced (--max-reductions)", file=out)
-    return saved
+
+
+def save_interrupted(root: Path, s: Settings, run: FuzzRun, done: int, signal_name: str, out: TextIO) -> None:
+    """After a signal: every failure found and not yet saved (reduce_all was done with the first
+    ``done``), saved unreduced under --report (or printed whole without one), and the table so
+    far; the caller then exits 128 + the signal."""
+    why = f"interrupted by {signal_name} before its reduction"
+    for n, (case, outcome, _) in enumerate(run.failures[: s.max_reductions], 1):
+        if n <= done:
+            continue
+        where = f"({case.family}, {case.origin}, {outcome.mode})"
+        print(f"FAIL {outcome.verdict} case {case.index} {where}: {why}", file=out)
+        if s.report is None:
+            print("  (no --report folder: the case as drawn)\n    " + case.text.replace("\n", "\n    "), file=out)
+            continue
+        print(f"  saved in {save_unreduced(s.report, n, s.seed, case, outcome, why)}", file=out)
+    for case, outcome, _ in run.failures[s.max_reductions :]:
+        print(f"FAIL {outcome.verdict} case {case.index} ({case.origin}): not reduced (--max-reductions)", file=out)
+    run.table = [*render(run.tally, root, run.seconds), f"interrupted by {signal_name}"]
+    if s.report is not None:
+        write_summary(s.report, s, run)
 
 
 def write_summary(report: Path, s: Settings, run: FuzzRun) -> None:

@@ -1,7 +1,7 @@
 """A failure's report folder, and its reduction as a parity config through ``new``'s machinery.
 
 ``<report>/failures/<n>-<status>/`` holds ``original.toml`` (the case as drawn),
-``reduced.toml``, ``reduction.log``, ``outcome.txt`` (status, reason, signature) and the
+``reduced.toml``, ``reduction.log``, ``outcome.json`` (status, reason, signature) and the
 parity config ``<family>-<NN>-<slug>.toml``: the reduced text under a ``[parity]`` table whose
 description names the failure and whose expectation is the one the config should have — the
 Python engine's verdict (the normative side, docs/reference), or the C engine's when the Python
@@ -11,7 +11,8 @@ the family's next free number (``new``'s rule: 00-99 emit, 100 up reject). With
 :func:`rocke_py.parity.newconfig.write_new_config` (under its lock, never replacing a file),
 unless a config with the same engine tables exists. A reduced text that is not TOML (a
 mutation's syntax error) cannot be a parity config: its folder says it belongs in
-``tests/data/bad_configs/``.
+``tests/data/bad_configs/``. A failure the fuzzer had no time to reduce (it was interrupted)
+is saved as it was found: ``original.toml`` and ``outcome.json`` alone (:func:`save_unreduced`).
 """
 
 from __future__ import annotations
@@ -91,6 +92,41 @@ def _family(text: str, fallback: str) -> tuple[str, dict | None]:
     return (fam if isinstance(fam, str) and re.match(r"^[a-z][a-z0-9_]*$", fam) else fallback), doc
 
 
+def _outcome_doc(seed: int, case: Case, outcome: Outcome) -> dict[str, object]:
+    return {
+        "seed": seed,
+        "case": case.index,
+        "origin": case.origin,
+        "family": case.family,
+        "flavor": case.flavor,
+        "status": outcome.verdict,
+        "mode": outcome.mode,
+        "reason": outcome.reason,
+        "signature": list(outcome.signature),
+    }
+
+
+def _write_json(path: Path, doc: dict[str, object]) -> None:
+    # a reason may hold a lone surrogate (an engine echoing invalid UTF-8): escaped, never fatal
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
+
+
+def _folder(report: Path, n: int, outcome: Outcome) -> Path:
+    folder = report / "failures" / f"{n:02d}-{outcome.verdict.lower()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def save_unreduced(report: Path, n: int, seed: int, case: Case, outcome: Outcome, why: str) -> Path:
+    """A failure as it was found, when there is no time to reduce it (``why``: the fuzzer was
+    interrupted): ``original.toml`` and ``outcome.json`` (``"reduced": false``), nothing else."""
+    folder = _folder(report, n, outcome)
+    (folder / "original.toml").write_bytes(case.data)
+    doc = {**_outcome_doc(seed, case, outcome), "reduced": False, "not_reduced": why}
+    _write_json(folder / "outcome.json", doc)
+    return folder
+
+
 def save_failure(
     report: Path,
     n: int,
@@ -102,27 +138,19 @@ def save_failure(
     results: list[JobResult[Job]],
     add_configs: bool,
 ) -> Saved:
-    folder = report / "failures" / f"{n:02d}-{outcome.verdict.lower()}"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _folder(report, n, outcome)
     (folder / "original.toml").write_bytes(case.data)
     (folder / "reduced.toml").write_bytes(encode(reduction.text))
     (folder / "reduction.log").write_text("\n".join(reduction.log) + "\n", encoding="utf-8")
     before, after = key_count(case.text)[1], key_count(reduction.text)[1]
     outcome_doc = {
-        "seed": seed,
-        "case": case.index,
-        "origin": case.origin,
-        "family": case.family,
-        "flavor": case.flavor,
-        "status": outcome.verdict,
-        "mode": outcome.mode,
-        "reason": outcome.reason,
-        "signature": list(outcome.signature),
+        **_outcome_doc(seed, case, outcome),
+        "reduced": True,
         "keys_beyond_required": {"before": before, "after": after},
         "reduction_tests": reduction.tests,
         "reduction_complete": reduction.complete,
     }
-    (folder / "outcome.json").write_text(json.dumps(outcome_doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _write_json(folder / "outcome.json", outcome_doc)
     body = strip_parity(reduction.text)
     family, doc = _family(body, case.family)
     if doc is None:
