@@ -17,6 +17,11 @@ How a command is found (the convention the three documents follow):
 - The expected exit status is 0, or the one a trailing shell comment names: `# exit 1`
   (the comment may go on, `# exit 1: the engines disagree`). It is a comment, so the line
   stays copy-pasteable.
+- In a ```console block the lines shown after a command are its expected output (standard
+  output then standard error), compared line by line after `normalise`: wall times and the
+  counts that grow with the tree (`N of M config(s)`, a run's job totals) are blanked; byte
+  counts, statuses, codes and messages are compared as shown. A line `...` stands for any
+  number of lines.
 
 How they run: each document gets its own temporary copy of the repository (the files `git
 ls-files --cached --others --exclude-standard` lists: what the gate would see, without
@@ -58,6 +63,45 @@ class Command:
     line: int  # 1-based line number in the document
     text: str  # the command as bash runs it (prompt and indentation removed)
     exit: int  # the documented exit status
+    output: tuple[str, ...] = ()  # the lines a ```console block shows after it
+
+
+#: What differs from run to run or grows with the tree, in a command's output.
+VOLATILE = (
+    (re.compile(r"wall time \d+(\.\d+)? s"), "wall time <T> s"),
+    (re.compile(r"\b\d+ of \d+ config\(s\)"), "<N> of <M> config(s)"),
+    (re.compile(r"\b\d+ job\(s\) \((\d+ identical|\d+ of)"), "<N> job(s) (<...>"),
+    (re.compile(r"\(\d+ identical, \d+ both-rejected"), "(<N> identical, <N> both-rejected"),
+    (re.compile(r"^(dgrad|fwd|wgrad|total)( +)\d+( +)\d+( +)\d+( +)\d+$"), r"\1 <counts>"),
+)
+
+
+def normalise(line: str) -> str:
+    for pattern, blank in VOLATILE:
+        line = pattern.sub(blank, line)
+    return line.rstrip()
+
+
+def output_mismatch(shown: tuple[str, ...], got: str) -> str | None:
+    """Where the output a document shows differs from the output a command gave (None: it
+    matches); `...` in shown skips any number of lines."""
+    actual = [normalise(x) for x in got.splitlines() if x.strip()]
+    i = 0
+    skipping = False
+    for want in shown:
+        if want.strip() == "...":
+            skipping = True
+            continue
+        want = normalise(want)
+        if skipping:
+            while i < len(actual) and actual[i] != want:
+                i += 1
+        if i >= len(actual) or actual[i] != want:
+            seen = actual[i] if i < len(actual) else "(end of output)"
+            return f"shown: {want}\n      got:   {seen}"
+        i += 1
+        skipping = False
+    return None
 
 
 @dataclass(frozen=True)
@@ -112,14 +156,22 @@ def classify(text: str) -> str | None:
 def extract(doc: str, markdown: str) -> tuple[list[Command], list[Skipped]]:
     commands: list[Command] = []
     skipped: list[Skipped] = []
+    outputs: dict[int, list[str]] = {}  # a console command's line -> the lines shown after it
+    last: int | None = None
     for n, line, tag in code_lines(markdown):
         if tag not in SHELL_FENCES and tag != "indented":
+            last = None
             continue
         text = line.strip()
         if tag == "console":
             if not text.startswith("$ "):
+                if last is not None and text:
+                    outputs.setdefault(last, []).append(line)
                 continue
             text = text[2:].strip()
+            last = n
+        else:
+            last = None
         why = classify(text)
         if why == "another program":
             continue
@@ -130,7 +182,8 @@ def extract(doc: str, markdown: str) -> tuple[list[Command], list[Skipped]]:
             continue
         m = EXIT_COMMENT.search(text)
         commands.append(Command(doc, n, text, int(m.group(1)) if m else 0))
-    return commands, skipped
+    shown = [Command(c.doc, c.line, c.text, c.exit, tuple(outputs.get(c.line, ()))) for c in commands]
+    return shown, skipped
 
 
 def doc_commands(doc: str) -> tuple[list[Command], list[Skipped]]:
@@ -175,6 +228,12 @@ def run_commands(commands: list[Command], root: Path, bin_dir: Path) -> list[str
                 f"{c.doc}:{c.line}: {c.text}\n    documented exit {c.exit}, got {got.returncode}\n"
                 + "\n".join("    | " + x for x in tail.splitlines())
             )
+            continue
+        if c.output:
+            printed = (got.stdout + got.stderr).decode("utf-8", "replace")
+            differs = output_mismatch(c.output, printed)
+            if differs:
+                failures.append(f"{c.doc}:{c.line}: {c.text}\n    output differs from the document:\n      {differs}")
     return failures
 
 
@@ -259,3 +318,32 @@ $ rocke-parity emit parity_configs/wgrad/101-tile-divisibility.toml --engine c -
     assert len(failures) == 2, failures
     assert failures[0].startswith("wrong.md:2: ") and "documented exit 0, got 1" in failures[0]
     assert failures[1].startswith("wrong.md:3: ") and "documented exit 1, got 0" in failures[1]
+
+
+def test_shown_output_is_compared_and_a_stale_number_fails(bin_dir: Path, tmp_path: Path) -> None:
+    """The check can fail: a byte count the document shows that the command no longer prints
+    is reported; wall times, tree-wide counts and `...` are not compared."""
+    cfg = tmp_path / "parity_configs" / "wgrad"
+    cfg.mkdir(parents=True)
+    shutil.copy2(REPO / "parity_configs" / "wgrad" / "101-tile-divisibility.toml", cfg / "101-tile-divisibility.toml")
+    wrong = "wgrad/101-tile-divisibility: rejected WGRAD_TILE_DIVISIBILITY (a stale message)"
+    doc = f"""\
+```console
+$ rocke-parity emit parity_configs/wgrad/101-tile-divisibility.toml --engine py --mode spec   # exit 1
+{wrong}
+```
+"""
+    commands, _ = extract("stale.md", doc)
+    assert commands[0].output == (wrong,)
+    failures = run_commands(commands, tmp_path, bin_dir)
+    assert len(failures) == 1 and "output differs from the document" in failures[0], failures
+
+
+def test_the_output_comparison_blanks_only_what_varies() -> None:
+    passed = "gate PASSED: 1250 job(s) (585 identical, 665 both-rejected; wall time 3.1 s"
+    got = f"a\n\nb 14659 identical bytes\n{passed}\nz\n"
+    shown_ok = ("a", "...", "gate PASSED: 870 job(s) (205 identical, 665 both-rejected; wall time 9.99 s", "z")
+    assert output_mismatch(shown_ok, got) is None
+    assert output_mismatch(("a", "b 14613 identical bytes"), got) is not None  # a byte count is compared
+    assert output_mismatch(("a", "z"), got) is not None  # lines are not skipped without `...`
+    assert normalise("wgrad         255            240   495       0") == "wgrad <counts>"
