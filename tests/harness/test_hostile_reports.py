@@ -153,7 +153,7 @@ def test_xml_hostile_characters_are_escaped_in_every_report(root: Path, tmp_path
 
 _FUZZ_SECONDS = float(os.environ.get("ROCKE_READER_FUZZ_SECONDS", "0") or 0)
 _SHORT = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-_LONG = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+_LONG = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 #: Any code point: surrogates, C0 and C1 controls, noncharacters.
