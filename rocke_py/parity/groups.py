@@ -45,8 +45,9 @@ def cause_of(v: Verdict) -> tuple[str, ...]:
     res = v.result
     if status in (Status.CRASH, Status.TIMEOUT) and res.death is not None:
         d = res.death
-        # one crash storm per stage the engine died in
-        return (status.value, d.engine, d.signal_name or str(d.exitcode), d.stage_name)
+        # one crash storm per stage the engine died in; a result that could not be read is its own
+        how = d.signal_name or ("unreadable result" if d.unread else str(d.exitcode))
+        return (status.value, d.engine, how, d.stage_name)
     if status is Status.DIFFER:
         return (status.value, *_first_lines(res))
     if status is Status.NONDETERMINISTIC:  # which engine gave two answers

@@ -94,6 +94,7 @@ def test_stray_bytes_in_a_result_pipe_are_that_jobs_crash(base_tree, tmp_path, c
     (bad,) = [r for r in doc["jobs"] if not r["passed"]]
     assert (bad["config"], bad["mode"], bad["status"]) == (EMIT, "spec", "CRASH")
     assert "could not be read from its worker" in bad["reason"], bad["reason"]
+    assert bad["cause"][:3] == ["CRASH", "c", "unreadable result"]  # its own group, not a crash storm's
 
 
 def test_a_crash_on_every_call_is_classified_without_an_engine_load_per_crash(base_tree, tmp_path, capsys):
