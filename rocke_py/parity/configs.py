@@ -34,6 +34,7 @@ from rocke_py.parity.fileio import (
     NotRegularFile,
     brief,
     is_inside,
+    is_text,
     key_list,
     loads_json,
     read_data_file,
@@ -223,25 +224,14 @@ def _is_table(got: object) -> bool:
     if not isinstance(got, list) or not got:
         return False
     if got[0] == "error":
-        return len(got) == 2 and _is_text(got[1])
-    if got[0] != "ok" or len(got) != 4 or not all(_is_text(x) for x in got[1:3]):
+        return len(got) == 2 and is_text(got[1])
+    if got[0] != "ok" or len(got) != 4 or not all(is_text(x) for x in got[1:3]):
         return False
     try:
         Expectation.parse(got[2])
     except ValueError:
         return False
-    return got[3] is None or _is_text(got[3])
-
-
-def _is_text(x: object) -> bool:
-    """A string that is Unicode text (JSON can hold a lone surrogate, which print refuses)."""
-    if not isinstance(x, str):
-        return False
-    try:
-        x.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return got[3] is None or is_text(got[3])
 
 
 def _parser_code_id() -> str:

@@ -209,6 +209,29 @@ def brief(value: object) -> str:
         return "<an integer too long to show>"
 
 
+def is_number(value: object) -> bool:
+    """A JSON number a reader may compute with: an int or a float (never a bool), finite, and in
+    a float's range (a 400-digit int is JSON too, but no float, and no number of seconds)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def is_text(value: object) -> bool:
+    """A string that is Unicode text: JSON can hold a lone surrogate, which neither ``print`` nor
+    a UTF-8 write takes."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
 
 

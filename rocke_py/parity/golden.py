@@ -47,7 +47,7 @@ from typing import Iterable, Mapping
 from rocke_py.parity.canon import canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
-from rocke_py.parity.fileio import brief, loads_json, read_data_file
+from rocke_py.parity.fileio import brief, is_text, loads_json, read_data_file
 from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.state import atomic_write
 
@@ -187,7 +187,7 @@ def _entry(path_name: str, cfg: str, key: str, e: object, v1: bool) -> GoldenEnt
             or not isinstance(e["bytes"], int)
             or isinstance(e["bytes"], bool)
             or e["bytes"] < 0
-            or not isinstance(e["kernel_name"], str)
+            or not is_text(e["kernel_name"])
         ):
             raise GoldenError(f'{where}: expected {{verdict: "emit", sha256: 64 hex, bytes: int, kernel_name: str}}')
         return GoldenEntry.emitted(e["sha256"], e["bytes"], e["kernel_name"])
@@ -203,11 +203,9 @@ def _entry(path_name: str, cfg: str, key: str, e: object, v1: bool) -> GoldenEnt
             raise GoldenError(
                 f'{where}: expected {{verdict: "reject", code: UPPER_SNAKE, message: str, message_sha256: 64 hex}}'
             )
-        try:
-            text_sha = message_sha256(e["message"])
-        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
-            raise GoldenError(f"{where}: message is not Unicode text (a lone surrogate)") from None
-        if text_sha != e["message_sha256"]:
+        if not is_text(e["message"]):  # a lone surrogate: the manifest could not be written back
+            raise GoldenError(f"{where}: message is not Unicode text (a lone surrogate)")
+        if message_sha256(e["message"]) != e["message_sha256"]:
             raise GoldenError(f"{where}: message_sha256 is not the sha256 of message (edited by hand?)")
         return GoldenEntry.rejected(e["code"], e["message"])
     raise GoldenError(f'{where}: verdict must be "emit" or "reject", not {brief(verdict)}')
@@ -236,7 +234,7 @@ def _tuples(path_name: str, doc: object) -> tuple[tuple[str, str], ...] | None:
     if doc is None:
         return None
     if not isinstance(doc, dict) or not all(
-        isinstance(v, list) and all(isinstance(k, str) for k in v) for v in doc.values()
+        is_text(s) and isinstance(v, list) and all(is_text(k) for k in v) for s, v in doc.items()
     ):
         raise GoldenError(f"{path_name}: coverage.tuples must be {{stratum: [tuple, ...]}}")
     seen: dict[str, str] = {}

@@ -11,14 +11,13 @@ first and ``--shard`` to balance its partition.
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 from pathlib import Path
 from typing import Iterable
 
 from rocke_py.parity.compare import Status
-from rocke_py.parity.fileio import brief, loads_json, read_data_file
+from rocke_py.parity.fileio import brief, is_number, loads_json, read_data_file
 from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 SCHEMA = "rocke-parity.last-run/v1"
@@ -79,13 +78,14 @@ def _job(where: str, key: str, job: object) -> dict:
     where = f"{where}.{brief(key)}"
     if not _JOB_KEY_RE.match(key) or not isinstance(job, dict):
         raise ValueError(f"{where} is not a job's record")
-    if job.get("status") not in _STATUSES or not isinstance(job.get("passed"), bool):
+    status = job.get("status")
+    if not isinstance(status, str) or status not in _STATUSES or not isinstance(job.get("passed"), bool):
         raise ValueError(f"{where} has no status of the gate's and passed true or false")
     out = {"status": job["status"], "passed": job["passed"]}
     for k in ("seconds", "run_seconds"):
         if k in job:
             sec = job[k]
-            if not isinstance(sec, (int, float)) or isinstance(sec, bool) or not math.isfinite(sec) or sec < 0:
+            if not is_number(sec) or sec < 0:
                 raise ValueError(f"{where}.{k} is not a number of seconds")
             out[k] = sec
     return out

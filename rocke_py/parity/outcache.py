@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import re
 import signal
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from rocke_py.parity.engines import EngineRun, EngineSpec
-from rocke_py.parity.fileio import loads_json, read_data_file
+from rocke_py.parity.fileio import is_number, loads_json, read_data_file
 from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.runner import JobResult, WorkItem, start_method
 from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
@@ -98,9 +97,7 @@ def _run_of(d: object) -> EngineRun | None:
         or not isinstance(nbytes, int)
         or isinstance(nbytes, bool)
         or nbytes < 0
-        or not isinstance(seconds, (int, float))
-        or isinstance(seconds, bool)
-        or not math.isfinite(seconds)
+        or not is_number(seconds)
     ):
         return None
     return EngineRun(kind=kind, code=code, message=message, sha256=sha, nbytes=nbytes, seconds=seconds)

@@ -247,3 +247,36 @@ def test_merge_refuses_a_report_with_a_key_twice(tmp_path):
     with pytest.raises(MergeError) as e:
         load_report(str(path))
     assert str(e.value) == f"{path} is not a JSON report: key 'schema' twice in one object"
+
+
+@pytest.mark.parametrize(
+    "edit, want",
+    [
+        (lambda d: d["entries"]["wgrad/00-a"]["spec"].update(kernel_name="\ud800"), "wgrad/00-a spec: expected"),
+        (
+            lambda d: d["entries"]["wgrad/00-a"].update(
+                spec={
+                    "verdict": "reject",
+                    "code": "E_X",
+                    "message": "\udcff",
+                    "message_sha256": golden.message_sha256("\udcff"),
+                }
+            ),
+            "message is not Unicode text",
+        ),
+        (lambda d: d["coverage"].update(tuples={"oracle": ["\ud800"]}), "coverage.tuples must be"),
+        (lambda d: d["entries"].update({"wgrad/00-a\nFAIL": {}}), "entry 'wgrad/00-a\\nFAIL' is not a config id"),
+    ],
+    ids=["kernel-name", "message", "tuple", "entry-key"],
+)
+def test_golden_json_text_that_could_not_be_written_back_or_shown_is_refused(tmp_path, edit, want):
+    """A lone surrogate (JSON can hold one; no UTF-8 write or print takes it) or a key that is no
+    config id: refused on load, in one line, rather than a traceback at golden --update."""
+    root = tree(tmp_path)
+    path = golden.golden_path(root)
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(golden.GoldenError) as e:
+        golden.load(path)
+    assert "\n" not in str(e.value) and want in str(e.value), str(e.value)
