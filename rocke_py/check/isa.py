@@ -67,6 +67,57 @@ def has_instruction(asm: str, token: str) -> bool:
     return False
 
 
+def histogram(asm: str) -> dict[str, int]:
+    """How many times each instruction mnemonic occurs in an assembly listing."""
+    counts: dict[str, int] = {}
+    for line in asm.splitlines():
+        word = line.strip().split(maxsplit=1)[0] if line.strip() else ""
+        if re.fullmatch(r"[a-z][a-z0-9_]*", word) and not word.startswith("."):
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+#: The instruction kinds an isa list names, one mnemonic each (the widest where there are
+#: several): what a kernel's shape decides — its MMA atom, transpose read, global loads, LDS
+#: writes and reads, and how it stores D.
+ISA_KINDS = (
+    ("mma", re.compile(r"v_(mfma|wmma)_\w+")),
+    ("transpose read", re.compile(r"ds_(read_b64_tr_b16|load_tr16_b128)")),
+    ("global load", re.compile(r"(buffer|global)_load_\w+")),
+    ("LDS write", re.compile(r"ds_(write|store)\w*")),
+    ("LDS read", re.compile(r"ds_(read|load)_b\d+")),
+    ("atomic", re.compile(r"(global|buffer)_atomic_\w+")),
+    ("store", re.compile(r"(buffer|global)_store_\w+")),
+)
+
+
+def access_bits(mnemonic: str) -> int:
+    """The width an access mnemonic moves, in bits (0 where it names none)."""
+    m = re.search(r"dwordx(\d)", mnemonic)
+    if m:
+        return 32 * int(m.group(1))
+    for word, bits in (("dword", 32), ("short", 16), ("byte", 8)):
+        if word in mnemonic:
+            return bits
+    m = re.search(r"_b(\d+)", mnemonic)
+    return int(m.group(1)) if m else 0
+
+
+def propose_isa(asm: str) -> str:
+    """An isa list for a compiled kernel: for each kind in ISA_KINDS that the kernel has, its
+    widest mnemonic (ties: the most frequent); the direct-to-LDS load form as `+lds`."""
+    counts = histogram(asm)
+    out = []
+    for _, pattern in ISA_KINDS:
+        found = [m for m in counts if pattern.fullmatch(m) and m not in out]
+        if found:
+            out.append(max(found, key=lambda m: (access_bits(m), -len(m), counts[m], m)))
+    lds_loads = [m for m in counts if m.startswith("buffer_load_") and has_instruction(asm, m + "+lds")]
+    if lds_loads:
+        out.append(max(lds_loads, key=access_bits) + "+lds")
+    return " ".join(out)
+
+
 def check_asm(cfg_isa: str | None, arch: str, k_outer: bool, asm: str) -> list[str]:
     """The problems of one kernel's assembly; empty when it passes."""
     have = mnemonics(asm)
@@ -107,10 +158,65 @@ def check_config(cfg: Config, timeout: float, gaps: KnownGaps | None = None) -> 
     if not ok:
         return CheckResult(cfg.id, arch, False, f"LLVM refused it: {out.strip()[:600]}")
     problems = check_asm(cfg.isa, arch, spec_value(spec.text, "lds_k_outer") == "true", out)
+    if not cfg.isa:
+        problems.insert(0, f'no isa list: add [parity] isa = "{propose_isa(out)}" (what this kernel contains)')
     lint = fence_lint(ll.text)
     if problems:
         return CheckResult(cfg.id, arch, False, "; ".join(problems), fences=lint)
-    return CheckResult(cfg.id, arch, True, f"compiled; isa: {cfg.isa or '-'}", fences=lint)
+    return CheckResult(cfg.id, arch, True, f"compiled; isa: {cfg.isa}", fences=lint)
+
+
+def compiled_asm(cfg: Config, timeout: float) -> tuple[str, str | None]:
+    """(arch, assembly) of an emitting config's ll (llvm22); (arch, None) when it does not
+    compile. The arch is "?" when mode spec rejects the config."""
+    return compiled_asm_of(cfg.data, timeout)
+
+
+def compiled_asm_of(data: bytes, timeout: float) -> tuple[str, str | None]:
+    from rocke_py import engine
+    from rocke_py.check.llvm import compile_ll
+    from rocke_py.engine.result import Emitted
+
+    spec = engine.emit(data, "spec", FLAVOR)
+    arch = spec_value(spec.text, "arch") or "?" if isinstance(spec, Emitted) else "?"
+    ll = engine.emit(data, "ll", FLAVOR)
+    if not isinstance(ll, Emitted):
+        return arch, None
+    ok, out = compile_ll(ll.text, arch, timeout)
+    return arch, out if ok else None
+
+
+def suggested_isa(data: bytes, timeout: float) -> str | None:
+    """The isa list a config's compiled kernel suggests (propose_isa); None without llvmlite
+    or when the kernel does not compile."""
+    if llvmlite_missing():
+        return None
+    _, asm = compiled_asm_of(data, timeout)
+    return propose_isa(asm) if asm else None
+
+
+def run_histogram(root: Path, ids: list[str], timeout: float, out: TextIO = sys.stdout) -> int:
+    """`check-llvm --histogram`: each selected emitting config's instruction counts, most
+    frequent first, and the isa list its kernel suggests."""
+    configs = [c for c in select_configs(root, ids) if c.expect.emits]
+    if configs and llvmlite_missing():
+        print(f"rocke-parity check-llvm: {INSTALL_HINT}", file=sys.stderr)
+        return EXIT_SETUP
+    failed = 0
+    for cfg in configs:
+        arch, asm = compiled_asm(cfg, timeout)
+        if asm is None:
+            print(f"{cfg.id} ({arch}): no kernel compiled (run rocke-parity check-llvm {cfg.id})", file=out)
+            failed += 1
+            continue
+        counts = histogram(asm)
+        print(f"{cfg.id} ({arch}): {sum(counts.values())} instruction(s), {len(counts)} distinct", file=out)
+        for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {n:6d}  {name}", file=out)
+        print(
+            f'  suggested isa = "{propose_isa(asm)}"' + (f' (the config has "{cfg.isa}")' if cfg.isa else ""), file=out
+        )
+    return 1 if failed else 0
 
 
 def select_configs(root: Path, ids: list[str]) -> list[Config]:

@@ -254,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("ids", nargs="*", metavar="ID")
     ck.add_argument("-j", "--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
     ck.add_argument("--timeout", type=seconds(), default=300.0, help="seconds per compile (default 300)")
+    ck.add_argument(
+        "--histogram",
+        action="store_true",
+        help="print how often each instruction occurs in each kernel (and the isa list the kernel suggests)",
+    )
     _common(ck)
     _numerics_parser(sub)
     _coverage_parser(sub)

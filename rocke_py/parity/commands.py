@@ -521,9 +521,11 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_check_llvm(args: argparse.Namespace) -> int:
-    from rocke_py.check.isa import run_check_llvm
+    from rocke_py.check.isa import run_check_llvm, run_histogram
 
     try:
+        if args.histogram:
+            return run_histogram(_root(args), list(args.ids), args.timeout, sys.stdout)
         return run_check_llvm(_root(args), list(args.ids), args.jobs, args.timeout, sys.stdout)
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -19,7 +19,8 @@ applied, or nothing is written.
 Claims the new file cannot keep true are regenerated or dropped: the description becomes
 ``derived from SRC with k=v, ...`` (a negative: ``rejected: CODE — <first line of the engines'
 message> (derived from ...)``) unless ``--set parity.description=...`` gives one; the source's
-``isa`` list is never copied (no LLVM here to prove it: ``rocke-parity check-llvm ID`` does).
+``isa`` list is never copied: an emitting config gets the list its own compiled kernel suggests
+(``check-llvm``'s ``propose_isa``, llvmlite; without llvmlite, none and a note).
 
 Refused, nothing written: a family other than the result's ``[spec] family`` (exit 2: add
 ``--set family=...``); a duplicate (exit 1) — the same ``[target]``/``[problem]``/``[spec]``
@@ -158,7 +159,7 @@ class Setting:
                 raise UsageError("--set parity.expect: set the expectation with --expect emit|reject:CODE")
             if key == "isa":
                 raise UsageError(
-                    "--set parity.isa: new writes no isa list (nothing here proves one); add it to "
+                    "--set parity.isa: new writes the isa list the compiled kernel suggests; edit it in "
                     "the written file and prove it with rocke-parity check-llvm ID"
                 )
             if key != "description":
@@ -724,6 +725,13 @@ def run_new(
         p(f"cannot run the engines: {e}")
         return 1
 
+    isa = None
+    if expect.emits:
+        isa = _suggested_isa(data, timeout)
+        if isa:
+            text = set_value(text, "parity", "isa", _q(isa))
+            data = text.encode("utf-8")
+
     def check() -> None:  # under the lock: a config that another writer added since the start
         dup = content_duplicate(discover(root).configs, content)
         if dup is not None:
@@ -739,16 +747,28 @@ def run_new(
     if expect.emits:
         p(f"next: rocke-parity golden --update --config {w.id}")
     p(f"then: rocke-parity gate --config {w.id}")
-    if expect.emits:
-        had = f"{source.id}'s isa = {_q(source.isa)} was not copied" if source.isa else f"{source.id} has none"
-        p(f"note: no isa list ({had}: new cannot prove which instructions this kernel contains)")
+    if expect.emits and isa:
+        p(f"isa = {_q(isa)}: read from the compiled kernel (llvm22, llvmlite); keep what this config is about")
+        p(f"  and prove it with rocke-parity check-llvm {w.id}")
+    elif expect.emits:
+        p("note: no isa list (llvmlite could not compile the kernel here, or is not installed)")
         p(
             f'  an emitting config needs one: add [parity] isa = "..." to {rel} and prove it with '
-            f"rocke-parity check-llvm {w.id} (llvmlite)"
+            f"rocke-parity check-llvm {w.id} (rocke-parity check-llvm --histogram {w.id} suggests one)"
         )
     if _has_comment(text):
         p(f"note: the comments were copied from {source.id} as they are: check that they still hold")
     return 0
+
+
+def _suggested_isa(data: bytes, timeout: float) -> str | None:
+    """The isa list the new config's compiled kernel suggests; None where it cannot be had."""
+    from rocke_py.check.isa import suggested_isa
+
+    try:
+        return suggested_isa(data, max(timeout, 60.0))
+    except (OSError, RuntimeError):
+        return None
 
 
 def _propose(p: Callable[[str], None], pool: Pool, disc: Discovery, results: list[JobResult], timeout: float) -> int:

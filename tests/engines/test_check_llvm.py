@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from layout import REPO
 
-from rocke_py.check.isa import check_asm, check_config, has_instruction
+from rocke_py.check.isa import check_asm, check_config, has_instruction, histogram, propose_isa
+from rocke_py.parity.cli import main
 from rocke_py.parity.configs import discover
 
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
@@ -43,3 +44,39 @@ def test_every_emitting_config_names_its_main_path() -> None:
 def test_compiles_with_llvm_22(cfg) -> None:
     result = check_config(cfg, timeout=600)
     assert result.ok, result.detail
+
+
+def test_the_isa_proposal_takes_the_widest_of_each_kind() -> None:
+    asm = ASM + "\tds_write_b16 v1, v2\n\tds_write_b128 v1, v[2:5]\n\tds_write_b16_d16_hi v1, v2\n"
+    asm += "\tbuffer_store_short v1, v2, s[0:3], 0 offen\n\ts_endpgm\n"
+    assert histogram(asm)["ds_write_b16"] == 1 and "s_endpgm" in histogram(asm)
+    assert propose_isa(asm) == (
+        "v_mfma_f32_32x32x16_f16 ds_read_b64_tr_b16 buffer_load_dwordx4 ds_write_b128 buffer_store_short "
+        "buffer_load_dwordx4+lds"
+    )
+
+
+def _tree_without_isa(tmp_path, cid: str = "wgrad/11-kouter-cshuffle"):
+    family, name = cid.split("/")
+    (tmp_path / "parity_configs" / family).mkdir(parents=True)
+    text = (REPO / "parity_configs" / family / f"{name}.toml").read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("isa = ")]
+    (tmp_path / "parity_configs" / family / f"{name}.toml").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_an_emitting_config_without_an_isa_list_fails_and_is_told_one(tmp_path, capsys) -> None:
+    """The fault: an emitting config whose isa list was dropped. It used to pass (`isa: -`)."""
+    root = _tree_without_isa(tmp_path)
+    assert main(["check-llvm", "--root", str(root), "wgrad/11"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL wgrad/11-kouter-cshuffle (gfx950): no isa list: add [parity] isa = " in out
+    assert "ds_read_b64_tr_b16" in out.split("no isa list", 1)[1]
+
+
+def test_the_histogram_counts_each_instruction_and_suggests_a_list(tmp_path, capsys) -> None:
+    root = _tree_without_isa(tmp_path)
+    assert main(["check-llvm", "--histogram", "--root", str(root), "wgrad/11"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("wgrad/11-kouter-cshuffle (gfx950): ")
+    assert " ds_read_b64_tr_b16\n" in out and 'suggested isa = "v_mfma_f32_32x32x16_f16 ' in out
