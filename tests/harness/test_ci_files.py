@@ -100,7 +100,7 @@ def test_the_workflow_has_the_shards_the_sanitizers_and_the_merge():
     ci_run = re.sub(r'"\$venv/bin/([\w-]+)"', r"\1", (REPO / ".ci" / "run").read_text())  # "$venv/bin/ruff" -> ruff
     commands = ["python -m pytest -n auto -q", "ruff check .", "ruff format --check .", "check_c_style.py"]
     commands += ["rocke-parity check-llvm", "rocke-parity numerics -j 2", "rocke-parity fuzz --seed"]
-    commands += ["rocke-parity coverage --json"]
+    commands += ["rocke-parity coverage --json", "ROCKE_READER_FUZZ_SECONDS=60"]
     for command in commands:
         assert command in checks and command in ci_run, command
 
