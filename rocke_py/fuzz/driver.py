@@ -26,6 +26,7 @@ from rocke_py.fuzz.save import Saved, save_failure, save_unreduced
 from rocke_py.parity.configs import discover
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, EngineSpec
 from rocke_py.parity.gate import Job, UsageError
+from rocke_py.parity.report import escape_surrogates
 from rocke_py.parity.runner import Interrupted, JobResult, Pool, WorkItem
 
 MUTATION_SHARE = 0.2
@@ -192,10 +193,13 @@ def reduce_all(
     for n, (case, outcome, count) in enumerate(failures[: s.max_reductions], 1):
         print(
             f"FAIL {outcome.verdict} case {case.index} ({case.family}, {case.origin}, {outcome.mode}): "
-            f"{outcome.reason[:200]}",
+            f"{escape_surrogates(outcome.reason[:200])}",  # an engine's message: a lone surrogate kills stdout
             file=out,
         )
-        print(f"  {count} case(s) with this signature: {' | '.join(outcome.signature)[:240]}", file=out)
+        print(
+            f"  {count} case(s) with this signature: {escape_surrogates(' | '.join(outcome.signature)[:240])}",
+            file=out,
+        )
 
         def test(texts: list[str], case: Case = case) -> list[tuple[str, ...]]:
             return [judge(r, s.timeout, numerics).signature for r in run_texts(pool, texts, case, modes)]
