@@ -51,6 +51,7 @@ _FAMILY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PARITY_KEYS = ("description", "expect", "isa")
+_CONTENT_RE = re.compile(r"^(?:[0-9a-f]{64})?$")
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class Config:
     isa: str | None
     size: int = -1  # the file's size and mtime when it was read (st_size, st_mtime_ns)
     mtime_ns: int = 0
+    content: str = ""  # content_key of what the engines read ("" for a file cut at the limit)
 
     @cached_property
     def sha256(self) -> str:
@@ -115,6 +117,9 @@ class Discovery:
     configs: tuple[Config, ...]
     families: tuple[str, ...]
     problems: tuple[Problem, ...]
+    # configs with the same engine tables: problems for engines that read only those (the
+    # tree's, by the contract), not for a pair plugged in for tests (which may read comments)
+    duplicates: tuple[Problem, ...] = ()
 
     def by_id(self) -> dict[str, Config]:
         return {c.id: c for c in self.configs}
@@ -129,6 +134,34 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
 
     Raises ValueError (with a message fit for the user) on any problem, tomllib's included.
     """
+    desc, expect, isa, _ = parse_config_text(text)
+    return desc, expect, isa
+
+
+def _typed(v: object) -> object:
+    """A value with its type at every level (``1``, ``1.0`` and ``true`` differ in a config),
+    tables order-free: JSON that two equal configs spell alike."""
+    if isinstance(v, dict):
+        return {"table": sorted([k, _typed(x)] for k, x in v.items())}
+    if isinstance(v, list):
+        return {"array": [_typed(x) for x in v]}
+    return [type(v).__name__, repr(v)]
+
+
+def content_key(doc: dict) -> str:
+    """What the engines read of a config (every table but [parity], typed, order-free), hashed:
+    two configs with the same key differ only in [parity], comments or layout (as ``new`` compares
+    them, ``newconfig.engine_content``)."""
+    rest = {t: v for t, v in doc.items() if t != "parity"}
+    try:
+        canon = json.dumps(_typed(rest), separators=(",", ":"))
+    except RecursionError:  # nested almost as deep as the parser reads: compared with nothing
+        return ""
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def parse_config_text(text: str) -> tuple[str, Expectation, str | None, str]:
+    """:func:`parse_parity_table` and the :func:`content_key` of the text, from one parse."""
     try:
         doc = tomllib.loads(text)
     except TOMLLimitError as e:  # valid TOML, perhaps, but not for a recursive parser
@@ -152,7 +185,7 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
     isa = parity.get("isa")
     if isa is not None and not isinstance(isa, str):
         raise ValueError("[parity] isa must be a string")
-    return desc, expect, isa
+    return desc, expect, isa, content_key(doc)
 
 
 class ParityTables:
@@ -192,19 +225,24 @@ class ParityTables:
 
     def parse(self, text: str) -> tuple[str, Expectation, str | None]:
         """:func:`parse_parity_table` of ``text``, from the cache when it holds it (ValueError alike)."""
+        desc, expect, isa, _ = self.parse_config(text)
+        return desc, expect, isa
+
+    def parse_config(self, text: str) -> tuple[str, Expectation, str | None, str]:
+        """:func:`parse_config_text` of ``text``, from the cache when it holds it (ValueError alike)."""
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         got = self.old.get(key)
         # the expectation decides verdicts: a kept table must at least name one the text has
         if not _is_table(got) or (got[0] == "ok" and f'"{got[2]}"' not in text):
             try:
-                desc, expect, isa = parse_parity_table(text)
-                got = ["ok", desc, str(expect), isa]
+                desc, expect, isa, content = parse_config_text(text)
+                got = ["ok", desc, str(expect), isa, content]
             except ValueError as e:
                 got = ["error", str(e)]
         self.now[key] = got
         if got[0] == "error":
             raise ValueError(got[1])
-        return got[1], Expectation.parse(got[2]), got[3]
+        return got[1], Expectation.parse(got[2]), got[3], got[4]
 
     def save(self) -> None:
         """Keep this discovery's tables (best effort: a tree whose state cannot be written parses again)."""
@@ -220,12 +258,14 @@ class ParityTables:
 
 def _is_table(got: object) -> bool:
     """A kept entry as :meth:`ParityTables.parse` writes it: ``["error", message]`` or
-    ``["ok", description, expectation, isa or None]``, with text that can be printed."""
+    ``["ok", description, expectation, isa or None, content key]``, with text that can be printed."""
     if not isinstance(got, list) or not got:
         return False
     if got[0] == "error":
         return len(got) == 2 and is_text(got[1])
-    if got[0] != "ok" or len(got) != 4 or not all(is_text(x) for x in got[1:3]):
+    if got[0] != "ok" or len(got) != 5 or not all(is_text(x) for x in got[1:3]):
+        return False
+    if not isinstance(got[4], str) or not _CONTENT_RE.match(got[4]):
         return False
     try:
         Expectation.parse(got[2])
@@ -275,7 +315,7 @@ def load_config(
         text = head.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
-    desc, expect, isa = tables.parse(text) if tables is not None else parse_parity_table(text)
+    desc, expect, isa, content = tables.parse_config(text) if tables is not None else parse_config_text(text)
     return Config(
         id=config_id(family, number, slug),
         family=family,
@@ -288,6 +328,7 @@ def load_config(
         isa=isa,
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
+        content=content if len(data) <= MAX_CONFIG_BYTES else "",  # a cut file is not what it holds
     )
 
 
@@ -411,7 +452,32 @@ def discover(root: Path) -> Discovery:
         problems.append(Problem(f"no families (directories) in {CONFIG_DIR}/"))
     if not configs:
         problems.append(Problem(f"no configs found in {CONFIG_DIR}/"))
-    return Discovery(root, tuple(configs), tuple(families), tuple(problems))
+    return Discovery(root, tuple(configs), tuple(families), tuple(problems), tuple(duplicates(configs, root)))
+
+
+def duplicates(configs: Iterable[Config], root: Path) -> list[Problem]:
+    """Configs with the same engine tables (:func:`content_key`; ``new`` refuses to write one,
+    a hand copy gets here): the engines cannot tell them apart, so the second compares nothing.
+    A problem of their family, or of the tree when they are in several."""
+    same: dict[str, list[Config]] = {}
+    for c in configs:
+        if c.content:
+            same.setdefault(c.content, []).append(c)
+    out: list[Problem] = []
+    for group in same.values():
+        if len(group) < 2:
+            continue
+        names = [c.relpath(root) for c in group]
+        files = ", ".join(names[:-1]) + f" and {names[-1]}"
+        families = {c.family for c in group}
+        out.append(
+            Problem(
+                f"{files}: the same [target], [problem] and [spec] values (they differ only in [parity], "
+                "comments or layout): a second copy compares nothing; remove one",
+                families.pop() if len(families) == 1 else None,
+            )
+        )
+    return out
 
 
 def resolve_id(disc: Discovery, ref: str) -> Config | None:

@@ -667,7 +667,8 @@ def load_inputs(run: GateRun) -> tuple[list[Config], KnownGaps]:
     configs = select(disc, sel) if disc.configs else []
     run.configs = tuple(configs)
     fams = {c.family for c in configs}
-    run.problems.extend(p.message for p in disc.problems if sel.tree_checks or p.family is None or p.family in fams)
+    found = [*disc.problems, *(disc.duplicates if run.engines == EngineSpec() else ())]
+    run.problems.extend(p.message for p in found if sel.tree_checks or p.family is None or p.family in fams)
     gaps = gaps_mod.load(run.root / "parity_configs" / gaps_mod.FILE_NAME, set(disc.by_id()))
     run.problems.extend(gaps.problems)
     run.gaps = gaps
