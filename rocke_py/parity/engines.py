@@ -13,6 +13,7 @@ object of a class named ``Emitted`` with a str ``text``, or ``Rejected`` with st
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -54,15 +55,77 @@ class EngineSpec:
             raise ValueError(
                 "--engines takes PY_EMIT,C_EMIT[,PY_MODES,C_MODES], each module:function or file.py:function"
             )
-        if len(parts) == 2:
-            return EngineSpec(parts[0], parts[1])
-        return EngineSpec(parts[0], parts[1], parts[2], parts[3])
+        spec = EngineSpec(parts[0], parts[1]) if len(parts) == 2 else EngineSpec(*parts)
+        for ref in (spec.py_emit, spec.c_emit, spec.modes_path("py"), spec.modes_path("c")):
+            check_file_ref(ref)
+        return spec
 
     def modes_path(self, side: str) -> str:
         emit_path, modes = (self.py_emit, self.py_modes) if side == "py" else (self.c_emit, self.c_modes)
         if modes:
             return modes
         return emit_path.rpartition(":")[0] + ":implemented_modes"
+
+
+def check_file_ref(ref: str) -> None:
+    """A ``file.py:function`` reference checked without running the file: it exists, compiles
+    and binds ``function`` at its top level; ``ValueError`` (one line naming ``--engines``) if
+    not. A missing engine file or a typo found here is a usage error, not a traceback from
+    each worker that loads it. A ``module:function`` reference is left to the import."""
+    module, _, attr = ref.rpartition(":")
+    if not module.endswith(".py"):
+        return
+    path = Path(module)
+    if not path.exists():
+        raise ValueError(f"--engines {ref}: no such file")
+    if not path.is_file():
+        raise ValueError(f"--engines {ref}: {path.name} is not a regular file")
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except OSError as e:
+        raise ValueError(f"--engines {ref}: cannot read {path.name}: {e.strerror or e}") from None
+    except SyntaxError as e:
+        raise ValueError(f"--engines {ref}: {path.name} line {e.lineno}: {e.msg}") from None
+    except ValueError as e:  # null bytes in the source
+        raise ValueError(f"--engines {ref}: {path.name}: {e}") from None
+    names = _bound_names(tree)
+    if names is not None and attr not in names:
+        raise ValueError(f"--engines {ref}: {path.name} defines no {attr!r}")
+
+
+#: Calls that may bind a module's names where no statement shows it.
+_DYNAMIC_BINDERS = frozenset({"globals", "vars", "setattr", "exec", "eval"})
+
+
+def _bound_names(tree: ast.Module) -> set[str] | None:
+    """The names a module binds at its top level (in ``if``/``try``/``with``/``for`` blocks too,
+    and those its functions declare ``global``); None when it may bind others no statement shows
+    (``import *``, a module ``__getattr__``, ``globals()``, ``setattr``, ``exec``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC_BINDERS:
+            return None
+    blocks: list[list[ast.stmt]] = [tree.body]
+    while blocks:
+        for stmt in blocks.pop():
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if any(a.name == "*" for a in stmt.names):
+                    return None
+                names.update(a.asname or a.name.split(".")[0] for a in stmt.names)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                blocks.append(getattr(stmt, field, []))
+            blocks.extend(h.body for h in getattr(stmt, "handlers", []))
+            blocks.extend(c.body for c in getattr(stmt, "cases", []))
+            for node in ast.walk(stmt):  # assignment targets, loop and with variables, :=
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+    return None if "__getattr__" in names else names
 
 
 def _load_module(ref: str):
