@@ -6,6 +6,10 @@ line that begins with ``define `` (LLVM value names are per function), and a lab
 at the start of a line (``5:``, ``loop.body:``) counts as an appearance of ``%5`` /
 ``%loop.body``, so that branch targets renumber together with their labels. Two texts that
 differ only by such renaming have equal canonical forms.
+
+:func:`blank_line` is coarser, for one line alone: every SSA name and every number blanked, so
+that one changed token reads alike wherever its line is (the failure causes the reports group
+by, the fuzzer's signatures).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import re
 from dataclasses import dataclass
 
 _NAME_RE = re.compile(r"%([A-Za-z0-9_.]+)")
+_SSA_RE = re.compile(r"%[A-Za-z0-9_.]+")
+_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])[0-9]+")  # a number alone: i32 stays a type
 # a line that is only a label definition, optionally followed by a ; comment
 _LABEL_RE = re.compile(r"^([A-Za-z0-9_.]+):(?=[ \t]*(?:;.*)?\r?\n?$)")
 
@@ -38,6 +44,12 @@ def canonicalise(text: str) -> str:
             line = line[m.end(1) :]
         out.append(prefix + _NAME_RE.sub(lambda mm: "%" + name_of(mm.group(1)), line))
     return "".join(out)
+
+
+def blank_line(line: str) -> str:
+    """``line`` with each SSA name as ``%_`` and each number as ``#``: ``%mul11 = mul i32 %bid10, 64``
+    and ``%mul11 = mul i32 %num_sub_gemms, 88`` are both ``%_ = mul i32 %_, #``."""
+    return _NUMBER_RE.sub("#", _SSA_RE.sub("%_", line))
 
 
 def renumbering_only(a: str, b: str) -> bool:

@@ -3,14 +3,16 @@ token that fails 18 jobs is one group of 18, and a crash storm (the same abort o
 job) is one group.
 
 A cause is the status plus what the status turns on: the first divergent line of the two
-outputs (DIFFER), the engine that answered twice differently (NONDETERMINISTIC), the engine and
-the signal or exit status (CRASH, TIMEOUT), the two verdicts and the expectation (rejection
-mismatches, an exception), the new verdict (VERDICT_CHANGED), or the status alone (GOLDEN_DRIFT
-and GOLDEN_MISSING, whose cause is the manifest, not a line)."""
+outputs with its SSA names and numbers blanked (DIFFER: ``canon.blank_line``, as in the fuzzer's
+signature; the group's first job shows the real lines), the engine that answered twice
+differently (NONDETERMINISTIC), the engine and the signal or exit status (CRASH, TIMEOUT), the
+two verdicts and the expectation (rejection mismatches, an exception), the new verdict
+(VERDICT_CHANGED), or the status alone (GOLDEN_DRIFT and GOLDEN_MISSING, whose cause is the
+manifest, not a line)."""
 
 from __future__ import annotations
 
-from rocke_py.parity.canon import first_divergence
+from rocke_py.parity.canon import blank_line, first_divergence
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.gate import Verdict
 from rocke_py.parity.runner import JobResult
@@ -24,12 +26,13 @@ def _line(text: str | None, n: int) -> str:
 
 
 def _first_lines(res: JobResult) -> tuple[str, str]:
-    """The first divergent line of the two engines' texts."""
+    """The first divergent line of the two engines' texts, blanked: one changed token is one
+    cause, whichever SSA names and numbers its line holds in each config."""
     a, b = res.text("py"), res.text("c")
     d = first_divergence(a or "", b or "")
     if d is None:
         return ("", "")
-    return (_line(a, d.line), _line(b, d.line))
+    return (blank_line(_line(a, d.line)), blank_line(_line(b, d.line)))
 
 
 def _verdict_of(res: JobResult, side: str) -> str:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -105,3 +106,47 @@ def test_duplicates_compare_typed_values_and_ignore_parity_comments_and_layout(t
     assert msg.startswith("parity_configs/wgrad/00-a.toml and parity_configs/wgrad/01-b.toml: "), msg
     # the second discovery reads the tables it kept: the same verdict
     assert _dup_problems(tmp_path) == [msg]
+
+
+# ----------------------------------------------------------------------------- one cause
+
+#: The C engine with one token changed: the first ``mul`` of each ll output is a ``shl``. Its line
+#: holds other SSA names and numbers in each family (``%mul11 = mul i32 %bid10, 64``, ...).
+SHL_ENGINES = """
+from rocke_py import cbridge
+from rocke_py import engine as py_engine
+from rocke_py.engine.result import Emitted
+
+emit_py = py_engine.emit
+
+
+def emit_c(config, mode, flavor):
+    out = cbridge.emit(config, mode, flavor)
+    if mode == "ll" and isinstance(out, Emitted):
+        return Emitted(out.text.replace(" = mul i32 ", " = shl i32 ", 1))
+    return out
+
+
+def implemented_modes():
+    return ("spec", "ir", "ll")
+"""
+
+
+def test_one_changed_token_is_one_cause_with_a_real_line(tmp_path, capsys):
+    root = small_tree(tmp_path / "tree", ("wgrad/00-baseline", "fwd/00-baseline", "dgrad/00-baseline"))
+    engines = tmp_path / "shl_engines.py"
+    engines.write_text(SHL_ENGINES)
+    pair = f"{engines}:emit_py,{engines}:emit_c,{engines}:implemented_modes,{engines}:implemented_modes"
+    capsys.readouterr()
+    summary = tmp_path / "summary.md"
+    args = ["gate", "--root", str(root), "--engines", pair, "-j", "2", "--mode", "ll", "--summary", str(summary)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    fails = [ln for ln in out.splitlines() if ln.startswith("FAIL DIFFER")]
+    assert len(fails) == 1, out  # nine jobs, one cause
+    assert "+ 8 more job(s) with the same cause" in out, out
+    md = summary.read_text(encoding="utf-8")
+    assert "### Failures: 9 job(s), 1 cause(s)" in md, md
+    # the group shows a real line of its first job, SSA names and numbers as they are
+    assert re.search(r"^c  >\s*\d+ \| +%mul\d+ = shl i32 %\w+, \d+$", md, re.MULTILINE), md
+    assert re.search(r"^py >\s*\d+ \| +%mul\d+ = mul i32 %\w+, \d+$", md, re.MULTILINE), md
