@@ -2,7 +2,8 @@
 
 Exit status: 0 when no case failed, 1 when one did (each reduced and saved under ``--report``)
 or when no case ran at all, 2 on a usage error (raised as :class:`rocke_py.parity.gate.UsageError`,
-or argparse's for a seconds option that is not a finite number in range).
+or argparse's for a seconds option that is not a finite number in range; ``--add-configs``
+without ``--report``, refused before the run).
 """
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--reduce-seconds", type=seconds(), default=120.0, metavar="S", help="time for each reduction (default 120)"
     )
     p.add_argument("--max-reductions", type=int, default=5, metavar="N", help="failure signatures reduced (default 5)")
-    p.add_argument("--add-configs", action="store_true", help="also write each reduced failure into parity_configs/")
+    p.add_argument(
+        "--add-configs",
+        action="store_true",
+        help="also write each reduced failure's config (see --report, which it needs) into parity_configs/",
+    )
     p.add_argument("--numerics", action="store_true", help="check emitted kernels with the executor (rocke_py/exec)")
 
 
@@ -62,6 +67,12 @@ def settings(args: argparse.Namespace) -> Settings:
         raise UsageError(f"--modes takes a list of {', '.join(MODES)}")
     if (args.jobs is not None and args.jobs < 1) or (args.cases is not None and args.cases < 1):
         raise UsageError("-j and --cases need a positive number")
+    if args.add_configs and not args.report:
+        # the config it adds is the report folder's, whose original, log and outcome its review reads
+        raise UsageError(
+            "--add-configs needs --report DIR: each config it adds is written there first, beside the failure "
+            "it reproduces, for review"
+        )
     return Settings(
         seed=args.seed,
         budget=args.budget,

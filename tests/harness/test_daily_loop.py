@@ -150,3 +150,19 @@ def test_one_changed_token_is_one_cause_with_a_real_line(tmp_path, capsys):
     # the group shows a real line of its first job, SSA names and numbers as they are
     assert re.search(r"^c  >\s*\d+ \| +%mul\d+ = shl i32 %\w+, \d+$", md, re.MULTILINE), md
     assert re.search(r"^py >\s*\d+ \| +%mul\d+ = mul i32 %\w+, \d+$", md, re.MULTILINE), md
+
+
+# ----------------------------------------------------------------------------- fuzz --add-configs
+
+
+def test_fuzz_add_configs_without_a_report_is_refused_before_the_run(tmp_path, capsys):
+    root = small_tree(tmp_path, ("wgrad/00-baseline",))
+    before = sorted(p.relative_to(root) for p in (root / "parity_configs").rglob("*"))
+    capsys.readouterr()
+    args = ["fuzz", "--root", str(root), "--seed", "1", "--budget", "5", "--cases", "2", "--add-configs"]
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert not out  # no case ran: no table
+    (line,) = err.splitlines()
+    assert "--add-configs" in line and "--report DIR" in line, line
+    assert sorted(p.relative_to(root) for p in (root / "parity_configs").rglob("*")) == before
