@@ -12,10 +12,13 @@ placeholder the gate refuses until it is filled in; ``rocke-parity gaps add`` wr
 reason) and the repro commands. ``--canonical`` renumbers SSA names first (:mod:`canon`), so a
 pure renumbering reads "identical after canonical renumbering". A C engine crash is re-run
 under gdb for its own frames (``backtrace``), as the gate re-runs a job listed as a CRASH gap,
-so that the printed entry pins the frame the gate will see.
+so that the printed entry pins the frame the gate will see. Every printed line is bounded as
+the gate's reports are (:func:`report.clip`: an 8 MB divergent line is cut to its head and its
+size; ``--save DIR`` keeps the whole text). An unreadable golden.json is said in one line, as
+the gate says it, and the jobs are judged without it.
 
-Exit status: 0 when every job it ran passes as the gate would pass it, 1 when any fails, 2 on
-a usage error.
+Exit status: 0 when every job it ran passes as the gate would pass it, 1 when any fails (or
+golden.json cannot be read: the gate fails on that too), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
 from rocke_py.parity.gaps_edit import entry_toml
 from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references
 from rocke_py.parity.known_gaps import PLACEHOLDER_REASON
+from rocke_py.parity.report import clip, escape_surrogates
 from rocke_py.parity.runner import EngineInfo, JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
@@ -122,19 +126,21 @@ def first_stage(stages: dict[str, JobResult], mode: str) -> tuple[str, list[str]
 
 
 def _load_context(root: Path | None, target: Target):
-    """The golden manifest and known gaps that judge the target (none for a file outside the tree)."""
+    """The golden manifest and known gaps that judge the target (none for a file outside the
+    tree), and why golden.json could not be read (None when it could, or is not there)."""
     from rocke_py.parity import golden as golden_mod
     from rocke_py.parity import known_gaps as gaps_mod
 
     if root is None or target.family is None:
-        return None, gaps_mod.KnownGaps((), ()), None
+        return None, gaps_mod.KnownGaps((), ()), None, None
+    unread = None
     try:
         manifest = golden_mod.load(golden_mod.golden_path(root))
-    except golden_mod.GoldenError:
-        manifest = None
+    except golden_mod.GoldenError as e:  # the gate's run-level failure: judged without it, and said
+        manifest, unread = None, str(e)
     ids = {c.id for c in discover(root).configs}
     gaps = gaps_mod.load(root / CONFIG_DIR / gaps_mod.FILE_NAME, ids)
-    return manifest, gaps, golden_mod.ObjectCache(root)
+    return manifest, gaps, golden_mod.ObjectCache(root), unread
 
 
 def run_diff(
@@ -177,6 +183,7 @@ class Judged:
     verdicts: list[Verdict]
     stages: dict[str, JobResult]  # the flavorless modes' results, for "first stage that diverges"
     vanished: list[str]  # modes golden.json pins that an engine no longer advertises
+    golden_error: str | None = None  # why golden.json could not be read (the jobs judged without it)
 
 
 def _check_mode(info: EngineInfo, mode: str | None) -> tuple[str, ...]:
@@ -221,7 +228,7 @@ def judge_target(pool: Pool, target: Target, root: Path | None, mode: str | None
     ran = attach_c_frames(pool.spec.c_emit, pool.run(items), lambda _job: True)
     results = {r.item.key: r for r in ran[: len(jobs)]}
     stages = {r.item.key.mode: r for r in ran if r.item.key.mode in FLAVORLESS_MODES}
-    manifest, gaps, cache = _load_context(root, target)
+    manifest, gaps, cache, unread = _load_context(root, target)
     rs = list(results.values())
     refs = split_references(rs)
     verdicts = [
@@ -245,7 +252,7 @@ def judge_target(pool: Pool, target: Target, root: Path | None, mode: str | None
                 lack = [s for s, ms in (("py", info.py_modes), ("c", info.c_modes)) if m not in ms]
                 who = " and ".join(lack) + (" engines do" if len(lack) > 1 else " engine does")
                 vanished.append(f"FAIL coverage: golden.json pins mode {m}, but the {who} not advertise it")
-    return Judged(verdicts, stages, vanished)
+    return Judged(verdicts, stages, vanished, unread)
 
 
 def _diff_in_pool(
@@ -260,7 +267,7 @@ def _diff_in_pool(
     timeout: float,
     save: Path | None = None,
 ) -> int:
-    p = lambda s="": print(s, file=out)  # noqa: E731
+    p = _printer(out, save)
     judged = judge_target(pool, target, root, mode, flavor)
     verdicts, stages, vanished = judged.verdicts, judged.stages, judged.vanished
     expect = target.expect
@@ -277,6 +284,8 @@ def _diff_in_pool(
         p(f"  {mark} {v.job.mode:<4} {v.job.flavor:<7} {v.status.value}")
     for ln in vanished:
         p(ln)
+    if judged.golden_error is not None:
+        p(f"FAIL run-level: {judged.golden_error} (the jobs above are judged without it)")
     if failing:
         p(f"{len(failing)} of {len(verdicts)} job(s) fail; the first, in stage order (spec → ir → ll, then flavors):")
     elif len(verdicts) > 1:
@@ -293,7 +302,18 @@ def _diff_in_pool(
         except OSError as e:
             raise DiffUsageError(f"--save {save}: cannot write: {e.strerror or e}") from None
         p(f"saved {n} file(s) under {save}: diff -r {save}/py {save}/c (canonical: {save}/py.canonical, c.canonical)")
-    return 0 if not failing and not vanished else 1
+    return 0 if not failing and not vanished and judged.golden_error is None else 1
+
+
+def _printer(out: TextIO, save: Path | None):
+    """``print`` to ``out`` with each line bounded as the gate's reports bound theirs: an engine's
+    output is not the harness's to trust (an 8 MB line, a lone surrogate stdout cannot encode)."""
+    kept = str(save) if save is not None else "--save DIR"
+
+    def p(s: str = "") -> None:
+        print("\n".join(escape_surrogates(clip(ln, kept=kept)) for ln in s.split("\n")), file=out)
+
+    return p
 
 
 def _gap_entry(p, v: Verdict) -> None:
