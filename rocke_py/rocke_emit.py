@@ -6,9 +6,10 @@ sanitizer and valgrind runs:
     rocke-emit CONFIG [--mode spec|ir|ll] [--flavor llvm20|llvm22|llvm23] [-o FILE]
 
 Exit 0 on emit (the text on stdout or in FILE); 1 on rejection, with "REJECTED <CODE>" and then
-the message on stderr; 2 on a usage error, an unreadable file or an engine failure. CONFIG "-"
-reads standard input. At most the engine's config limit + 1 bytes are read, whatever CONFIG is
-(a file, a FIFO, a device), so an over-limit input is rejected as the harness rejects it."""
+the message on stderr; 2 on a usage error (an unknown option, mode or flavor), an unreadable file
+or an engine failure. CONFIG "-" reads standard input. At most the engine's config limit + 1 bytes
+are read, whatever CONFIG is (a file, a FIFO, a device), so an over-limit input is rejected as the
+harness rejects it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import os
 import sys
 from typing import BinaryIO, Optional, Sequence
 
-from rocke_py.engine.emit import MAX_CONFIG_BYTES
+from rocke_py.engine.emit import FLAVORS, MAX_CONFIG_BYTES, MODES
 
 READ_LIMIT = MAX_CONFIG_BYTES + 1
 USAGE = "rocke-emit CONFIG [--mode spec|ir|ll] [--flavor llvm20|llvm22|llvm23] [-o FILE]"
@@ -26,8 +27,9 @@ USAGE = "rocke-emit CONFIG [--mode spec|ir|ll] [--flavor llvm20|llvm22|llvm23] [
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="rocke-emit", usage=USAGE, description="The C engine as a program.")
     parser.add_argument("config", metavar="CONFIG", help='a parity config file, or "-" for standard input')
-    parser.add_argument("--mode", default="ll", help="spec, ir or ll (default ll)")
-    parser.add_argument("--flavor", default="llvm22", help="llvm20, llvm22 or llvm23 (default llvm22)")
+    # the choices are the contract's: a mistyped one is a usage error (exit 2), not a rejection
+    parser.add_argument("--mode", default="ll", choices=MODES, help="spec, ir or ll (default ll)")
+    parser.add_argument("--flavor", default="llvm22", choices=FLAVORS, help="llvm20, llvm22 or llvm23 (default llvm22)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the text here instead of stdout")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     if "--version" in argv:  # before CONFIG is required

@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import gc
 import math
+import os
+import shlex
 import sys
 from typing import Callable, Sequence
 
@@ -34,6 +36,8 @@ from rocke_py.parity.runner import Pool, pool_size
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
 #: the commands that run the gate, and so take the early workers
 GATE_COMMANDS = ("gate", "golden")
+#: Options prepended to every subcommand's arguments, as PYTEST_ADDOPTS is to pytest's.
+ADDOPTS_ENV = "ROCKE_PARITY_ADDOPTS"
 #: The longest seconds option: a week (a wait past ~24 days overflows the selector's poll).
 MAX_SECONDS = 7 * 24 * 3600.0
 #: The shortest time budget (fuzz): the workers take about that to start, so less runs no case.
@@ -86,9 +90,22 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="repository root (default: the nearest directory at or above cwd containing parity_configs/)",
     )
     p.add_argument("--engines", metavar="PY_EMIT,C_EMIT[,PY_MODES,C_MODES]", help=argparse.SUPPRESS)
+    p.set_defaults(usage_parser=p)  # an unknown option is answered with this subcommand's usage
+
+
+def _count(text: str) -> int:
+    """``--durations N``: a whole number, 0 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of jobs: give 0 (every job) or more")
+    return n
 
 
 def _selection_options(p: argparse.ArgumentParser, with_reports: bool) -> None:
+    p.add_argument("config_ids", nargs="*", default=[], metavar="ID", help="only these configs (as --config)")
     p.add_argument("--family", action="append", default=[], metavar="F", help="only this family (repeatable, or F,G)")
     p.add_argument("--config", action="extend", nargs="+", default=[], metavar="ID", help="only these configs")
     p.add_argument("--mode", metavar="spec,ir,ll", help="modes to run (default: every mode both engines implement)")
@@ -142,8 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
         dest="patterns",
         action="append",
         default=[],
-        metavar="PATTERN",
-        help="only jobs whose '<config id> <job key>' contains PATTERN, or matches it as a glob (repeatable: any)",
+        metavar="EXPR",
+        help="only jobs whose label ('wgrad/11-x ll llvm20') matches: case-insensitive substrings or globs "
+        "with and/or/not/parentheses (repeatable: any)",
+    )
+    g.add_argument("--collect-only", action="store_true", help="list the selected jobs, one per line, and run nothing")
+    g.add_argument("-v", "--verbose", action="count", default=0, help="a line per job, passing ones too")
+    g.add_argument("-q", "--quiet", action="count", default=0, help="only the failures and the final line")
+    g.add_argument(
+        "--durations", type=_count, metavar="N", help="after the summary, the N slowest jobs and their seconds (0: all)"
     )
     g.add_argument(
         "--lf", "--last-failed", dest="last_failed", action="store_true", help="only the jobs that failed last time"
@@ -355,6 +379,8 @@ def early_pool(args: argparse.Namespace) -> Pool | None:
     are the workers it needs (``gate.adopt_pool``), and this module closes them in any case."""
     if args.command not in GATE_COMMANDS or (args.jobs is not None and args.jobs < 1) or args.timeout <= 0:
         return None
+    if getattr(args, "collect_only", False):
+        return None  # nothing runs
     try:
         spec = EngineSpec.parse(args.engines) if args.engines else EngineSpec()
     except ValueError:
@@ -376,9 +402,8 @@ def main(argv: Sequence[str] | None = None, replace_process: bool = False) -> in
     delegated = _delegate(args_list, replace_process)
     if delegated is not None:
         return delegated
-    parser = build_parser()
     try:
-        args = parser.parse_args(args_list)
+        args = parse(args_list)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     pool = early_pool(args)
@@ -389,6 +414,54 @@ def main(argv: Sequence[str] | None = None, replace_process: bool = False) -> in
     finally:
         if pool is not None:
             pool.close()
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command line with ROCKE_PARITY_ADDOPTS prepended to the subcommand's arguments; an
+    unknown option is reported with the subcommand's usage (argparse's top level would print its
+    own). SystemExit as argparse raises it."""
+    parser = build_parser()
+    added = _addopts()
+    args, extra = parser.parse_known_args(_with_addopts(parser, argv, added))
+    sub: argparse.ArgumentParser = getattr(args, "usage_parser", parser)
+    if extra:
+        if added:
+            print(f"rocke-parity: note: {ADDOPTS_ENV} adds {shlex.join(added)}", file=sys.stderr)
+        sub.error(f"unrecognized arguments: {' '.join(extra)}")
+    if hasattr(args, "config_ids"):  # gate wgrad/11 = gate --config wgrad/11
+        args.config = [*args.config_ids, *args.config]
+    return args
+
+
+def _addopts() -> list[str]:
+    text = os.environ.get(ADDOPTS_ENV, "")
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        print(f"rocke-parity: error: {ADDOPTS_ENV}={text!r}: {e}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def _with_addopts(parser: argparse.ArgumentParser, argv: list[str], added: list[str]) -> list[str]:
+    """``argv`` with ``added`` after the subcommand's name (``gaps add``: after both words)."""
+    if not added:
+        return argv
+    names = _subcommands(parser)
+    for i, word in enumerate(argv):
+        if word in names:
+            inner = _subcommands(names[word])
+            at = i + 2 if i + 1 < len(argv) and argv[i + 1] in inner else i + 1
+            return [*argv[:at], *added, *argv[at:]]
+        if not word.startswith("-"):
+            break
+    return argv
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _delegate(argv: list[str], replace_process: bool) -> int | None:

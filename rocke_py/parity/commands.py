@@ -7,8 +7,11 @@ started for them (``early``) and hand them to :func:`gate.run_gate`.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
+import difflib
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -25,6 +28,7 @@ from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
 from rocke_py.parity.report import (
     JunitUnavailable,
+    Style,
     bound_doc,
     doc_text,
     failure_line,
@@ -33,6 +37,7 @@ from rocke_py.parity.report import (
     render,
     render_doc,
     report_doc,
+    use_colour,
 )
 from rocke_py.parity.root import RootNotFound, find_root
 from rocke_py.parity.runner import Interrupted, Pool, interrupts_raise, rare_collections
@@ -170,14 +175,32 @@ def _changed(
     return sel, [f"{what}: {'; '.join(aff.why)}: {scope}"], aff.reuse
 
 
+def _patterns(args: argparse.Namespace) -> tuple[str, ...]:
+    """The -k expressions, each checked before anything runs (a malformed one: exit 2)."""
+    from rocke_py.parity.keywords import ExpressionError, compile_expression
+
+    patterns = tuple(getattr(args, "patterns", ()))
+    for text in patterns:
+        try:
+            compile_expression(text)
+        except ExpressionError as e:
+            raise UsageError(str(e)) from None
+    return patterns
+
+
+def _gate_selection(args: argparse.Namespace, root: Path, spec: EngineSpec) -> tuple[Selection, list[str], str | None]:
+    """The selection of the gate's options (--last-failed's jobs, -k, --shard, --changed): the
+    selection, its notes and the engine whose outputs come from the cache."""
+    only, _ = _last_failed(args, root)
+    sel = dataclasses.replace(_selection(args), patterns=_patterns(args), only_jobs=only, shard=_shard(args))
+    return _changed(args, root, sel, spec)
+
+
 def _run(args: argparse.Namespace, record: bool = True, early: Pool | None = None) -> GateRun:
     root = _root(args)
-    only, first = _last_failed(args, root)
-    sel = dataclasses.replace(
-        _selection(args), patterns=tuple(getattr(args, "patterns", ())), only_jobs=only, shard=_shard(args)
-    )
+    _, first = _last_failed(args, root)
     spec = _engines(args)
-    sel, notes, reuse = _changed(args, root, sel, spec)
+    sel, notes, reuse = _gate_selection(args, root, spec)
     reuse = getattr(args, "reuse", None) or reuse
     run = run_gate(root, sel, spec, args.jobs, args.timeout, make_progress(), first, _maxfail(args), reuse, early)
     if sel.changed and not run.configs and run.passed:
@@ -255,7 +278,41 @@ def _write_reports(
     return status
 
 
+def collect_only(args: argparse.Namespace) -> int:
+    """``gate --collect-only``: the jobs the gate would run, a line each (as a failure line names
+    them), and their count; no engine runs and nothing is recorded. The engines are loaded here
+    for the modes they implement."""
+    from rocke_py.parity.engines import FLAVORS, load_engines
+    from rocke_py.parity.gate import GateRun, build_jobs, check_names, job_costs, load_inputs, run_modes
+    from rocke_py.parity.runner import EngineInfo
+    from rocke_py.parity.shards import owned_jobs
+
+    root = _root(args)
+    spec = _engines(args)
+    sel, _, _ = _gate_selection(args, root, spec)
+    check_names(sel)
+    run = GateRun(root, sel, args.timeout, discovery=discover(root))
+    configs, _ = load_inputs(run)
+    engines = load_engines(spec)
+    modes, _ = run_modes(EngineInfo(engines.py_modes, engines.c_modes), sel)
+    jobs = [j for j in build_jobs(configs, modes, sel.flavors or FLAVORS) if sel.keeps(j)]
+    if not jobs:
+        raise UsageError("the selection is empty: -k or --last-failed keep no job")
+    if sel.shard is not None:
+        jobs = owned_jobs(sel.shard, jobs, {c.id: c.sha256 for c in configs}, job_costs(run, jobs))
+    for j in jobs:
+        print(j.label())
+    print(f"{len(jobs)} job(s) selected; nothing run (--collect-only)")
+    return EXIT_OK
+
+
+def _style(args: argparse.Namespace, out) -> Style:
+    return Style(args.verbose - args.quiet, args.durations, use_colour(out))
+
+
 def cmd_gate(args: argparse.Namespace, early: Pool | None = None) -> int:
+    if args.collect_only:
+        return collect_only(args)
     dests = _report_destinations(args)  # a destination that cannot be written: exit 2 before running
     base = _base_golden(args)
     try:
@@ -266,10 +323,10 @@ def cmd_gate(args: argparse.Namespace, early: Pool | None = None) -> int:
     # a report on stdout gets stdout to itself: the human summary goes to stderr
     out = sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout
     if not dests:
-        render(run, out)
+        render(run, out, style=_style(args, out))
         return EXIT_OK if run.passed else EXIT_FAIL
     doc = bound_doc(report_doc(run, args.json_full), dests)  # texts cut, the whole kept beside the report
-    render_doc(doc, out)
+    render_doc(doc, out, style=_style(args, out))
     written = _write_reports(args, dests, doc, run.manifest if run.golden_ok else None, base)
     return written if written != EXIT_OK else (EXIT_OK if run.passed else EXIT_FAIL)
 
@@ -563,7 +620,9 @@ def cmd_gaps(args: argparse.Namespace) -> int:
             )
         return gaps_edit.run_remove(root, args.target, args.mode, args.flavor, sys.stdout)
     except gaps_edit.GapsRefused as e:
-        print(f"rocke-parity gaps {args.gaps_action}: refused: {e}", file=sys.stderr)
+        print(
+            f"rocke-parity gaps {args.gaps_action}: refused: {did_you_mean(args, str(e), args.target)}", file=sys.stderr
+        )
         return EXIT_FAIL
 
 
@@ -599,12 +658,48 @@ def _run_command(args: argparse.Namespace, early: Pool | None) -> int:
             return e.exit_status
 
 
+#: An unknown config as the commands name it: ``unknown config 'x'`` (gate, diff, emit, new, gaps
+#: add), ``no config 'x'`` (check-llvm).
+_UNKNOWN_CONFIG_RE = re.compile(r"(?:unknown config|no config) ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def did_you_mean(args: argparse.Namespace, message: str, ref: str | None = None) -> str:
+    """``message`` and, when it names an unknown config id (or ``ref`` is not one), the closest
+    ids of the tree."""
+    from rocke_py.parity.configs import resolve_id
+
+    m = _UNKNOWN_CONFIG_RE.search(message) if ref is None else None
+    if ref is None and m is None:
+        return message
+    try:
+        ref = str(ast.literal_eval(m.group(1))) if m is not None else str(ref)
+        disc = discover(_root(args))
+    except (ValueError, SyntaxError, RootNotFound, OSError):
+        return message
+    if resolve_id(disc, ref) is not None:
+        return message
+    close = close_ids(ref, [c.id for c in disc.configs])
+    return f"{message}; did you mean {' or '.join(close)}?" if close else message
+
+
+def close_ids(ref: str, ids: list[str]) -> list[str]:
+    """The ids closest to ``ref`` (difflib): among the full ids, or the short ones (``wgrad/11``)
+    when ``ref`` is short."""
+    if not _SHORT_ID_RE.match(ref):
+        return difflib.get_close_matches(ref, ids, n=3)
+    short = {_SHORT_ID_RE.match(i).group(0): i for i in ids if _SHORT_ID_RE.match(i)}  # type: ignore[union-attr]
+    return [short[s] for s in difflib.get_close_matches(ref, list(short), n=3)]
+
+
+_SHORT_ID_RE = re.compile(r"^[^/]+/\d+(?=-|$)")
+
+
 def run(args: argparse.Namespace, early: Pool | None = None) -> int:
     """The parsed command; ``early``: the workers :func:`cli.early_pool` started for it."""
     try:
         return _run_command(args, early)
     except (UsageError, DiffUsageError, JunitUnavailable, WriteError) as e:
-        print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
+        print(f"rocke-parity {args.command}: {did_you_mean(args, str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except RootNotFound as e:
         print(f"rocke-parity {args.command}: {e}", file=sys.stderr)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from rocke_py.parity import backtrace, lastrun, outcache
+from rocke_py.parity import backtrace, keywords, lastrun, outcache
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity import known_gaps as gaps_mod
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, message_difference, passes
@@ -131,12 +131,8 @@ def is_glob(text: str) -> bool:
 
 
 def label_matches(pattern: str, job: Job) -> bool:
-    """-k: a substring of ``<config id> <job key>`` (``wgrad/11-kouter-cshuffle ll.llvm22``), or a
-    glob (``*``, ``?``, ``[...]``) matched against the whole of it or against the config id."""
-    label = f"{job.config} {job.key}"
-    if is_glob(pattern):
-        return fnmatch.fnmatchcase(label, pattern) or fnmatch.fnmatchcase(job.config, pattern)
-    return pattern in label
+    """-k: pytest's expression over the job's printed label (:mod:`keywords`)."""
+    return keywords.matches(pattern, job.config, job.mode, job.flavor, job.key)
 
 
 @dataclass(frozen=True)
@@ -217,10 +213,11 @@ class GateRun:
             mine = sum(self.shard.owns(c) for c, _ in self.shard.all_jobs)
             parts.append(f"--shard {self.shard.shard.label()}: {mine} of {len(self.shard.all_jobs)} job(s)")
         total = len(self.discovery.configs) if self.discovery else 0
+        ran = len(self.configs)
+        if with_shard and self.shard is not None:  # a shard runs its own configs of the selection
+            ran = sum(self.shard.owns(c.id) for c in self.configs)
         pinned = self.manifest.coverage.describe() if self.manifest and self.manifest.coverage else "not pinned"
-        return (
-            f"partial run ({' '.join(parts)}): {len(self.configs)} of {total} config(s); the full gate covers {pinned}"
-        )
+        return f"partial run ({' '.join(parts)}): {ran} of {total} config(s); the full gate covers {pinned}"
 
     @property
     def failures(self) -> list[Verdict]:

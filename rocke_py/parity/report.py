@@ -8,11 +8,12 @@ one 8 MiB line must not make a 40 MB JUnit file, nor a lone surrogate kill the X
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 from rocke_py.parity.canon import context, first_divergence
 from rocke_py.parity.compare import Status
@@ -241,17 +242,74 @@ def text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 _SHOW_DETAIL = (Status.CRASH.value, Status.TIMEOUT.value, Status.BUILD_FAILURE.value)
 
 
-def render(run: GateRun, out: TextIO, title: str = "gate") -> None:
-    render_doc(bound_doc(report_doc(run, with_summary=False, terminal=True)), out, title)
+def render(run: GateRun, out: TextIO, title: str = "gate", style: Style | None = None) -> None:
+    render_doc(bound_doc(report_doc(run, with_summary=False, terminal=True)), out, title, style)
 
 
 def _terminal_record(v: Verdict) -> dict[str, object]:
-    """What the terminal summary reads of a passing job that is not a known gap: its table cell."""
-    return {"config": v.job.config, "family": v.job.family, "status": v.status.value, "passed": True}
+    """What the terminal summary reads of a passing job that is not a known gap: its table cell,
+    its line under -v and its seconds under --durations."""
+    res = v.result
+    return {
+        "config": v.job.config,
+        "family": v.job.family,
+        "mode": v.job.mode,
+        "flavor": v.job.flavor,
+        "status": v.status.value,
+        "passed": True,
+        "durations": {"py": [r.seconds for r in res.py], "c": [r.seconds for r in res.c]},
+    }
 
 
-def _record_line(rec: dict) -> str:
-    return f"FAIL {rec['status']} {rec['config']} {rec['mode']} {rec['flavor']}: {_short(rec.get('reason', ''))}"
+_RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
+
+
+class Style:
+    """How much the terminal summary says (``verbosity``: -1 with -q, 1 with -v), the slowest
+    jobs it lists after it (``durations``: None, or N with 0 for all) and whether it is coloured."""
+
+    def __init__(self, verbosity: int = 0, durations: int | None = None, colour: bool = False) -> None:
+        self.verbosity = verbosity
+        self.durations = durations
+        self.colour = colour
+
+    def paint(self, word: str) -> str:
+        """FAIL and FAILED red, PASSED green, when coloured."""
+        if not self.colour:
+            return word
+        return f"{_GREEN if word.startswith('PASS') else _RED}{word}{_RESET}"
+
+
+def use_colour(out: TextIO) -> bool:
+    """Colour on a terminal; NO_COLOR (any value) turns it off, FORCE_COLOR on, NO_COLOR first
+    (https://no-color.org). Never in a file or a pipe unless forced."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def job_seconds(rec: dict) -> float:
+    """A job's seconds: both engines' runs, as the JUnit testcase's time."""
+    durations = rec.get("durations") or {}
+    return sum(float(t) for side in ("py", "c") for t in durations.get(side, ()))
+
+
+def duration_lines(records: list[dict], n: int) -> list[str]:
+    """``slowest N of M job(s):`` and a line per job, slowest first (``n`` 0: every job)."""
+    slow = sorted(records, key=lambda r: -job_seconds(r))[: n or len(records)]
+    return [f"slowest {len(slow)} of {len(records)} job(s):"] + [
+        f"{job_seconds(r):8.2f} s  {r['config']} {r['mode']} {r['flavor']}" for r in slow
+    ]
+
+
+def _record_line(rec: dict, style: Style | None = None) -> str:
+    fail = style.paint("FAIL") if style else "FAIL"
+    return f"{fail} {rec['status']} {rec['config']} {rec['mode']} {rec['flavor']}: {_short(rec.get('reason', ''))}"
 
 
 def record_groups(records: list[dict]) -> list[list[dict]]:
@@ -273,19 +331,38 @@ def _jobs_list(records: list[dict], limit: int = 8) -> str:
     return ", ".join(job_label(r) for r in records[:limit]) + more
 
 
-def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
+def render_doc(doc: dict, out: TextIO, title: str = "gate", style: Style | None = None) -> None:
     """The terminal summary of a JSON report (a gate's, or ``merge``'s; bounded by :func:`bound_doc`)."""
+    style = style or Style()
     p = lambda s="": print(escape_surrogates(clip(s, LINE_CHARS)), file=out)  # noqa: E731
     records: list[dict] = doc["jobs"]
-    failures = [r for r in records if not r["passed"]]
+    if style.verbosity > 0:
+        for r in records:
+            word = style.paint("PASSED" if r["passed"] else "FAILED")
+            p(f"{word} {r['status']} {r['config']} {r['mode']} {r['flavor']}")
     for group in record_groups(records):
         rec = group[0]
-        p(_record_line(rec))
+        p(_record_line(rec, style))
         if rec["status"] in _SHOW_DETAIL:
             for ln in rec.get("detail") or ():
                 p(f"    | {ln}")
         if len(group) > 1:
             p(f"    + {len(group) - 1} more job(s) with the same cause: {_jobs_list(group[1:])}")
+    if style.verbosity >= 0:
+        _hint(records, p)
+    for prob in doc["run_level_failures"]:
+        p(f"{style.paint('FAIL')} run-level: {prob}")
+    if style.verbosity >= 0:
+        _render_middle(doc, p)
+    p(_final_line(doc, title, style))
+    if style.durations is not None and records:
+        for line in duration_lines(records, style.durations):
+            p(line)
+
+
+def _hint(records: list[dict], p: Callable[..., None]) -> None:
+    """What to run next: the diff of the first failure a golden update would not fix (not under -q)."""
+    failures = [r for r in records if not r["passed"]]
     golden_only = (Status.GOLDEN_DRIFT.value, Status.GOLDEN_MISSING.value)
     explain = [r for r in failures if r["status"] not in golden_only]
     if explain:
@@ -294,8 +371,11 @@ def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
         p(f"explain a failure: rocke-parity diff {r['config']} --mode {r['mode']} --flavor {flavor}")
     elif failures:
         p("record the identical outputs after review: rocke-parity golden --update")
-    for prob in doc["run_level_failures"]:
-        p(f"FAIL run-level: {prob}")
+
+
+def _render_middle(doc: dict, p: Callable[..., None]) -> None:
+    """What -q leaves out besides the hint: the notes, the table, the known gaps and the partial-run note."""
+    records: list[dict] = doc["jobs"]
     for n in doc["notes"]:
         p(f"note: {n}")
     if records:
@@ -313,19 +393,26 @@ def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
             gap_reason = (r.get("known_gap") or {}).get("reason", "")
             p(f"  KNOWN_GAP {r['config']} {r['mode']} {r['flavor']}: {_short(gap_reason)}")
     p()
+    if doc["partial"]:
+        p(f"note: {doc['partial']}")
+
+
+def _final_line(doc: dict, title: str, style: Style) -> str:
+    records: list[dict] = doc["jobs"]
+    failures = [r for r in records if not r["passed"]]
+    gaps = sum(r["status"] == Status.KNOWN_GAP.value for r in records)
     counts = doc["counts"]
     modes = ",".join(doc["modes"]) or "-"
     flavors = ",".join(doc["flavors"]) if "ll" in doc["modes"] else "-"
     tally = (
         f"{counts.get(Status.IDENTICAL.value, 0)} identical, "
-        f"{counts.get(Status.BOTH_REJECTED.value, 0)} both-rejected as expected, {len(gaps)} known gap(s)"
+        f"{counts.get(Status.BOTH_REJECTED.value, 0)} both-rejected as expected, {gaps} known gap(s)"
     )
-    verdict = "PASSED" if doc["passed"] else "FAILED"
+    verdict = style.paint("PASSED" if doc["passed"] else "FAILED")
     parts = [f"{len(failures)} of {len(records)} job(s) failed" if failures else f"{len(records)} job(s)"]
     if doc["run_level_failures"]:
         parts.append(f"{len(doc['run_level_failures'])} run-level failure(s)")
     if doc["partial"]:
-        p(f"note: {doc['partial']}")
         verdict += " (PARTIAL RUN)"
     merged = doc.get("merged_from")
     wall = (
@@ -333,7 +420,7 @@ def render_doc(doc: dict, out: TextIO, title: str = "gate") -> None:
         if not merged
         else f"{merged['count']} shard(s), the slowest {doc['wall_seconds']:.2f} s"
     )
-    p(f"{title} {verdict}: {', '.join(parts)} ({tally}); modes {modes}; flavors {flavors}; {wall}")
+    return f"{title} {verdict}: {', '.join(parts)} ({tally}); modes {modes}; flavors {flavors}; {wall}"
 
 
 # ----------------------------------------------------------------------------- JSON

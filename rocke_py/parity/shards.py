@@ -20,6 +20,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -115,3 +116,17 @@ def shard_info(shard: Shard, jobs: list[tuple[str, str]], config_sha: dict[str, 
         partition_sha256(jobs, assignment, shard.count),
         shas,
     )
+
+
+class _Job(Protocol):
+    config: str
+    key: str
+
+
+J = TypeVar("J", bound=_Job)
+
+
+def owned_jobs(shard: Shard, jobs: list[J], config_sha: dict[str, str], costs: list[float]) -> list[J]:
+    """The jobs of ``jobs`` that shard runs (``gate --collect-only --shard``)."""
+    info = shard_info(shard, [(j.config, j.key) for j in jobs], config_sha, costs)
+    return [j for j in jobs if info.owns(j.config)]
