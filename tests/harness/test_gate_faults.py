@@ -293,15 +293,22 @@ FAULTS = (
 )
 
 
-@pytest.fixture(scope="module")
-def base_tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("faults")
-    for cid, marker in TREE:
+def fault_tree(root: Path, real_engines: str, tree: tuple[tuple[str, str], ...] = TREE) -> Path:
+    """tree (default TREE) in root, each config with its marker comment, its golden manifest
+    recorded by real_engines: the real engines, as wrapped by a faults file. The other fault
+    tests build on it."""
+    for cid, marker in tree:
         src = REPO / "parity_configs" / f"{cid}.toml"
         dst = root / "parity_configs" / f"{cid}.toml"
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(src.read_bytes() + (f"\n{marker}\n".encode() if marker else b""))
-    assert main(["golden", "--update", "--root", str(root), "--engines", engines("real"), "-j", "2"]) == 0
+    assert main(["golden", "--update", "--root", str(root), "--engines", real_engines, "-j", "2"]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def base_tree(tmp_path_factory) -> Path:
+    root = fault_tree(tmp_path_factory.mktemp("faults"), engines("real"))
     assert main(["gate", "--root", str(root), "--engines", engines("real"), "-j", "2"]) == 0
     return root
 

@@ -17,35 +17,19 @@ from __future__ import annotations
 import hashlib
 import io
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import standin_tree as pt
+from cli_run import Done, run_main
 
-from rocke_py.parity.cli import main
 from rocke_py.parity.objects import ObjectCache
 
 CID = "wgrad/00-a"
 
 
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
-
-
 def run(capsys, *args: str) -> Done:
-    code = main(list(args))
-    got = capsys.readouterr()
-    done = Done(code, got.out, got.err)
-    assert "Traceback" not in done.text, done.text[-3000:]
-    return done
+    return run_main(capsys, list(args))
 
 
 def tree(tmp_path: Path) -> Path:

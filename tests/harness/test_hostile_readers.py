@@ -15,14 +15,13 @@ The property fuzz of the same readers is tests/harness/test_reader_fuzz.py.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import standin_tree as pt
+from cli_run import Done, run_main
 
 from rocke_py.parity import configs, golden
-from rocke_py.parity.cli import main
 from rocke_py.parity.merge import MergeError, load_report
 from rocke_py.parity.report import JSON_SCHEMA
 
@@ -31,17 +30,6 @@ DEEP_TOML = "x = " + "[" * 1000 + "]" * 1000 + "\n"
 #: JSON nested far past any recursion limit (json's C scanner recurses too): 200 KB
 DEEP_JSON = "[" * 100_000 + "]" * 100_000 + "\n"
 DEEP_CONFIG = "parity_configs/fwd/01-deep.toml"
-
-
-@dataclass(frozen=True)
-class Done:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
 
 
 def tree(tmp_path: Path) -> Path:
@@ -54,11 +42,7 @@ def tree(tmp_path: Path) -> Path:
 
 def run(root: Path, capsys, *args: str) -> Done:
     extra = ["-j", "1"] if args[0] in ("gate", "golden") else []
-    code = main([*args, "--root", str(root), "--engines", pt.engines_arg(), *extra])
-    got = capsys.readouterr()
-    done = Done(code, got.out, got.err)
-    assert "Traceback" not in done.text, done.text[-3000:]
-    return done
+    return run_main(capsys, [*args, "--root", str(root), "--engines", pt.engines_arg(), *extra])
 
 
 # ----------------------------------------------------------------------------- a deep config

@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from layout import REPO
+from test_gate_faults import fault_tree
 
 from rocke_py.parity import report
 from rocke_py.parity.cli import main
@@ -55,13 +56,7 @@ def engines(fault: str) -> str:
 
 @pytest.fixture(scope="module")
 def base_tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("hostile")
-    for cid, marker in TREE:
-        dst = root / "parity_configs" / f"{cid}.toml"
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_bytes((REPO / "parity_configs" / f"{cid}.toml").read_bytes() + f"\n{marker}\n".encode())
-    assert main(["golden", "--update", "--root", str(root), "--engines", engines("real"), "-j", "2"]) == 0
-    return root
+    return fault_tree(tmp_path_factory.mktemp("hostile"), engines("real"), TREE)
 
 
 @pytest.fixture

@@ -20,8 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-from layout import REPO
-from test_gate_faults import EMIT, TREE, _copy, engines
+from test_gate_faults import EMIT, _copy, engines, fault_tree
 
 from rocke_py.parity.cli import main
 
@@ -31,14 +30,7 @@ MEMORY_ENV = "ROCKE_PARITY_WORKER_MEMORY_MB"  # the workers' memory limit (docs/
 @pytest.fixture(scope="module")
 def base_tree(tmp_path_factory) -> Path:
     """test_gate_faults.py's small tree, its golden manifest recorded by the real engines."""
-    root = tmp_path_factory.mktemp("workers")
-    for cid, marker in TREE:
-        dst = root / "parity_configs" / f"{cid}.toml"
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        src = (REPO / "parity_configs" / f"{cid}.toml").read_bytes()
-        dst.write_bytes(src + (f"\n{marker}\n".encode() if marker else b""))
-    assert main(["golden", "--update", "--root", str(root), "--engines", engines("real"), "-j", "2"]) == 0
-    return root
+    return fault_tree(tmp_path_factory.mktemp("workers"), engines("real"))
 
 
 def gate(root: Path, fault: str, *extra: str) -> list[str]:
