@@ -12,10 +12,11 @@ placeholder the gate refuses until it is filled in; ``rocke-parity gaps add`` wr
 reason) and the repro commands. ``--canonical`` renumbers SSA names first (:mod:`canon`), so a
 pure renumbering reads "identical after canonical renumbering". A C engine crash is re-run
 under gdb for its own frames (``backtrace``), as the gate re-runs a job listed as a CRASH gap,
-so that the printed entry pins the frame the gate will see. Every printed line is bounded as
-the gate's reports are (:func:`report.clip`: an 8 MB divergent line is cut to its head and its
-size; ``--save DIR`` keeps the whole text). An unreadable golden.json is said in one line, as
-the gate says it, and the jobs are judged without it.
+so that the printed entry pins the frame the gate will see; a crashed job is shown as the gate
+shows it (:func:`report.detail_lines`, :func:`report.repro_lines`). Every printed line is
+bounded as the gate's reports are (:func:`report.clip`: an 8 MB divergent line is cut to its
+head and its size; ``--save DIR`` keeps the whole text). An unreadable golden.json is said in
+one line, as the gate says it, and the jobs are judged without it.
 
 Exit status: 0 when every job it ran passes as the gate would pass it, 1 when any fails (or
 golden.json cannot be read: the gate fails on that too), 2 on a usage error.
@@ -34,7 +35,7 @@ from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR,
 from rocke_py.parity.gaps_edit import entry_toml
 from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references
 from rocke_py.parity.known_gaps import PLACEHOLDER_REASON
-from rocke_py.parity.report import clip, escape_surrogates
+from rocke_py.parity.report import clip, detail_lines, escape_surrogates, repro_lines
 from rocke_py.parity.runner import EngineInfo, JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
@@ -291,7 +292,7 @@ def _diff_in_pool(
     elif len(verdicts) > 1:
         p(f"all {len(verdicts)} job(s) pass" + (" (every mode and flavor of the config)" if whole else ""))
     p()
-    _detail(p, stages, target, shown, n_context, canonical)
+    _detail(p, stages, target, shown, n_context, canonical, pool.spec.c_emit)
     if shown.evidence and not shown.passed and shown.status.value != "KNOWN_GAP":
         p()
         _gap_entry(p, shown)
@@ -362,21 +363,19 @@ def save_outputs(dest: Path, results: list[JobResult]) -> int:
     return n
 
 
-def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, canonical: bool) -> None:
+def _detail(p, stages: dict[str, JobResult], target: Target, v, n_context: int, canonical: bool, c_emit: str) -> None:
     res: JobResult = v.result
     mode, flavor = v.job.mode, v.job.call_flavor
     p(f"job {target.label}  mode {mode}  flavor {v.job.flavor}")
     if res.death is not None or not res.py or not res.c:
         p(f"status: {v.status.value} — {v.reason}")
-        if res.death is not None and res.death.c_frames:
-            p("    C frames (the job re-run under gdb):")
-            for ln in res.death.c_frames.splitlines()[:12]:
-                p(f"    | {ln}")
-        if res.death is not None and res.death.detail:
-            for ln in res.death.detail.splitlines()[:20]:
-                p(f"    | {ln}")
+        # the gate's crash report, from the gate's functions: the C frames, the dump's head, and
+        # the gdb command that gives the C frames where gdb is not on the PATH
+        for ln in detail_lines(res):
+            p(f"    | {ln}")
         p("repro:")
-        p(f"  rocke-emit {target.relpath} --mode {mode} --flavor {flavor}")
+        for ln in repro_lines(v, target.relpath, c_emit):
+            p(f"  {ln}")
         return
     py, c = res.py[0], res.c[0]
     for side, run in (("py", py), ("c", c)):

@@ -655,14 +655,24 @@ def _bad_results(msg: tuple, batch: deque[int]) -> str:
 
 
 def _dump_head(path: str) -> str:
-    """The head of a faulthandler dump (it prints the innermost frame first)."""
+    """The head of a faulthandler dump (it prints the innermost frame first), up to the worker's
+    entry (:func:`_worker_main`)."""
     try:
         with open(path, "rb") as f:
             text = f.read(1 << 20).decode("utf-8", "replace")  # the head is all that is shown
     except OSError:
         return ""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    return "\n".join(lines[:_FAULT_LINES])
+    return "\n".join(_job_frames(lines)[:_FAULT_LINES])
+
+
+def _job_frames(lines: list[str]) -> list[str]:
+    """A dump's lines without the frames outward of the worker's entry: multiprocessing's, and
+    (in a forked worker) the parent's stack at the fork, which are the pool's, never the crash's."""
+    for i, ln in enumerate(lines):
+        if ln.strip().startswith("File ") and ln.endswith(f" in {_worker_main.__name__}"):
+            return lines[: i + 1]
+    return lines
 
 
 # ----------------------------------------------------------------------------- parent side
