@@ -255,7 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--timeout", type=seconds(), default=60.0, help=argparse.SUPPRESS)
     _common(n)
 
-    go = sub.add_parser("golden", help="check or update parity_configs/golden.json")
+    go = sub.add_parser(
+        "golden",
+        help="check or update parity_configs/golden.json; golden diff [REV]: what it moved since REV",
+        epilog="rocke-parity golden diff [REV]: what golden.json moved since REV (default HEAD)",
+    )
     mx = go.add_mutually_exclusive_group(required=True)
     mx.add_argument(
         "--check",
@@ -269,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _selection_options(go, with_reports=False)
     _common(go)
+    _golden_diff_parser(sub)
 
     ck = sub.add_parser(
         "check-llvm",
@@ -292,6 +297,24 @@ def build_parser() -> argparse.ArgumentParser:
     _common(fz)
     _gaps_parser(sub)
     return ap
+
+
+#: ``golden diff [REV]`` is parsed as its own subcommand: ``golden`` takes config ids as arguments
+GOLDEN_DIFF = "golden-diff"
+
+
+def _golden_diff_parser(sub) -> None:
+    """``golden diff [REV]``: what golden.json moved since REV, with the text diff of each moved
+    emission. No help line of its own: the command line reaches it as ``golden diff``."""
+    gd = sub.add_parser(
+        GOLDEN_DIFF,
+        prog="rocke-parity golden diff",
+        description="what parity_configs/golden.json moved since a git revision: added, removed and "
+        "changed entries, and for a changed emission the canonical diff of its texts",
+    )
+    gd.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help="the git revision (default HEAD)")
+    _common(gd)
+    gd.set_defaults(command="golden diff")
 
 
 def _gaps_parser(sub) -> None:
@@ -422,7 +445,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     own). SystemExit as argparse raises it."""
     parser = build_parser()
     added = _addopts()
-    args, extra = parser.parse_known_args(_with_addopts(parser, argv, added))
+    args, extra = parser.parse_known_args(_with_addopts(parser, _golden_diff_words(argv), added))
     sub: argparse.ArgumentParser = getattr(args, "usage_parser", parser)
     if extra:
         if added:
@@ -431,6 +454,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
     if hasattr(args, "config_ids"):  # gate wgrad/11 = gate --config wgrad/11
         args.config = [*args.config_ids, *args.config]
     return args
+
+
+def _golden_diff_words(argv: list[str]) -> list[str]:
+    """``golden diff ...`` as the parser's ``golden-diff ...`` (the command is the first word that
+    is no option)."""
+    for i, word in enumerate(argv):
+        if not word.startswith("-"):
+            if word == "golden" and argv[i + 1 : i + 2] == ["diff"]:
+                return [*argv[:i], GOLDEN_DIFF, *argv[i + 2 :]]
+            break
+    return argv
 
 
 def _addopts() -> list[str]:

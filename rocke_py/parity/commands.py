@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rocke_py.fuzz import command as fuzz_command
 from rocke_py.parity import golden as golden_mod
@@ -23,7 +23,7 @@ from rocke_py.parity.cli import EXIT_CRASH, EXIT_FAIL, EXIT_OK, EXIT_USAGE, GATE
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.configs import discover
 from rocke_py.parity.diff import DiffUsageError, resolve_target, run_diff
-from rocke_py.parity.engines import EngineSpec, call_engine, load_side, text_bytes
+from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec, call_engine, load_side, text_bytes
 from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
 from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
 from rocke_py.parity.report import (
@@ -258,6 +258,7 @@ def _write_reports(
     doc: dict,
     golden: golden_mod.Manifest | None,
     base: golden_mod.Manifest | None,
+    review: Callable[[dict], list[str]] | None = None,
 ) -> int:
     """Each requested report of ``doc``; EXIT_USAGE when one cannot be written, else EXIT_OK."""
     from rocke_py.parity.summary import markdown
@@ -270,7 +271,7 @@ def _write_reports(
             elif opt == "--junit":
                 text = junit_text(doc)
             else:
-                text = markdown(doc, golden, base, args.base_golden or "")
+                text = markdown(doc, golden, base, args.base_golden or "", review)
             write_output(d, text.encode("utf-8"), opt)
         except WriteError as e:
             print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
@@ -327,7 +328,8 @@ def cmd_gate(args: argparse.Namespace, early: Pool | None = None) -> int:
         return EXIT_OK if run.passed else EXIT_FAIL
     doc = bound_doc(report_doc(run, args.json_full), dests)  # texts cut, the whole kept beside the report
     render_doc(doc, out, style=_style(args, out))
-    written = _write_reports(args, dests, doc, run.manifest if run.golden_ok else None, base)
+    review = golden_update.drift_reviews(run)  # the summary's text diff of each drifted entry
+    written = _write_reports(args, dests, doc, run.manifest if run.golden_ok else None, base, review)
     return written if written != EXIT_OK else (EXIT_OK if run.passed else EXIT_FAIL)
 
 
@@ -342,13 +344,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"rocke-parity merge: refused: {e}", file=sys.stderr)
         return EXIT_USAGE
     render_doc(doc, sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout, "merge")
-    golden = None
-    if base is not None:
-        try:
-            golden = golden_mod.load(golden_mod.golden_path(_root(args)))
-        except (golden_mod.GoldenError, RootNotFound):
-            golden = None
-    written = _write_reports(args, dests, doc, golden, base)
+    golden, review = None, None
+    try:
+        root = _root(args)
+        review = golden_update.stored_reviews(root)  # the drifted entries' texts, where this tree kept them
+        if base is not None:
+            golden = golden_mod.load(golden_mod.golden_path(root))
+    except (golden_mod.GoldenError, RootNotFound):
+        golden = None
+    written = _write_reports(args, dests, doc, golden, base, review)
     return written if written != EXIT_OK else (EXIT_OK if doc["passed"] else EXIT_FAIL)
 
 
@@ -416,7 +420,7 @@ def _golden_update(run: GateRun) -> int:
         manifest, changes = golden_update.write_locked(path, outputs, existing, coverage, cache)
     except golden_update.UpdateError as e:
         raise UsageError(str(e)) from None
-    golden_update.remember_texts(run, outputs, manifest, cache)
+    golden_update.remember_texts(run, outputs, manifest, cache, changes)
     # what the gate would say now: the recorded outputs are no longer golden failures
     _record(
         run,
@@ -430,7 +434,8 @@ def _golden_update(run: GateRun) -> int:
         ],
     )
     for ch in changes:
-        print(ch.line(), file=out)
+        for line in ch.lines():  # a moved emission: its text diff under its line
+            print(line, file=out)
     rel = path.relative_to(run.root).as_posix()
     scope = f" ({run.partial_note()}: entries of other jobs untouched)" if run.partial else ""
     if changes:
@@ -441,6 +446,86 @@ def _golden_update(run: GateRun) -> int:
     else:
         print(f"{rel} is up to date ({len(outputs)} job(s) of this run){scope}", file=out)
     return EXIT_OK
+
+
+def cmd_golden_diff(args: argparse.Namespace) -> int:
+    """``golden diff [REV]``: golden.json at REV against the working tree's, entry by entry; a
+    changed emission with its canonical text diff when both texts can be had. Exit 0; a bad
+    revision or an unreadable manifest exit 2."""
+    root = _root(args)
+    try:
+        base = golden_mod.at_revision(root, args.rev)
+        now = golden_mod.load(golden_mod.golden_path(root))
+    except (golden_mod.RevisionError, golden_mod.GoldenError) as e:
+        raise UsageError(str(e)) from None
+    out = sys.stdout
+    if not base.exists:
+        print(f"note: {args.rev} has no golden.json: every entry is added", file=out)
+    moved = golden_mod.moved_entries(base, now)
+    if base.coverage != now.coverage and base.exists:
+        was, got = (c.describe_record() if c else "none" for c in (base.coverage, now.coverage))
+        print(f"coverage: {was} -> {got}", file=out)
+    if not moved:
+        print(f"golden.json: nothing moved since {args.rev} ({now.count()} entries)", file=out)
+        return EXIT_OK
+    texts = _TreeTexts(root, args)
+    for cfg, key, a, b in moved:
+        for line in _moved_entry(cfg, key, a, b, texts, args.rev):
+            print(line, file=out)
+    n_added = sum(1 for _, _, a, _ in moved if a is None)
+    n_removed = sum(1 for _, _, _, b in moved if b is None)
+    n_changed = len(moved) - n_added - n_removed
+    print(
+        f"golden.json: {len(moved)} entr{'y' if len(moved) == 1 else 'ies'} moved since {args.rev} "
+        f"({n_added} added, {n_removed} removed, {n_changed} changed)",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def _moved_entry(
+    cfg: str, key: str, a: golden_mod.GoldenEntry | None, b: golden_mod.GoldenEntry | None, texts, rev: str
+) -> list[str]:
+    """An entry golden diff lists: its line and, for a changed emission, its review."""
+    if a is None or b is None:
+        return [f"{cfg} {key}: added ({b.short()})" if b is not None else f"{cfg} {key}: removed (was {a.short()})"]
+    line = f"{cfg} {key}: changed: {a.short()} -> {b.short()}"
+    if not (a.emits and b.emits):
+        return [line]
+    if a.sha256 == b.sha256:
+        return [f"{line} (kernel name {a.kernel_name or '(none)'} -> {b.kernel_name or '(none)'})"]
+    old = texts.stored(a.sha256)
+    review = golden_mod.review_lines(old, texts.of(cfg, key, b) if old is not None else None, rev, "working tree")
+    return [f"{line} ({b.bytes - a.bytes:+d} bytes)", *(f"    {r}" for r in review)]
+
+
+class _TreeTexts:
+    """The texts behind golden.json's entries: from the local object store, else (for the working
+    tree's entries) by running this tree's py engine on the config; the engine is loaded once,
+    when first needed."""
+
+    def __init__(self, root: Path, args: argparse.Namespace) -> None:
+        self.cache = golden_mod.ObjectCache(root)
+        self.root, self.args = root, args
+        self._emit = None
+        self._configs: dict[str, bytes] | None = None
+
+    def stored(self, sha: str) -> str | None:
+        return self.cache.get(sha)
+
+    def of(self, cfg: str, key: str, entry: golden_mod.GoldenEntry) -> str | None:
+        text = self.cache.get(entry.sha256)
+        if text is not None:
+            return text
+        if self._configs is None:
+            self._configs = {c.id: c.data for c in discover(self.root).configs}
+            self._emit, _ = load_side(_engines(self.args, needs_c=False), "py")
+        data = self._configs.get(cfg)
+        if data is None:
+            return None
+        mode, _, flavor = key.partition(".")
+        run, text = call_engine(self._emit, data, mode, flavor or FLAVORLESS_CALL_FLAVOR)
+        return text if run.kind == "emitted" and run.sha256 == entry.sha256 else None
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -638,6 +723,7 @@ _COMMANDS = {
     "coverage": cmd_coverage,
     "fuzz": cmd_fuzz,
     "gaps": cmd_gaps,
+    "golden diff": cmd_golden_diff,
 }
 
 

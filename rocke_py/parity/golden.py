@@ -32,7 +32,9 @@ To say whether a moved entry changed only by SSA renumbering, the harness keeps 
 uncommitted, content-addressed cache of the texts behind the current entries
 (``.rocke-parity/objects/``, filled by every gate run with the outputs that match the manifest
 and by every update). When the old text is in that cache the update says ``renumbering-only:
-yes`` or ``no``; otherwise ``renumbering-only: unknown (old text not stored)``.
+yes`` or ``no``; otherwise ``renumbering-only: unknown (old text not stored)``. The same
+cache gives the reviewer the text behind a moved entry: :func:`review_lines` is the bounded
+canonical diff ``golden --update``, ``golden diff`` and the gate's ``--summary`` print.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from rocke_py.parity.canon import canonicalise
+from rocke_py.parity.canon import bounded_unified_diff, canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
 from rocke_py.parity.fileio import brief, is_text, loads_json, read_data_file
@@ -60,11 +63,21 @@ _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # what configs.discover makes of <family>/<NN>-<slug>.toml: no other key can be a config's
 _CONFIG_ID_RE = re.compile(r"^[a-z][a-z0-9_]*/(?:[0-9]{2}|[1-9][0-9]{2,})-[a-z0-9][a-z0-9_-]*$")
 UNKNOWN_RENUMBERING = "renumbering-only: unknown (old text not stored)"
+#: What a moved entry's review says when its previous text is not in the local object store.
+NOT_KEPT = "previous text not kept here: run the gate on the old revision, or use golden diff REV"
+SAME_CANONICAL = "no difference after canonical renumbering (only SSA names moved)"
+#: The most diff lines one entry's review prints, and the longest line (an ll line can be long).
+REVIEW_LINES = 40
+REVIEW_CHARS = 200
 EMIT, REJECT = "emit", "reject"
 
 
 class GoldenError(Exception):
     """golden.json exists but is not a valid manifest (a run-level failure)."""
+
+
+def is_sha256(text: str) -> bool:
+    return bool(_SHA_RE.fullmatch(text))
 
 
 def output_key(mode: str, flavor: str) -> str:
@@ -253,29 +266,78 @@ def load(path: Path) -> Manifest:
     if not path.exists():
         return Manifest({}, exists=False)
     try:
-        doc = loads_json(read_data_file(path))  # a regular file of at most 16 MiB; a key twice is refused
-    except (OSError, ValueError) as e:
+        data = read_data_file(path)  # a regular file of at most 16 MiB
+    except OSError as e:
         raise GoldenError(f"{path.name}: cannot be read: {e}") from None
+    return loads(data, path.name)
+
+
+def loads(data: bytes, name: str = FILE_NAME) -> Manifest:
+    """The manifest in ``data`` (golden.json's bytes, e.g. as ``git show`` gives them); ``name``
+    is what an error names."""
+    try:
+        doc = loads_json(data)  # a key twice is refused
+    except ValueError as e:
+        raise GoldenError(f"{name}: cannot be read: {e}") from None
     if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, SCHEMA_V1):
-        raise GoldenError(f"{path.name}: schema must be {SCHEMA!r}")
+        raise GoldenError(f"{name}: schema must be {SCHEMA!r}")
     v1 = doc["schema"] == SCHEMA_V1
     want = {"schema", "entries"} if v1 else {"schema", "entries", "coverage"}
     if set(doc) != want or not isinstance(doc["entries"], dict):
-        raise GoldenError(f"{path.name}: expected exactly the keys {', '.join(sorted(want))} (entries: an object)")
-    coverage = None if v1 else _coverage(path.name, doc["coverage"])
+        raise GoldenError(f"{name}: expected exactly the keys {', '.join(sorted(want))} (entries: an object)")
+    coverage = None if v1 else _coverage(name, doc["coverage"])
     entries: dict[str, dict[str, GoldenEntry]] = {}
     for cfg, outputs in doc["entries"].items():
         if not _CONFIG_ID_RE.match(cfg):
-            raise GoldenError(f"{path.name}: entry {brief(cfg)} is not a config id (<family>/<NN>-<slug>)")
+            raise GoldenError(f"{name}: entry {brief(cfg)} is not a config id (<family>/<NN>-<slug>)")
         if not isinstance(outputs, dict):
-            raise GoldenError(f"{path.name}: entry {cfg!r} must be an object")
+            raise GoldenError(f"{name}: entry {cfg!r} must be an object")
         got: dict[str, GoldenEntry] = {}
         for key, e in outputs.items():
             if key not in OUTPUT_KEYS:
-                raise GoldenError(f"{path.name}: {cfg}: unknown output {brief(key)} (one of {', '.join(OUTPUT_KEYS)})")
-            got[key] = _entry(path.name, cfg, key, e, v1)
+                raise GoldenError(f"{name}: {cfg}: unknown output {brief(key)} (one of {', '.join(OUTPUT_KEYS)})")
+            got[key] = _entry(name, cfg, key, e, v1)
         entries[cfg] = got
     return Manifest(entries, coverage=coverage, schema=doc["schema"])
+
+
+def moved_entries(base: Manifest, now: Manifest) -> list[tuple[str, str, GoldenEntry | None, GoldenEntry | None]]:
+    """(config, output key, base's entry, now's) of every entry that differs between two
+    manifests (None where one has none), in config and key order."""
+    out = []
+    for cfg in sorted(set(base.entries) | set(now.entries)):
+        was, got = base.entries.get(cfg, {}), now.entries.get(cfg, {})
+        out += [(cfg, k, was.get(k), got.get(k)) for k in sorted(set(was) | set(got)) if was.get(k) != got.get(k)]
+    return out
+
+
+class RevisionError(Exception):
+    """``golden diff REV``: REV is no commit of the tree's repository, or git cannot say (exit 2)."""
+
+
+def at_revision(root: Path, rev: str) -> Manifest:
+    """golden.json as commit ``rev`` has it (``git show REV:parity_configs/golden.json``, read
+    only: nothing of that revision runs); an empty manifest (``exists`` False) when it has none."""
+    if not rev or rev.startswith("-"):  # never an option of git's
+        raise RevisionError(f"{brief(rev)} is not a revision")
+
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise RevisionError(f"git cannot be run: {e}") from None
+
+    done = git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RevisionError(f"{brief(rev)} is no commit of {root}{': ' + why[-1] if why else ''}")
+    where = f"{rev}:./{CONFIG_DIR}/{FILE_NAME}"  # ./: relative to the root, wherever the checkout's top is
+    if git("rev-parse", "--verify", "--quiet", where).returncode != 0:
+        return Manifest({}, exists=False)
+    done = git("show", where)
+    if done.returncode != 0:
+        raise RevisionError(f"git show {where}: {done.stderr.decode('utf-8', 'replace').strip() or 'failed'}")
+    return loads(done.stdout, f"{FILE_NAME} at {rev}")
 
 
 def dumps(manifest: Manifest) -> str:
@@ -296,11 +358,31 @@ def write(path: Path, manifest: Manifest) -> None:
 
 
 def renumbering_verdict(cache: ObjectCache | None, old_sha: str, new_text: str | None) -> str:
-    old = cache.get(old_sha) if cache is not None else None
+    return _renumbering(cache.get(old_sha) if cache is not None else None, new_text)
+
+
+def _renumbering(old: str | None, new_text: str | None) -> str:
     if old is None or new_text is None:
         return UNKNOWN_RENUMBERING
     same = canonicalise(old) == canonicalise(new_text)
     return f"renumbering-only: {'yes' if same else 'no'}"
+
+
+def review_lines(old: str | None, new: str | None, old_label: str = "golden", new_label: str = "now") -> list[str]:
+    """A moved entry as a reviewer reads it: the unified diff of its previous text against its new
+    one, both canonical (as ``diff --canonical``: a renumbering does not bury the real change), cut
+    to :data:`REVIEW_LINES` lines of :data:`REVIEW_CHARS` characters; one line when a text is
+    missing (the previous one is only in the local store, if anywhere)."""
+    if old is None:
+        return [NOT_KEPT]
+    if new is None:
+        return ["new text not available here (not kept, and the engine does not emit the recorded bytes)"]
+    a, b = canonicalise(old), canonicalise(new)
+    if a == b:
+        return [SAME_CANONICAL]
+    lines, cut = bounded_unified_diff(a, b, f"{old_label} (canonical)", f"{new_label} (canonical)", REVIEW_LINES)
+    lines = [ln if len(ln) <= REVIEW_CHARS else ln[: REVIEW_CHARS - 1] + "…" for ln in lines]
+    return lines + ([f"… {cut} more lines"] if cut else [])
 
 
 # ----------------------------------------------------------------------------- update
@@ -324,6 +406,11 @@ class Change:
     old: GoldenEntry | None
     new: GoldenEntry | None
     note: str = ""
+    review: tuple[str, ...] = ()  # a moved emission's text diff (review_lines), printed under line()
+
+    def lines(self) -> list[str]:
+        """line(), and under it the review, indented."""
+        return [self.line(), *(f"    {r}" for r in self.review)]
 
     def line(self) -> str:
         where = f"{self.config} {self.key}" if self.key else self.config
@@ -378,9 +465,9 @@ def plan_update(
                 )
             )
         else:
-            changes.append(
-                Change(out.config, out.key, "moved", old, new, renumbering_verdict(cache, old.sha256, out.text))
-            )
+            was = cache.get(old.sha256) if cache is not None else None
+            review = tuple(review_lines(was, out.text))
+            changes.append(Change(out.config, out.key, "moved", old, new, _renumbering(was, out.text), review))
     if existing is not None:
         for cfg in sorted(entries):
             keep = existing.get(cfg)

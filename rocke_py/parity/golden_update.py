@@ -17,6 +17,7 @@ The CLI (:mod:`cli`) only prints what these return.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Sequence
 
 from rocke_py.parity import golden as golden_mod
 from rocke_py.parity.compare import GOLDEN_STATUSES, Status
@@ -103,8 +104,12 @@ def write_locked(
     return manifest, changes
 
 
-def remember_texts(run: GateRun, outputs: list[Output], manifest: Manifest, cache: ObjectCache) -> None:
-    """Keep the recorded texts in the local cache (for the next renumbering verdict); best effort."""
+def remember_texts(
+    run: GateRun, outputs: list[Output], manifest: Manifest, cache: ObjectCache, changes: Sequence[Change] = ()
+) -> None:
+    """Keep the recorded texts in the local cache (for the next renumbering verdict); best effort.
+    A full run prunes the texts no entry refers to, but keeps those of the entries it moved, so
+    that ``golden diff`` can still show what this update changed."""
     for o in outputs:
         if o.text is not None:
             try:
@@ -112,4 +117,36 @@ def remember_texts(run: GateRun, outputs: list[Output], manifest: Manifest, cach
             except OSError:
                 pass
     if not run.partial:
-        cache.prune({e.sha256 for outs in manifest.entries.values() for e in outs.values() if e.emits})
+        keep = {e.sha256 for outs in manifest.entries.values() for e in outs.values() if e.emits}
+        cache.prune(keep | {c.old.sha256 for c in changes if c.old is not None and c.old.emits})
+
+
+def drift_reviews(run: GateRun) -> Callable[[dict], list[str]]:
+    """For the gate's ``--summary``: a GOLDEN_DRIFT job's record -> the text diff of its entry
+    (:func:`golden.review_lines`: the recorded text from the local cache against this run's),
+    computed only for the records the summary shows."""
+    cache = ObjectCache(run.root)
+    drifted = {(v.job.config, v.job.key): v for v in run.verdicts if v.status is Status.GOLDEN_DRIFT}
+
+    def review(rec: dict) -> list[str]:
+        v = drifted.get((rec.get("config"), golden_mod.output_key(rec.get("mode", ""), rec.get("flavor", ""))))
+        if v is None or v.golden is None:
+            return []
+        return golden_mod.review_lines(cache.get(v.golden.sha256), v.result.text("py"))
+
+    return review
+
+
+def stored_reviews(root: Path) -> Callable[[dict], list[str]]:
+    """For ``merge --summary``, which has the reports only: a GOLDEN_DRIFT record -> the text diff
+    of its entry when both texts are in this tree's local cache (else the one-line note)."""
+    cache = ObjectCache(root)
+
+    def review(rec: dict) -> list[str]:
+        g, now = rec.get("golden") or {}, rec.get("py") or {}
+        shas = [str(g.get("sha256")), str(now.get("sha256"))]
+        if g.get("verdict") != "emit" or now.get("kind") != "emitted" or not all(map(golden_mod.is_sha256, shas)):
+            return []  # a report's value is never a path into the cache
+        return golden_mod.review_lines(cache.get(shas[0]), cache.get(shas[1]))
+
+    return review

@@ -3,13 +3,16 @@
 
 Made from the JSON report alone (a gate's or a merged one): the verdict and what ran, the
 counts by family and status, each failure cause with its first divergent lines and the commands
-that reproduce it, the golden entries this run moved (with their byte deltas), and — with
+that reproduce it, the golden entries this run moved (with their byte deltas and, for a gate's
+summary, each drifted entry's bounded canonical text diff: ``review``), and — with
 ``--base-golden FILE`` (the target branch's manifest) — what the tree's golden.json changes
 against it. Long lists are cut (a step summary has a size limit), saying how much was cut,
 every line is bounded, and the whole summary stays under :data:`MAX_SUMMARY_BYTES` whatever the
 run (:func:`fit`)."""
 
 from __future__ import annotations
+
+from typing import Callable
 
 from rocke_py.parity.compare import GOLDEN_STATUSES
 from rocke_py.parity.golden import GoldenEntry, Manifest
@@ -104,9 +107,10 @@ def _failures(doc: dict) -> list[str]:
     return out + _cut(min(len(groups), MAX_GROUPS), len(groups), "cause(s)")
 
 
-def _moved(doc: dict) -> list[str]:
-    """This run's golden failures: what the manifest records, what the engines give now."""
-    rows = []
+def _moved(doc: dict, review: Callable[[dict], list[str]] | None = None) -> list[str]:
+    """This run's golden failures: what the manifest records, what the engines give now, and
+    under the table the text diff of each drifted entry the table shows."""
+    rows, drifted = [], []
     for rec in doc["jobs"]:
         if rec["status"] not in GOLDEN_STATUSES or rec["passed"]:
             continue
@@ -116,11 +120,17 @@ def _moved(doc: dict) -> list[str]:
         got = now.get("bytes") if now.get("kind") == "emitted" else None
         delta = f"{got - was:+d}" if was is not None and got is not None else "-"
         rows.append([f"`{job_label(rec)}`", rec["status"], _entry_text(g), _run_text(now), delta])
+        if rec["status"] == "GOLDEN_DRIFT" and len(rows) <= MAX_ROWS:
+            drifted.append(rec)
     if not rows:
         return []
     head = ["job", "status", "golden.json", "now", "Δ bytes"]
     out = ["", f"### Golden entries this run moved: {len(rows)}", "", *md_table(head, rows[:MAX_ROWS])]
     out += _cut(min(len(rows), MAX_ROWS), len(rows), "entries")
+    for rec in drifted if review is not None else ():
+        lines = review(rec)  # bounded per entry; fit() bounds the whole
+        if lines:
+            out += ["", f"`{job_label(rec)}`:", "", *_block(lines, "diff")]
     return out + ["", "after review: `rocke-parity golden --update`"]
 
 
@@ -229,7 +239,13 @@ def fit(lines: list[str], limit: int = MAX_SUMMARY_BYTES) -> str:
     return "\n".join(out) + "\n"
 
 
-def markdown(doc: dict, golden: Manifest | None = None, base: Manifest | None = None, base_label: str = "") -> str:
+def markdown(
+    doc: dict,
+    golden: Manifest | None = None,
+    base: Manifest | None = None,
+    base_label: str = "",
+    review: Callable[[dict], list[str]] | None = None,
+) -> str:
     lines = _head(doc)
     if doc["jobs"]:
         headers, rows = count_rows([(r["family"], r["status"], r["passed"]) for r in doc["jobs"]])
@@ -238,7 +254,7 @@ def markdown(doc: dict, golden: Manifest | None = None, base: Manifest | None = 
     if doc["run_level_failures"]:
         lines += ["", "### Run-level failures", ""]
         lines += [f"- {_cell(p)}" for p in doc["run_level_failures"]]
-    lines += _moved(doc)
+    lines += _moved(doc, review)
     lines += _against_base(base, base_label, golden)
     if doc["notes"]:
         lines += ["", "notes:", ""] + [f"- {_cell(n)}" for n in doc["notes"]]
