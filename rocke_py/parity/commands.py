@@ -488,7 +488,7 @@ def _moved_entry(
 ) -> list[str]:
     """An entry golden diff lists: its line and, for a changed emission, its review."""
     if a is None or b is None:
-        return [f"{cfg} {key}: added ({b.short()})" if b is not None else f"{cfg} {key}: removed (was {a.short()})"]
+        return [f"{cfg} {key}: added: {b.short()}" if b is not None else f"{cfg} {key}: removed: was {a.short()}"]
     line = f"{cfg} {key}: changed: {a.short()} -> {b.short()}"
     if not (a.emits and b.emits):
         return [line]
