@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from cbuild import shared_library
 from layout import REPO
 
 from rocke_py import cbridge
@@ -23,15 +22,6 @@ from rocke_py.parity import backtrace
 
 CRASHING = REPO / "tests" / "support" / "crashing_c_engine.py"
 CONFIGS = ("fwd/00-baseline", "wgrad/00-baseline")
-
-
-@pytest.fixture(scope="module")
-def crash_at_lower(tmp_path_factory) -> str:
-    out = tmp_path_factory.mktemp("crash-lower")
-    try:
-        return str(shared_library(out, defines=['-DROCKE_CRASH_AT_STAGE="lower_kernel"']))
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
 
 
 def gate(tmp_path, library: str, *args: str) -> tuple[subprocess.CompletedProcess, dict]:

@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cbuild import shared_library
 from cli_run import Done, run_main
 from layout import REPO
 
@@ -22,15 +21,6 @@ CRASHING = REPO / "tests" / "support" / "crashing_c_engine.py"
 CONFIG = "fwd/00-baseline"
 JOB = ["--mode", "ll", "--flavor", "llvm22"]
 C_FRAMES = "C frames (the job re-run under gdb):"
-
-
-@pytest.fixture(scope="module")
-def crash_at_lower(tmp_path_factory) -> str:
-    out = tmp_path_factory.mktemp("crash-lower")
-    try:
-        return str(shared_library(out, defines=['-DROCKE_CRASH_AT_STAGE="lower_kernel"']))
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
 
 
 @pytest.fixture
