@@ -48,12 +48,7 @@ def spec_value(spec_text: str, key: str) -> str | None:
 
 def mnemonics(asm: str) -> set[str]:
     """The instruction mnemonics of an assembly listing (first word of each instruction line)."""
-    found = set()
-    for line in asm.splitlines():
-        word = line.strip().split(maxsplit=1)[0] if line.strip() else ""
-        if re.fullmatch(r"[a-z][a-z0-9_]*", word):
-            found.add(word)
-    return found
+    return set(histogram(asm))
 
 
 def has_instruction(asm: str, token: str) -> bool:
@@ -72,7 +67,7 @@ def histogram(asm: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for line in asm.splitlines():
         word = line.strip().split(maxsplit=1)[0] if line.strip() else ""
-        if re.fullmatch(r"[a-z][a-z0-9_]*", word) and not word.startswith("."):
+        if re.fullmatch(r"[a-z][a-z0-9_]*", word):
             counts[word] = counts.get(word, 0) + 1
     return counts
 

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 from dataclasses import dataclass
 from typing import Callable
 
-from rocke_py.parity.canon import first_divergence
+from rocke_py.parity.canon import blank_line, first_divergence
 from rocke_py.parity.compare import Status, classify
 from rocke_py.parity.configs import Expectation
 from rocke_py.parity.gate import Job, agreed_verdict, verdict_splits
@@ -37,8 +36,6 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Statuses of a job on which the engines agree (the case's verdict is then emit or reject).
 _AGREED = (Status.IDENTICAL, Status.UNEXPECTED_REJECT)
 _EMIT = Expectation()
-_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])[0-9]+")  # i32 stays a type
-_SSA_RE = re.compile(r"%[A-Za-z0-9_.]+")
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,7 @@ def line_shape(line: str | None) -> str:
     """A line with its numbers and SSA names blanked: what stays when a reduction shrinks values."""
     if line is None:
         return "<no line>"
-    return " ".join(_NUMBER_RE.sub("#", _SSA_RE.sub("%_", line)).split())[:200]
+    return " ".join(blank_line(line).split())[:200]
 
 
 def _job_name(job: Job) -> str:

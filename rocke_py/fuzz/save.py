@@ -26,9 +26,9 @@ from rocke_py.fuzz.case import Case, Line, encode, join_lines, key_count, split_
 from rocke_py.fuzz.oracles import Outcome
 from rocke_py.fuzz.reduce import Reduction
 from rocke_py.parity._toml import tomllib
-from rocke_py.parity.configs import NEGATIVE_FROM, Expectation, discover
+from rocke_py.parity.configs import NEGATIVE_FROM, Expectation, content_key, discover
 from rocke_py.parity.gate import Job
-from rocke_py.parity.newconfig import Duplicate, content_duplicate, engine_content, next_number, write_new_config
+from rocke_py.parity.newconfig import Duplicate, content_duplicate, next_number, write_new_config
 from rocke_py.parity.runner import JobResult
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
@@ -171,7 +171,7 @@ def save_failure(
     config_file.write_bytes(data)
     added, note = None, f"expect {expect} (proposed)"
     if add_configs:
-        content = engine_content(tomllib.loads(text))
+        content = content_key(tomllib.loads(text))
         dup = content_duplicate(disc.configs, content)
         if dup is not None:
             note += f"; not added: the same engine tables as {dup.id}"

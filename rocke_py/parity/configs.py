@@ -138,23 +138,23 @@ def parse_parity_table(text: str) -> tuple[str, Expectation, str | None]:
     return desc, expect, isa
 
 
-def _typed(v: object) -> object:
+def typed_value(v: object) -> object:
     """A value with its type at every level (``1``, ``1.0`` and ``true`` differ in a config),
     tables order-free: JSON that two equal configs spell alike."""
     if isinstance(v, dict):
-        return {"table": sorted([k, _typed(x)] for k, x in v.items())}
+        return {"table": sorted([k, typed_value(x)] for k, x in v.items())}
     if isinstance(v, list):
-        return {"array": [_typed(x) for x in v]}
+        return {"array": [typed_value(x) for x in v]}
     return [type(v).__name__, repr(v)]
 
 
 def content_key(doc: dict) -> str:
     """What the engines read of a config (every table but [parity], typed, order-free), hashed:
-    two configs with the same key differ only in [parity], comments or layout (as ``new`` compares
-    them, ``newconfig.engine_content``)."""
+    two configs with the same key differ only in [parity], comments or layout. The gate's
+    duplicate check and ``new``'s both compare it."""
     rest = {t: v for t, v in doc.items() if t != "parity"}
     try:
-        canon = json.dumps(_typed(rest), separators=(",", ":"))
+        canon = json.dumps(typed_value(rest), separators=(",", ":"))
     except RecursionError:  # nested almost as deep as the parser reads: compared with nothing
         return ""
     return hashlib.sha256(canon.encode()).hexdigest()

@@ -58,9 +58,11 @@ from rocke_py.parity.configs import (
     Discovery,
     Expectation,
     config_id,
+    content_key,
     discover,
     parse_parity_table,
     resolve_id,
+    typed_value,
 )
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, JOBS_PER_CONFIG, EngineSpec
 from rocke_py.parity.gate import Job, UsageError, build_jobs
@@ -415,27 +417,12 @@ def rejected_description(code: str, message: str, derived: str) -> str:
 # ----------------------------------------------------------------------------- duplicates
 
 
-def _typed(v: object) -> object:
-    """A value compared with its type (in Python ``1 == True``; in a config they differ)."""
-    if isinstance(v, dict):
-        return tuple(sorted((k, _typed(x)) for k, x in v.items()))
-    return (type(v).__name__, v)
-
-
-def engine_content(doc: dict) -> object:
-    """What the engines read of a config: every table but [parity], typed, order-free."""
-    return _typed({t: v for t, v in doc.items() if t != "parity"})
-
-
-def content_duplicate(configs: tuple[Config, ...] | list[Config], content: object) -> Config | None:
-    for c in configs:
-        try:
-            doc = tomllib.loads(c.data.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if engine_content(doc) == content:
-            return c
-    return None
+def content_duplicate(configs: tuple[Config, ...] | list[Config], content: str) -> Config | None:
+    """The config whose engine tables are `content` (configs.content_key), as discovery read
+    them; "" (a text too deep to key) matches nothing."""
+    if not content:
+        return None
+    return next((c for c in configs if c.content == content), None)
 
 
 _SAME_CONTENT = "the same [target], [problem] and [spec] values (it differs only in [parity], comments or layout)"
@@ -603,7 +590,7 @@ def build_text(source_text: str, source_doc: dict, resolved: list[tuple[str, Set
     except (tomllib.TOMLDecodeError, ValueError) as e:
         raise UsageError(f"the new config would not be readable by the harness: {e}") from None
     want = _expected_doc(source_doc, resolved, desc, expect)
-    if _typed(doc) != _typed(want) or list(doc) != list(source_doc):
+    if typed_value(doc) != typed_value(want) or list(doc) != list(source_doc):
         raise UsageError(
             "the edited text does not parse to the intended values (is a key of the source on "
             "an unusual line?): nothing written; write this config by hand"
@@ -678,7 +665,7 @@ def run_new(
 
     applied = [f"{t}.{s.key}" + (" unset" if s.unset else f"={s.value}") for t, s in resolved]
     p(f"candidate: {family}/NN-{slug} from {source.id}" + (f" with {', '.join(applied)}" if applied else ""))
-    content = engine_content(doc)
+    content = content_key(doc)
     dup = content_duplicate(disc.configs, content)
     if dup is not None:
         p(f"nothing written: the new config would be a duplicate of {dup.id}: {_SAME_CONTENT}")

@@ -17,25 +17,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from layout import REPO
+from waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 
 FAULTS = REPO / "tests" / "faults" / "report_faults.py"
 #: The C calls of the first batch (4 cases with -j 2, one mode, two runs each); later ones hang.
 FIRST_BATCH_CALLS = 8
-
-
-def wait_for(cond, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("when", ["drawing", "reducing"])
@@ -53,7 +45,7 @@ def test_sigterm_saves_the_failures_found_so_far(tmp_path: Path, when: str) -> N
     env = {**os.environ, "ROCKE_FAULT_DIR": str(calls), "ROCKE_FAULT_CALLS": str(FIRST_BATCH_CALLS)}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
-        wait_for(lambda: any(p.name.startswith("hang-") for p in calls.iterdir()), 240, "a hanging engine call")
+        wait_until(lambda: any(p.name.startswith("hang-") for p in calls.iterdir()), 240, "a hanging engine call")
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
     finally:

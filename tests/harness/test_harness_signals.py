@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import standin_tree as pt
+from waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 
@@ -47,14 +47,6 @@ def children(pid: int) -> list[int]:
             if st is not None and st[1] == pid:
                 out.append(int(d.name))
     return out
-
-
-def wait_until(cond, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture
