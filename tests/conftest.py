@@ -17,8 +17,9 @@ the repository root):
   parser_cases    rocke_c/tests/parser_cases.c, the parser cases (tests/data/parser_cases/) through
                   the C engine's input stages, sanitized
 
-Each program fixture is session-scoped (built once per xdist worker, into that worker's
-tmp_path_factory) and compiled by tests/tools/cbuild.py with CMakeLists.txt's flags; it skips
+Each program fixture is session-scoped and compiled by tests/tools/cbuild.py with CMakeLists.txt's
+flags, each engine unit and program once per content into a cache every xdist worker and run
+shares, then placed in the worker's tmp_path_factory; it skips
 without a compiler, or for a sanitized build without the sanitizer runtime. (ctest runs
 rocke_c/tests/test_*.c, the C unit tests, from the CMake build.)"""
 
