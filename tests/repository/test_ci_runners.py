@@ -1,7 +1,8 @@
 """The CI shapes, run for real: the GitHub workflow's shards on two runners that share nothing
 (fresh clones at different paths, their own venvs and C build caches) merged by a third, and
-the pre-commit hook through the real ``pre-commit try-repo``, which installs the hook
-repository at a revision into its own environment and runs it on the staged tree.
+the pre-commit hook through the real ``pre-commit run`` of a config naming the hook repository
+at a revision, as a user's .pre-commit-config.yaml does: pre-commit installs it into an
+environment of its own and runs it on the staged tree.
 
 The venvs see the test environment's packages (cffi, numpy, ...) through a .pth file and
 install the clone itself with ``pip install -e`` without the network, as the workflow's
@@ -102,38 +103,53 @@ def scratch(origin, tmp_path) -> Path:
     return clone(origin, tmp_path / "scratch")
 
 
-def try_repo(scratch: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """``pre-commit try-repo`` of the hook repository at its committed HEAD (``--ref``: the hook is
-    installed from the commit, never from the staged change), run in the scratch clone."""
+@pytest.fixture(scope="module")
+def hook_home(tmp_path_factory) -> Path:
+    """One pre-commit store for the module's hook runs: the hook repository and revision are the
+    same in each, so pre-commit installs the hook's environment once and reuses it, as it does
+    for a user (``try-repo`` would install it again into a throwaway store on every run)."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def run_hook(scratch: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """``pre-commit run`` of the hook repository (the origin the scratch clone was cloned from) at
+    the scratch clone's committed HEAD: the hook is installed from the commit, never from the
+    staged change; run in the scratch clone."""
     pre_commit = Path(sys.executable).parent / "pre-commit"
     if not pre_commit.is_file():
         pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
     head = subprocess.run(["git", "-C", str(scratch), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
+    origin = subprocess.run(
+        ["git", "-C", str(scratch), "remote", "get-url", "origin"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    config = scratch.parent / "hook-config.yaml"  # JSON is YAML: the config try-repo would write
+    hooks = [{"repo": origin, "rev": head.strip(), "hooks": [{"id": "rocke-parity"}]}]
+    config.write_text(json.dumps({"repos": hooks}))
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home))
     env.pop("ROCKE_PARITY_TREE", None)
-    cmd = [str(pre_commit), "try-repo", str(scratch), "rocke-parity", "--ref", head.strip(), "-v", *args]
+    cmd = [str(pre_commit), "run", "--config", str(config), "rocke-parity", "-v", *args]
     return subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_the_hook_fails_a_staged_c_regression(scratch, tmp_path):
+def test_the_hook_fails_a_staged_c_regression(scratch, hook_home):
     replace_in(scratch / "rocke_c/src/print_spec.c", '"rocke.spec v1\\n"', '"rocke.spec v9\\n"')
     subprocess.run(["git", "-C", str(scratch), "add", "rocke_c/src/print_spec.c"], check=True)
-    done = try_repo(scratch, tmp_path)
+    done = run_hook(scratch, hook_home)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     assert "DIFFER" in done.stdout and "Failed" in done.stdout
 
 
-def test_the_hook_gates_only_a_staged_config(scratch, tmp_path):
+def test_the_hook_gates_only_a_staged_config(scratch, hook_home):
     cfg = scratch / "parity_configs/fwd/00-baseline.toml"
     text = cfg.read_text()
     cfg.write_text(text.replace('description = "', 'description = "(reworded) ', 1))
     subprocess.run(["git", "-C", str(scratch), "add", str(cfg)], check=True)
-    done = try_repo(scratch, tmp_path)
+    done = run_hook(scratch, hook_home)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "gate PASSED (PARTIAL RUN): 5 job(s)" in done.stdout and "1 of " in done.stdout
 
 
-def test_the_hook_passes_a_clean_tree(scratch, tmp_path):
-    done = try_repo(scratch, tmp_path, "--all-files")
+def test_the_hook_passes_a_clean_tree(scratch, hook_home):
+    done = run_hook(scratch, hook_home, "--all-files")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "Passed" in done.stdout
