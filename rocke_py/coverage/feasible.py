@@ -10,13 +10,14 @@ parity failure, reported as one: a validator of one engine let through what the 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from rocke_py.engine.emit import emit as py_emit
 from rocke_py.engine.result import Emitted
-from rocke_py.parity.newconfig import remove_key, set_value
+from rocke_py.parity.newconfig import TomlLines
 
 from .axes import AXIS, Setting, read_config, values_of
 from .measure import Shipped, Tuple
@@ -54,10 +55,21 @@ def applies_to(s: Shipped, axis: str) -> bool:
     return s.values["family"] in AXIS[axis].families
 
 
+@functools.lru_cache(maxsize=256)
+def _lines(text: str) -> TomlLines:
+    """A seed's lines, split and indexed once for the many probes made from it."""
+    return TomlLines(text)
+
+
 def applied(text: str, settings: tuple[Setting, ...]) -> str:
+    """`text` given the settings, one by one, as `newconfig.set_value` and `remove_key` do."""
+    doc = _lines(text).copy()
     for table, key, value in settings:
-        text = remove_key(text, table, key) if value is None else set_value(text, table, key, value)
-    return text
+        if value is None:
+            doc.remove(table, key)
+        else:
+            doc.set(table, key, value)
+    return doc.text()
 
 
 def c_emit(text: str, mode: str, flavor: str):
@@ -88,6 +100,7 @@ def judge(text: str) -> Verdict:
 class Prober:
     seeds: list[Shipped]
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    readings: dict[str, Optional[dict[str, str]]] = field(default_factory=dict)
     probes_run: int = 0
 
     def __post_init__(self) -> None:
@@ -100,6 +113,13 @@ class Prober:
             got = judge(text)
             self.verdicts[text] = got
         return got
+
+    def values(self, text: str) -> Optional[dict[str, str]]:
+        """The axis values of the config `text` (None when it does not read), read once."""
+        if text not in self.readings:
+            reading = read_config(text)
+            self.readings[text] = values_of(reading) if reading is not None else None
+        return self.readings[text]
 
     def closest(self, t: Tuple) -> list[Shipped]:
         """The seeds of a family that has every axis of the tuple, those sharing most of its
@@ -134,14 +154,14 @@ class Prober:
         first: dict[str, tuple[int, str]] = {}
         tried = 0
         for probe in self.candidates(t):
-            reading = read_config(probe.text)
-            if reading is not None and any(values_of(reading).get(a) != v for a, v in t):
+            values = self.values(probe.text)
+            if values is not None and any(values.get(a) != v for a, v in t):
                 continue  # the settings did not give the seed the tuple (another key overrides)
             tried += 1
             v = self.verdict(probe.text)
             if v.disagreement:
                 return Feasibility("disagree", probe, note=v.disagreement, tried=tried)
-            if v.accepted and reading is not None:
+            if v.accepted and values is not None:
                 return Feasibility("feasible", probe, tried=tried)
             family = self.family_of[probe.seed]
             if family not in first or len(probe.settings) < first[family][0]:

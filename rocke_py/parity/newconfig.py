@@ -280,9 +280,13 @@ def _value_end(rest: str) -> int:
     return m.end() if m else 0
 
 
-def _tables(lines: list[str]) -> dict[str, tuple[int, dict[str, int], int]]:
+_Tables = dict[str, tuple[int, dict[str, int], int]]
+_NAME_ONLY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _tables(lines: list[str]) -> _Tables:
     """table -> (header line index, {key: line index}, index of its last key line or header)."""
-    out: dict[str, tuple[int, dict[str, int], int]] = {}
+    out: _Tables = {}
     current: str | None = None
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
@@ -299,39 +303,112 @@ def _tables(lines: list[str]) -> dict[str, tuple[int, dict[str, int], int]]:
     return out
 
 
+def _plain(text: str) -> bool:
+    """Every line ends in ``\\n`` or ``\\r\\n`` and holds no other line break: joining the
+    lines and splitting them again gives the same lines."""
+    return text.endswith("\n") and len(text.splitlines()) == text.count("\n")
+
+
+def _flat(word: str) -> bool:
+    return len((word + "x").splitlines()) == 1
+
+
+def _shifted(tabs: _Tables, after: int) -> _Tables:
+    """The index with every line after ``after`` one further down (a line inserted there)."""
+
+    def at(i: int) -> int:
+        return i + 1 if i > after else i
+
+    return {t: (at(h), {k: at(i) for k, i in keys.items()}, at(last)) for t, (h, keys, last) in tabs.items()}
+
+
+class TomlLines:
+    """A config text as lines and their :func:`_tables` index, edited as :func:`set_value` and
+    :func:`remove_key` edit it. A run of edits keeps the index by hand where a re-scan provably
+    finds the same (a plain text, a one-line key and value), and re-scans otherwise. The index
+    is never changed in place, so a copy shares it."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+        self.tabs = _tables(self.lines)
+        self.plain = _plain(text)
+        self.stale = False  # the lines were edited as text: split and scan them again
+
+    def copy(self) -> TomlLines:
+        out = TomlLines.__new__(TomlLines)
+        out.lines, out.tabs, out.plain, out.stale = list(self.lines), self.tabs, self.plain, self.stale
+        return out
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def _fresh(self) -> None:
+        if self.stale:
+            text = self.text()
+            self.lines = text.splitlines(keepends=True)
+            self.tabs = _tables(self.lines)
+            self.plain = _plain(text)
+            self.stale = False
+
+    def set(self, table: str, key: str, value: str) -> None:
+        """``[table] key`` set to ``value`` (TOML text), by editing one line."""
+        self._fresh()
+        lines, tabs = self.lines, self.tabs
+        kept = self.plain and _flat(value) and _NAME_ONLY_RE.fullmatch(key) is not None
+        nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+        if table in tabs and key in tabs[table][1]:
+            i = tabs[table][1][key]
+            body = lines[i].rstrip("\r\n")
+            ending = lines[i][len(body) :]
+            m = _KEY_RE.match(body)
+            assert m is not None
+            rest = m.group(4)
+            end = _value_end(rest)
+            lines[i] = m.group(1) + m.group(2) + m.group(3) + value + rest[end:] + ending
+        elif table in tabs:
+            at = tabs[table][2]
+            if not lines[at].endswith("\n"):
+                lines[at] += nl
+            lines.insert(at + 1, f"{key} = {value}{nl}")
+            if kept:  # the new line is the table's last key line, after its last one
+                self.tabs = _shifted(tabs, at)
+                hdr, keys, _ = self.tabs[table]
+                self.tabs[table] = (hdr, {**keys, key: at + 1}, at + 1)
+        else:
+            if lines and not lines[-1].endswith("\n"):
+                lines[-1] += nl
+            lines.extend([nl, f"[{table}]{nl}", f"{key} = {value}{nl}"])
+            if kept and _NAME_ONLY_RE.fullmatch(table) is not None:
+                n = len(lines)
+                self.tabs = {**tabs, table: (n - 2, {key: n - 1}, n - 1)}
+            else:
+                kept = False
+        self.stale = not kept
+
+    def remove(self, table: str, key: str) -> None:
+        """Without the line of ``[table] key`` (unchanged if there is none)."""
+        self._fresh()
+        if table in self.tabs and key in self.tabs[table][1]:
+            del self.lines[self.tabs[table][1][key]]
+            # a later line of the same key becomes the key's line: scan again
+            if self.plain:
+                self.tabs = _tables(self.lines)
+            else:
+                self.stale = True
+
+
 def set_value(text: str, table: str, key: str, value: str) -> str:
     """``text`` with ``[table] key`` set to ``value`` (TOML text), by editing one line."""
-    lines = text.splitlines(keepends=True)
-    nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    tabs = _tables(lines)
-    if table in tabs and key in tabs[table][1]:
-        i = tabs[table][1][key]
-        body = lines[i].rstrip("\r\n")
-        ending = lines[i][len(body) :]
-        m = _KEY_RE.match(body)
-        assert m is not None
-        rest = m.group(4)
-        end = _value_end(rest)
-        lines[i] = m.group(1) + m.group(2) + m.group(3) + value + rest[end:] + ending
-    elif table in tabs:
-        at = tabs[table][2]
-        if not lines[at].endswith("\n"):
-            lines[at] += nl
-        lines.insert(at + 1, f"{key} = {value}{nl}")
-    else:
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += nl
-        lines.extend([nl, f"[{table}]{nl}", f"{key} = {value}{nl}"])
-    return "".join(lines)
+    doc = TomlLines(text)
+    doc.set(table, key, value)
+    return doc.text()
 
 
 def remove_key(text: str, table: str, key: str) -> str:
     """``text`` without the line of ``[table] key`` (unchanged if there is none)."""
-    lines = text.splitlines(keepends=True)
-    tabs = _tables(lines)
-    if table in tabs and key in tabs[table][1]:
-        del lines[tabs[table][1][key]]
-    return "".join(lines)
+    doc = TomlLines(text)
+    doc.remove(table, key)
+    return doc.text()
 
 
 def _has_comment(text: str) -> bool:
