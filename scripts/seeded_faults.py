@@ -9,7 +9,8 @@ For each fault of FAULTS: `git archive REV` into a fresh temporary directory, th
 repository with that state committed (the tests that copy a checkout need one), then the suite
 run there with this interpreter:
 
-    python -m pytest -n auto -q -x -p no:cacheprovider -rfE [PYTEST_ARGS]
+    python -m pytest -n auto -q -x -p no:cacheprovider -rfE
+        --ignore=tests/repository/test_seeded_faults.py [PYTEST_ARGS]
 
 with PYTHONPATH = the copy, so that the copy's rocke_py is imported and not the editable install
 (checked first: the run stops if `import rocke_py` resolves elsewhere). The C engine is built from
@@ -40,7 +41,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WHERE = ("py-engine", "c-engine", "harness", "numerics", "check-llvm")
 DEFAULT_TIMEOUT = 1800.0
-PYTEST = ("-m", "pytest", "-n", "auto", "-q", "-x", "-p", "no:cacheprovider", "-rfE")
+#: this script's own tests are left out: in a copy with a fault applied they fail by design (the
+#: fault's text is no longer there), and would take every fault for caught
+PYTEST = (
+    "-m",
+    "pytest",
+    "-n",
+    "auto",
+    "-q",
+    "-x",
+    "-p",
+    "no:cacheprovider",
+    "-rfE",
+    "--ignore=tests/repository/test_seeded_faults.py",
+)
 
 
 @dataclass(frozen=True)
@@ -65,12 +79,12 @@ FAULTS: list[Fault] = [
         "(subtle: only where the fast path for a simple line does not apply)",
     ),
     Fault(
-        "py-config-fast-int-max",
+        "py-config-duplicate-key",
         "py-engine",
         "rocke_py/engine/config.py",
-        "        value = int(number)\n        return value if INT_MIN <= value <= INT_MAX else None\n",
-        "        value = int(number)\n        return value if INT_MIN <= value < INT_MAX else None\n",
-        "the parser's fast path for a simple `key = value` line rejects INT_MAX itself",
+        "    first = state.key_line.get((state.table, key))\n",
+        "    first = state.key_line.get(key)\n",
+        "the duplicate-key lookup forgets the table: a key set twice in a table is never refused",
     ),
     Fault(
         "py-validate-block-size",
@@ -146,13 +160,13 @@ FAULTS: list[Fault] = [
         "the C lowering declares the LDS pool global with align 8",
     ),
     Fault(
-        "c-strdup-one-short",
+        "c-lower-leak-signature",
         "c-engine",
-        "rocke_c/src/emit.c",
-        "    char *copy = malloc(n + 1);\n",
-        "    char *copy = malloc(n);\n",
-        "the copy of a rejection message is allocated one byte short and its NUL written past it: "
-        "right output (malloc's slack), only a sanitizer sees it",
+        "rocke_c/src/lower_ll.c",
+        "    rk_buf_free(&signature);\n",
+        "",
+        "the ll lowering no longer frees its signature buffer: right output, only the leak sanitizer "
+        "sees it (an off-by-one heap write is no such fault here: glibc's own checks may abort)",
     ),
     # --- the harness
     Fault(
@@ -180,12 +194,12 @@ FAULTS: list[Fault] = [
         "a known gap matches on its status alone: a changed failure stays hidden behind the entry",
     ),
     Fault(
-        "harness-summary-stale-golden",
+        "harness-junit-gap-not-skipped",
         "harness",
         "rocke_py/parity/report.py",
-        '        "run_level_failures": len(run.problems) + len(run.stale_golden),\n',
-        '        "run_level_failures": len(run.problems),\n',
-        "the report summary's run-level failure count leaves out the stale golden entries",
+        '        if rec["status"] == Status.KNOWN_GAP.value:\n',
+        '        if rec["status"] == Status.KNOWN_GAP.value and not rec["passed"]:\n',
+        "JUnit shows a known gap as a plain pass, not as skipped with its reason",
     ),
     Fault(
         "harness-deadline-from-post",
