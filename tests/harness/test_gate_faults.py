@@ -306,9 +306,22 @@ def fault_tree(root: Path, real_engines: str, tree: tuple[tuple[str, str], ...] 
     return root
 
 
+#: recorded_tree's trees, by the engines that recorded them (one per worker process).
+_RECORDED: dict[str, Path] = {}
+
+
+def recorded_tree(tmp_path_factory, real_engines: str) -> Path:
+    """fault_tree of TREE recorded by real_engines, once per process: the modules that gate
+    copies of it (this one, test_hostile_workers.py) share it; they copy its parity_configs
+    and never edit it."""
+    if real_engines not in _RECORDED:
+        _RECORDED[real_engines] = fault_tree(tmp_path_factory.mktemp("faults"), real_engines)
+    return _RECORDED[real_engines]
+
+
 @pytest.fixture(scope="module")
 def base_tree(tmp_path_factory) -> Path:
-    root = fault_tree(tmp_path_factory.mktemp("faults"), engines("real"))
+    root = recorded_tree(tmp_path_factory, engines("real"))
     assert main(["gate", "--root", str(root), "--engines", engines("real"), "-j", "2"]) == 0
     return root
 

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_gate_faults import EMIT, _copy, engines, fault_tree
+from test_gate_faults import EMIT, _copy, engines, recorded_tree
 
 from rocke_py.parity.cli import main
 
@@ -30,7 +30,7 @@ MEMORY_ENV = "ROCKE_PARITY_WORKER_MEMORY_MB"  # the workers' memory limit (docs/
 @pytest.fixture(scope="module")
 def base_tree(tmp_path_factory) -> Path:
     """test_gate_faults.py's small tree, its golden manifest recorded by the real engines."""
-    return fault_tree(tmp_path_factory.mktemp("workers"), engines("real"))
+    return recorded_tree(tmp_path_factory, engines("real"))
 
 
 def gate(root: Path, fault: str, *extra: str) -> list[str]:
