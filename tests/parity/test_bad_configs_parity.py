@@ -7,7 +7,8 @@ expected.tsv: the code, and a substring that pins the line number and key the me
 name. Messages are one short ASCII line that never echoes a value (the cases plant
 SECRETVALUE in values to check). Then the same files run through the C engine built with
 AddressSanitizer + UBSan as a subprocess (skipped without gcc): no sanitizer output and the
-same records as Python. Finally a small fixed-seed smoke of tests/tools/fuzz_parser.py."""
+same records as Python (each Python result computed once per worker, tests/support/engine_memo.py,
+as the other modules that run these jobs share it). Finally a small fixed-seed smoke of tests/tools/fuzz_parser.py."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import csv
 import re
 from pathlib import Path
 
+import engine_memo
 import pytest
 import sanitized_driver
 from layout import REPO
@@ -92,8 +94,8 @@ def test_both_engines_reject_alike(path: Path) -> None:
     code, sub = CASES[path.name]
     for mode in modes():
         for flavor in FLAVORS:
-            py = py_engine.emit(data, mode, flavor)
-            c = cbridge.emit(data, mode, flavor)
+            py = engine_memo.py_emit(data, mode, flavor)
+            c = engine_memo.c_emit(data, mode, flavor)
             assert isinstance(py, Rejected), f"python emitted for {path.name}"
             assert c == py, f"engines disagree on {path.name}:\n py: {py}\n  c: {c}"
             assert py.code == code and sub in py.message, f"{path.name}: {py}"
@@ -155,8 +157,8 @@ def test_large_files(name: str, large_files: dict[str, Path]) -> None:
     expected = LARGE[name][1]
     assert len(data) == len(LARGE[name][0])
     for mode in modes():
-        py = py_engine.emit(data, mode, "llvm22")
-        c = cbridge.emit(data, mode, "llvm22")
+        py = engine_memo.py_emit(data, mode, "llvm22")
+        c = engine_memo.c_emit(data, mode, "llvm22")
         assert c == py, f"engines disagree on {name}:\n py: {str(py)[:300]}\n  c: {str(c)[:300]}"
         if expected == "emit":
             assert isinstance(py, Emitted), py
@@ -180,7 +182,7 @@ def test_sanitized_driver_on_corpus_and_large_files(sanitized_emit_driver: Path,
         assert run.returncode == 0 and not run.stderr, run.stderr.decode("utf-8", "replace")[-4000:]
         assert len(run.records) == len(files)
         for path, c in zip(files, run.records):
-            py = sanitized_driver.python_record(path.read_bytes(), mode, "llvm22")
+            py = sanitized_driver.python_record(path.read_bytes(), mode, "llvm22", engine_memo.py_emit)
             assert c == py, f"{path.name}:\n py: {py[0]} {py[1]} {py[2][:300]!r}\n  c: {c[0]} {c[1]} {c[2][:300]!r}"
 
 

@@ -29,8 +29,10 @@ def build_driver(out_dir: Path) -> Path:
     return build("rocke_c/tests/emit_driver.c", out_dir, sanitize=True)
 
 
-def python_record(data: bytes, mode: str = "spec", flavor: str = "llvm22") -> Record:
-    out = emit(data, mode, flavor)
+def python_record(data: bytes, mode: str = "spec", flavor: str = "llvm22", emit_fn=emit) -> Record:
+    """The record the driver would give for the Python engine's result (emit_fn: the engine,
+    or tests/support/engine_memo.py's kept results of it)."""
+    out = emit_fn(data, mode, flavor)
     if isinstance(out, Emitted):
         return ("E", None, out.text.encode())
     return ("R", out.code, out.message.encode())
