@@ -24,11 +24,14 @@ def small(cid: str) -> str:
 
 @pytest.mark.parametrize("cid", CONFIGS)
 def test_every_flavor_is_bitwise_and_in_lockstep(cid: str) -> None:
+    """Also the IR level's own check of every config's small variant (its run is the one the
+    `ll` runs follow: a second run of it would compute the same outcome)."""
     outcomes = check_levels(cid, small(cid), level="both")
     assert [o.level for o in outcomes] == ["ir"] + [f"ll {f}" for f in FLAVORS]
     for o in outcomes:
         assert o.error is None and o.hazards == () and o.lockstep is None, (o.level, o.error, o.hazards, o.lockstep)
-        assert o.wrong == 0 and o.unwritten == 0 and o.bitwise, o.level
+        assert o.mismatch == () and o.too_large is None and o.ok, (o.level, o.mismatch, o.too_large)
+        assert o.wrong == 0 and o.unwritten == 0 and o.max_error == 0.0 and o.bitwise, o.level
 
 
 def ll_run(cid: str, mutate) -> object:
