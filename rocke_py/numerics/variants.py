@@ -8,6 +8,7 @@ problem.py, never an engine."""
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 from rocke_py.parity._toml import tomllib
@@ -112,9 +113,11 @@ def edge_candidates(p: Problem) -> list[tuple[int, int, int]]:
     return sorted(cands, key=lambda t: (t[0] * t[1] * t[2], t))
 
 
+@functools.lru_cache(maxsize=256)
 def edge_variant(text: str, small: Optional[str] = None) -> str:
     """The config text at the edge size: the cheapest candidate that meets every goal, else
-    the one that meets most (the small variant's M residues avoided)."""
+    the one that meets most (the small variant's M residues avoided). Memoised: a pure
+    function of its texts, and its search reads hundreds of candidate configs."""
     p = read_problem(text)
     avoid = {m % p.tile_m for m in m_extents(read_problem(small or small_variant(text)))}
     depth = {"Di": min(p.conv.size_in[0], SMALL_LIMITS["Di"])} if len(p.conv.filt) == 3 else {}
