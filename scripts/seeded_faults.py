@@ -10,7 +10,7 @@ repository with that state committed (the tests that copy a checkout need one), 
 run there with this interpreter:
 
     python -m pytest -n auto -q -x -p no:cacheprovider -rfE
-        --ignore=tests/repository/test_seeded_faults.py [PYTEST_ARGS]
+        --ignore=tests/repository/test_seeded_fault_runner.py [PYTEST_ARGS]
 
 with PYTHONPATH = the copy, so that the copy's rocke_py is imported and not the editable install
 (checked first: the run stops if `import rocke_py` resolves elsewhere). The C engine is built from
@@ -41,6 +41,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WHERE = ("py-engine", "c-engine", "harness", "numerics", "check-llvm")
 DEFAULT_TIMEOUT = 1800.0
+#: where each kind of fault is likeliest caught: those tests run first (scripts/seeded_first.py),
+#: so that -x stops a caught fault early; the whole suite still runs when nothing fails
+FIRST_BY_WHERE = {
+    "py-engine": ("tests/engines/", "tests/parity/"),
+    "c-engine": ("tests/engines/", "tests/parity/"),
+    "harness": ("tests/harness/",),
+    "numerics": ("tests/numerics/", "tests/exec/"),
+    "check-llvm": ("tests/engines/test_check_llvm.py", "tests/engines/test_lower_ll.py"),
+}
 #: this script's own tests are left out: in a copy with a fault applied they fail by design (the
 #: fault's text is no longer there), and would take every fault for caught
 PYTEST = (
@@ -53,7 +62,9 @@ PYTEST = (
     "-p",
     "no:cacheprovider",
     "-rfE",
-    "--ignore=tests/repository/test_seeded_faults.py",
+    "--ignore=tests/repository/test_seeded_fault_runner.py",
+    "-p",
+    "seeded_first",
 )
 
 
@@ -298,9 +309,11 @@ def make_copy(commit: str, dest: Path, fault: Fault | None) -> None:
         subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
 
 
-def copy_env(copy: Path) -> dict[str, str]:
+def copy_env(copy: Path, first: tuple[str, ...] = ()) -> dict[str, str]:
+    """The copy's rocke_py first on the path, then this script's plugin (seeded_first.py)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(copy)
+    env["PYTHONPATH"] = os.pathsep.join((str(copy), str(Path(__file__).resolve().parent)))
+    env["ROCKE_SEEDED_FIRST"] = os.pathsep.join(first)
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)  # when run from inside a test worker
     return env
@@ -389,12 +402,30 @@ def run_pytest(copy: Path, env: dict[str, str], args: list[str], timeout: float)
         return rc, log.read().decode(errors="replace"), seconds
 
 
-def run_one(commit: str, fault: Fault | None, args: list[str], timeout: float, keep: bool) -> Outcome:
+def first_tests(fault: Fault | None, earlier: dict[str, str]) -> tuple[str, ...]:
+    """The test file an earlier run saw fail first (--first-from), then the fault's kind's."""
+    if fault is None:
+        return ()
+    seen = earlier.get(fault.id, "").split("::")[0]
+    return ((seen,) if seen else ()) + FIRST_BY_WHERE.get(fault.where, ())
+
+
+def earlier_failures(path: Path | None) -> dict[str, str]:
+    """fault id -> the first failing test of an earlier run's JSON (--first-from)."""
+    if path is None:
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {r["id"]: r["first_failure"] for r in doc["results"] if r.get("first_failure")}
+
+
+def run_one(
+    commit: str, fault: Fault | None, args: list[str], timeout: float, keep: bool, first: tuple[str, ...] = ()
+) -> Outcome:
     fid, where = (fault.id, fault.where) if fault else ("baseline", "-")
     copy = Path(tempfile.mkdtemp(prefix=f"seeded-{fid}-"))
     try:
         make_copy(commit, copy, fault)
-        env = copy_env(copy)
+        env = copy_env(copy, first)
         check_import(copy, env)
         rc, output, seconds = run_pytest(copy, env, args, timeout)
     finally:
@@ -452,6 +483,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--baseline", action="store_true", help="first run the copy with no fault")
     ap.add_argument("--keep", action="store_true", help="keep the copies")
     ap.add_argument("--list", action="store_true", help="print the faults and exit")
+    ap.add_argument(
+        "--first-from",
+        type=Path,
+        metavar="JSON",
+        help="an earlier run's --json: each fault's first failing test there runs first",
+    )
     opts = ap.parse_args(argv)
 
     if opts.list:
@@ -475,9 +512,10 @@ def main(argv: list[str]) -> int:
 
     print(f"{'fault':34} {'where':10} {'result':10} {'seconds':>8}  first failing test", flush=True)
     outcomes: list[Outcome] = []
+    earlier = earlier_failures(opts.first_from)
     for fault in chosen:
         try:
-            outcome = run_one(commit, fault, pytest_args, opts.timeout, opts.keep)
+            outcome = run_one(commit, fault, pytest_args, opts.timeout, opts.keep, first_tests(fault, earlier))
         except SeededFaultError as e:
             print(f"seeded_faults: {e}", file=sys.stderr)
             return 2
