@@ -13,12 +13,21 @@ import pytest
 from layout import REPO
 
 from rocke_py.check.llvm import compile_ll
+from rocke_py.engine.arch import target_for
+from rocke_py.engine.build import build_kernel
+from rocke_py.engine.config import parse_config
 from rocke_py.engine.ir import Builder, Kernel, ptr, smem, vec
 from rocke_py.engine.lower_ll import f32_literal, lower_kernel, plan_lds
 from rocke_py.engine.lower_ll_tables import DECLS, FLAVORS, MMA_ROWS, decl_text
 from rocke_py.engine.mma_atoms import atom_types
-from rocke_py.engine.result import EngineFailure
+from rocke_py.engine.plan import make_plan
+from rocke_py.engine.problem import build_problem
+from rocke_py.engine.result import EngineFailure, Rejected
+from rocke_py.engine.schema import check_schema
+from rocke_py.engine.spec import build_spec, deduce
+from rocke_py.engine.validate import validate
 from rocke_py.engine.verify import verify_kernel
+from rocke_py.parity.configs import discover
 
 ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 HAVE_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
@@ -777,50 +786,31 @@ def test_compile_ll_reports_failures_without_dying(monkeypatch: pytest.MonkeyPat
     assert not ok and err.startswith("timeout: ")
 
 
-# ---- the real kernels, when the builders are there ----
+# ---- the real kernels ----
+
+#: every emitting config: built in its test, not at collection (each xdist worker collects)
+EMITTING = [cfg for cfg in discover(REPO).configs if cfg.expect.emits]
 
 
-def real_kernels() -> list[tuple[str, object, str]]:
-    try:
-        from rocke_py.engine.arch import target_for
-        from rocke_py.engine.build import build_kernel
-        from rocke_py.engine.config import parse_config
-        from rocke_py.engine.plan import make_plan
-        from rocke_py.engine.problem import build_problem
-        from rocke_py.engine.result import Rejected
-        from rocke_py.engine.schema import check_schema
-        from rocke_py.engine.spec import build_spec, deduce
-        from rocke_py.engine.validate import validate
-        from rocke_py.parity.configs import discover
-    except ImportError:
-        return []
-    out = []
-    for cfg in discover(REPO).configs:
-        if not cfg.expect.emits:
-            continue
-        fields = check_schema(parse_config(cfg.data.decode("utf-8")))
-        if isinstance(fields, Rejected):
-            continue
-        arch = fields.values["arch"]
-        target = target_for(arch)
-        problem = build_problem(fields.values)
-        spec = deduce(build_spec(fields.family, arch, fields.values), problem, target)
-        if validate(spec, problem, target):
-            continue
-        plan = make_plan(spec, problem, target)
-        if not isinstance(plan, Rejected):
-            out.append((cfg.id, build_kernel(plan), arch))
-    return out
-
-
-REAL = real_kernels()
+def real_kernel(cfg) -> tuple[object, str]:
+    """The Python builder's kernel for an emitting config, and its arch."""
+    fields = check_schema(parse_config(cfg.data.decode("utf-8")))
+    assert not isinstance(fields, Rejected), fields
+    arch = fields.values["arch"]
+    target = target_for(arch)
+    problem = build_problem(fields.values)
+    spec = deduce(build_spec(fields.family, arch, fields.values), problem, target)
+    assert not validate(spec, problem, target)
+    plan = make_plan(spec, problem, target)
+    assert not isinstance(plan, Rejected), plan
+    return build_kernel(plan), arch
 
 
 @needs_llvm
-@pytest.mark.skipif(not REAL, reason="no kernel builders")
-@pytest.mark.parametrize("index", range(len(REAL)), ids=[r[0] for r in REAL])
-def test_real_kernel_lowers_and_compiles(index: int) -> None:
-    cid, kernel, arch = REAL[index]
+@pytest.mark.parametrize("cfg", EMITTING, ids=[c.id for c in EMITTING])
+def test_real_kernel_lowers_and_compiles(cfg) -> None:
+    cid = cfg.id
+    kernel, arch = real_kernel(cfg)
     text = lower_kernel(kernel, arch, "llvm22")
     assert text == lower_kernel(kernel, arch, "llvm22")
     assert lower_kernel(kernel, arch, "llvm23") != text
