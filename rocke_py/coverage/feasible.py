@@ -101,6 +101,7 @@ class Prober:
     seeds: list[Shipped]
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     readings: dict[str, Optional[dict[str, str]]] = field(default_factory=dict)
+    texts: dict[tuple[bytes, tuple[Setting, ...]], str] = field(default_factory=dict)
     probes_run: int = 0
 
     def __post_init__(self) -> None:
@@ -146,7 +147,15 @@ class Prober:
         todo = [AXIS[a].settings(v) for a, v in extra + t if a != "family" and s.values.get(a) != v]
         for combo in itertools.product(*todo):
             settings = tuple(x for part in combo for x in part)
-            yield Probe(s.config.id, settings, applied(s.config.data.decode("utf-8"), settings))
+            yield Probe(s.config.id, settings, self.text(s, settings))
+
+    def text(self, s: Shipped, settings: tuple[Setting, ...]) -> str:
+        """The seed given the settings, built once: tuples that share values share probes."""
+        key = (s.config.data, settings)
+        got = self.texts.get(key)
+        if got is None:
+            got = self.texts[key] = applied(s.config.data.decode("utf-8"), settings)
+        return got
 
     def decide(self, t: Tuple) -> Feasibility:
         # per family, the rule that rejected the probe with the fewest settings: the rule the
