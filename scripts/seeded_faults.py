@@ -43,9 +43,18 @@ WHERE = ("py-engine", "c-engine", "harness", "numerics", "check-llvm")
 DEFAULT_TIMEOUT = 1800.0
 #: where each kind of fault is likeliest caught: those tests run first (scripts/seeded_first.py),
 #: so that -x stops a caught fault early; the whole suite still runs when nothing fails
+#: (in-process comparisons of both engines before the modules that first build sanitized programs)
+ENGINE_FIRST = (
+    "tests/parity/test_config_parity.py",
+    "tests/parity/test_verdict_per_mode.py",
+    "tests/engines/test_config_parser.py",
+    "tests/engines/test_spec_semantics.py",
+    "tests/engines/",
+    "tests/parity/",
+)
 FIRST_BY_WHERE = {
-    "py-engine": ("tests/engines/", "tests/parity/"),
-    "c-engine": ("tests/engines/", "tests/parity/"),
+    "py-engine": ENGINE_FIRST,
+    "c-engine": ENGINE_FIRST,
     "harness": ("tests/harness/",),
     "numerics": ("tests/numerics/", "tests/exec/"),
     "check-llvm": ("tests/engines/test_check_llvm.py", "tests/engines/test_lower_ll.py"),
