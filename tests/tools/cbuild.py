@@ -226,7 +226,24 @@ def program(
             *(o.name.encode() for o in objects.values()),
         ]
     )
-    out = cache() / "lib" / key / out_name
+    includes = [f"-I{c_root / INCLUDE_DIR}", f"-I{c_root / SRC_DIR}"]
+
+    def link(tmp: Path, work: Path) -> None:
+        if as_library:
+            lib = work / "librocke_c.a"
+            _run([ar, "rcs", str(lib), *map(str, objects.values())])
+            inputs = [str(main), str(lib)]
+        else:
+            inputs = [*map(str, objects.values()), str(main)]
+        _run([cc, *flags, *extra, *includes, *inputs, "-o", str(tmp)])
+
+    return _linked_once(key, out_name, compiled, link)
+
+
+def _linked_once(key: str, name: str, compiled: tuple[str, ...], link) -> Program:
+    """The program cached under key, linked by ``link(tmp, workdir)`` unless it is there: under
+    the key's lock, into a temporary name renamed into place (a reader never sees half a file)."""
+    out = cache() / "lib" / key / name
     if _touch(out):
         return Program(out, compiled)
     with _locked(cache() / "lock" / key):
@@ -234,16 +251,9 @@ def program(
             return Program(out, compiled)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = _temp_name(out)
-        includes = [f"-I{c_root / INCLUDE_DIR}", f"-I{c_root / SRC_DIR}"]
         with tempfile.TemporaryDirectory(prefix="rocke-link-") as work:
-            if as_library:
-                lib = Path(work) / "librocke_c.a"
-                _run([ar, "rcs", str(lib), *map(str, objects.values())])
-                inputs = [str(main), str(lib)]
-            else:
-                inputs = [*map(str, objects.values()), str(main)]
             try:
-                _run([cc, *flags, *extra, *includes, *inputs, "-o", str(tmp)])
+                link(tmp, Path(work))
             except BuildError:
                 tmp.unlink(missing_ok=True)
                 raise
@@ -317,22 +327,8 @@ def shared_library_program(
             *(o.name.encode() for o in objects.values()),
         ]
     )
-    out = cache() / "lib" / key / name
-    if _touch(out):
-        return Program(out, compiled)
-    with _locked(cache() / "lock" / key):
-        if _touch(out):
-            return Program(out, compiled)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _temp_name(out)
-        try:
-            _run([cc, *flags, "-shared", *map(str, objects.values()), "-o", str(tmp)])
-        except BuildError:
-            tmp.unlink(missing_ok=True)
-            raise
-        os.replace(tmp, out)
-        _prune()
-    return Program(out, (*compiled, "link"))
+    shared = [cc, *flags, "-shared", *map(str, objects.values())]
+    return _linked_once(key, name, compiled, lambda tmp, _work: _run([*shared, "-o", str(tmp)]))
 
 
 def parse_records(data: bytes) -> list[tuple[str, Optional[str], bytes]]:
