@@ -41,6 +41,9 @@ TREE = (
 EMIT = "wgrad/00-baseline"
 NEG = "wgrad/100-unknown-pipeline"
 TIMEOUT = "4"
+#: the hang's own timeout: it is waited out by every command that runs the hanging job (once in
+#: its batch, once alone), and the small tree's other jobs take well under a second
+HANG_TIMEOUT = "2"
 
 
 def engines(fault: str, py_modes: str = "implemented_modes", c_modes: str = "implemented_modes") -> str:
@@ -123,6 +126,7 @@ class Fault:
     edit: Callable[[Path], None] | None = None
     py_modes: str = "implemented_modes"
     c_modes: str = "implemented_modes"
+    timeout: str = TIMEOUT
 
 
 FAULTS = (
@@ -151,7 +155,15 @@ FAULTS = (
         "the c engine gave a different result on the second run",
     ),
     Fault("segv", "an engine that dies (SIGSEGV) on one config", "segv", "CRASH", (EMIT, "ir", "-"), "SIGSEGV"),
-    Fault("hang", "an engine that hangs on one config", "hang", "TIMEOUT", (EMIT, "spec", "-"), "still running"),
+    Fault(
+        "hang",
+        "an engine that hangs on one config",
+        "hang",
+        "TIMEOUT",
+        (EMIT, "spec", "-"),
+        "still running",
+        timeout=HANG_TIMEOUT,
+    ),
     Fault(
         "bad_return",
         "an engine that returns neither Emitted nor Rejected",
@@ -343,7 +355,7 @@ def run_json(root: Path, fault: Fault, capsys, *extra: str) -> tuple[int, dict, 
             "-j",
             "2",
             "--timeout",
-            TIMEOUT,
+            fault.timeout,
             "--json",
             str(report),
             *extra,
@@ -371,7 +383,9 @@ def test_the_gate_catches_the_fault(fault: Fault, base_tree, tmp_path, capsys):
         assert f"FAIL {fault.status} {cfg} {mode} {flavor}" in out
     # golden --check is a real run too: it never says OK while the gate fails
     eng = engines(fault.engines, fault.py_modes, fault.c_modes)
-    assert main(["golden", "--check", "--root", str(root), "--engines", eng, "-j", "2", "--timeout", TIMEOUT]) == 1
+    assert (
+        main(["golden", "--check", "--root", str(root), "--engines", eng, "-j", "2", "--timeout", fault.timeout]) == 1
+    )
     assert "golden FAILED" in capsys.readouterr().out
 
 
@@ -382,7 +396,7 @@ def test_diff_points_at_the_fault(fault: Fault, base_tree, tmp_path, capsys):
         fault.edit(root)
     cfg, mode, flavor = fault.job  # type: ignore[misc]
     eng = engines(fault.engines, fault.py_modes, fault.c_modes)
-    assert main(["diff", cfg, "--root", str(root), "--engines", eng, "--timeout", TIMEOUT]) == 1
+    assert main(["diff", cfg, "--root", str(root), "--engines", eng, "--timeout", fault.timeout]) == 1
     out = capsys.readouterr().out
     assert f"job {cfg}  mode {mode}  flavor {flavor}" in out, out
     assert f"status: {fault.status}" in out, out
