@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import standin_tree as pt
 
-from rocke_py.parity.canon import bounded_unified_diff, canonicalise, first_divergence, renumbering_only
+from rocke_py.parity.canon import (
+    PREFIX_BLOCK,
+    bounded_unified_diff,
+    canonicalise,
+    common_prefix_length,
+    first_divergence,
+    renumbering_only,
+)
 from rocke_py.parity.cli import diff_main, main
 
 
@@ -156,3 +164,31 @@ def test_canonicalise_renumbers_in_first_appearance_order_per_function():
     assert not renumbering_only(a, a.replace("add i32 %x, 1", "add i32 %x, 2"))
     d = first_divergence("a\nb\nc\n", "a\nbX\nc\n")
     assert d is not None and (d.line, d.column) == (2, 2)
+
+
+def _prefix_one_at_a_time(x: str, y: str) -> int:
+    n = 0
+    while n < min(len(x), len(y)) and x[n] == y[n]:
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("shared", [0, 1, PREFIX_BLOCK - 1, PREFIX_BLOCK, PREFIX_BLOCK + 1, 3 * PREFIX_BLOCK + 7])
+def test_the_column_of_a_long_line_is_the_first_differing_character(shared: int) -> None:
+    """The block-wise prefix of a long line agrees with a character loop at and around the
+    block's edges: a differing character, a line that is the other's prefix, equal lines."""
+    base = "".join(chr(97 + (i * 7) % 26) for i in range(shared))
+    cases = [
+        (base + "x" + "tail", base + "y" + "tail"),
+        (base, base + "more"),
+        (base + "more", base),
+        (base, base),
+        (base + "é" * 3, base + "é" * 2 + "e"),
+    ]
+    for x, y in cases:
+        assert common_prefix_length(x, y) == _prefix_one_at_a_time(x, y), (len(x), len(y))
+        d = first_divergence("a\n" + x + "\n", "a\n" + y + "\n")
+        if x == y:
+            assert d is None
+        else:
+            assert d is not None and (d.line, d.column) == (2, _prefix_one_at_a_time(x, y) + 1)
