@@ -7,6 +7,7 @@ inputs with the same bytes. Bad input is returned as a Rejected, never raised.""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
@@ -26,14 +27,19 @@ WS_RUN = re.compile("[ \t]*")  # whitespace: space or tab
 BARE_RUN = re.compile("[A-Za-z0-9_-]*")  # the characters of a bare name
 TOKEN_RUN = re.compile("[^ \t#]*")  # a token runs up to whitespace, '#' or the end
 INT_TOKEN = re.compile("[+-]?(0|[1-9][0-9]*)")  # ASCII digits only: [0-9] is a range, not \d
+CONTROL_RANGES = r"\x00-\x08\x0a-\x1f\x7f"  # U+0000-U+001F but tab (U+0009), and U+007F
+CONTROL_CHAR = re.compile(f"[{CONTROL_RANGES}]")
+COMMENT = rf"#[^{CONTROL_RANGES}]*"  # to the end of the line; '.' would also take a '\r'
 # The commonest line, `key = value [# comment]` with a boolean, an integer of at most 10
 # digits or a string without escapes, read by one match (parse_line); every other line, and
-# every error, goes through the scans, which read a line this matches to the same entry.
+# every error, goes through the scans, which read a line this matches to the same entry. It
+# matches no control character, so that within a whole text (text_lines) it matches one line
+# and never one with a control character.
 SIMPLE_KEY_LINE = re.compile(
-    r'[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*=[ \t]*(?:(true|false)|([+-]?(?:0|[1-9][0-9]{0,9}))|"([^"\\]*)")[ \t]*(?:#.*)?'
+    r"[ \t]*([A-Za-z0-9_-]{1,64})[ \t]*=[ \t]*"
+    rf'(?:(true|false)|([+-]?(?:0|[1-9][0-9]{{0,9}}))|"([^"\\{CONTROL_RANGES}]*)")[ \t]*(?:{COMMENT})?'
 )
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
-CONTROL_CHAR = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # U+0000-U+001F but tab (U+0009), and U+007F
 
 
 @dataclass(frozen=True)
@@ -288,15 +294,107 @@ def parse_line(line: str, lineno: int, state: _State) -> Optional[Rejected]:
     return parse_key_line(line, i, lineno, state)
 
 
-def parse_config(text: str) -> Union[Config, Rejected]:
-    """Lines in order, the first error wins. Only '\\n' ends a line (never str.splitlines,
-    which also breaks on \\r, \\x0b, \\x1c-\\x1e, \\x85, \\u2028, \\u2029)."""
-    state = _State()
-    lines = text.split("\n")
+def read_lines(text: str, start: int, end: int, lineno: int, state: _State) -> Optional[Rejected]:
+    """The lines of text[start:end], the first numbered lineno, each through parse_line; start
+    begins a line and end is a '\n' or the end of the text."""
+    lines = text[start:end].split("\n")
     for index, line in enumerate(lines):
-        if index + 1 < len(lines) and line.endswith("\r"):
+        if line.endswith("\r") and (index + 1 < len(lines) or end < len(text)):
             line = line[:-1]  # CRLF; a '\r' that no '\n' follows is a control character
-        bad = parse_line(line, index + 1, state)
+        bad = parse_line(line, lineno + index, state)
+        if bad:
+            return bad
+    return None
+
+
+def parse_config_lines(text: str) -> Union[Config, Rejected]:
+    """parse_config by parse_line alone, one call per line: the reference the tests hold
+    parse_config's one pass to."""
+    state = _State()
+    bad = read_lines(text, 0, len(text), 1, state)
+    return bad or Config(tuple(state.entries), dict(state.table_line))
+
+
+# ---- the whole text in one pass ----
+
+
+@functools.lru_cache(maxsize=None)
+def text_lines(simple: re.Pattern[str]) -> re.Pattern[str]:
+    """Whole lines, with their '\n' or CRLF, that parse_config reads without parse_line: a
+    key line `simple` matches (its groups come first), a table header (group 'table') or a run
+    of blank and comment lines (no group). None holds a control character. Built from
+    SIMPLE_KEY_LINE when called, so a test that replaces that replaces this too."""
+    header = rf"[ \t]*\[[ \t]*(?P<table>parity|target|problem|spec)[ \t]*\][ \t]*(?:{COMMENT})?"
+    blanks = rf"[ \t\n]*(?:{COMMENT}[ \t\n]*)*"  # one character class: faster than a group per line
+    return re.compile(rf"^(?:{simple.pattern}|{header}|{blanks})(?:\r?\n|\Z)", re.MULTILINE)
+
+
+def new_entry(table: str, key: str, lineno: int, value: Value) -> Entry:
+    """Entry(table, key, lineno, value), built without the four object.__setattr__ calls of a
+    frozen dataclass's __init__: a third of the time the one pass spends on a key line."""
+    entry = object.__new__(Entry)
+    fields = entry.__dict__
+    fields["table"], fields["key"], fields["line"], fields["value"] = table, key, lineno, value
+    return entry
+
+
+def read_match(found: re.Match[str], lineno: int, state: _State) -> bool:
+    """Reads the header or key line of a text_lines match into state; False, reading nothing,
+    when the line is an error (a table defined twice, a key outside any table or set twice, an
+    integer outside int32) for parse_line to word."""
+    if found.lastgroup == "table":
+        table = found.group("table")
+        if table in state.table_line:
+            return False
+        state.table_line[table] = lineno
+        state.table = table
+        return True
+    key, word, number, string = found.group(1, 2, 3, 4)
+    if word is not None:
+        value: Value = word == "true"
+    elif number is not None:
+        value = int(number)
+        if not INT_MIN <= value <= INT_MAX:
+            return False
+    else:
+        value = string
+    table = state.table
+    if table is None or (table, key) in state.key_line:
+        return False
+    state.key_line[table, key] = lineno
+    state.entries.append(new_entry(table, key, lineno, value))
+    return True
+
+
+def parse_config(text: str) -> Union[Config, Rejected]:
+    """Lines in order, the first error wins. Only '\n' ends a line (never str.splitlines,
+    which also breaks on \r, \x0b, \x1c-\x1e, \x85, \u2028, \u2029).
+
+    The result of parse_config_lines, in one regex pass over the text (text_lines) that
+    reads the common lines itself and hands each other line to parse_line, so that every
+    error is still found and worded there. Most lines of a config are common ones, and a
+    parse_line call for each made this the hot spot of the gate, the fuzz and the coverage."""
+    state = _State()
+    lineno = 1
+    pos = 0  # where line `lineno` starts
+    for found in text_lines(SIMPLE_KEY_LINE).finditer(text):
+        start = found.start()
+        if start != pos:  # lines that no match took, up to the '\n' before this match
+            bad = read_lines(text, pos, start - 1, lineno, state)
+            if bad:
+                return bad
+            lineno += text.count("\n", pos, start)
+        pos = found.end()
+        if found.lastindex is None:  # blank and comment lines
+            lineno += text.count("\n", start, pos)
+            continue
+        if not read_match(found, lineno, state):
+            bad = parse_line(found.group().rstrip("\r\n"), lineno, state)  # no '\r' or '\n' but its end
+            if bad:
+                return bad
+        lineno += 1
+    if pos < len(text):  # the last lines, which no match took
+        bad = read_lines(text, pos, len(text), lineno, state)
         if bad:
             return bad
     return Config(tuple(state.entries), dict(state.table_line))
