@@ -8,7 +8,9 @@ hidden (hazards.py)."""
 
 from __future__ import annotations
 
+import gc
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Union
 
@@ -1048,6 +1050,23 @@ OPS: dict[str, Callable] = {
 }
 
 
+@contextmanager
+def gc_paused():
+    """No cyclic garbage collection inside (a run of either executor): compiling and running
+    allocate many small objects that live until the run ends, and each collection those
+    allocations trigger scans every object the process holds, again and again. Reference
+    counting still frees; once the collector resumes, one young collection sees what the
+    run left, the program's own cycles included."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def launch_grid(kernel: Kernel, split_degree: Optional[int]) -> tuple[int, int, int]:
     grid = kernel.attrs.get("grid")
     if not isinstance(grid, list) or len(grid) != 3:
@@ -1078,36 +1097,37 @@ def run_kernel(
     split_degree: the runtime split-K degree of a `split_k_runtime` kernel; on_mma: see
     MmaObserver; tracer: see Tracer. The result holds
     every buffer after the run (same dtype and shape), the hazards and the stats."""
-    start = time.perf_counter()
-    kernel = read_ir(ir) if isinstance(ir, str) else ir
-    mems: dict[str, Buffer] = {}
-    values: dict[str, int] = dict(scalars or {})
-    for p in kernel.params:
-        t = parse_type(p.value.type)
-        name = p.value.name[1:]
-        if t.kind == "ptr" and name in buffers:
-            atomic_only = p.attrs.get("readonly") is True
-            mems[name] = Buffer(name, np.asarray(buffers[name]), t.elem, check_hazards and not atomic_only)
-    for name, buf in mems.items():
-        values.setdefault(f"{name}_bytes", buf.size)
-    grid = launch_grid(kernel, split_degree)
-    prog = Program(kernel, mems, values, grid, check_hazards)
-    prog.on_mma = on_mma
-    prog.tracer = tracer
-    total = grid[0] * grid[1] * grid[2]
-    per_chunk = max(1, chunk_threads // prog.block)
-    ops = thread_ops = chunks = 0
-    for first in range(0, total, per_chunk):
-        ch = Chunk(prog, first, min(per_chunk, total - first))
-        prog.run_region(ch, prog.entry)
-        if ch.queue:
-            prog.log.add(
-                "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
-            )
-            ch.set_mask(None)
-            land(ch, None, 0)
-        ops += ch.ops
-        thread_ops += ch.thread_ops
-        chunks += 1
-    stats = Stats(total, total * prog.block, chunks, ops, thread_ops, time.perf_counter() - start)
-    return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)
+    with gc_paused():
+        start = time.perf_counter()
+        kernel = read_ir(ir) if isinstance(ir, str) else ir
+        mems: dict[str, Buffer] = {}
+        values: dict[str, int] = dict(scalars or {})
+        for p in kernel.params:
+            t = parse_type(p.value.type)
+            name = p.value.name[1:]
+            if t.kind == "ptr" and name in buffers:
+                atomic_only = p.attrs.get("readonly") is True
+                mems[name] = Buffer(name, np.asarray(buffers[name]), t.elem, check_hazards and not atomic_only)
+        for name, buf in mems.items():
+            values.setdefault(f"{name}_bytes", buf.size)
+        grid = launch_grid(kernel, split_degree)
+        prog = Program(kernel, mems, values, grid, check_hazards)
+        prog.on_mma = on_mma
+        prog.tracer = tracer
+        total = grid[0] * grid[1] * grid[2]
+        per_chunk = max(1, chunk_threads // prog.block)
+        ops = thread_ops = chunks = 0
+        for first in range(0, total, per_chunk):
+            ch = Chunk(prog, first, min(per_chunk, total - first))
+            prog.run_region(ch, prog.entry)
+            if ch.queue:
+                prog.log.add(
+                    "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
+                )
+                ch.set_mask(None)
+                land(ch, None, 0)
+            ops += ch.ops
+            thread_ops += ch.thread_ops
+            chunks += 1
+        stats = Stats(total, total * prog.block, chunks, ops, thread_ops, time.perf_counter() - start)
+        return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)

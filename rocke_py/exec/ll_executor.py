@@ -30,6 +30,7 @@ from .executor import (
     division,
     first_lane,
     full,
+    gc_paused,
     land,
     memoized,
     partial_waves,
@@ -209,7 +210,7 @@ class LlProgram:
         return self.memo_count - 1
 
     def operand(self, op: Operand, ins: Instr) -> int:
-        if op.is_local or op.value.startswith("@"):
+        if op.is_local or op.value[:1] == "@":
             slot = self.slots.get(op.value)
             if slot is None:
                 raise ExecError(f"{ins.where()}: {op.value} is not defined")
@@ -248,10 +249,11 @@ class LlProgram:
                 raise ExecError(f"{ins.where()}: the executor has no semantics for {ins.opcode}")
             ins_slots = [self.operand(a, ins) for a in ins.args]
             run = handler(self, ins, ins_slots)
-            dead = tuple(
-                self.slots[name]
-                for name in last_uses.get(position, ())
-                if name not in self.escapes and name in self.slots
+            names = last_uses.get(position)
+            dead = (
+                tuple(self.slots[name] for name in names if name not in self.escapes and name in self.slots)
+                if names
+                else ()
             )
             steps.append(self.bind(ins, run, dead))
         if terminator is None:
@@ -259,26 +261,12 @@ class LlProgram:
         return phis, steps, terminator
 
     def bind(self, ins: Instr, run, dead: tuple[int, ...]):
+        """The step run_chunk runs: (run, its result's slot or -1, whether the result merges
+        under a partial mask, the result type, the slots dead after it). A tuple, not a
+        closure: a program has thousands of steps, and run_chunk needs no call per step."""
         if not ins.result:
-
-            def effect(ch: Chunk) -> None:
-                run(ch)
-                for slot in dead:
-                    ch.env[slot] = None
-
-            return effect
-        out = self.slots[ins.result]
-        escapes = ins.result in self.escapes
-
-        def step(ch: Chunk) -> None:
-            value = run(ch)
-            if escapes and ch.mask is not None and ch.env[out] is not None:
-                value = merge(ch.mask, value, ch.env[out], ins.type)
-            ch.env[out] = value
-            for slot in dead:
-                ch.env[slot] = None
-
-        return step
+            return run, -1, False, None, dead
+        return run, self.slots[ins.result], ins.result in self.escapes, ins.type, dead
 
     def compile_phi(self, ins: Instr):
         sources = {}
@@ -323,8 +311,14 @@ class LlProgram:
                     env[out] = value
             ch.ops += len(steps) + len(phis)
             ch.thread_ops += (len(steps) + len(phis)) * ch.active
-            for step in steps:
-                step(ch)
+            for run, out, escapes, t, dead in steps:
+                value = run(ch)
+                if out >= 0:
+                    if escapes and ch.mask is not None and env[out] is not None:
+                        value = merge(ch.mask, value, env[out], t)
+                    env[out] = value
+                for slot in dead:
+                    env[slot] = None
             if kind == "ret":
                 continue
             if cond is None:
@@ -1027,32 +1021,33 @@ def run_ll(
     buffers: an array per pointer param (by name without %), whose bytes are the memory;
     scalars: the i32 params (a `<name>_bytes` param defaults to that buffer's size). The
     launch (grid, block) is the caller's, as on a GPU: the module does not carry it."""
-    start = time.perf_counter()
-    module = read_ll(ll) if isinstance(ll, str) else ll
-    mems: dict[str, Buffer] = {}
-    values: dict[str, int] = dict(scalars or {})
-    for p in module.function.params:
-        name = p.name[1:]
-        if p.type.kind == "ptr" and name in buffers:
-            mems[name] = Buffer(name, np.asarray(buffers[name]), "f32", check_hazards and "readonly" not in p.attrs)
-    for name, buf in mems.items():
-        values.setdefault(f"{name}_bytes", buf.size)
-    prog = LlProgram(module, arch, mems, values, grid, block, check_hazards)
-    prog.tracer = tracer
-    total = grid[0] * grid[1] * grid[2]
-    per_chunk = max(1, chunk_threads // block)
-    ops = thread_ops = chunks = 0
-    for first in range(0, total, per_chunk):
-        ch = Chunk(prog, first, min(per_chunk, total - first))  # type: ignore[arg-type]
-        prog.run_chunk(ch)
-        if ch.queue:
-            prog.log.add(
-                "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
-            )
-            ch.set_mask(None)
-            land(ch, None, 0)
-        ops += ch.ops
-        thread_ops += ch.thread_ops
-        chunks += 1
-    stats = Stats(total, total * block, chunks, ops, thread_ops, time.perf_counter() - start)
-    return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)
+    with gc_paused():
+        start = time.perf_counter()
+        module = read_ll(ll) if isinstance(ll, str) else ll
+        mems: dict[str, Buffer] = {}
+        values: dict[str, int] = dict(scalars or {})
+        for p in module.function.params:
+            name = p.name[1:]
+            if p.type.kind == "ptr" and name in buffers:
+                mems[name] = Buffer(name, np.asarray(buffers[name]), "f32", check_hazards and "readonly" not in p.attrs)
+        for name, buf in mems.items():
+            values.setdefault(f"{name}_bytes", buf.size)
+        prog = LlProgram(module, arch, mems, values, grid, block, check_hazards)
+        prog.tracer = tracer
+        total = grid[0] * grid[1] * grid[2]
+        per_chunk = max(1, chunk_threads // block)
+        ops = thread_ops = chunks = 0
+        for first in range(0, total, per_chunk):
+            ch = Chunk(prog, first, min(per_chunk, total - first))  # type: ignore[arg-type]
+            prog.run_chunk(ch)
+            if ch.queue:
+                prog.log.add(
+                    "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
+                )
+                ch.set_mask(None)
+                land(ch, None, 0)
+            ops += ch.ops
+            thread_ops += ch.thread_ops
+            chunks += 1
+        stats = Stats(total, total * block, chunks, ops, thread_ops, time.perf_counter() - start)
+        return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)

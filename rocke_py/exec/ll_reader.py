@@ -8,7 +8,6 @@ guessed at. llvmlite is the second reader (tests/exec/test_ll_reader.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from typing import Optional
@@ -641,6 +640,16 @@ READ_LINES: dict[str, Instr] = {}
 MAX_READ_LINES = 200_000
 
 
+def at_line(instr: Instr, line: int) -> Instr:
+    """The instruction read again at another line: a copy with that line (every other field
+    shared; dataclasses.replace costs several times more, and this runs per line)."""
+    new = object.__new__(Instr)
+    state = new.__dict__
+    state.update(instr.__dict__)
+    state["line"] = line
+    return new
+
+
 def read_ll(text: str) -> Module:
     """The module of an emitted `ll` text; LlReadError for anything outside the subset."""
     lines = text.split("\n")
@@ -658,7 +667,7 @@ def read_ll(text: str) -> Module:
         if in_body and label is not None:
             known = READ_LINES.get(raw)
             if known is not None:  # read before, in this module or another: the same instruction
-                instrs.append(known if known.line == number else dataclasses.replace(known, line=number))
+                instrs.append(known if known.line == number else at_line(known, number))
                 continue
         t = Tokens(raw, number)
         if not t.n:

@@ -5,7 +5,7 @@ ll_reader.py builds these from an emitted module; ll_executor.py runs them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 #: scalar type name -> (kind, bits)
@@ -65,10 +65,11 @@ class Operand:
     type: LlType
     value: str
     elements: tuple[str, ...] = ()
+    #: a `%name` (stored once: the executor asks at every use of every operand)
+    is_local: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def is_local(self) -> bool:
-        return self.value.startswith("%")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_local", self.value.startswith("%"))
 
 
 @dataclass(frozen=True)
