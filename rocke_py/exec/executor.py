@@ -8,9 +8,7 @@ hidden (hazards.py)."""
 
 from __future__ import annotations
 
-import gc
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Union
 
@@ -18,6 +16,7 @@ import numpy as np
 
 from . import mma as mma_mod
 from .fp import bf16_bits
+from .gc_pause import gc_paused
 from .hazards import Hazard, HazardLog
 from .ir_text import Kernel, Op, Region
 from .memory import LDS_ALIGN, Access, Alloc, AsyncLoad, Buffer, Lds
@@ -1048,23 +1047,6 @@ OPS: dict[str, Callable] = {
     "scf.if": scf_if,
     "cf.return": no_effect,
 }
-
-
-@contextmanager
-def gc_paused():
-    """No cyclic garbage collection inside (a run of either executor): compiling and running
-    allocate many small objects that live until the run ends, and each collection those
-    allocations trigger scans every object the process holds, again and again. Reference
-    counting still frees; once the collector resumes, one young collection sees what the
-    run left, the program's own cycles included."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def launch_grid(kernel: Kernel, split_degree: Optional[int]) -> tuple[int, int, int]:

@@ -12,6 +12,7 @@ import functools
 import re
 from typing import Optional
 
+from .gc_pause import gc_paused
 from .ll_text import SCALAR_TYPES, Block, Declare, Function, Global, Instr, LlType, Module, Operand, Param
 
 TOKEN = re.compile(
@@ -652,6 +653,11 @@ def at_line(instr: Instr, line: int) -> Instr:
 
 def read_ll(text: str) -> Module:
     """The module of an emitted `ll` text; LlReadError for anything outside the subset."""
+    with gc_paused():  # every object read lives on: a collection would find nothing
+        return read_module(text)
+
+
+def read_module(text: str) -> Module:
     lines = text.split("\n")
     datalayout = triple = ""
     globals_: list[Global] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from .gc_pause import gc_paused
 from .ir_text import AttrValue, Kernel, Op, Param, Region, Value
 
 HEADER = "rocke.ir v1"
@@ -286,4 +287,5 @@ class Reader:
 
 def read_ir(text: str) -> Kernel:
     """The kernel of a `rocke.ir v1` text; a ReadError naming the line when it is not one."""
-    return Reader(text).kernel()
+    with gc_paused():  # every object read lives on: a collection would find nothing
+        return Reader(text).kernel()
