@@ -36,6 +36,7 @@ for _dir in ("support", "tools", "standins"):
         sys.path.insert(0, str(_TESTS / _dir))
 
 import cbuild  # noqa: E402
+import suite_order  # noqa: E402
 
 
 def build_or_skip(tmp_path_factory: pytest.TempPathFactory, main: str, **kw) -> Path:
@@ -101,29 +102,5 @@ def parser_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_or_skip(tmp_path_factory, "rocke_c/tests/parser_cases.c", sanitize=True, as_library=True)
 
 
-#: The modules whose tests take longest (--durations, on 2 workers), longest first. They run
-#: first, so that xdist does not end the run with one worker alone on them while the other is
-#: idle (collection order put most of them last: tests/repository/). Whole modules move, so
-#: their module-scoped fixtures are still set up once per worker.
-LONGEST_FIRST = (
-    "tests/repository/test_doc_commands.py",
-    "tests/repository/test_ci_runners.py",
-    "tests/harness/test_shards_merge.py",
-    "tests/harness/test_gate_faults.py",
-    "tests/harness/test_hostile_reports.py",
-    "tests/repository/test_wheel_install.py",
-    "tests/engines/test_kernel_limits.py",
-    "tests/harness/test_known_gap_pins.py",
-    "tests/repository/test_engine_coverage.py",
-    "tests/numerics/test_ll_level.py",
-)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
-    root = Path(str(config.rootpath))
-
-    def key(item: pytest.Item) -> int:
-        return rank.get(Path(str(item.path)).relative_to(root).as_posix(), len(rank))
-
-    items.sort(key=key)  # stable: the order within a module and among the others is kept
+    suite_order.longest_first(items, Path(str(config.rootpath)))
