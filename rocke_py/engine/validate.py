@@ -40,10 +40,6 @@ class Ctx:
 Check = Callable[[Ctx], Optional[str]]
 
 
-def b(value: bool) -> str:
-    return "true" if value else "false"
-
-
 # ---- shared checks (one function per rule meaning; the family prefixes the code) ----
 
 

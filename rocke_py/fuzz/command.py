@@ -90,14 +90,10 @@ def settings(args: argparse.Namespace) -> Settings:
 
 def run(args: argparse.Namespace, root: Path, engines: EngineSpec, out: TextIO) -> int:
     from rocke_py.fuzz.driver import run_fuzz
-    from rocke_py.fuzz.oracles import NumericsUnavailable, load_numerics
-    from rocke_py.parity.gate import UsageError
+    from rocke_py.fuzz.oracles import load_numerics
 
     s = settings(args)
-    try:
-        numerics = load_numerics() if args.numerics else None
-    except NumericsUnavailable as e:
-        raise UsageError(str(e)) from None
+    numerics = load_numerics() if args.numerics else None
     result = run_fuzz(root, s, engines, out, numerics)
     print("\n".join(result.table), file=out)
     if s.report is not None:

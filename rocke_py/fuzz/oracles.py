@@ -21,8 +21,6 @@ rejection mismatch the two codes.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
@@ -144,20 +142,11 @@ def judge(results: list[JobResult[Job]], timeout: float, numerics: NumericsCheck
 #: The executor's check: (config bytes, emitted ll text) -> None if the kernel's result matches
 #: the NumPy convolution on a small problem, else why not.
 NumericsCheck = Callable[[bytes, str], "str | None"]
-NUMERICS_MODULE = "rocke_py.numerics"
-NUMERICS_FUNCTION = "fuzz_check"
-
-
-class NumericsUnavailable(Exception):
-    """``--numerics`` without the numerics check (rocke_py/numerics, see docs/fuzzing.md)."""
 
 
 def load_numerics() -> NumericsCheck:
-    """The executor's ``fuzz_check``, the one place the fuzzer meets it."""
-    if importlib.util.find_spec(NUMERICS_MODULE) is None:
-        raise NumericsUnavailable(f"--numerics needs the executor ({NUMERICS_MODULE}), which is not installed yet")
-    module = importlib.import_module(NUMERICS_MODULE)
-    check = getattr(module, NUMERICS_FUNCTION, None)
-    if not callable(check):
-        raise NumericsUnavailable(f"--numerics: {NUMERICS_MODULE} has no {NUMERICS_FUNCTION}(config, ll_text) yet")
-    return check
+    """The executor's ``fuzz_check``, the one place the fuzzer meets it (imported when asked:
+    a run without --numerics does not load the executors)."""
+    from rocke_py.numerics import fuzz_check
+
+    return fuzz_check

@@ -15,7 +15,7 @@ Modules, one job each:
 - ``lastrun``     ``.rocke-parity/last-run.json`` (for ``rocke-parity list``)
 - ``newconfig``   ``rocke-parity new``
 - ``state``       ``.rocke-parity/`` (local, self-ignoring) and atomic writes
-- ``_toml``       tomllib, or tomli on Python 3.10
+- ``_toml``       tomllib, hardened: a document too deep or a number too long is a TOMLDecodeError
 - ``root``        the repository root (the nearest directory holding ``parity_configs/``)
 - ``objects``     the local object cache of texts by sha256 (``.rocke-parity/objects/``)
 - ``cli``         argparse front end (``rocke-parity``, ``parity-diff``), and the gate's early workers

@@ -1,4 +1,4 @@
-"""``tomllib`` (Python 3.11+), or the ``tomli`` backport on 3.10. The harness may use it; the engines may not.
+"""``tomllib``, the standard library's TOML reader. The harness may use it; the engines may not.
 
 ``tomllib`` here is that module's ``loads``/``load`` and ``TOMLDecodeError``, hardened: its parser
 recurses once per level of nesting, so a small file of arrays nested a thousand deep raises
@@ -9,19 +9,15 @@ handles a document that is not TOML (one line naming the file) handles these too
 
 from __future__ import annotations
 
+import tomllib as _tomllib
 from typing import IO, Any, Callable
-
-try:
-    import tomllib as _tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as _tomllib  # type: ignore[no-redef]
 
 
 class TOMLLimitError(_tomllib.TOMLDecodeError):
     """A document beyond what the parser can read: nested too deeply, a number too long (a ``TOMLDecodeError``)."""
 
     def __init__(self, msg: str) -> None:
-        ValueError.__init__(self, msg)  # TOMLDecodeError's own signature differs between versions
+        ValueError.__init__(self, msg)  # not TOMLDecodeError's: it wants a document and a position
 
 
 class _Toml:

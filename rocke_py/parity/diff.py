@@ -74,11 +74,6 @@ def resolve_target(root: Path | None, ref: str) -> Target:
     raise DiffUsageError(f"unknown config {ref!r} (an id such as wgrad/11-kouter-cshuffle, or a file)")
 
 
-def default_mode(common: tuple[str, ...]) -> str | None:
-    """The deepest mode both engines implement (ll, else ir, else spec)."""
-    return common[-1] if common else None
-
-
 def _outcome_lines(side: str, run: EngineRun) -> list[str]:
     pad = f"{side}:".ljust(4)
     if run.kind == "emitted":

@@ -37,7 +37,6 @@ DEFAULT_FLAVOR = "llvm22"
 JOBS_PER_CONFIG = len(FLAVORLESS_MODES) + len(FLAVORS)
 
 EmitFn = Callable[[bytes, str, str], object]
-ModesFn = Callable[[], object]
 
 
 @dataclass(frozen=True)

@@ -100,8 +100,6 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         ).split()
     ),
 }
-PROBLEM_KEYS = frozenset(KNOWN_KEYS["problem"])
-TARGET_KEYS = frozenset(KNOWN_KEYS["target"])
 _SUBSET = (
     'an integer (decimal, optional sign, no leading zero), true, false, a "string" (one line, escapes '
     '\\" \\\\ \\n \\t only), or bare words of [A-Za-z0-9_./:+,()-] (written as a string)'

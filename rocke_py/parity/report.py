@@ -18,7 +18,7 @@ from typing import Callable, Sequence, TextIO
 from rocke_py.parity.canon import context, first_divergence
 from rocke_py.parity.compare import Status
 from rocke_py.parity.engines import EngineRun, EngineSpec
-from rocke_py.parity.fileio import STDOUT, write_output
+from rocke_py.parity.fileio import STDOUT
 from rocke_py.parity.gate import GateRun, Verdict
 from rocke_py.parity.groups import cause_of
 from rocke_py.parity.runner import JobResult
@@ -500,12 +500,6 @@ def job_record(v: Verdict, relpath: str = "", c_emit: str = EngineSpec.c_emit) -
     return rec
 
 
-def write_json(run: GateRun, dest: str | Path, option: str = "--json", full: bool = False) -> None:
-    """The JSON report to ``dest`` (a path, or ``-`` for standard output); WriteError if it cannot be."""
-    doc = bound_doc(report_doc(run, full), [(option, str(dest))])
-    write_output(str(dest), doc_text(doc).encode("utf-8"), option)
-
-
 #: What a passing job's record leaves out unless --json-full asks for it (the repeat runs, the
 #: reason — kept for a known gap — and the golden entry): the report of a green run stays small.
 _FULL_ONLY = ("py_repeat", "c_repeat", "reason", "golden")
@@ -590,12 +584,6 @@ def doc_text(doc: dict[str, object]) -> str:
 
 class JunitUnavailable(Exception):
     pass
-
-
-def write_junit(run: GateRun, dest: str | Path, option: str = "--junit") -> None:
-    """The JUnit XML report to ``dest`` (a path, or ``-``); WriteError if it cannot be."""
-    doc = bound_doc(report_doc(run), [(option, str(dest))])
-    write_output(str(dest), junit_text(doc).encode("utf-8"), option)
 
 
 def repro_lines(v: Verdict, relpath: str, c_emit: str = EngineSpec.c_emit) -> list[str]:
