@@ -1,4 +1,6 @@
-"""The gate over every shipped config, one test per (config, mode), in-process.
+"""The gate over every shipped config, one test per job (config, mode, flavor), in-process.
+A test's id is the job's label as the gate prints it (`wgrad/11-kouter-cshuffle ll llvm22`), so
+a failing test pastes into `rocke-parity gate -k '...'`.
 
 Each test runs both engines twice on the config's raw bytes (the first run is this worker's
 kept result of the job, tests/support/engine_memo.py, which other modules share; the second is
@@ -17,9 +19,11 @@ from layout import REPO
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.parity import golden, known_gaps
+from rocke_py.parity.cli import main
 from rocke_py.parity.compare import Status, classify
 from rocke_py.parity.configs import discover
 from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, call_engine
+from rocke_py.parity.gate import Job
 from rocke_py.parity.runner import JobResult
 
 DISCOVERY = discover(REPO)
@@ -36,6 +40,22 @@ def jobs() -> list[tuple[str, str, str]]:
             for flavor in (NO_FLAVOR,) if mode in FLAVORLESS_MODES else FLAVORS:
                 out.append((cid, mode, flavor))
     return out
+
+
+def job_label(job: tuple[str, str, str]) -> str:
+    cid, mode, flavor = job
+    return Job(cid, CONFIGS[cid].family, mode, flavor).label()
+
+
+JOBS = jobs()
+IDS = [job_label(j) for j in JOBS]
+
+
+def test_ids_are_the_gates_job_labels(capsys) -> None:
+    """The jobs and their ids are those `rocke-parity gate --collect-only` lists."""
+    assert main(["gate", "--collect-only", "--root", str(REPO)]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line and " job(s) selected" not in line]
+    assert sorted(listed) == sorted(IDS)
 
 
 def test_discovery_is_clean() -> None:
@@ -56,7 +76,7 @@ def test_both_engines_raise_the_same_engine_failure() -> None:
     assert cbridge.EngineFailure is py_engine.EngineFailure
 
 
-@pytest.mark.parametrize("cid,mode,flavor", jobs(), ids=lambda v: v)
+@pytest.mark.parametrize("cid,mode,flavor", JOBS, ids=IDS)
 def test_config(cid: str, mode: str, flavor: str) -> None:
     cfg = CONFIGS[cid]
     call_flavor = FLAVORLESS_CALL_FLAVOR if flavor == NO_FLAVOR else flavor
