@@ -18,7 +18,8 @@ import os
 import sys
 from typing import BinaryIO, Optional, Sequence
 
-from rocke_py.engine.emit import FLAVORS, MAX_CONFIG_BYTES, MODES
+from rocke_py.engine.emit import MAX_CONFIG_BYTES
+from rocke_py.facts import FLAVORS, MODES
 
 READ_LIMIT = MAX_CONFIG_BYTES + 1
 USAGE = "rocke-emit CONFIG [--mode spec|ir|ll] [--flavor llvm20|llvm22|llvm23] [-o FILE]"

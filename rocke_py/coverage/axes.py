@@ -18,6 +18,7 @@ from rocke_py.engine.config import parse_config
 from rocke_py.engine.problem import ConvProblem, build_problem
 from rocke_py.engine.result import Rejected
 from rocke_py.engine.spec import ConvSpec, build_spec, deduce
+from rocke_py.facts import ARCHS
 
 WD = ("wgrad", "dgrad")
 
@@ -235,7 +236,7 @@ def choice(name: str, key: str, values: tuple[str, ...], core: bool = False) -> 
 
 
 AXES: tuple[Axis, ...] = (
-    Axis("arch", ("arch",), arch_table.ARCHS, lambda r: r.arch, arch_settings, core=False),
+    Axis("arch", ("arch",), ARCHS, lambda r: r.arch, arch_settings, core=False),
     Axis("family", ("family",), schema.FAMILIES, lambda r: r.family, lambda v: ()),
     Axis("atom", ("warp_tile_m", "warp_tile_n", "warp_tile_k"), atom_values(), atom_of, atom_settings, core=True),
     choice("pipeline", "pipeline", pipeline_values(), core=True),

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
-
 
 def mma_rows(dtypes: tuple[str, ...], atoms: tuple[tuple[int, int, int], ...]) -> tuple[tuple[str, int, int, int], ...]:
     """(dtype, m, n, k) for each dtype and each atom, dtype-major (Python only: arch.c spells its rows out)."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import gc
 from typing import Optional, Union
 
+from rocke_py.facts import FLAVORS, MODES
+
 from .arch import target_for
 from .build import build_kernel
 from .config import check_encoding, parse_config
@@ -21,8 +23,6 @@ from .schema import check_schema
 from .spec import build_spec, check_dtypes, deduce
 from .validate import validate
 
-MODES = ("spec", "ir", "ll")
-FLAVORS = ("llvm20", "llvm22", "llvm23")
 MAX_CONFIG_BYTES = 1048576
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from rocke_py.facts import ARCHS, FAMILIES
+
 from .config import Config, Entry, Value
 from .result import Rejected
 
 MAX = 2147483647
 MIN = -2147483648
-ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
-FAMILIES = ("fwd", "wgrad", "dgrad")  # the order of enum rk_family
 NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/")
 MAX_NAME = 64
 #: The tile and wave shape keys of [spec], in table order (mode `spec` prints them so too).

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from rocke_py.parity.engines import MODES, EngineSpec
+from rocke_py.facts import MODES
+from rocke_py.parity.engines import EngineSpec
 
 # the driver and the gate are imported when the command runs: the parser (and so every other
 # command's start, and the gate's early workers) stays light

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from rocke_py.facts import FLAVORLESS_MODES, FLAVORS
 from rocke_py.fuzz import generate, mutate
 from rocke_py.fuzz.case import Case, encode, key_count
 from rocke_py.fuzz.oracles import NumericsCheck, Outcome, judge
@@ -24,7 +25,7 @@ from rocke_py.fuzz.reduce import reduce_case
 from rocke_py.fuzz.report import Progress, Tally, render
 from rocke_py.fuzz.save import Saved, save_failure, save_unreduced
 from rocke_py.parity.configs import discover
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, EngineSpec
+from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, EngineSpec
 from rocke_py.parity.gate import Job, UsageError
 from rocke_py.parity.report import escape_surrogates
 from rocke_py.parity.runner import Interrupted, JobResult, Pool, WorkItem

@@ -17,6 +17,7 @@ from rocke_py.exec.ll_executor import run_ll
 from rocke_py.exec.ll_reader import LlReadError
 from rocke_py.exec.reader import ReadError
 from rocke_py.exec.spec_text import spec_fields
+from rocke_py.facts import FLAVORS
 from rocke_py.parity._toml import tomllib
 
 from .inputs import Case, build_case, parts_of, reduction, runtime_degrees, shapes_of
@@ -25,8 +26,7 @@ from .problem import Problem, ProblemError, disagreements, read_problem
 from .variants import check_sizes, resize
 
 FLAVOR = "llvm22"  # modes spec and ir do not depend on the flavor
-#: the `ll` flavors the ll level runs (docs/lowering.md §2), and what --level may ask for
-FLAVORS = ("llvm20", "llvm22", "llvm23")
+#: what --level may ask for (the ll level runs every flavor of rocke_py.facts.FLAVORS)
 LEVELS = ("ir", "ll", "both")
 #: the sizes at which the ll level runs every flavor; the others run the llvm22 ll only. The
 #: flavors differ only in size-free lines (the datalayout, the resource declaration and

@@ -40,6 +40,7 @@ _EVERYTHING = (
     f"{CONFIG_DIR}/known_gaps.toml",
     "rocke_py/parity/",
     "rocke_py/__init__.py",
+    "rocke_py/facts.py",  # the Python engine's and the harness's shared facts
     "pyproject.toml",
     "setup.py",
 )

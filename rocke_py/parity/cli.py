@@ -26,9 +26,10 @@ import shlex
 import sys
 from typing import Callable, Sequence
 
+from rocke_py.facts import FLAVORS, MODES
 from rocke_py.fuzz import command as fuzz_command
 from rocke_py.parity import tree
-from rocke_py.parity.engines import DEFAULT_FLAVOR, FLAVORS, JOBS_PER_CONFIG, MODES, EngineSpec
+from rocke_py.parity.engines import DEFAULT_FLAVOR, JOBS_PER_CONFIG, EngineSpec
 from rocke_py.parity.objects import text_store
 from rocke_py.parity.root import resolve_root
 from rocke_py.parity.runner import Pool, pool_size

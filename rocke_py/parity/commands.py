@@ -283,7 +283,8 @@ def collect_only(args: argparse.Namespace) -> int:
     """``gate --collect-only``: the jobs the gate would run, a line each (as a failure line names
     them), and their count; no engine runs and nothing is recorded. The engines are loaded here
     for the modes they implement."""
-    from rocke_py.parity.engines import FLAVORS, load_engines
+    from rocke_py.facts import FLAVORS
+    from rocke_py.parity.engines import load_engines
     from rocke_py.parity.gate import GateRun, build_jobs, check_names, job_costs, load_inputs, run_modes
     from rocke_py.parity.runner import EngineInfo
     from rocke_py.parity.shards import owned_jobs

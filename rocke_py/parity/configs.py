@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
+from rocke_py.facts import CONFIG_FILE_NAME
 from rocke_py.parity._toml import TOMLLimitError, tomllib
 from rocke_py.parity.fileio import (
     MAX_CONFIG_BYTES,
@@ -48,7 +49,6 @@ NEGATIVE_FROM = 100
 
 _FAMILY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 # NN is two digits below 100 ("00".."99") and three or more digits without a leading zero from 100.
-_FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PARITY_KEYS = ("description", "expect", "isa")
 _CONTENT_RE = re.compile(r"^(?:[0-9a-f]{64})?$")
@@ -391,7 +391,7 @@ def discover(root: Path) -> Discovery:
             if f.is_dir():
                 problems.append(Problem(f"{rel}/: unexpected directory inside a family", family))
                 continue
-            m = _FILE_RE.match(f.name)
+            m = CONFIG_FILE_NAME.match(f.name)
             if not m:
                 problems.append(
                     Problem(

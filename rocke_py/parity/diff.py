@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from rocke_py.facts import FLAVORLESS_MODES, FLAVORS, MODES
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, first_divergence
 from rocke_py.parity.compare import Status
 from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes, resolve_id
-from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun, EngineSpec
+from rocke_py.parity.engines import NO_FLAVOR, EngineRun, EngineSpec
 from rocke_py.parity.gaps_edit import entry_toml
 from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references
 from rocke_py.parity.known_gaps import PLACEHOLDER_REASON

@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-MODES = ("spec", "ir", "ll")
-FLAVORS = ("llvm20", "llvm22", "llvm23")
+from rocke_py.facts import FLAVORLESS_MODES, FLAVORS, MODES
+
 #: Modes whose output does not depend on the flavor: run once, recorded with flavor "-".
-FLAVORLESS_MODES = ("spec", "ir")
 NO_FLAVOR = "-"
 #: The flavor passed to the engines for flavorless modes (the contract wants it explicit).
 FLAVORLESS_CALL_FLAVOR = "llvm22"

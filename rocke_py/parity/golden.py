@@ -47,9 +47,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from rocke_py.facts import FLAVORLESS_MODES, FLAVORS
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
-from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, NO_FLAVOR
+from rocke_py.parity.engines import NO_FLAVOR
 from rocke_py.parity.fileio import brief, is_text, loads_json, read_data_file
 from rocke_py.parity.objects import ObjectCache
 from rocke_py.parity.state import atomic_write
@@ -225,7 +226,7 @@ def _entry(path_name: str, cfg: str, key: str, e: object, v1: bool) -> GoldenEnt
 
 
 def _coverage(path_name: str, doc: object) -> Coverage:
-    from rocke_py.parity.engines import MODES
+    from rocke_py.facts import MODES
 
     if (
         not isinstance(doc, dict)

@@ -49,10 +49,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from rocke_py.facts import FLAVORLESS_MODES, FLAVORS, MODES
 from rocke_py.parity import backtrace
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, PASSING, Status
-from rocke_py.parity.engines import FLAVORLESS_MODES, FLAVORS, MODES, NO_FLAVOR, EngineRun
+from rocke_py.parity.engines import NO_FLAVOR, EngineRun
 from rocke_py.parity.fileio import brief, key_list, read_data_file
 from rocke_py.parity.runner import JobResult
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
+from rocke_py.facts import CONFIG_FILE_NAME, KEYS
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import Status, classify, passes
 from rocke_py.parity.configs import (
@@ -76,7 +77,6 @@ _NAME_RE = re.compile(r"^(?:([A-Za-z_][A-Za-z0-9_]*)\.)?([A-Za-z_][A-Za-z0-9_]*)
 _BASIC_STRING_RE = re.compile(r'^"((?:[^"\\]|\\["\\nt])*)"$')
 _BARE_WORDS_RE = re.compile(r"^[A-Za-z0-9_./:+,()-]+(?: [A-Za-z0-9_./:+,()-]+)*$")
 _NUMBERISH_RE = re.compile(r"^[+-]?[0-9]")
-_FILE_RE = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")  # configs.py's
 _TABLES = ("parity", "target", "problem", "spec")
 _LOOKUP_ORDER = ("spec", "problem", "target")
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -85,21 +85,8 @@ _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 SLUG_MAX = 60
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
-#: The engines' key table (rocke_py/engine/schema.py KEYS, rocke_c/src/schema.c), by table; a
-#: test keeps it equal to the engine's. The harness never imports an engine, so it is repeated here.
-KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "target": ("arch",),
-    "problem": tuple("N Hi Wi C K Y X sH sW pH pW dH dW groups Di Z sD pD dD".split()),
-    "spec": tuple(
-        (
-            "family name dtype_a dtype_b dtype_d tile_m tile_n tile_k warp_m warp_n warp_tile_m warp_tile_n "
-            "warp_tile_k wave_size pipeline epilogue async_dma unroll_k lds_k_pad lds_layout_pad lds_layout_xor "
-            "vector_size_a vector_size_b vector_size_c chiplet_swizzle chiplet_wgm chiplet_num_xcds "
-            "chiplet_chunk_size waves_per_eu bias scale relu clamp_min clamp_max lds_k_outer split_k two_stage "
-            "force_deterministic group_merge num_load_waves cshuffle_no_alias"
-        ).split()
-    ),
-}
+#: The engines' keys, by table (rocke_py/facts.py, which the engines read too).
+KNOWN_KEYS = KEYS
 _SUBSET = (
     'an integer (decimal, optional sign, no leading zero), true, false, a "string" (one line, escapes '
     '\\" \\\\ \\n \\t only), or bare words of [A-Za-z0-9_./:+,()-] (written as a string)'
@@ -538,7 +525,7 @@ def _numbers(family_dir: Path) -> list[int]:
         names = os.listdir(family_dir)
     except FileNotFoundError:
         return []
-    return [int(m["num"]) for n in names if (m := _FILE_RE.match(n))]
+    return [int(m["num"]) for n in names if (m := CONFIG_FILE_NAME.match(n))]
 
 
 def next_number(numbers: list[int], family: str, reject: bool) -> int:

@@ -2,7 +2,7 @@
 
 A build id is the first 16 hex digits of a sha256 over what the engine is made of, read from
 disk without importing it: for the Python engine its package's sources (``rocke_py/engine/*.py``,
-by name and content); for the C engine the fingerprint of :func:`rocke_py.cbuild.fingerprint`
+by name and content) and ``rocke_py/facts.py``; for the C engine the fingerprint of :func:`rocke_py.cbuild.fingerprint`
 (its sources, public header, bridge, flags and compiler identity), so the same on any machine
 and path; for an ``--engines`` reference the file or module it names. Two runs with the
 same ids ran the same engines."""
@@ -54,6 +54,10 @@ def _module_files(module: str) -> list[Path]:
     return [origin]
 
 
+#: modules outside an engine's package that it is built from: they count in its build id
+_BUILT_WITH = {"rocke_py.engine": ("rocke_py.facts",)}
+
+
 def build_id(emit_ref: str) -> str:
     """The build id of the engine an ``module:function`` (or ``file.py:function``) reference names."""
     module = emit_ref.rpartition(":")[0]
@@ -63,6 +67,8 @@ def build_id(emit_ref: str) -> str:
         c_root = cbuild.package_c_root()
         return cbuild.build_id(cbuild.current_fingerprint(c_root)) if c_root else "unknown"
     files = _module_files(module)
+    for shared in _BUILT_WITH.get(module, ()):
+        files += _module_files(shared)
     return _digest(files) if files else "unknown"
 
 

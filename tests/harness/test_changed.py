@@ -65,6 +65,7 @@ def test_what_a_change_affects():
     assert aff("rocke_py/engine/spec.py", "rocke_py/cbridge.py").reuse is None  # both engines: both run
     assert aff("parity_configs/golden.json").configs is None and aff("parity_configs/golden.json").reuse is None
     assert aff("rocke_py/parity/gate.py", "rocke_c/src/emit.c").reuse is None
+    assert aff("rocke_py/facts.py").configs is None and aff("rocke_py/facts.py").reuse is None  # both sides read it
     assert aff("README.md", "tests/x.py", "rocke_c/tests/test_ir.c").nothing
     assert affected(["engine_c.py"], spec, root, ids).reuse == "py"  # a stand-in file an --engines reference names
 

@@ -12,6 +12,7 @@ import pytest
 import standin_tree as pt
 from layout import REPO
 
+from rocke_py.parity import version as version_module
 from rocke_py.parity.engines import EngineSpec
 from rocke_py.parity.version import build_id, engine_ids
 
@@ -53,6 +54,8 @@ def test_build_ids_follow_the_engine_files(tmp_path):
     first = build_id(f"{a}:emit")
     a.write_text("def emit(c, m, f): return 1\n")
     assert build_id(f"{a}:emit") != first  # an edited engine is another build
+    facts = [p.name for p in version_module._module_files("rocke_py.facts")]
+    assert facts == ["facts.py"] and "rocke_py.facts" in version_module._BUILT_WITH["rocke_py.engine"]
     ids = engine_ids(EngineSpec())
     assert all(re.fullmatch(r"[0-9a-f]{16}", ids[side]["build_id"]) for side in ("py", "c"))
 

@@ -10,7 +10,8 @@ import re
 import pytest
 from numerics_kit import REPO, config_path
 
-from rocke_py.numerics.check import FLAVORS, check_levels
+from rocke_py.facts import FLAVORS
+from rocke_py.numerics.check import check_levels
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import small_variant
 from rocke_py.parity.cli import main

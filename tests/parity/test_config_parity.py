@@ -18,11 +18,12 @@ from layout import REPO
 
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
+from rocke_py.facts import FLAVORLESS_MODES, FLAVORS
 from rocke_py.parity import golden, known_gaps
 from rocke_py.parity.cli import main
 from rocke_py.parity.compare import Status, classify
 from rocke_py.parity.configs import discover
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, FLAVORLESS_MODES, FLAVORS, NO_FLAVOR, call_engine
+from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, call_engine
 from rocke_py.parity.gate import Job
 from rocke_py.parity.runner import JobResult
 
