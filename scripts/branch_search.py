@@ -20,13 +20,14 @@ import sys
 import time
 from pathlib import Path
 
+from rocke_py.facts import FLAVORS
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import coverage  # noqa: E402
 
 FILES = ("build.py", "build_common.py", "build_dgrad.py", "build_fwd.py", "build_wgrad.py", "lower_ll.py")
-FLAVORS = ("llvm20", "llvm22", "llvm23")
 POW2 = ("1", "2", "4", "8")
 KNOBS = (
     ("spec", "tile_m", ("16", "32", "128", "256")),

@@ -21,14 +21,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rocke_py.facts import FLAVORS, MODES
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine_unreached  # noqa: E402  (the script's sibling, not a package)
 
-MODES = ("spec", "ir", "ll")
-FLAVORS = ("llvm20", "llvm22", "llvm23")
 PY_DIR = ROOT / "rocke_py" / "engine"
 C_DIR = ROOT / "rocke_c" / "src"
 

@@ -58,6 +58,7 @@ int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *ou
 int rk_check_encoding(const char *data, size_t len, rk_error *err);
 
 /* ---- schema (schema.c): every key of [target], [problem], [spec] ---- */
+/* clang-format off */
 enum rk_key {
     /* [target] */
     RK_KEY_ARCH,
@@ -79,6 +80,7 @@ enum rk_key {
     RK_KEY_NUM_LOAD_WAVES, RK_KEY_CSHUFFLE_NO_ALIAS,
     RK_KEY_COUNT
 };
+/* clang-format on */
 
 enum rk_family { RK_FAMILY_FWD, RK_FAMILY_WGRAD, RK_FAMILY_DGRAD };
 
@@ -138,6 +140,7 @@ typedef struct rk_problem {
 #define RK_MAX_SUB_GEMM_CANDIDATES 4096
 
 /* The record fields, in record order (the index of each name in rk_sub_gemm_fields). */
+/* clang-format off */
 enum rk_sub_gemm_field {
     RK_SG_BLOCK_START, RK_SG_NUM_M_TILES, RK_SG_NUM_N_TILES, RK_SG_GEMM_M, RK_SG_GEMM_K,
     RK_SG_H_SLICE, RK_SG_W_SLICE, RK_SG_H_BEGIN, RK_SG_W_BEGIN, RK_SG_Y_DOT_SLICE, RK_SG_X_DOT_SLICE,
@@ -145,6 +148,7 @@ enum rk_sub_gemm_field {
     RK_SG_B_X_OFFSET, RK_SG_D_H_STRIDE, RK_SG_D_H_OFFSET, RK_SG_D_W_STRIDE, RK_SG_D_W_OFFSET,
     RK_SG_GEMM_K_PADDED
 };
+/* clang-format on */
 
 typedef struct rk_sub_gemm {
     long long v[RK_SUB_GEMM_FIELDS];  /* in the order of rk_sub_gemm_fields */

@@ -63,6 +63,7 @@ const rk_ll_backend *rk_find_backend(const char *arch)
 
 /* ---- the declaration table (llvm-ir §2, item 5) ---- */
 
+/* clang-format off */
 const rk_ll_decl rk_ll_decls[] = {
     {"workitem.id.x", "declare i32 @llvm.amdgcn.workitem.id.x()", "", ""},
     {"workitem.id.y", "declare i32 @llvm.amdgcn.workitem.id.y()", "", ""},
@@ -166,6 +167,7 @@ const rk_ll_decl rk_ll_decls[] = {
     {"sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)", "", ""},
     {"s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)", "", ""},
 };
+/* clang-format on */
 
 const char *rk_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor)
 {
@@ -178,6 +180,7 @@ const char *rk_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor)
 
 /* ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
 
+/* clang-format off */
 const rk_ll_mma_row rk_ll_mma_rows[] = {
     {"mfma_f32_32x32x8_f16", {"gfx942", "gfx950", NULL}, "mfma.f32.32x32x8f16", FORM_MFMA, "<4 x half>", 0,
      "<16 x float>"},
@@ -214,6 +217,7 @@ const rk_ll_mma_row rk_ll_mma_rows[] = {
     {"wmma_gfx1250_f32_16x16x4_f32", {"gfx1250", NULL, NULL}, "wmma.f32.16x16x4.f32.v8f32.v2f32", FORM_WMMA8,
      "<2 x float>", 0, "<8 x float>"},
 };
+/* clang-format on */
 
 const rk_ll_mma_row *rk_mma_row(const char *op_id)
 {
@@ -231,6 +235,7 @@ const rk_ll_width rk_ll_buffer_widths[] = {
 
 /* ---- types (llvm-ir §4) ---- */
 
+/* clang-format off */
 const rk_ll_scalar rk_ll_scalar_types[] = {
     {"i1", "i1", 1},
     {"i32", "i32", 4},
@@ -265,6 +270,7 @@ const char *const rk_ll_binary_ops[RK_N_OPS] = {
     [RK_OP_FADD] = "fadd",
     [RK_OP_FMUL] = "fmul",
 };
+/* clang-format on */
 
 const rk_ll_binary_call rk_ll_binary_calls[RK_N_OPS] = {
     [RK_OP_MIN] = {"smin.i32", "i32 @llvm.smin.i32"},

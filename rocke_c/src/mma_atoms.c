@@ -156,6 +156,7 @@ typedef struct rk_mma_known_row {
     long long m, n, k;
 } rk_mma_known_row;
 
+/* clang-format off */
 static const rk_mma_known_row rk_mma_known_atoms[] = {
     {"mfma", "f16", 32, 32, 8}, {"mfma", "f16", 16, 16, 16},
     {"mfma", "f16", 32, 32, 16}, {"mfma", "f16", 16, 16, 32},
@@ -166,6 +167,7 @@ static const rk_mma_known_row rk_mma_known_atoms[] = {
     {"wmma_gfx12", "f16", 16, 16, 16}, {"wmma_gfx12", "bf16", 16, 16, 16},
     {"wmma_gfx1250", "f16", 16, 16, 32}, {"wmma_gfx1250", "bf16", 16, 16, 32}, {"wmma_gfx1250", "f32", 16, 16, 4},
 };
+/* clang-format on */
 
 int rk_atom_known(const rk_atom *atom)
 {

@@ -63,12 +63,14 @@
     X(IF, "scf.if", "", 1, 0, "then") \
     X(RETURN, "cf.return", "", 0, 0, "")
 
+/* clang-format off */
 enum {
 #define RK_OP_ENUM(code, name, hint, operands, results, region) RK_OP_##code,
     RK_OPS(RK_OP_ENUM)
 #undef RK_OP_ENUM
     RK_N_OPS
 };
+/* clang-format on */
 
 #define RK_OP_UNKNOWN (-1)  /* the code of a name outside the table (the verifier refuses it) */
 

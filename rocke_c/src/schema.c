@@ -40,6 +40,7 @@ typedef struct rk_key_info {
 #define SPEC_INT(n, lo, hi) SPEC(n, RK_T_INT, lo, hi, RK_FWD)
 #define SPEC_OF(n, type) SPEC(n, type, RK_MIN, RK_MAX, RK_FWD)
 
+/* clang-format off */
 static const rk_key_info rk_keys[RK_KEY_COUNT] = {
     /* [target] */
     TARGET_ENUM("arch", rk_archs),
@@ -76,6 +77,7 @@ static const rk_key_info rk_keys[RK_KEY_COUNT] = {
     SPEC("num_load_waves", RK_T_INT, 1, 65536, RK_D),
     SPEC("cshuffle_no_alias", RK_T_BOOL, RK_MIN, RK_MAX, RK_D),
 };
+/* clang-format on */
 
 static const char *expected(int type)
 {

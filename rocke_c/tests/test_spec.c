@@ -15,6 +15,7 @@
 #include "../src/internal.h"
 
 /* enum rk_key order (internal.h), to read the vector file's key names. */
+/* clang-format off */
 static const char *const key_names[RK_KEY_COUNT] = {
     "arch", "N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups",
     "Di", "Z", "sD", "pD", "dD",
@@ -25,6 +26,7 @@ static const char *const key_names[RK_KEY_COUNT] = {
     "waves_per_eu", "bias", "scale", "relu", "clamp_min", "clamp_max", "lds_k_outer", "split_k",
     "two_stage", "force_deterministic", "group_merge", "num_load_waves", "cshuffle_no_alias",
 };
+/* clang-format on */
 
 static const char *const family_names[3] = {"fwd", "wgrad", "dgrad"};
 

@@ -27,9 +27,9 @@ from rocke_py.engine.schema import check_schema
 from rocke_py.engine.spec import build_spec, deduce
 from rocke_py.engine.validate import validate
 from rocke_py.engine.verify import verify_kernel
+from rocke_py.facts import ARCHS
 from rocke_py.parity.configs import discover
 
-ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
 HAVE_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
 needs_llvm = pytest.mark.skipif(not HAVE_LLVMLITE, reason="llvmlite is not installed")
 

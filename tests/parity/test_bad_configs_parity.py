@@ -24,10 +24,10 @@ from layout import REPO
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
+from rocke_py.facts import FLAVORS
 
 CORPUS = REPO / "tests" / "data" / "bad_configs"
 EXPECTED = CORPUS / "expected.tsv"
-FLAVORS = ("llvm20", "llvm22", "llvm23")
 LIMIT = 1048576
 SECRET = "SECRETVALUE"
 NAME = re.compile(r"^(\d\d)-[A-Za-z0-9]+(-[A-Za-z0-9]+)*\.(toml|bin)$")

@@ -26,6 +26,7 @@ from two_engines import BASE_PROBLEM, config_text
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted, Rejected
+from rocke_py.facts import ARCHS
 
 JOBS = (("spec", "llvm22"), ("ir", "llvm22"), ("ll", "llvm20"), ("ll", "llvm22"), ("ll", "llvm23"))
 ENGINES = (("py", py_engine.emit), ("c", cbridge.emit))
@@ -160,7 +161,6 @@ PROBLEM_VALUES = {
     "dW": [1, 2],
     "groups": [1, 2, 4],
 }
-ARCHS = ["gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250"]
 
 
 def generated() -> list[str]:

@@ -27,6 +27,8 @@ import tomllib
 from pathlib import Path
 from typing import Optional
 
+from rocke_py.facts import ARCHS
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -196,7 +198,6 @@ FAMILY_SKIP = {
     "wgrad": {"cshuffle_no_alias"},
     "dgrad": set(),
 }
-ARCHS = ["gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250"]
 # Coherent multi-key changes (an atom, a dtype pair, a wave32 target) that one-key
 # mutations almost never reach: ("spec" | "target", fields).
 COMBOS = [

@@ -18,13 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from rocke_py.facts import FLAVORS
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
 sys.path.insert(0, str(ROOT))
 
 import compare_ir  # noqa: E402
-
-FLAVORS = ("llvm20", "llvm22", "llvm23")
 
 
 def shipped() -> list[Path]:

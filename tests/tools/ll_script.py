@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from rocke_py.facts import ARCHS, FLAVORS
+
 ROOT = Path(__file__).resolve().parents[2]
 for p in (str(ROOT), str(ROOT / "tests" / "tools")):
     if p not in sys.path:
@@ -35,9 +37,6 @@ from ir_script import build_script, run_scripts  # noqa: E402
 from rocke_py.engine.lower_ll import lower_kernel  # noqa: E402
 from rocke_py.engine.result import EngineFailure  # noqa: E402
 from rocke_py.engine.verify import verify_kernel  # noqa: E402
-
-ARCHS = ("gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250")
-FLAVORS = ("llvm20", "llvm22", "llvm23")
 
 
 def lower_one(kernel, arch: str, flavor: str) -> str:

@@ -29,6 +29,8 @@ import random
 import sys
 from pathlib import Path
 
+from rocke_py.facts import ARCHS
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -159,7 +161,6 @@ FAMILY_KEYS = {
     "wgrad": set(SPEC_VALUES) - {"num_load_waves", "cshuffle_no_alias"},
     "dgrad": set(SPEC_VALUES) - {"two_stage", "force_deterministic", "group_merge"},
 }
-ARCHS = ["gfx942", "gfx950", "gfx1151", "gfx1201", "gfx1250"]
 
 # Hand-written cases for rules and corners the random walk reaches rarely.
 EXTRA = [
