@@ -42,8 +42,8 @@ typedef struct rocke_result {
 } rocke_result;
 
 /* mode: "spec", "ir" or "ll"; flavor: "llvm20", "llvm22" or "llvm23" (always explicit). */
-ROCKE_API rocke_status rocke_emit(const char *config, size_t config_len, const char *mode,
-                                  const char *flavor, rocke_result *out);
+ROCKE_API rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
+                                  rocke_result *out);
 
 /* A reusable context for many calls (a gate worker, the Python bridge): rocke_emit_in is
  * rocke_emit, byte for byte, except that the memory of a call is kept in the context for the
@@ -59,8 +59,8 @@ typedef struct rocke_context rocke_context;
 
 ROCKE_API rocke_context *rocke_context_new(void);
 
-ROCKE_API rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len,
-                                     const char *mode, const char *flavor, rocke_result *out);
+ROCKE_API rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len, const char *mode,
+                                     const char *flavor, rocke_result *out);
 
 ROCKE_API void rocke_context_free(rocke_context *ctx);
 

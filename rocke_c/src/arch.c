@@ -12,14 +12,12 @@
 
 /* (dtype, m, n, k) rows with dtype_a == dtype_b and an fp32 accumulator. */
 static const rk_mma rk_mfma_gfx942[] = {
-    {"fp16", 16, 16, 16}, {"fp16", 32, 32, 8},
-    {"bf16", 16, 16, 16}, {"bf16", 32, 32, 8},
-    {"fp32", 16, 16, 4}, {"fp32", 32, 32, 2},
+    {"fp16", 16, 16, 16}, {"fp16", 32, 32, 8}, {"bf16", 16, 16, 16},
+    {"bf16", 32, 32, 8},  {"fp32", 16, 16, 4}, {"fp32", 32, 32, 2},
 };
 static const rk_mma rk_mfma_gfx950[] = {
-    {"fp16", 16, 16, 16}, {"fp16", 16, 16, 32}, {"fp16", 32, 32, 8}, {"fp16", 32, 32, 16},
-    {"bf16", 16, 16, 16}, {"bf16", 16, 16, 32}, {"bf16", 32, 32, 8}, {"bf16", 32, 32, 16},
-    {"fp32", 16, 16, 4}, {"fp32", 32, 32, 2},
+    {"fp16", 16, 16, 16}, {"fp16", 16, 16, 32}, {"fp16", 32, 32, 8},  {"fp16", 32, 32, 16}, {"bf16", 16, 16, 16},
+    {"bf16", 16, 16, 32}, {"bf16", 32, 32, 8},  {"bf16", 32, 32, 16}, {"fp32", 16, 16, 4},  {"fp32", 32, 32, 2},
 };
 static const rk_mma rk_wmma_rdna[] = {{"fp16", 16, 16, 16}, {"bf16", 16, 16, 16}};
 static const rk_mma rk_wmma_gfx1250[] = {{"fp16", 16, 16, 32}, {"bf16", 16, 16, 32}, {"fp32", 16, 16, 4}};
@@ -53,8 +51,7 @@ const rk_target *rk_target_for(const char *arch)
     return NULL;
 }
 
-int rk_has_mma(const rk_target *t, const char *dtype_a, const char *dtype_b, long long m,
-               long long n, long long k)
+int rk_has_mma(const rk_target *t, const char *dtype_a, const char *dtype_b, long long m, long long n, long long k)
 {
     int i;
     if (strcmp(dtype_a, dtype_b) != 0)

@@ -17,8 +17,7 @@ static const rk_family_module *build_family(int family)
     return &rk_build_dgrad_module;
 }
 
-static rk_accs k_loop(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                      const rk_frag_plan *frags)
+static rk_accs k_loop(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *frags)
 {
     const rk_spec *spec = kc->spec;
     if (spec->unroll_k)

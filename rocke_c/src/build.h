@@ -162,8 +162,7 @@ rk_val rk_build_common_param(rk_kc *kc, const char *name);     /* kc.params[name
 void rk_build_common_set_param(rk_kc *kc, const char *name, rk_val value);
 void rk_add_tensor_params(rk_kc *kc, const char *const names[3], int atomic_d);
 void rk_thread_prologue(rk_kc *kc);
-void rk_chiplet_remap(rk_kc *kc, rk_val flat, long long grid_m, long long grid_n,
-                      rk_val *m_tile, rk_val *n_tile);
+void rk_chiplet_remap(rk_kc *kc, rk_val flat, long long grid_m, long long grid_n, rk_val *m_tile, rk_val *n_tile);
 void rk_grid_tiles(rk_kc *kc);
 void rk_make_rsrcs(rk_kc *kc, const char *const names[3], int with_d);
 /* the input tensor's im2col view */
@@ -182,48 +181,41 @@ typedef struct rk_coord {
 } rk_coord;
 /* (((image*H + h)*W + w)*C + group*per_group + c); c.extent is C. */
 rk_val rk_pixel_offset(rk_kc *kc, rk_val image, rk_coord h, rk_coord w, rk_coord c, long long per_group);
-rk_val rk_tap(rk_kc *kc, rk_val out, long long stride, rk_val filt, long long dil,
-              long long pad);
+rk_val rk_tap(rk_kc *kc, rk_val out, long long stride, rk_val filt, long long dil, long long pad);
 /* tiles */
 rk_val rk_alloc_tile(rk_kc *kc, const rk_tile_operand *t);
-rk_staged_list rk_global_load_tile(rk_kc *kc, const rk_tile_operand *t, rk_val rsrc,
-                                   rk_val mn0, rk_val k0, rk_desc_fn desc);
-void rk_store_tile(rk_kc *kc, const rk_tile_operand *t, rk_val tile,
-                   const rk_staged_list *staged);
+rk_staged_list rk_global_load_tile(rk_kc *kc, const rk_tile_operand *t, rk_val rsrc, rk_val mn0, rk_val k0,
+                                   rk_desc_fn desc);
+void rk_store_tile(rk_kc *kc, const rk_tile_operand *t, rk_val tile, const rk_staged_list *staged);
 /* the MMA phase */
 rk_frag_lanes rk_build_common_frag_lanes(rk_kc *kc, long long edge);
 rk_wave_tile rk_build_common_wave_tile(rk_kc *kc);
 rk_tr_lanes rk_build_common_tr_lanes(rk_kc *kc);
 rk_side_plan rk_m_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long long count);
-rk_side_plan rk_k_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long long count,
-                             const rk_tr_lanes *tr);
+rk_side_plan rk_k_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long long count, const rk_tr_lanes *tr);
 rk_frag_plan rk_build_common_frag_plan(rk_kc *kc, const rk_wave_tile *wt, const rk_tile_operand *ta,
                                        const rk_tile_operand *tb);
-rk_val rk_read_frag(rk_kc *kc, const rk_tile_operand *t, rk_val tile, rk_val mn,
-                    const rk_val *ks, long long n_ks);
-rk_accs rk_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_tile_operand *ta,
-                     const rk_tile_operand *tb, rk_val tile_a, rk_val tile_b,
-                     const rk_accs *accs, const rk_wave_tile *wt);
+rk_val rk_read_frag(rk_kc *kc, const rk_tile_operand *t, rk_val tile, rk_val mn, const rk_val *ks, long long n_ks);
+rk_accs rk_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_tile_operand *ta, const rk_tile_operand *tb,
+                     rk_val tile_a, rk_val tile_b, const rk_accs *accs, const rk_wave_tile *wt);
 /* K loops */
 /* The plan's A and B tiles, loaded along k when axis_col_a (_b) is set, else along mn (a
  * K-outer tile always along mn). */
 rk_operands rk_make_operands(rk_kc *kc, int axis_col_a, int axis_col_b, rk_desc_fn desc_a, rk_desc_fn desc_b);
 const char **rk_acc_names(rk_kc *kc, const rk_wave_tile *wt);
-void rk_load_step(rk_kc *kc, const rk_operands *ops, rk_val tile_a, rk_val tile_b,
-                  rk_val k0);
-rk_accs rk_k_loop_runtime(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                          const rk_frag_plan *plan);
-rk_accs rk_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                           const rk_frag_plan *plan, long long k_iters);
-rk_accs rk_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                        const rk_frag_plan *plan, long long k_iters);
+void rk_load_step(rk_kc *kc, const rk_operands *ops, rk_val tile_a, rk_val tile_b, rk_val k0);
+rk_accs rk_k_loop_runtime(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan);
+rk_accs rk_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan,
+                           long long k_iters);
+rk_accs rk_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan,
+                        long long k_iters);
 /* the direct global->LDS loader */
 rk_async_plan rk_build_common_async_plan(rk_kc *kc, const rk_tile_operand *t, int index);
 rk_val rk_async_bind(rk_kc *kc, rk_val tile, const rk_async_plan *plan);
-void rk_async_issue(rk_kc *kc, const rk_tile_operand *t, const rk_async_plan *plan,
-                    rk_val rsrc, rk_val base, rk_val mn0, rk_val k0, rk_desc_fn desc);
-rk_accs rk_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                        const rk_frag_plan *plan, long long k_iters);
+void rk_async_issue(rk_kc *kc, const rk_tile_operand *t, const rk_async_plan *plan, rk_val rsrc, rk_val base,
+                    rk_val mn0, rk_val k0, rk_desc_fn desc);
+rk_accs rk_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan,
+                        long long k_iters);
 /* epilogues */
 rk_val rk_acc_epilogue(rk_kc *kc, rk_val v);
 rk_val rk_to_d(rk_kc *kc, rk_val v);
@@ -235,10 +227,9 @@ void rk_atomic_pair(rk_kc *kc, rk_val off, rk_val h, rk_val *base, rk_val *pair)
 void rk_store_d_value(rk_kc *kc, rk_val off, rk_val valid, rk_val v);
 void rk_store_d_atomic_vector(rk_kc *kc, rk_val d_ptr, rk_val off, rk_val v);
 const char *rk_build_common_d_name(int family);                  /* D_NAMES[family] */
-void rk_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
-                         rk_desc_fn desc_d);
-void rk_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
-                          rk_desc_fn desc_d, long long vec_c, int exclusive);
+void rk_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt, rk_desc_fn desc_d);
+void rk_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt, rk_desc_fn desc_d, long long vec_c,
+                          int exclusive);
 rk_ir_kernel *rk_finish(rk_kc *kc);
 
 /* ==== build_fwd.c, build_wgrad.c, build_dgrad.c: the direction modules ==== */

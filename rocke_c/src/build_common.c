@@ -14,10 +14,7 @@
 
 static rk_builder *common_b(rk_kc *kc) { return &kc->b; }
 
-static int failed(const rk_kc *kc)
-{
-    return kc->error != NULL || kc->b.failed;
-}
+static int failed(const rk_kc *kc) { return kc->error != NULL || kc->b.failed; }
 
 /* An arena array of n values (NULL entries); NULL and a failure when out of memory. */
 static rk_val *values(rk_kc *kc, long long n)
@@ -50,20 +47,11 @@ static rk_val op_c(rk_kc *kc, rk_binary_op op, rk_val x, long long value)
 }
 
 /* x + value, with no op when value is 0. */
-rk_val rk_add_c(rk_kc *kc, rk_val x, long long value)
-{
-    return value == 0 ? x : op_c(kc, rk_b_add, x, value);
-}
+rk_val rk_add_c(rk_kc *kc, rk_val x, long long value) { return value == 0 ? x : op_c(kc, rk_b_add, x, value); }
 
-rk_val rk_mul_c(rk_kc *kc, rk_val x, long long value)
-{
-    return value == 1 ? x : op_c(kc, rk_b_mul, x, value);
-}
+rk_val rk_mul_c(rk_kc *kc, rk_val x, long long value) { return value == 1 ? x : op_c(kc, rk_b_mul, x, value); }
 
-rk_val rk_div_c(rk_kc *kc, rk_val x, long long value)
-{
-    return value == 1 ? x : op_c(kc, rk_b_div, x, value);
-}
+rk_val rk_div_c(rk_kc *kc, rk_val x, long long value) { return value == 1 ? x : op_c(kc, rk_b_div, x, value); }
 
 rk_val rk_mod_c(rk_kc *kc, rk_val x, long long value)
 {
@@ -77,10 +65,7 @@ rk_val rk_below(rk_kc *kc, rk_val x, long long bound)
     return rk_b_cmp(&kc->b, "ult", x, cv);
 }
 
-rk_val rk_below_value(rk_kc *kc, rk_val x, rk_val bound)
-{
-    return rk_b_cmp(&kc->b, "ult", x, bound);
-}
+rk_val rk_below_value(rk_kc *kc, rk_val x, rk_val bound) { return rk_b_cmp(&kc->b, "ult", x, bound); }
 
 rk_val rk_all_of(rk_kc *kc, const rk_val *conds, int n)
 {
@@ -167,8 +152,7 @@ void rk_begin_kernel(rk_kc *kc, const rk_plan *plan, rk_arena *arena)
     rk_b_init(&kc->b, arena, plan->kernel_name, &attrs);
     /* validation kept it within RK_MAX_KERNEL_OPS: an op past it is an engine failure */
     kc->b.op_limit = plan->op_limit;
-    kc->atom = rk_atom_for(plan->target, spec->dtype_a, spec->warp_tile_m, spec->warp_tile_n,
-                           spec->warp_tile_k);
+    kc->atom = rk_atom_for(plan->target, spec->dtype_a, spec->warp_tile_m, spec->warp_tile_n, spec->warp_tile_k);
 }
 
 rk_val rk_build_common_param(rk_kc *kc, const char *name)
@@ -209,8 +193,7 @@ void rk_add_tensor_params(rk_kc *kc, const char *const names[3], int atomic_d)
     rk_attrs_set(a, &read_only, "noalias", rk_attr_bool(a, 1));
     rk_attrs_set(a, &read_only, "readonly", rk_attr_bool(a, 1));
     for (i = 0; i < 3; i++) {
-        rk_val v = rk_b_param(&kc->b, names[i], elems[i] ? rk_ptr(a, elems[i]) : NULL,
-                              i < 2 ? &read_only : &d_attrs);
+        rk_val v = rk_b_param(&kc->b, names[i], elems[i] ? rk_ptr(a, elems[i]) : NULL, i < 2 ? &read_only : &d_attrs);
         rk_build_common_set_param(kc, names[i], v);
     }
     for (i = 0; i < 3; i++) {
@@ -238,8 +221,7 @@ void rk_thread_prologue(rk_kc *kc)
 }
 
 /* (m_tile, n_tile) of a flat block id under the XCD-aware super-tile remap (docs/kernels.md §3). */
-void rk_chiplet_remap(rk_kc *kc, rk_val flat, long long grid_m, long long grid_n,
-                      rk_val *m_tile, rk_val *n_tile)
+void rk_chiplet_remap(rk_kc *kc, rk_val flat, long long grid_m, long long grid_n, rk_val *m_tile, rk_val *n_tile)
 {
     rk_builder *b = common_b(kc);
     const rk_spec *s = kc->spec;
@@ -306,13 +288,10 @@ static rk_val bytes_param(rk_kc *kc, const char *name)
 void rk_make_rsrcs(rk_kc *kc, const char *const names[3], int with_d)
 {
     rk_builder *b = common_b(kc);
-    kc->rsrc_a = rk_b_make_buffer_rsrc(b, rk_build_common_param(kc, names[0]),
-                                       bytes_param(kc, names[0]));
-    kc->rsrc_b = rk_b_make_buffer_rsrc(b, rk_build_common_param(kc, names[1]),
-                                       bytes_param(kc, names[1]));
+    kc->rsrc_a = rk_b_make_buffer_rsrc(b, rk_build_common_param(kc, names[0]), bytes_param(kc, names[0]));
+    kc->rsrc_b = rk_b_make_buffer_rsrc(b, rk_build_common_param(kc, names[1]), bytes_param(kc, names[1]));
     if (with_d)
-        kc->rsrc_d = rk_b_make_buffer_rsrc(b, rk_build_common_param(kc, names[2]),
-                                           bytes_param(kc, names[2]));
+        kc->rsrc_d = rk_b_make_buffer_rsrc(b, rk_build_common_param(kc, names[2]), bytes_param(kc, names[2]));
 }
 
 /* ---- the input tensor's im2col view (fwd A, wgrad B; docs/reference/conv-semantics.md §2.2, §11) ---- */
@@ -325,10 +304,7 @@ rk_val rk_group_base(rk_kc *kc, long long per_group)
     return rk_mul_c(kc, kc->group, per_group);
 }
 
-rk_val rk_add_opt(rk_kc *kc, rk_val x, rk_val y)
-{
-    return y ? rk_b_add(&kc->b, x, y) : x;
-}
+rk_val rk_add_opt(rk_kc *kc, rk_val x, rk_val y) { return y ? rk_b_add(&kc->b, x, y) : x; }
 
 rk_val rk_row_offset(rk_kc *kc, rk_val row, long long width, long long per_group, rk_val col)
 {
@@ -393,8 +369,7 @@ rk_desc rk_input_offset(rk_kc *kc, rk_val m, rk_val k, long long m_end, long lon
     } else {
         spatial = n;
     }
-    out.off = rk_pixel_offset(kc, spatial, (rk_coord){hi, p->Hi}, (rk_coord){wi, p->Wi}, (rk_coord){ch, p->C},
-                              cpg);
+    out.off = rk_pixel_offset(kc, spatial, (rk_coord){hi, p->Hi}, (rk_coord){wi, p->Wi}, (rk_coord){ch, p->C}, cpg);
     return out;
 }
 
@@ -412,8 +387,7 @@ rk_val rk_pixel_offset(rk_kc *kc, rk_val image, rk_coord h, rk_coord w, rk_coord
 }
 
 /* out*stride - pad + filt*dil: the input coordinate a filter tap reads. */
-rk_val rk_tap(rk_kc *kc, rk_val out, long long stride, rk_val filt, long long dil,
-              long long pad)
+rk_val rk_tap(rk_kc *kc, rk_val out, long long stride, rk_val filt, long long dil, long long pad)
 {
     rk_val o = rk_mul_c(kc, out, stride);
     rk_val f = rk_mul_c(kc, filt, dil);
@@ -469,8 +443,8 @@ rk_val rk_alloc_tile(rk_kc *kc, const rk_tile_operand *t)
 }
 
 /* Every chunk this thread loads for one K step of tile t (docs/kernels.md §5). */
-rk_staged_list rk_global_load_tile(rk_kc *kc, const rk_tile_operand *t, rk_val rsrc,
-                                   rk_val mn0, rk_val k0, rk_desc_fn desc)
+rk_staged_list rk_global_load_tile(rk_kc *kc, const rk_tile_operand *t, rk_val rsrc, rk_val mn0, rk_val k0,
+                                   rk_desc_fn desc)
 {
     rk_builder *b = common_b(kc);
     const rk_spec *s = kc->spec;
@@ -519,8 +493,7 @@ rk_staged_list rk_global_load_tile(rk_kc *kc, const rk_tile_operand *t, rk_val r
 }
 
 /* The LDS stores of the staged chunks: one wide store along k, or one per element along mn. */
-void rk_store_tile(rk_kc *kc, const rk_tile_operand *t, rk_val tile,
-                   const rk_staged_list *staged)
+void rk_store_tile(rk_kc *kc, const rk_tile_operand *t, rk_val tile, const rk_staged_list *staged)
 {
     rk_builder *b = common_b(kc);
     long long eb = rk_build_common_elem_bytes(t->elem), i, j;
@@ -530,11 +503,9 @@ void rk_store_tile(rk_kc *kc, const rk_tile_operand *t, rk_val tile,
         if (chunk->guard)
             guard_op = rk_b_if_begin(b, chunk->guard);
         if (t->k_outer) {
-            rk_b_smem_store(b, tile, chunk->col, chunk->row, chunk->value,
-                            rk_pow2_align(t->vec * eb, t->cols * eb));
+            rk_b_smem_store(b, tile, chunk->col, chunk->row, chunk->value, rk_pow2_align(t->vec * eb, t->cols * eb));
         } else if (t->axis_col) {
-            rk_b_smem_store(b, tile, chunk->row, chunk->col, chunk->value,
-                            rk_pow2_align(t->vec * eb, t->cols * eb));
+            rk_b_smem_store(b, tile, chunk->row, chunk->col, chunk->value, rk_pow2_align(t->vec * eb, t->cols * eb));
         } else {
             for (i = 0; i < t->vec; i++) {
                 rk_val elem = t->vec == 1 ? chunk->value : rk_b_extract(b, chunk->value, i);
@@ -598,8 +569,8 @@ rk_tr_lanes rk_build_common_tr_lanes(rk_kc *kc)
 }
 
 /* mns[i] = base + i*edge; ks[kk][r] = row_lane + kk*warp_tile_k + per_read*r. */
-static rk_side_plan side(rk_kc *kc, rk_val base, long long edge, long long count,
-                         rk_val row_lane, long long per_read, long long reads)
+static rk_side_plan side(rk_kc *kc, rk_val base, long long edge, long long count, rk_val row_lane, long long per_read,
+                         long long reads)
 {
     const rk_spec *s = kc->spec;
     rk_side_plan plan;
@@ -629,8 +600,7 @@ rk_side_plan rk_m_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long lon
 }
 
 /* The transpose-read lane map of conv-semantics §7.4: wave64 ds_read_tr16_b64, wave32 b128. */
-rk_side_plan rk_k_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long long count,
-                             const rk_tr_lanes *tr)
+rk_side_plan rk_k_outer_side(rk_kc *kc, rk_val wave_mn, long long edge, long long count, const rk_tr_lanes *tr)
 {
     rk_builder *b = common_b(kc);
     long long n = kc->atom.frag, per_read, reads;
@@ -685,8 +655,7 @@ rk_frag_plan rk_build_common_frag_plan(rk_kc *kc, const rk_wave_tile *wt, const 
 
 /* One lane's fragment: M-outer, frag consecutive k values (gfx12: two runs of 4); K-outer,
  * one transpose read per entry of ks, joined in read order. */
-rk_val rk_read_frag(rk_kc *kc, const rk_tile_operand *t, rk_val tile, rk_val mn,
-                    const rk_val *ks, long long n_ks)
+rk_val rk_read_frag(rk_kc *kc, const rk_tile_operand *t, rk_val tile, rk_val mn, const rk_val *ks, long long n_ks)
 {
     rk_builder *b = common_b(kc);
     const rk_atom *a = &kc->atom;
@@ -716,9 +685,8 @@ rk_val rk_read_frag(rk_kc *kc, const rk_tile_operand *t, rk_val tile, rk_val mn,
 /* For each kk step: the A and B fragments, then one MMA per (mi, ni). Schedule policy:
  * compv3/compv4 group barriers after each step (MFMA), priority 1 around the phase under
  * compv4 and async_dma. */
-rk_accs rk_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_tile_operand *ta,
-                     const rk_tile_operand *tb, rk_val tile_a, rk_val tile_b,
-                     const rk_accs *accs, const rk_wave_tile *wt)
+rk_accs rk_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_tile_operand *ta, const rk_tile_operand *tb,
+                     rk_val tile_a, rk_val tile_b, const rk_accs *accs, const rk_wave_tile *wt)
 {
     rk_builder *b = common_b(kc);
     const rk_spec *s = kc->spec;
@@ -736,8 +704,8 @@ rk_accs rk_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_tile_operand 
         return out;
     }
     memcpy(out.items, accs->items, (size_t)accs->n * sizeof *out.items);
-    if (plan->a.n_mns != wt->mfmas_m || plan->b.n_mns != wt->mfmas_n || plan->a.n_kk < n_kk
-        || plan->b.n_kk < n_kk || accs->n != wt->mfmas_m * wt->mfmas_n) {
+    if (plan->a.n_mns != wt->mfmas_m || plan->b.n_mns != wt->mfmas_n || plan->a.n_kk < n_kk || plan->b.n_kk < n_kk
+        || accs->n != wt->mfmas_m * wt->mfmas_n) {
         rk_build_common_fail(kc, "a fragment plan of the wrong shape");
         return out;
     }
@@ -745,11 +713,11 @@ rk_accs rk_mma_phase(rk_kc *kc, const rk_frag_plan *plan, const rk_tile_operand 
         rk_b_s_setprio(b, 1);
     for (kk = 0; kk < n_kk; kk++) {
         for (mi = 0; mi < wt->mfmas_m; mi++)
-            a_frags[mi] = rk_read_frag(kc, ta, tile_a, plan->a.mns[mi],
-                                       &plan->a.ks[kk * plan->a.n_reads], plan->a.n_reads);
+            a_frags[mi] = rk_read_frag(kc, ta, tile_a, plan->a.mns[mi], &plan->a.ks[kk * plan->a.n_reads],
+                                       plan->a.n_reads);
         for (ni = 0; ni < wt->mfmas_n; ni++)
-            b_frags[ni] = rk_read_frag(kc, tb, tile_b, plan->b.mns[ni],
-                                       &plan->b.ks[kk * plan->b.n_reads], plan->b.n_reads);
+            b_frags[ni] = rk_read_frag(kc, tb, tile_b, plan->b.mns[ni], &plan->b.ks[kk * plan->b.n_reads],
+                                       plan->b.n_reads);
         for (mi = 0; mi < wt->mfmas_m; mi++)
             for (ni = 0; ni < wt->mfmas_n; ni++) {
                 long long at = mi * wt->mfmas_n + ni;
@@ -801,13 +769,10 @@ const char **rk_acc_names(rk_kc *kc, const rk_wave_tile *wt)
 }
 
 /* A and B for one K step: every global load first, then the LDS stores. */
-void rk_load_step(rk_kc *kc, const rk_operands *ops, rk_val tile_a, rk_val tile_b,
-                  rk_val k0)
+void rk_load_step(rk_kc *kc, const rk_operands *ops, rk_val tile_a, rk_val tile_b, rk_val k0)
 {
-    rk_staged_list staged_a = rk_global_load_tile(kc, &ops->ta, kc->rsrc_a, ops->a_mn0,
-                                                  k0, ops->desc_a);
-    rk_staged_list staged_b = rk_global_load_tile(kc, &ops->tb, kc->rsrc_b, ops->b_mn0,
-                                                  k0, ops->desc_b);
+    rk_staged_list staged_a = rk_global_load_tile(kc, &ops->ta, kc->rsrc_a, ops->a_mn0, k0, ops->desc_a);
+    rk_staged_list staged_b = rk_global_load_tile(kc, &ops->tb, kc->rsrc_b, ops->b_mn0, k0, ops->desc_b);
     rk_store_tile(kc, &ops->ta, tile_a, &staged_a);
     rk_store_tile(kc, &ops->tb, tile_b, &staged_b);
 }
@@ -824,14 +789,10 @@ static rk_accs fill(rk_kc *kc, rk_val value, long long n)
     return accs;
 }
 
-static rk_val zero_acc(rk_kc *kc)
-{
-    return rk_b_zeros(&kc->b, rk_vec(kc->arena, "f32", kc->atom.c_len));
-}
+static rk_val zero_acc(rk_kc *kc) { return rk_b_zeros(&kc->b, rk_vec(kc->arena, "f32", kc->atom.c_len)); }
 
 /* mem/compv3/compv4: scf.for over [k_lo, k_hi) by tile_k, accumulators carried. */
-rk_accs rk_k_loop_runtime(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                          const rk_frag_plan *plan)
+rk_accs rk_k_loop_runtime(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan)
 {
     rk_builder *b = common_b(kc);
     long long n = wt->mfmas_m * wt->mfmas_n, i;
@@ -878,8 +839,8 @@ rk_accs rk_k_loop_runtime(rk_kc *kc, const rk_operands *ops, const rk_wave_tile 
 }
 
 /* unroll_k: the K steps unrolled; ping-pong over two tile pairs unless compv4 (conv-semantics §9.1). */
-rk_accs rk_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                           const rk_frag_plan *plan, long long k_iters)
+rk_accs rk_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan,
+                           long long k_iters)
 {
     rk_builder *b = common_b(kc);
     const rk_spec *s = kc->spec;
@@ -919,8 +880,8 @@ rk_accs rk_k_loop_unrolled(rk_kc *kc, const rk_operands *ops, const rk_wave_tile
 }
 
 /* pipeline basic: one tile pair; step i+1's global reads overlap step i's MMA (conv-semantics §9.1). */
-rk_accs rk_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                        const rk_frag_plan *plan, long long k_iters)
+rk_accs rk_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan,
+                        long long k_iters)
 {
     rk_builder *b = common_b(kc);
     const rk_spec *s = kc->spec;
@@ -938,10 +899,8 @@ rk_accs rk_k_loop_basic(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *w
         int has_next = it + 1 < k_iters;
         if (has_next) {
             rk_val k_next = rk_add_c(kc, kc->k_lo, (it + 1) * s->tile_k);
-            staged_a = rk_global_load_tile(kc, &ops->ta, kc->rsrc_a, ops->a_mn0, k_next,
-                                           ops->desc_a);
-            staged_b = rk_global_load_tile(kc, &ops->tb, kc->rsrc_b, ops->b_mn0, k_next,
-                                           ops->desc_b);
+            staged_a = rk_global_load_tile(kc, &ops->ta, kc->rsrc_a, ops->a_mn0, k_next, ops->desc_a);
+            staged_b = rk_global_load_tile(kc, &ops->tb, kc->rsrc_b, ops->b_mn0, k_next, ops->desc_b);
         }
         rk_b_sync(b);
         accs = rk_mma_phase(kc, plan, &ops->ta, &ops->tb, tile_a, tile_b, &accs, wt);
@@ -981,8 +940,8 @@ rk_val rk_async_bind(rk_kc *kc, rk_val tile, const rk_async_plan *plan)
     return rk_b_readfirstlane(&kc->b, base);
 }
 
-void rk_async_issue(rk_kc *kc, const rk_tile_operand *t, const rk_async_plan *plan,
-                    rk_val rsrc, rk_val base, rk_val mn0, rk_val k0, rk_desc_fn desc)
+void rk_async_issue(rk_kc *kc, const rk_tile_operand *t, const rk_async_plan *plan, rk_val rsrc, rk_val base,
+                    rk_val mn0, rk_val k0, rk_desc_fn desc)
 {
     rk_builder *b = common_b(kc);
     long long block = rk_block_size(kc->spec), p;
@@ -1008,9 +967,8 @@ typedef struct rk_async_buffer {
 } rk_async_buffer;
 
 /* k_loop_async's issue(step, buf). */
-static void async_step(rk_kc *kc, const rk_operands *ops, const rk_async_plan *pa,
-                       const rk_async_plan *pb, long long step,
-                       const rk_async_buffer *buf)
+static void async_step(rk_kc *kc, const rk_operands *ops, const rk_async_plan *pa, const rk_async_plan *pb,
+                       long long step, const rk_async_buffer *buf)
 {
     rk_val k0 = rk_add_c(kc, kc->k_lo, step * kc->spec->tile_k);
     rk_async_issue(kc, &ops->ta, pa, kc->rsrc_a, buf->base_a, ops->a_mn0, k0, ops->desc_a);
@@ -1018,8 +976,8 @@ static void async_step(rk_kc *kc, const rk_operands *ops, const rk_async_plan *p
 }
 
 /* async_dma: ping-pong over two tile pairs, prefetch depth 1 (conv-semantics §9.1). */
-rk_accs rk_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt,
-                        const rk_frag_plan *plan, long long k_iters)
+rk_accs rk_k_loop_async(rk_kc *kc, const rk_operands *ops, const rk_wave_tile *wt, const rk_frag_plan *plan,
+                        long long k_iters)
 {
     rk_builder *b = common_b(kc);
     rk_async_plan pa = rk_build_common_async_plan(kc, &ops->ta, 0);
@@ -1147,8 +1105,7 @@ void rk_store_d_value(rk_kc *kc, rk_val off, rk_val valid, rk_val v)
     rk_val d_ptr, base, pair;
     rk_ir_op *guard;
     if (!rk_atomic_split_k(s)) {
-        rk_val boff = rk_byte_offset(
-            kc, off, valid, rk_build_common_elem_bytes(ir_elem(kc, s->dtype_d)));
+        rk_val boff = rk_byte_offset(kc, off, valid, rk_build_common_elem_bytes(ir_elem(kc, s->dtype_d)));
         rk_b_buffer_store(b, kc->rsrc_d, boff, v);
         return;
     }
@@ -1158,8 +1115,7 @@ void rk_store_d_value(rk_kc *kc, rk_val off, rk_val valid, rk_val v)
         rk_build_common_fail(kc, "store of a failed value");
         return;
     }
-    if (strcmp(v->type, "f32") == 0 || strcmp(v->type, "vec<f16x2>") == 0
-        || strcmp(v->type, "vec<bf16x2>") == 0) {
+    if (strcmp(v->type, "f32") == 0 || strcmp(v->type, "vec<f16x2>") == 0 || strcmp(v->type, "vec<bf16x2>") == 0) {
         rk_b_global_atomic_fadd(b, d_ptr, off, v);
     } else if (strcmp(v->type, "f16") == 0 || strcmp(v->type, "bf16") == 0) {
         rk_atomic_pair(kc, off, v, &base, &pair);
@@ -1247,8 +1203,7 @@ static void store_slots(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt, 
 }
 
 /* Each accumulator slot stored by its own lane at its (m, n) (guarded by the descriptor). */
-void rk_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
-                         rk_desc_fn desc_d)
+void rk_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt, rk_desc_fn desc_d)
 {
     rk_builder *b = common_b(kc);
     rk_frag_lanes lanes = rk_c_lanes(kc);
@@ -1260,8 +1215,8 @@ void rk_epilogue_default(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
 }
 
 /* Stage the CTA tile in LDS, then store it in vec_c-wide runs along n (conv-semantics §10.1). */
-void rk_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt,
-                          rk_desc_fn desc_d, long long vec_c, int exclusive)
+void rk_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt, rk_desc_fn desc_d, long long vec_c,
+                          int exclusive)
 {
     rk_builder *b = common_b(kc);
     const rk_spec *s = kc->spec;
@@ -1292,8 +1247,7 @@ void rk_epilogue_cshuffle(rk_kc *kc, const rk_accs *accs, const rk_wave_tile *wt
             rk_val row = rk_div_c(kc, chunk, per_row);
             rk_val cq = rk_mod_c(kc, chunk, per_row);
             rk_val col = rk_mul_c(kc, cq, vec_c);
-            rk_val v = rk_b_smem_load(b, staging, row, col, vec_c,
-                                      rk_pow2_align(vec_c * eb, s->tile_n * eb));
+            rk_val v = rk_b_smem_load(b, staging, row, col, vec_c, rk_pow2_align(vec_c * eb, s->tile_n * eb));
             rk_val gm = rk_b_add(b, kc->m0, row);
             rk_val gn = rk_b_add(b, kc->n0, col);
             rk_desc dd = desc_d(kc, gm, gn);

@@ -11,10 +11,7 @@
 #define RK_RECORD_BYTES (4 * RK_SUB_GEMM_FIELDS)
 
 /* The record fields the kernel reads, in record order: all but these two. */
-static int unused(int field)
-{
-    return field == RK_SG_NUM_M_TILES || field == RK_SG_Y_DOT_SLICE;
-}
+static int unused(int field) { return field == RK_SG_NUM_M_TILES || field == RK_SG_Y_DOT_SLICE; }
 
 /* kc.record[field] (NULL, and a failure, when the field was not loaded). */
 static rk_val r(rk_kc *kc, int field)
@@ -33,8 +30,7 @@ static void add_params(rk_kc *kc)
     rk_add_tensor_params(kc, rk_build_dgrad_module.names, kc->spec->split_k > 1);
     rk_attrs_set(a, &attrs, "noalias", rk_attr_bool(a, 1));
     rk_attrs_set(a, &attrs, "readonly", rk_attr_bool(a, 1));
-    rk_build_common_set_param(kc, "sub_gemm_buf",
-                              rk_b_param(&kc->b, "sub_gemm_buf", rk_ptr(a, "i32"), &attrs));
+    rk_build_common_set_param(kc, "sub_gemm_buf", rk_b_param(&kc->b, "sub_gemm_buf", rk_ptr(a, "i32"), &attrs));
     rk_build_common_set_param(kc, "num_sub_gemms", rk_b_param(&kc->b, "num_sub_gemms", "i32", NULL));
 }
 
@@ -215,16 +211,12 @@ static rk_desc desc_d(rk_kc *kc, rk_val m, rk_val n)
     conds[2] = rk_below_value(kc, m, r(kc, RK_SG_GEMM_M));
     conds[3] = rk_below(kc, n, cpg);
     out.valid = rk_all_of(kc, conds, 4);
-    out.off = rk_pixel_offset(kc, nhw[0], (rk_coord){hi, p->Hi}, (rk_coord){wi, p->Wi}, (rk_coord){n, p->C},
-                              cpg);
+    out.off = rk_pixel_offset(kc, nhw[0], (rk_coord){hi, p->Hi}, (rk_coord){wi, p->Wi}, (rk_coord){n, p->C}, cpg);
     return out;
 }
 
 /* A along k; B along mn when its width is > 1 (K-outer: always along mn). */
-static rk_operands operands(rk_kc *kc)
-{
-    return rk_make_operands(kc, 1, kc->plan->vectors[1] <= 1, desc_a, desc_b);
-}
+static rk_operands operands(rk_kc *kc) { return rk_make_operands(kc, 1, kc->plan->vectors[1] <= 1, desc_a, desc_b); }
 
 /* ---- the dX positions no record stores (docs/kernels.md §4) ---- */
 
@@ -261,8 +253,8 @@ static runs progressions(rk_kc *kc, char axis)
         next.stride = rec[at_stride];
         next.count = rec[at_slice];
         for (j = 0; j < out.n; j++)
-            seen |= out.items[j].offset == next.offset && out.items[j].stride == next.stride &&
-                    out.items[j].count == next.count;
+            seen |= out.items[j].offset == next.offset && out.items[j].stride == next.stride
+                    && out.items[j].count == next.count;
         if (!seen)
             out.items[out.n++] = next;
     }
@@ -380,11 +372,5 @@ void rk_zero_untouched(rk_kc *kc)
 }
 
 const rk_family_module rk_build_dgrad_module = {
-    {"dY", "W", "dX"},
-    add_params,
-    block_decode,
-    desc_a,
-    desc_b,
-    desc_d,
-    operands,
+    {"dY", "W", "dX"}, add_params, block_decode, desc_a, desc_b, desc_d, operands,
 };

@@ -4,10 +4,7 @@
  * Twin of rocke_py/engine/build_fwd.py, function for function in the same order. */
 #include "build.h"
 
-static void add_params(rk_kc *kc)
-{
-    rk_add_tensor_params(kc, rk_build_fwd_module.names, 0);
-}
+static void add_params(rk_kc *kc) { rk_add_tensor_params(kc, rk_build_fwd_module.names, 0); }
 
 static void block_decode(rk_kc *kc)
 {
@@ -44,17 +41,8 @@ static rk_desc desc_d(rk_kc *kc, rk_val m, rk_val n)
 }
 
 /* Both tiles M-outer, loaded along k. */
-static rk_operands operands(rk_kc *kc)
-{
-    return rk_make_operands(kc, 1, 1, desc_a, desc_b);
-}
+static rk_operands operands(rk_kc *kc) { return rk_make_operands(kc, 1, 1, desc_a, desc_b); }
 
 const rk_family_module rk_build_fwd_module = {
-    {"X", "W", "Y"},
-    add_params,
-    block_decode,
-    desc_a,
-    desc_b,
-    desc_d,
-    operands,
+    {"X", "W", "Y"}, add_params, block_decode, desc_a, desc_b, desc_d, operands,
 };

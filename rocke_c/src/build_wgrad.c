@@ -86,17 +86,8 @@ static rk_desc desc_d(rk_kc *kc, rk_val m, rk_val n)
 }
 
 /* Both tiles loaded along mn, M-outer or (lds_k_outer) K-outer. */
-static rk_operands operands(rk_kc *kc)
-{
-    return rk_make_operands(kc, 0, 0, desc_a, desc_b);
-}
+static rk_operands operands(rk_kc *kc) { return rk_make_operands(kc, 0, 0, desc_a, desc_b); }
 
 const rk_family_module rk_build_wgrad_module = {
-    {"dY", "X", "dW"},
-    add_params,
-    block_decode,
-    desc_a,
-    desc_b,
-    desc_d,
-    operands,
+    {"dY", "X", "dW"}, add_params, block_decode, desc_a, desc_b, desc_d, operands,
 };

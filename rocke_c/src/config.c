@@ -152,8 +152,7 @@ static size_t skip_ws(const rk_line *line, size_t i)
 
 static int is_bare_char(char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
-           || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 static size_t bare_name_end(const rk_line *line, size_t i)
@@ -202,8 +201,8 @@ static char escape(char c)
 
 /* A basic string whose opening quote is at i; *next = index after the closing quote.
  * A backslash that ends the line escapes nothing: the string is unterminated. */
-static int parse_string(const rk_line *line, size_t i, const char *key, rk_arena *arena,
-                        rk_value *out, size_t *next, rk_error *err)
+static int parse_string(const rk_line *line, size_t i, const char *key, rk_arena *arena, rk_value *out, size_t *next,
+                        rk_error *err)
 {
     char *text = rk_alloc(arena, line->n - i);
     size_t len = 0;
@@ -267,8 +266,7 @@ static int int_value(const char *t, size_t n, long long *out)
     return 0;
 }
 
-static int parse_token(const rk_line *line, size_t start, size_t end, const char *key,
-                       rk_value *out, rk_error *err)
+static int parse_token(const rk_line *line, size_t start, size_t end, const char *key, rk_value *out, rk_error *err)
 {
     const char *t = line->p + start;
     size_t n = end - start;
@@ -285,17 +283,15 @@ static int parse_token(const rk_line *line, size_t start, size_t end, const char
     if (is_int_token(t, n)) {
         out->kind = RK_VALUE_INT;
         if (int_value(t, n, &out->i) != 0)
-            return rk_fail(err, "E_RANGE", "line %d: key '%s': integer is outside the 32-bit range",
-                           line->lineno, key);
+            return rk_fail(err, "E_RANGE", "line %d: key '%s': integer is outside the 32-bit range", line->lineno, key);
         return 0;
     }
-    return syntax(err, line->lineno,
-                  "key '%s': invalid value (expected an integer, true, false or a \"string\")", key);
+    return syntax(err, line->lineno, "key '%s': invalid value (expected an integer, true, false or a \"string\")", key);
 }
 
 /* The value starting at i (whitespace already skipped); *next = index after it. */
-static int parse_value(const rk_line *line, size_t i, const char *key, rk_arena *arena,
-                       rk_value *out, size_t *next, rk_error *err)
+static int parse_value(const rk_line *line, size_t i, const char *key, rk_arena *arena, rk_value *out, size_t *next,
+                       rk_error *err)
 {
     size_t end;
     if (i == line->n || line->p[i] == '#')
@@ -325,11 +321,11 @@ static int parse_header(const rk_line *line, size_t i, rk_parse_state *st, rk_er
     table = rk_str_index(name, end - start, rk_table_names);
     if (table < 0)
         return rk_fail(err, "E_UNKNOWN_TABLE",
-                       "line %d: unknown table [%.*s] (expected [parity], [target], [problem] or [spec])",
-                       line->lineno, name_len, name);
+                       "line %d: unknown table [%.*s] (expected [parity], [target], [problem] or [spec])", line->lineno,
+                       name_len, name);
     if (st->config->table_line[table])
-        return rk_fail(err, "E_DUPLICATE_KEY", "line %d: table [%s] is defined twice (first on line %d)",
-                       line->lineno, rk_table_names[table], st->config->table_line[table]);
+        return rk_fail(err, "E_DUPLICATE_KEY", "line %d: table [%s] is defined twice (first on line %d)", line->lineno,
+                       rk_table_names[table], st->config->table_line[table]);
     st->config->table_line[table] = line->lineno;
     st->table = table;
     return 0;
@@ -352,8 +348,7 @@ static int reserve_entry(rk_parse_state *st, rk_error *err)
     return 0;
 }
 
-static int add_entry(const char *key, const rk_value *value, int lineno, rk_parse_state *st,
-                     rk_error *err)
+static int add_entry(const char *key, const rk_value *value, int lineno, rk_parse_state *st, rk_error *err)
 {
     rk_config *cfg = st->config;
     rk_key_entry *slot;
@@ -374,8 +369,8 @@ static int add_entry(const char *key, const rk_value *value, int lineno, rk_pars
     if (!slot)
         return rk_fail_internal(err, "out of memory");
     if (!added)
-        return rk_fail(err, "E_DUPLICATE_KEY", "line %d: key '%s' in [%s] is set twice (first on line %d)",
-                       lineno, key, rk_table_names[st->table], cfg->entries[slot->index].line);
+        return rk_fail(err, "E_DUPLICATE_KEY", "line %d: key '%s' in [%s] is set twice (first on line %d)", lineno, key,
+                       rk_table_names[st->table], cfg->entries[slot->index].line);
     e = &cfg->entries[cfg->n_entries];
     e->table = st->table;
     e->key = key;

@@ -56,8 +56,7 @@ static int check_mode_flavor(const char *mode, const char *flavor, rk_error *err
 static int check_size(size_t len, rk_error *err)
 {
     if (len > RK_MAX_CONFIG_BYTES)
-        return rk_fail(err, "E_TOO_LARGE", "config is %zu bytes; the limit is %d", len,
-                       RK_MAX_CONFIG_BYTES);
+        return rk_fail(err, "E_TOO_LARGE", "config is %zu bytes; the limit is %d", len, RK_MAX_CONFIG_BYTES);
     return 0;
 }
 
@@ -65,8 +64,7 @@ static int check_size(size_t len, rk_error *err)
 static int check_output_size(const rk_buf *text, rk_error *err)
 {
     if (!text->failed && (long long)text->len > RK_MAX_OUTPUT_BYTES)
-        return rk_fail_internal(err, "emit: the output is %zu bytes, more than %lld", text->len,
-                                RK_MAX_OUTPUT_BYTES);
+        return rk_fail_internal(err, "emit: the output is %zu bytes, more than %lld", text->len, RK_MAX_OUTPUT_BYTES);
     return 0;
 }
 
@@ -104,8 +102,8 @@ static void note_stage(const stage_note *note, const char *mode, const char *fla
 }
 
 /* Every mode runs the spec stages first, so all modes give one verdict per config. */
-static int emit_text(const char *text, size_t len, const char *mode, const char *flavor,
-                     const stage_note *note, rk_arena *arena, rk_buf *out, rk_error *err)
+static int emit_text(const char *text, size_t len, const char *mode, const char *flavor, const stage_note *note,
+                     rk_arena *arena, rk_buf *out, rk_error *err)
 {
     rk_config config;
     rk_fields fields;
@@ -152,8 +150,8 @@ static int emit_text(const char *text, size_t len, const char *mode, const char 
     return check_output_size(out, err);
 }
 
-static int emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                const stage_note *note, rk_arena *arena, rk_buf *out, rk_error *err)
+static int emit(const char *config, size_t config_len, const char *mode, const char *flavor, const stage_note *note,
+                rk_arena *arena, rk_buf *out, rk_error *err)
 {
     if (!config && config_len > 0)
         return rk_fail_internal(err, "config is NULL but config_len is not 0");
@@ -228,8 +226,7 @@ static rocke_status emit_in(rk_arena *arena, const stage_note *note, const char 
     return status;
 }
 
-rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor,
-                        rocke_result *out)
+rocke_status rocke_emit(const char *config, size_t config_len, const char *mode, const char *flavor, rocke_result *out)
 {
     rk_arena arena;
     stage_note none = {NULL, 0};
@@ -272,8 +269,8 @@ void rocke_context_set_note(rocke_context *ctx, char *note, size_t cap)
         ctx->note.buf[0] = '\0';
 }
 
-rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len,
-                           const char *mode, const char *flavor, rocke_result *out)
+rocke_status rocke_emit_in(rocke_context *ctx, const char *config, size_t config_len, const char *mode,
+                           const char *flavor, rocke_result *out)
 {
     rocke_status status;
     if (!ctx)

@@ -48,10 +48,7 @@ static int map_resize(rk_map *m, rk_arena *arena, size_t cap)
     return 0;
 }
 
-static int map_grow(rk_map *m, rk_arena *arena)
-{
-    return map_resize(m, arena, m->cap ? m->cap * 2 : RK_MAP_MIN_CAP);
-}
+static int map_grow(rk_map *m, rk_arena *arena) { return map_resize(m, arena, m->cap ? m->cap * 2 : RK_MAP_MIN_CAP); }
 
 int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n)
 {
@@ -64,8 +61,7 @@ int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n)
     return cap == m->cap ? 0 : map_resize(m, arena, cap);
 }
 
-void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
-                 int *added)
+void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size, int *added)
 {
     rk_map_key **slot;
     if ((m->n + 1) * 2 > m->cap && map_grow(m, arena) != 0)

@@ -124,8 +124,7 @@ typedef struct rk_target {
 /* LDS_K_OUTER_ARCH_WAVE[arch], or 0 when the arch has no transpose read. */
 long long rk_lds_k_outer_arch_wave(const char *arch);
 const rk_target *rk_target_for(const char *arch); /* NULL for an unknown arch */
-int rk_has_mma(const rk_target *t, const char *dtype_a, const char *dtype_b, long long m,
-               long long n, long long k);
+int rk_has_mma(const rk_target *t, const char *dtype_a, const char *dtype_b, long long m, long long n, long long k);
 long long rk_frag_len(const rk_target *t, long long edge, long long warp_tile_k, long long wave_size);
 
 /* ---- problem (problem.c) ---- */
@@ -166,8 +165,7 @@ long long rk_out_depth(const rk_problem *p);
 long long rk_in_depth(const rk_problem *p);
 int rk_is_pointwise(const rk_problem *p);
 void rk_short(const rk_problem *p, char out[RK_SHORT_MAX]);
-long long rk_out_size(long long size, long long pad, long long dil, long long filt,
-                      long long stride);
+long long rk_out_size(long long size, long long pad, long long dil, long long filt, long long stride);
 int rk_build_problem(const rk_fields *fields, rk_problem *out, rk_error *err);
 void rk_fwd_gemm(const rk_problem *p, long long out[3]);
 void rk_wgrad_gemm(const rk_problem *p, long long out[3]);
@@ -175,9 +173,8 @@ void rk_dgrad_gemm(const rk_problem *p, long long out[3]);
 void rk_sub_gemm_candidates(const rk_problem *p, long long *rows, long long *cols);
 int rk_check_sub_gemm_candidates(const rk_problem *p, rk_error *err);
 /* The kept tilde records (arena); -1 with err on allocation failure or a value past 64 bits. */
-int rk_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
-                       long long tile_k, long long split_k, rk_arena *arena,
-                       rk_sub_gemm **records, int *n_records, rk_error *err);
+int rk_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n, long long tile_k, long long split_k,
+                       rk_arena *arena, rk_sub_gemm **records, int *n_records, rk_error *err);
 
 /* ---- spec (spec.c) ---- */
 typedef struct rk_opt {  /* Python Optional[int] */
@@ -233,11 +230,10 @@ int rk_check_dtypes(const rk_fields *fields, rk_error *err);
 void rk_build_spec(int family, const char *arch, const rk_fields *fields, rk_spec *out);
 void rk_spec_gemm(const rk_spec *s, const rk_problem *p, long long out[3]);
 long long rk_auto_split_k(const rk_spec *s, const rk_problem *p, const rk_target *t);
-int rk_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b,
-                                 long long warp_tile_m, long long warp_tile_n,
-                                 long long wave_size);
-int rk_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n,
-                                 long long cpg, long long wave_size, const char *pipeline);
+int rk_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b, long long warp_tile_m,
+                                 long long warp_tile_n, long long wave_size);
+int rk_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n, long long cpg,
+                                 long long wave_size, const char *pipeline);
 rk_spec rk_deduce(const rk_spec *s, const rk_problem *p, const rk_target *t);
 long long rk_widest_vector(long long n, const char *dtype);
 void rk_default_vector_sizes(const rk_spec *s, const rk_problem *p, long long out[3]);
@@ -260,9 +256,8 @@ void rk_frag_lens(const rk_spec *s, const rk_target *t, long long out[2]);
 long long rk_spec_elem_bytes(const char *dtype);
 void rk_async_tiles(const rk_spec *s, const rk_problem *p, rk_async_tile out[2]);
 /* 0 stands for Python's None (no dwords value fits). */
-long long rk_choose_dwords(long long rows, long long cols, long long block_size,
-                           long long elem_bytes, long long max_dwords,
-                           const long long *contig_cols);
+long long rk_choose_dwords(long long rows, long long cols, long long block_size, long long elem_bytes,
+                           long long max_dwords, const long long *contig_cols);
 long long rk_tile_dwords(const rk_spec *s, const rk_async_tile *tile);
 void rk_format_g(long long value, char *out, size_t cap);
 void rk_acc_tag(const rk_spec *s, char out[RK_TAG_MAX]);
@@ -273,8 +268,7 @@ int rk_kernel_name(const rk_spec *s, const char *shape, const char *tag, rk_aren
 /* ---- validate (validate.c) ---- */
 /* Python's validate: 0 when the spec passes, else -1 with err the first failing rule's
  * rejection (its code and message). */
-int rk_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                rk_error *err);
+int rk_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena, rk_error *err);
 
 /* ---- limits (limits.c): the limits this project adds beyond the reference ---- */
 #define RK_INT32_MIN (-2147483647LL - 1)
@@ -326,8 +320,8 @@ typedef struct rk_plan {
 
 /* The plan of a validated spec, in the arena; -1 with err: a dgrad record outside int32
  * (E_RANGE) or an allocation failure. */
-int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                 const rk_plan **out, rk_error *err);
+int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena, const rk_plan **out,
+                 rk_error *err);
 
 /* ---- print_spec (print_spec.c) ---- */
 /* Mode `spec` text of a plan appended to out; -1 with err on an internal failure. */

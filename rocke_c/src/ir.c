@@ -60,10 +60,7 @@ static void *grow(rk_arena *arena, void *items, int n, int *cap, size_t size, in
     return bigger;
 }
 
-static char *ir_strdup(rk_arena *arena, const char *s)
-{
-    return rk_strndup(arena, s, strlen(s));
-}
+static char *ir_strdup(rk_arena *arena, const char *s) { return rk_strndup(arena, s, strlen(s)); }
 
 /* The static name of a scalar type (most values' types), else NULL. */
 static const char *static_scalar(const char *t, size_t n)
@@ -260,10 +257,7 @@ int rk_attr_py_cmp_int(const rk_attr *a, long long v)
 
 int rk_attr_py_eq_int(const rk_attr *a, long long v) { return rk_attr_py_cmp_int(a, v) == 0; }
 
-int rk_attr_is_str(const rk_attr *a, const char *s)
-{
-    return a && a->kind == RK_ATTR_STR && strcmp(a->s, s) == 0;
-}
+int rk_attr_is_str(const rk_attr *a, const char *s) { return a && a->kind == RK_ATTR_STR && strcmp(a->s, s) == 0; }
 
 static int attr_numbers_eq(const rk_attr *a, const rk_attr *b)
 {
@@ -320,15 +314,9 @@ void rk_attr_py_str(rk_buf *o, const rk_attr *a, int repr)
         return;
     }
     switch (a->kind) {
-    case RK_ATTR_BOOL:
-        rk_buf_puts(o, a->i ? "True" : "False");
-        return;
-    case RK_ATTR_INT:
-        rk_buf_put_int(o, a->i);
-        return;
-    case RK_ATTR_FLOAT:
-        rk_format_float(o, a->f);
-        return;
+    case RK_ATTR_BOOL: rk_buf_puts(o, a->i ? "True" : "False"); return;
+    case RK_ATTR_INT: rk_buf_put_int(o, a->i); return;
+    case RK_ATTR_FLOAT: rk_format_float(o, a->f); return;
     case RK_ATTR_STR:
         if (!repr) {
             rk_buf_puts(o, a->s);
@@ -413,10 +401,7 @@ char *rk_vec_or_scalar(rk_arena *arena, const char *elem, long long n)
     return n == 1 ? ir_strdup(arena, elem) : rk_vec(arena, elem, n);
 }
 
-char *rk_ptr(rk_arena *arena, const char *elem)
-{
-    return rk_strcat3(arena, "ptr<", elem, ",global>");
-}
+char *rk_ptr(rk_arena *arena, const char *elem) { return rk_strcat3(arena, "ptr<", elem, ",global>"); }
 
 char *rk_smem(rk_arena *arena, const char *elem, long long rows, long long cols)
 {
@@ -638,8 +623,7 @@ void rk_b_pop_region(rk_builder *b)
  * float by its exact hex digits, a string (after another separator) by itself. In small when
  * it fits, else in the arena; NULL on a failed allocation, and for a NaN (never equal to
  * anything, so never cached). */
-static const char *b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small,
-                               size_t cap)
+static const char *b_const_key(rk_arena *arena, const char *ity, const rk_attr *value, char *small, size_t cap)
 {
     char number[64] = "i";
     const char *tail = number;
@@ -885,7 +869,7 @@ static inline int b_append(rk_builder *b, rk_ir_op *op)
 /* A new op (not yet appended) with copies of the operand values and room for n_results
  * results and name_room bytes after them, all in one allocation; code is name's row of rk_ops. */
 static inline rk_ir_op *b_make_op(rk_builder *b, int code, const char *name, const rk_ir_value *const *operands,
-                           int n_operands, int n_results, size_t name_room)
+                                  int n_operands, int n_results, size_t name_room)
 {
     rk_ir_op *op;
     int i;
@@ -915,7 +899,7 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
                                int n_operands, const char *hint, const char *type, rk_attrs attrs)
 {
     int has_result = hint && type;
-    size_t hint_len = !has_result ? 0
+    size_t hint_len = !has_result                                                 ? 0
                       : code >= 0 && code < RK_N_OPS && hint == rk_ops[code].hint ? rk_ops[code].hint_len
                                                                                   : strlen(hint);
     const char *interned = NULL;
@@ -945,8 +929,8 @@ static rk_ir_value *b_op_owned(rk_builder *b, int code, const char *name, const 
     return has_result ? &op->results[0] : NULL;
 }
 
-rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                     int n_operands, const char *hint, const char *type, const rk_attrs *attrs)
+rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands, int n_operands,
+                     const char *hint, const char *type, const rk_attrs *attrs)
 {
     rk_attrs copy;
     const char *own_name;
@@ -960,8 +944,8 @@ rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *
     return b_op_owned(b, rk_op_code(own_name), own_name, operands, n_operands, hint, type, copy);
 }
 
-rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                           int n_operands, const char *hint, const char *type, const rk_attrs *attrs)
+rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands, int n_operands,
+                           const char *hint, const char *type, const rk_attrs *attrs)
 {
     rk_ir_value *result;
     if (!b->failed && (!hint || !type)) {
@@ -1017,8 +1001,8 @@ static rk_attr *b_type_attr(rk_builder *b, const char *type)
 }
 
 /* An attrs map of one to three int entries (NULL key: none). */
-static rk_attrs b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2,
-                       const char *k3, long long v3)
+static rk_attrs b_ints(rk_builder *b, const char *k1, long long v1, const char *k2, long long v2, const char *k3,
+                       long long v3)
 {
     rk_attrs attrs = {NULL, 0, 0};
     if (k1)
@@ -1096,8 +1080,8 @@ rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
 }
 
 /* Builder.binary with the op's code at hand (C only: the generic entry looks it up by name). */
-static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, const char *hint,
-                                  const rk_ir_value *x, const rk_ir_value *y)
+static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, const char *hint, const rk_ir_value *x,
+                                  const rk_ir_value *y)
 {
     const rk_ir_value *operands[2];
     if (b->failed)
@@ -1115,8 +1099,7 @@ static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, con
     return b_op_owned(b, code, name, operands, 2, hint, x->type, rk_b_no_attrs);
 }
 
-rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x,
-                         const rk_ir_value *y)
+rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x, const rk_ir_value *y)
 {
     return b_binary_code(b, name ? rk_op_code(name) : RK_OP_UNKNOWN, name, hint, x, y);
 }
@@ -1166,10 +1149,7 @@ rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
     return binary_of(b, RK_OP_AND, x, y);
 }
 
-rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_OR, x, y);
-}
+rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y) { return binary_of(b, RK_OP_OR, x, y); }
 
 rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y)
 {
@@ -1185,8 +1165,7 @@ rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, con
     return result_op(b, RK_OP_CMP, operands, 2, "i1", b_str_attr(b, "pred", pred ? pred : ""));
 }
 
-rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x,
-                         const rk_ir_value *y)
+rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x, const rk_ir_value *y)
 {
     const rk_ir_value *operands[3];
     if (!b_ok(b, rk_ops[RK_OP_SELECT].name, 3, c, x, y))
@@ -1255,10 +1234,7 @@ rk_ir_value *rk_b_block_id(rk_builder *b, long long dim)
     return result_op(b, RK_OP_BLOCK_ID, NULL, 0, "i32", b_ints(b, "dim", dim, NULL, 0, NULL, 0));
 }
 
-rk_ir_value *rk_b_lane_id(rk_builder *b)
-{
-    return result_op(b, RK_OP_LANE_ID, NULL, 0, "i32", rk_b_no_attrs);
-}
+rk_ir_value *rk_b_lane_id(rk_builder *b) { return result_op(b, RK_OP_LANE_ID, NULL, 0, "i32", rk_b_no_attrs); }
 
 rk_ir_value *rk_b_readfirstlane(rk_builder *b, const rk_ir_value *x)
 {
@@ -1277,8 +1253,8 @@ rk_ir_value *rk_b_make_buffer_rsrc(rk_builder *b, const rk_ir_value *p, const rk
     return result_op(b, RK_OP_MAKE_BUFFER_RSRC, operands, 2, "rsrc", rk_b_no_attrs);
 }
 
-rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
-                              const char *elem, long long n)
+rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off, const char *elem,
+                              long long n)
 {
     const rk_ir_value *operands[2];
     rk_attrs attrs = {NULL, 0, 0};
@@ -1295,8 +1271,7 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
     return result_op(b, RK_OP_BUFFER_LOAD, operands, 2, rk_vec_or_scalar(b->arena, elem, n), attrs);
 }
 
-void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
-                       const rk_ir_value *v)
+void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off, const rk_ir_value *v)
 {
     const rk_ir_value *operands[3];
     operands[0] = r;
@@ -1305,8 +1280,7 @@ void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *o
     plain_op(b, RK_OP_BUFFER_STORE, operands, 3, rk_b_no_attrs);
 }
 
-void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx,
-                             const rk_ir_value *v)
+void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx, const rk_ir_value *v)
 {
     const rk_ir_value *operands[3];
     operands[0] = p;
@@ -1339,8 +1313,8 @@ static const char *b_smem_elem(rk_builder *b, const rk_ir_value *s)
     return elem;
 }
 
-rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                            const rk_ir_value *col, long long n, long long align)
+rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
+                            long long n, long long align)
 {
     const rk_ir_value *operands[3];
     const char *elem;
@@ -1350,11 +1324,11 @@ rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_val
     operands[1] = row;
     operands[2] = col;
     return result_op(b, RK_OP_SMEM_LOAD, operands, 3, rk_vec_or_scalar(b->arena, elem, n),
-                      b_ints(b, "n", n, "align", align, NULL, 0));
+                     b_ints(b, "n", n, "align", align, NULL, 0));
 }
 
-void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                     const rk_ir_value *col, const rk_ir_value *v, long long align)
+void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
+                     const rk_ir_value *v, long long align)
 {
     const rk_ir_value *operands[4];
     operands[0] = s;
@@ -1384,14 +1358,12 @@ static rk_ir_value *b_transpose_read(rk_builder *b, int code, long long width, c
     return result_op(b, code, operands, 3, rk_vec(b->arena, elem, width), rk_b_no_attrs);
 }
 
-rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                                   const rk_ir_value *col)
+rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col)
 {
     return b_transpose_read(b, RK_OP_DS_READ_TR16_B64, 4, s, row, col);
 }
 
-rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                                    const rk_ir_value *col)
+rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col)
 {
     return b_transpose_read(b, RK_OP_DS_READ_TR16_B128, 8, s, row, col);
 }
@@ -1403,8 +1375,7 @@ void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir
     operands[0] = r;
     operands[1] = lds_addr;
     operands[2] = off;
-    plain_op(b, RK_OP_ASYNC_BUFFER_LOAD_LDS, operands, 3,
-                  b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
+    plain_op(b, RK_OP_ASYNC_BUFFER_LOAD_LDS, operands, 3, b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
 }
 
 void rk_b_s_waitcnt_vmcnt(rk_builder *b, long long vmcnt)
@@ -1414,10 +1385,7 @@ void rk_b_s_waitcnt_vmcnt(rk_builder *b, long long vmcnt)
 
 void rk_b_sync(rk_builder *b) { plain_op(b, RK_OP_SYNC, NULL, 0, rk_b_no_attrs); }
 
-void rk_b_sync_lds_only(rk_builder *b)
-{
-    plain_op(b, RK_OP_SYNC_LDS_ONLY, NULL, 0, rk_b_no_attrs);
-}
+void rk_b_sync_lds_only(rk_builder *b) { plain_op(b, RK_OP_SYNC_LDS_ONLY, NULL, 0, rk_b_no_attrs); }
 
 /* -- vector (§4.4) -- */
 
@@ -1445,8 +1413,7 @@ rk_ir_value *rk_b_insert(rk_builder *b, const rk_ir_value *v, const rk_ir_value 
         return NULL;
     operands[0] = v;
     operands[1] = x;
-    return result_op(b, RK_OP_INSERT, operands, 2, v->type,
-                      b_ints(b, "index", index, NULL, 0, NULL, 0));
+    return result_op(b, RK_OP_INSERT, operands, 2, v->type, b_ints(b, "index", index, NULL, 0, NULL, 0));
 }
 
 rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int n)
@@ -1457,8 +1424,7 @@ rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int
         fail(b, "vector.from_elements of no values");
         return NULL;
     }
-    return result_op(b, RK_OP_FROM_ELEMENTS, xs, n, rk_vec(b->arena, xs[0]->type, n),
-                      rk_b_no_attrs);
+    return result_op(b, RK_OP_FROM_ELEMENTS, xs, n, rk_vec(b->arena, xs[0]->type, n), rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
@@ -1497,8 +1463,7 @@ rk_ir_value *rk_b_mma(rk_builder *b, const char *op_id, const rk_ir_value *x, co
 
 void rk_b_sched_group_barrier(rk_builder *b, long long mask, long long size, long long sync_id)
 {
-    plain_op(b, RK_OP_SCHED_GROUP_BARRIER, NULL, 0,
-                  b_ints(b, "mask", mask, "size", size, "sync_id", sync_id));
+    plain_op(b, RK_OP_SCHED_GROUP_BARRIER, NULL, 0, b_ints(b, "mask", mask, "size", size, "sync_id", sync_id));
 }
 
 void rk_b_sched_barrier(rk_builder *b, long long mask)
@@ -1514,8 +1479,7 @@ void rk_b_s_setprio(rk_builder *b, long long prio)
 /* -- control (§4.7) -- */
 
 /* The scf.for attrs: iv, iv_type, iter_args [{name, type}...], unroll when set. */
-static rk_attrs b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *carried,
-                            int n_carried, int unroll)
+static rk_attrs b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *carried, int n_carried, int unroll)
 {
     rk_arena *a = b->arena;
     rk_attrs attrs = {NULL, 0, 0};
@@ -1538,8 +1502,7 @@ static rk_attrs b_for_attrs(rk_builder *b, const char *iv, const rk_ir_carried *
 }
 
 /* The ForLoop handle: the op, %iv and the carried values %name. */
-static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
-                              const rk_ir_carried *carried, int n_carried)
+static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv, const rk_ir_carried *carried, int n_carried)
 {
     rk_ir_for *loop = rk_alloc(b->arena, sizeof *loop);
     int i;
@@ -1559,9 +1522,8 @@ static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv,
     return b->arena->failed ? NULL : loop;
 }
 
-rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_value *ub,
-                          const rk_ir_value *step, const char *iv, const rk_ir_carried *carried,
-                          int n_carried, int unroll)
+rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_value *ub, const rk_ir_value *step,
+                          const char *iv, const rk_ir_carried *carried, int n_carried, int unroll)
 {
     const rk_ir_value **operands;
     rk_ir_value *result;
@@ -1614,8 +1576,7 @@ static int b_closes(const rk_builder *b, const rk_ir_op *op)
     return b->n_regions > 0 && op->n_regions > 0 && b->regions[b->n_regions - 1] == op->regions[0];
 }
 
-rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *const *yielded,
-                          int n_yielded)
+rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *const *yielded, int n_yielded)
 {
     if (b->failed)
         return NULL;
@@ -1623,8 +1584,7 @@ rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *con
         fail(b, "for_end does not close the innermost region");
         return NULL;
     }
-    plain_op(b, RK_OP_YIELD, yielded, n_yielded,
-                  b_ints(b, "num", n_yielded, NULL, 0, NULL, 0));
+    plain_op(b, RK_OP_YIELD, yielded, n_yielded, b_ints(b, "num", n_yielded, NULL, 0, NULL, 0));
     rk_b_pop_region(b);
     return b->failed ? NULL : loop->op->results;
 }

@@ -21,7 +21,12 @@
 
 /* ---- attr values: Python's bool | int | float | str | list | dict ---- */
 typedef enum rk_attr_kind {
-    RK_ATTR_BOOL, RK_ATTR_INT, RK_ATTR_FLOAT, RK_ATTR_STR, RK_ATTR_LIST, RK_ATTR_MAP
+    RK_ATTR_BOOL,
+    RK_ATTR_INT,
+    RK_ATTR_FLOAT,
+    RK_ATTR_STR,
+    RK_ATTR_LIST,
+    RK_ATTR_MAP
 } rk_attr_kind;
 
 typedef struct rk_attr rk_attr;
@@ -204,16 +209,15 @@ rk_ir_value *rk_b_constant(rk_builder *b, const char *ity, const rk_attr *value)
 rk_ir_value *rk_b_param(rk_builder *b, const char *name, const char *type, const rk_attrs *attrs);
 rk_ir_value *rk_b_new_value(rk_builder *b, const char *hint, const char *type);
 /* NULL hint or type: the op has no result (and NULL is returned). */
-rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                     int n_operands, const char *hint, const char *type, const rk_attrs *attrs);
-rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands,
-                           int n_operands, const char *hint, const char *type, const rk_attrs *attrs);
+rk_ir_value *rk_b_op(rk_builder *b, const char *name, const rk_ir_value *const *operands, int n_operands,
+                     const char *hint, const char *type, const rk_attrs *attrs);
+rk_ir_value *rk_b_value_op(rk_builder *b, const char *name, const rk_ir_value *const *operands, int n_operands,
+                           const char *hint, const char *type, const rk_attrs *attrs);
 rk_ir_value *rk_b_const_i32(rk_builder *b, long long value);
 rk_ir_value *rk_b_const_i1(rk_builder *b, int value);
 rk_ir_value *rk_b_const_f32(rk_builder *b, long long value);
 rk_ir_value *rk_b_zeros(rk_builder *b, const char *type);
-rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x,
-                         const rk_ir_value *y);
+rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_add(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_sub(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_mul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
@@ -224,8 +228,7 @@ rk_ir_value *rk_b_max(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x,
-                         const rk_ir_value *y);
+rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_fadd(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_fmul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_fmax(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
@@ -237,20 +240,17 @@ rk_ir_value *rk_b_block_id(rk_builder *b, long long dim);
 rk_ir_value *rk_b_lane_id(rk_builder *b);
 rk_ir_value *rk_b_readfirstlane(rk_builder *b, const rk_ir_value *x);
 rk_ir_value *rk_b_make_buffer_rsrc(rk_builder *b, const rk_ir_value *p, const rk_ir_value *nbytes);
-rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
-                              const char *elem, long long n);
-void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off,
-                       const rk_ir_value *v);
-void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx,
-                             const rk_ir_value *v);
+rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off, const char *elem,
+                              long long n);
+void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off, const rk_ir_value *v);
+void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx, const rk_ir_value *v);
 rk_ir_value *rk_b_smem_alloc(rk_builder *b, const char *type, int exclusive);
-rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                            const rk_ir_value *col, long long n, long long align);
-void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                     const rk_ir_value *col, const rk_ir_value *v, long long align);
+rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
+                            long long n, long long align);
+void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
+                     const rk_ir_value *v, long long align);
 rk_ir_value *rk_b_smem_addr(rk_builder *b, const rk_ir_value *s);
-rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
-                                   const rk_ir_value *col);
+rk_ir_value *rk_b_ds_read_tr16_b64(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col);
 rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row,
                                     const rk_ir_value *col);
 void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir_value *lds_addr,
@@ -268,12 +268,10 @@ void rk_b_sched_group_barrier(rk_builder *b, long long mask, long long size, lon
 void rk_b_sched_barrier(rk_builder *b, long long mask);
 void rk_b_s_setprio(rk_builder *b, long long prio);
 /* Opens an scf.for; its results are numbered now, before anything in the body. */
-rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_value *ub,
-                          const rk_ir_value *step, const char *iv, const rk_ir_carried *carried,
-                          int n_carried, int unroll);
+rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_value *ub, const rk_ir_value *step,
+                          const char *iv, const rk_ir_carried *carried, int n_carried, int unroll);
 /* The loop's results (loop->op->n_results of them; never NULL unless the builder failed). */
-rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *const *yielded,
-                          int n_yielded);
+rk_ir_value *rk_b_for_end(rk_builder *b, rk_ir_for *loop, const rk_ir_value *const *yielded, int n_yielded);
 rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond);
 void rk_b_if_end(rk_builder *b, rk_ir_op *op);
 rk_ir_kernel *rk_b_ret(rk_builder *b);
@@ -308,8 +306,7 @@ typedef struct rk_atom {
 const char *rk_mma_ir_elem(const char *dtype);  /* IR_ELEM[dtype]; NULL when unknown */
 const char *rk_atom_kind(const rk_target *target);
 rk_atom rk_make_atom(const char *kind, const char *elem, long long m, long long n, long long k);
-rk_atom rk_atom_for(const rk_target *target, const char *dtype, long long m, long long n,
-                    long long k);
+rk_atom rk_atom_for(const rk_target *target, const char *dtype, long long m, long long n, long long k);
 /* 1 with *out the atom an op_id names, 0 for an op_id outside docs/ir.md §4.5. */
 int rk_atom_by_op_id(const char *op_id, rk_atom *out);
 int rk_atom_known(const rk_atom *atom);

@@ -113,8 +113,8 @@ static void linear_keys(rk_buf *msg, const rk_term *terms, int n)
     }
 }
 
-static int check_linear(rk_buf *msg, const char *pre, const char *result, const rk_term *terms,
-                        int n, long long span[2])
+static int check_linear(rk_buf *msg, const char *pre, const char *result, const rk_term *terms, int n,
+                        long long span[2])
 {
     long long bad;
     if (!linear(terms, n, &bad, span))
@@ -129,8 +129,7 @@ static int check_linear(rk_buf *msg, const char *pre, const char *result, const 
 
 /* (((c0*d1 + c1)*d2 + c2)...)*scale over spans: 1 with *bad the first product, sum or the
  * scaled result outside int32, else 0. */
-static int horner(long long lo, long long hi, const rk_step *steps, int n, long long scale,
-                  long long *bad)
+static int horner(long long lo, long long hi, const rk_step *steps, int n, long long scale, long long *bad)
 {
     int i;
     if (first_outside(lo, hi, bad))
@@ -155,8 +154,8 @@ static void dim_name(rk_buf *msg, const char *name)
 }
 
 /* A tensor offset computed in Horner form; scale is the element size (1: an element offset). */
-static int check_offset(rk_buf *msg, const char *pre, const char *tensor, const char *start,
-                        long long lo, long long hi, const rk_step *steps, int n, long long scale)
+static int check_offset(rk_buf *msg, const char *pre, const char *tensor, const char *start, long long lo, long long hi,
+                        const rk_step *steps, int n, long long scale)
 {
     long long bad;
     int i;
@@ -193,9 +192,9 @@ typedef struct rk_tensor {
     int n_dims;
 } rk_tensor;
 
-static rk_tensor tensor(const char *name, const char *dtype_key, const char *first,
-                        long long first_v, const char *depth, long long depth_v, int has_depth,
-                        const char *const rest[3], const long long rest_v[3])
+static rk_tensor tensor(const char *name, const char *dtype_key, const char *first, long long first_v,
+                        const char *depth, long long depth_v, int has_depth, const char *const rest[3],
+                        const long long rest_v[3])
 {
     rk_tensor t;
     int i;
@@ -221,8 +220,7 @@ static rk_tensor nhwk(const char *name, const char *dtype_key, const rk_problem 
     static const char *const rest[3] = {"Ho", "Wo", "K"};
     long long v[3];
     v[0] = rk_problem_ho(p), v[1] = rk_problem_wo(p), v[2] = p->K;
-    return tensor(name, dtype_key, "N", p->N, "Do", p->has_3d ? rk_problem_do(p) : 0, p->has_3d,
-                  rest, v);
+    return tensor(name, dtype_key, "N", p->N, "Do", p->has_3d ? rk_problem_do(p) : 0, p->has_3d, rest, v);
 }
 
 static rk_tensor kyxc(const char *name, const char *dtype_key, const rk_problem *p)
@@ -292,15 +290,9 @@ static const char *m_formula(const rk_problem *p) { return p->has_3d ? "N*Do*Ho*
 
 static const char *k_formula(const rk_problem *p) { return p->has_3d ? "Z*Y*X*cpg" : "Y*X*cpg"; }
 
-static long long filter_k(const rk_problem *p)
-{
-    return rk_filter_z(p) * p->Y * p->X * rk_cpg(p);
-}
+static long long filter_k(const rk_problem *p) { return rk_filter_z(p) * p->Y * p->X * rk_cpg(p); }
 
-static long long out_m(const rk_problem *p)
-{
-    return p->N * rk_out_depth(p) * rk_problem_ho(p) * rk_problem_wo(p);
-}
+static long long out_m(const rk_problem *p) { return p->N * rk_out_depth(p) * rk_problem_ho(p) * rk_problem_wo(p); }
 
 /* fwd, wgrad: where the K loop's induction variable ends (k_hi rounded up to tile_k; an
  * `add nsw` reaches it), one more than the largest k index of a load. */
@@ -322,7 +314,8 @@ static int k_loop_end(const rk_spec *s, const rk_problem *p, rk_buf *msg)
     end = k_extent(s, p);
     if (end <= RK_INT32_MAX)
         return 0;
-    rk_buf_printf(msg, "the K loop runs to roundup(%s, tile_k*split_k) = %lld, outside int32 "
+    rk_buf_printf(msg,
+                  "the K loop runs to roundup(%s, tile_k*split_k) = %lld, outside int32 "
                   "(%s = %lld, tile_k = %lld, split_k = %lld)",
                   m_formula(p), end, m_formula(p), out_m(p), s->tile_k, s->split_k);
     return 1;
@@ -356,7 +349,8 @@ static int chiplet_width(const rk_spec *s, const rk_problem *p, rk_buf *msg)
     if (width <= RK_INT32_MAX)
         return 0;
     name = s->family == RK_FAMILY_FWD ? "kpg" : k_formula(p);
-    rk_buf_printf(msg, "the chiplet super-tile width chiplet_wgm*ceil(%s/tile_n) = %lld is outside int32 "
+    rk_buf_printf(msg,
+                  "the chiplet super-tile width chiplet_wgm*ceil(%s/tile_n) = %lld is outside int32 "
                   "(chiplet_wgm = %lld, %s = %lld, tile_n = %lld)",
                   name, width, s->chiplet_wgm, name, gemm_n, s->tile_n);
     return 1;
@@ -365,10 +359,9 @@ static int chiplet_width(const rk_spec *s, const rk_problem *p, rk_buf *msg)
 /* -- the descriptors: every offset a load or store computes, over the padded grid -- */
 
 /* input_offset's tap: in = out*stride + filt*dil - pad (builder order). */
-static int tap(rk_buf *msg, const char *axis, const char *out, long long out_last,
-               const char *stride_name, long long stride, const char *filt, long long filt_last,
-               const char *dil_name, long long dil, const char *pad_name, long long pad,
-               long long span[2])
+static int tap(rk_buf *msg, const char *axis, const char *out, long long out_last, const char *stride_name,
+               long long stride, const char *filt, long long filt_last, const char *dil_name, long long dil,
+               const char *pad_name, long long pad, long long span[2])
 {
     rk_term terms[3];
     long long bad;
@@ -390,16 +383,15 @@ static int tap(rk_buf *msg, const char *axis, const char *out, long long out_las
     return 1;
 }
 
-static void set_step(rk_step *step, const char *name, long long dim, const char *coord,
-                     long long lo, long long hi)
+static void set_step(rk_step *step, const char *name, long long dim, const char *coord, long long lo, long long hi)
 {
     step->name = name, step->dim = dim, step->coord = coord, step->lo = lo, step->hi = hi;
 }
 
 /* input_offset (X, NHWC) at m in [0, m_end), k in [0, k_end): m -> (n, [do,] ho, wo),
  * k -> ([z,] y, x, c). */
-static int input_view(const rk_problem *p, long long m_end, long long k_end, const char *tensor,
-                      long long eb, rk_buf *msg)
+static int input_view(const rk_problem *p, long long m_end, long long k_end, const char *tensor, long long eb,
+                      rk_buf *msg)
 {
     long long ho = rk_problem_ho(p), wo = rk_problem_wo(p), cpg = rk_cpg(p);
     long long n_last = rk_floordiv(m_end - 1, rk_out_depth(p) * ho * wo);
@@ -418,8 +410,7 @@ static int input_view(const rk_problem *p, long long m_end, long long k_end, con
     if (tap(msg, "wi", "wo", wo - 1, "sW", p->sW, "x", p->X - 1, "dW", p->dW, "pW", p->pW, wi))
         return 1;
     if (p->has_3d) {
-        if (tap(msg, "di", "do", rk_problem_do(p) - 1, "sD", p->sD, "z", z_last, "dD", p->dD, "pD",
-                p->pD, di))
+        if (tap(msg, "di", "do", rk_problem_do(p) - 1, "sD", p->sD, "z", z_last, "dD", p->dD, "pD", p->pD, di))
             return 1;
         set_step(&steps[n++], "Di", p->Di, "di", di[0], di[1]);
     }
@@ -437,8 +428,7 @@ static int fwd_offsets(const rk_spec *s, const rk_problem *p, rk_buf *msg)
     if (input_view(p, m_end, k_end, "X", rk_spec_elem_bytes(s->dtype_a), msg))
         return 1;
     set_step(&step, k_formula(p), filter_k(p), "k", 0, k_end - 1);
-    if (check_offset(msg, "", "W", "k_out", 0, n_end - 1 + p->K - kpg, &step, 1,
-                     rk_spec_elem_bytes(s->dtype_b)))
+    if (check_offset(msg, "", "W", "k_out", 0, n_end - 1 + p->K - kpg, &step, 1, rk_spec_elem_bytes(s->dtype_b)))
         return 1;
     set_step(&step, "K", p->K, "k", 0, p->K - kpg + n_end - 1);
     return check_offset(msg, "", "Y", "m", 0, m_end - 1, &step, 1, rk_spec_elem_bytes(s->dtype_d));
@@ -465,8 +455,7 @@ static int wgrad_offsets(const rk_spec *s, const rk_problem *p, rk_buf *msg)
                         rk_atomic_split_k(s) ? 1 : rk_spec_elem_bytes(s->dtype_d));
 }
 
-static void set_term(rk_term *t, const char *name, long long lo, long long hi, const char *coeff_name,
-                     long long coeff)
+static void set_term(rk_term *t, const char *name, long long lo, long long hi, const char *coeff_name, long long coeff)
 {
     t->name = name, t->lo = lo, t->hi = hi, t->coeff_name = coeff_name, t->coeff = coeff;
 }
@@ -495,8 +484,7 @@ static int check_strided(rk_buf *msg, const char *pre, const char *result, const
 }
 
 /* One sub-GEMM's loads and stores (build_dgrad's descriptors over the record's padded tiles). */
-static int dgrad_record(const rk_spec *s, const rk_problem *p, int index, const rk_sub_gemm *r,
-                        rk_buf *msg)
+static int dgrad_record(const rk_spec *s, const rk_problem *p, int index, const rk_sub_gemm *r, rk_buf *msg)
 {
     char pre[32];
     long long m_end = field(r, "num_m_tiles") * s->tile_m;
@@ -580,8 +568,7 @@ static int dgrad_offsets(const rk_spec *s, const rk_problem *p, rk_arena *arena,
 /* CONV_INT32_RANGE: the first i32 of the kernel that would not fit. */
 int rk_int32_range(const rk_spec *s, const rk_problem *p, rk_arena *arena, rk_buf *msg)
 {
-    if (tensor_bytes(s, p, msg) || k_loop_end(s, p, msg) || grid_z(s, p, msg)
-        || chiplet_width(s, p, msg))
+    if (tensor_bytes(s, p, msg) || k_loop_end(s, p, msg) || grid_z(s, p, msg) || chiplet_width(s, p, msg))
         return 1;
     if (s->family == RK_FAMILY_FWD)
         return fwd_offsets(s, p, msg);
@@ -713,8 +700,9 @@ int rk_kernel_size(const rk_spec *s, const rk_problem *p, const rk_target *t, rk
     rk_ops_bound bound = rk_kernel_ops_bound(s, p, t);
     if (bound.total <= RK_MAX_KERNEL_OPS)
         return 0;
-    rk_buf_printf(msg, "the kernel would have up to %lld IR ops, more than %lld (%lld K steps of up to %lld, "
-                  "an epilogue of up to %lld)", bound.total, RK_MAX_KERNEL_OPS, bound.steps, bound.per_step,
-                  bound.epilogue);
+    rk_buf_printf(msg,
+                  "the kernel would have up to %lld IR ops, more than %lld (%lld K steps of up to %lld, "
+                  "an epilogue of up to %lld)",
+                  bound.total, RK_MAX_KERNEL_OPS, bound.steps, bound.per_step, bound.epilogue);
     return 1;
 }

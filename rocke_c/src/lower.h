@@ -149,8 +149,8 @@ extern const char rk_ll_name_chars[];
  * message is Python's EngineFailure text ("lower: ..."), and out as it was. Out of memory
  * (the arena, a line buffer or out) is the internal error "out of memory (lower)". Every
  * temporary lives in arena or is freed before return. */
-int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor,
-                    rk_arena *arena, rk_buf *out, rk_error *err);
+int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor, rk_arena *arena, rk_buf *out,
+                    rk_error *err);
 
 /* Python's f32_literal: "0x" and 16 uppercase hex digits of the double holding value rounded
  * to f32 (llvm-ir §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */

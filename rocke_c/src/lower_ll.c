@@ -116,7 +116,10 @@ typedef struct rk_lowerer {
     int failed;             /* lw->err holds the first failure */
     /* Speed only: the row of a declaration key, by the string's address (our keys are
      * mostly literals). */
-    struct { const char *key; int index; } decls[RK_LL_CACHE];
+    struct {
+        const char *key;
+        int index;
+    } decls[RK_LL_CACHE];
     rk_ll_type_memo types[RK_LL_CACHE]; /* Python's memo of ll_type, by the type's address */
     struct {                /* the last tile.mma's rk_atom_types (a kernel uses one atom) */
         const char *op_id;  /* NULL: none yet */
@@ -415,8 +418,7 @@ static rk_ll_alloc *find_alloc(const rk_ll_plan *plan, const char *name)
 }
 
 /* Live intervals: a use inside an scf.for counts at the end of the outermost loop. */
-static int scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan *plan, long long *pos,
-                    long long loop_end)
+static int scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan *plan, long long *pos, long long loop_end)
 {
     int i, j;
     for (i = 0; i < region->n_ops; i++) {
@@ -590,10 +592,7 @@ static void set_bound(rk_lowerer *lw, rk_ll_name *e, const char *text)
 }
 
 /* names[key] = text */
-static void bind(rk_lowerer *lw, const char *key, const char *text)
-{
-    set_bound(lw, slot(lw, key, 1), text);
-}
+static void bind(rk_lowerer *lw, const char *key, const char *text) { set_bound(lw, slot(lw, key, 1), text); }
 
 /* names[v.name] = text, v's entry found (or put) by its id like define's */
 static void bind_value(rk_lowerer *lw, const rk_ir_value *v, const char *text)
@@ -704,12 +703,8 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
         rk_buf_putn(o, run, (size_t)(p - run));
         p++;
         switch (*p) {
-        case 's':
-            put(lw, o, va_arg(ap, const char *));
-            break;
-        case 'd':
-            rk_buf_put_int(o, va_arg(ap, long long));
-            break;
+        case 's': put(lw, o, va_arg(ap, const char *)); break;
+        case 'd': rk_buf_put_int(o, va_arg(ap, long long)); break;
         case 'T':
             if (put_type(lw, o, va_arg(ap, const char *)))
                 return -1;
@@ -861,10 +856,7 @@ static const char *typed(rk_lowerer *lw, const rk_ir_value *v)
     return concat(lw, t, " ", text);
 }
 
-static int is_int(const rk_attr *a)
-{
-    return a && a->kind == RK_ATTR_INT;
-}
+static int is_int(const rk_attr *a) { return a && a->kind == RK_ATTR_INT; }
 
 /* attrs.get(key) is True */
 static int flag_set(const rk_attrs *attrs, const char *key)
@@ -927,8 +919,8 @@ static const char *lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
     return base;
 }
 
-static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_value *row,
-                           const rk_ir_value *col, const char *hint)
+static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
+                           const char *hint)
 {
     rk_ll_alloc *a = alloc_of(lw, s);
     long long rows, cols;
@@ -987,8 +979,8 @@ static int lds_align(rk_lowerer *lw, const rk_ir_op *op, const rk_ir_value *s, l
     if (*align == 0)
         return crash(lw, op); /* Python: ZeroDivisionError */
     if (a->offset % *align != 0)
-        return fail(lw, "%s on %s claims align %lld but the allocation is at pool offset %lld", op->name,
-                    s->name, *align, a->offset);
+        return fail(lw, "%s on %s claims align %lld but the allocation is at pool offset %lld", op->name, s->name,
+                    *align, a->offset);
     return 0;
 }
 
@@ -1001,8 +993,7 @@ static int lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry
 /* An upper bound of the module's bytes (the declarations counted in full). */
 static size_t module_size(const rk_lowerer *lw, const rk_buf *attributes, const rk_buf *signature)
 {
-    size_t n = 512 + strlen(lw->flavor->datalayout) + 2 * strlen(lw->kernel->name) + attributes->len
-               + signature->len;
+    size_t n = 512 + strlen(lw->flavor->datalayout) + 2 * strlen(lw->kernel->name) + attributes->len + signature->len;
     int i;
     for (i = 0; i < RK_LL_N_DECLS; i++)
         n += strlen(rk_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
@@ -1027,8 +1018,7 @@ static int lower(rk_lowerer *lw, rk_buf *out)
         lw->oom = 1;
         goto done;
     }
-    if (ll_attributes(lw, &attributes) || ll_signature(lw, &signature)
-        || plan_lds(lw, lw->kernel, &lw->plan))
+    if (ll_attributes(lw, &attributes) || ll_signature(lw, &signature) || plan_lds(lw, lw->kernel, &lw->plan))
         goto done;
     if (lw->plan.size > lw->capacity) {
         fail(lw, "the LDS pool of %lld bytes exceeds the %lld bytes of %s", lw->plan.size, lw->capacity,
@@ -1097,8 +1087,7 @@ done:
     return status;
 }
 
-static int int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where,
-                       long long *value)
+static int int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where, long long *value)
 {
     const rk_attr *a = rk_attrs_get(attrs, key);
     if (!is_int(a))
@@ -1300,8 +1289,8 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
     /* Python computes t = ll_type(...) before define: a failing type wins over nothing else */
     if (!ll_type(lw, op->results[0].type))
         return -1;
-    return emit(lw, "$s = select i1 true, $T zeroinitializer, $T zeroinitializer",
-                define(lw, &op->results[0]), op->results[0].type, op->results[0].type);
+    return emit(lw, "$s = select i1 true, $T zeroinitializer, $T zeroinitializer", define(lw, &op->results[0]),
+                op->results[0].type, op->results[0].type);
 }
 
 /* "$s = <head><word> $t, $v": define(result), then the two operands (a binary op or an icmp, a
@@ -1389,16 +1378,14 @@ static int lower_fptrunc(rk_lowerer *lw, const rk_ir_op *op)
 {
     if (op->n_results < 1 || op->n_operands < 1)
         return crash(lw, op);
-    return emit(lw, "$s = fptrunc $t to $T", define(lw, &op->results[0]), &op->operands[0],
-                op->results[0].type);
+    return emit(lw, "$s = fptrunc $t to $T", define(lw, &op->results[0]), &op->operands[0], op->results[0].type);
 }
 
 static int lower_bitcast(rk_lowerer *lw, const rk_ir_op *op)
 {
     if (op->n_results < 1 || op->n_operands < 1)
         return crash(lw, op);
-    return emit(lw, "$s = bitcast $t to $T", define(lw, &op->results[0]), &op->operands[0],
-                op->results[0].type);
+    return emit(lw, "$s = bitcast $t to $T", define(lw, &op->results[0]), &op->operands[0], op->results[0].type);
 }
 
 /* ---- gpu (§4.2) ---- */
@@ -1425,8 +1412,7 @@ static int lower_lane_id(rk_lowerer *lw, const rk_ir_op *op)
     lo = temp(lw, "mbcnt_lo");
     if (emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.lo(i32 -1, i32 0)", lo) || shape(lw, op, -1, 1))
         return -1;
-    return emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 $s)", define(lw, &op->results[0]),
-                lo);
+    return emit(lw, "$s = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 $s)", define(lw, &op->results[0]), lo);
 }
 
 static int lower_readfirstlane(rk_lowerer *lw, const rk_ir_op *op)
@@ -1435,8 +1421,7 @@ static int lower_readfirstlane(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (op->n_results < 1 || op->n_operands < 1)
         return crash(lw, op);
-    return emit(lw, "$s = call i32 @llvm.amdgcn.readfirstlane.i32($t)", define(lw, &op->results[0]),
-                &op->operands[0]);
+    return emit(lw, "$s = call i32 @llvm.amdgcn.readfirstlane.i32($t)", define(lw, &op->results[0]), &op->operands[0]);
 }
 
 /* ---- memory (§4.3) ---- */
@@ -1460,11 +1445,13 @@ static int lower_make_buffer_rsrc(rk_lowerer *lw, const rk_ir_op *op)
     if (lw->flavor->rsrc_p8) {
         if (emit(lw, "$s = zext $t to i64", nb, nbytes))
             return -1;
-        return emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1($t, i16 0, i64 $s, "
-                    "i32 $d)", r, p, nb, word3);
+        return emit(lw,
+                    "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1($t, i16 0, i64 $s, "
+                    "i32 $d)",
+                    r, p, nb, word3);
     }
-    return emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1($t, i16 0, $t, i32 $d)", r,
-                p, nbytes, word3);
+    return emit(lw, "$s = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1($t, i16 0, $t, i32 $d)", r, p, nbytes,
+                word3);
 }
 
 /* The width row of a buffer load or store of type t, its declaration marked needed. */
@@ -1694,8 +1681,7 @@ static int lower_ds_read_tr16_b128(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "tr.base")))
         return -1;
-    return emit(lw, "$s = call $T @llvm.amdgcn.$s(ptr addrspace(3) $s)", define(lw, res), res->type,
-                key, gep);
+    return emit(lw, "$s = call $T @llvm.amdgcn.$s(ptr addrspace(3) $s)", define(lw, res), res->type, key, gep);
 }
 
 static int lower_async_buffer_load_lds(rk_lowerer *lw, const rk_ir_op *op)
@@ -1720,8 +1706,10 @@ static int lower_async_buffer_load_lds(rk_lowerer *lw, const rk_ir_op *op)
     ptr3 = temp(lw, "lds_ptr");
     if (emit(lw, "$s = inttoptr $t to ptr addrspace(3)", ptr3, lds))
         return -1;
-    return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.load.lds($t, ptr addrspace(3) $s, i32 $d, $t, "
-                "i32 0, i32 0, i32 $d)", r, ptr3, dwords * 4, off, aux);
+    return emit(lw,
+                "call void @llvm.amdgcn.raw.ptr.buffer.load.lds($t, ptr addrspace(3) $s, i32 $d, $t, "
+                "i32 0, i32 0, i32 $d)",
+                r, ptr3, dwords * 4, off, aux);
 }
 
 /* -1 (no wait) and anything above the limit give the limit (llvm-ir §12.6). */
@@ -1838,8 +1826,7 @@ static int lower_insert(rk_lowerer *lw, const rk_ir_op *op)
     if (shape(lw, op, 2, 1))
         return -1;
     r = define(lw, &op->results[0]);
-    if (typed_ok(lw, &op->operands[0]) || typed_ok(lw, &op->operands[1])
-        || int_attr(lw, op, "index", &index))
+    if (typed_ok(lw, &op->operands[0]) || typed_ok(lw, &op->operands[1]) || int_attr(lw, op, "index", &index))
         return -1;
     return emit(lw, "$s = insertelement $t, $t, i32 $d", r, &op->operands[0], &op->operands[1], index);
 }
@@ -1980,14 +1967,12 @@ static int lower_concat(rk_lowerer *lw, const rk_ir_op *op)
     for (i = 0; i < b.len; i++)
         indices[a.len + i] = width + i;
     mask = ll_mask(lw, indices, a.len + b.len);
-    return emit(lw, "$s = shufflevector $s $s, $s $s, $s", define(lw, res), a.type, a.value, b.type,
-                b.value, mask);
+    return emit(lw, "$s = shufflevector $s $s, $s $s, $s", define(lw, res), a.type, a.value, b.type, b.value, mask);
 }
 
 /* ---- mma (§4.5) ---- */
 
-static const char *mma_operand(rk_lowerer *lw, const rk_ll_mma_row *row, const rk_ir_value *v,
-                               const char *hint)
+static const char *mma_operand(rk_lowerer *lw, const rk_ll_mma_row *row, const rk_ir_value *v, const char *hint)
 {
     const char *name, *value;
     if (!row->cast) {
@@ -2009,8 +1994,8 @@ static int lower_mma(rk_lowerer *lw, const rk_ir_op *op)
     int i, known;
     lw->scratch.len = 0;
     rk_attr_py_str(&lw->scratch, rk_attrs_get(&op->attrs, "op_id"), 0);
-    op_id = lw->scratch.failed ? NULL : rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "",
-                                                   lw->scratch.len);
+    op_id = lw->scratch.failed ? NULL
+                               : rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "", lw->scratch.len);
     if (!op_id) {
         lw->oom = 1;
         return -1;
@@ -2053,13 +2038,13 @@ static int lower_mma(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     r = define(lw, &op->results[0]);
     if (row->form == FORM_MFMA)
-        return emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s, i32 0, i32 0, i32 0)", r, row->c_type,
-                    row->intrinsic, a_text, b_text, c_text);
+        return emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s, i32 0, i32 0, i32 0)", r, row->c_type, row->intrinsic,
+                    a_text, b_text, c_text);
     if (row->form == FORM_WMMA3)
-        return emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s)", r, row->c_type, row->intrinsic, a_text,
-                    b_text, c_text);
-    return emit(lw, "$s = call $s @llvm.amdgcn.$s(i1 false, $s, i1 false, $s, i16 0, $s, i1 false, i1 false)",
-                r, row->c_type, row->intrinsic, a_text, b_text, c_text);
+        return emit(lw, "$s = call $s @llvm.amdgcn.$s($s, $s, $s)", r, row->c_type, row->intrinsic, a_text, b_text,
+                    c_text);
+    return emit(lw, "$s = call $s @llvm.amdgcn.$s(i1 false, $s, i1 false, $s, i16 0, $s, i1 false, i1 false)", r,
+                row->c_type, row->intrinsic, a_text, b_text, c_text);
 }
 
 /* ---- schedule hints (§4.6) ---- */
@@ -2067,8 +2052,8 @@ static int lower_mma(rk_lowerer *lw, const rk_ir_op *op)
 static int lower_sched_group_barrier(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long mask = 0, size = 0, sync_id = 0;
-    if (need(lw, "sched.group.barrier") || int_attr(lw, op, "mask", &mask)
-        || int_attr(lw, op, "size", &size) || int_attr(lw, op, "sync_id", &sync_id))
+    if (need(lw, "sched.group.barrier") || int_attr(lw, op, "mask", &mask) || int_attr(lw, op, "size", &size)
+        || int_attr(lw, op, "sync_id", &sync_id))
         return -1;
     return emit(lw, "call void @llvm.amdgcn.sched.group.barrier(i32 $d, i32 $d, i32 $d)", mask, size, sync_id);
 }
@@ -2163,8 +2148,7 @@ static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
     n = parts.n_carried;
     if (op->n_results < n)
         return crash(lw, op);
-    if (!(lb = val(lw, &op->operands[0])) || !(ub = val(lw, &op->operands[1]))
-        || !(step = val(lw, &op->operands[2])))
+    if (!(lb = val(lw, &op->operands[0])) || !(ub = val(lw, &op->operands[1])) || !(step = val(lw, &op->operands[2])))
         return -1;
     inits = rk_alloc(lw->arena, (size_t)(n + 1) * sizeof *inits);
     phi_names = rk_alloc(lw->arena, (size_t)(n + 1) * sizeof *phi_names);
@@ -2232,8 +2216,8 @@ static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
     latch->terminated = 1;
     lw->block = exit_;
     for (i = 0; i < n; i++)
-        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[i]), parts.carried[i].type,
-                 phi_names[i], parts.carried[i].type))
+        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[i]), parts.carried[i].type, phi_names[i],
+                 parts.carried[i].type))
             return -1;
     return 0;
 }
@@ -2325,8 +2309,8 @@ static int lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
     }
     lw->suffix = outer_suffix;
     for (j = 0; j < n; j++)
-        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[j]), parts.carried[j].type,
-                 values[j], parts.carried[j].type))
+        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[j]), parts.carried[j].type, values[j],
+                 parts.carried[j].type))
             return -1;
     return 0;
 }
@@ -2429,10 +2413,7 @@ static int bare_name(const char *name)
 }
 
 /* Printed as is inside @"...": printable ASCII but the quote and the backslash. */
-static int quotable(char ch)
-{
-    return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\';
-}
+static int quotable(char ch) { return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\'; }
 
 static void release(rk_lowerer *lw)
 {
@@ -2442,8 +2423,8 @@ static void release(rk_lowerer *lw)
     rk_buf_free(&lw->scratch);
 }
 
-int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor, rk_arena *arena,
-                    rk_buf *out, rk_error *err)
+int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor, rk_arena *arena, rk_buf *out,
+                    rk_error *err)
 {
     rk_lowerer lw;
     const rk_ll_backend *backend;

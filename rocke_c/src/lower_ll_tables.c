@@ -280,7 +280,7 @@ const rk_ll_binary_call rk_ll_binary_calls[RK_N_OPS] = {
 };
 
 const char *const rk_ll_id_keys[2][3] = {{"workitem.id.x", "workitem.id.y", "workitem.id.z"},
-                                                {"workgroup.id.x", "workgroup.id.y", "workgroup.id.z"}};
+                                         {"workgroup.id.x", "workgroup.id.y", "workgroup.id.z"}};
 
 /* ---- names (docs/lowering.md §1) ---- */
 

@@ -36,8 +36,8 @@ static size_t put_part(char *text, size_t at, size_t cap, const char *s)
     return at;
 }
 
-static rk_atom atom(const char *prefix, const char *kind, const char *elem, long long m,
-                    long long n, long long k, long long frag, long long c_len)
+static rk_atom atom(const char *prefix, const char *kind, const char *elem, long long m, long long n, long long k,
+                    long long frag, long long c_len)
 {
     rk_atom atom;
     char text[4 * RK_OP_ID_MAX];
@@ -75,8 +75,7 @@ rk_atom rk_make_atom(const char *kind, const char *elem, long long m, long long 
 }
 
 /* A dtype outside IR_ELEM (Python's KeyError) gives an atom of element "". */
-rk_atom rk_atom_for(const rk_target *target, const char *dtype, long long m, long long n,
-                    long long k)
+rk_atom rk_atom_for(const rk_target *target, const char *dtype, long long m, long long n, long long k)
 {
     const char *elem = rk_mma_ir_elem(dtype);
     return rk_make_atom(rk_atom_kind(target), elem ? elem : "", m, n, k);

@@ -24,8 +24,7 @@ static const char *plan_kernel_name(const rk_plan *plan, rk_arena *arena)
     const char *name = NULL;
     rk_buf text;
     rk_buf_init(&text);
-    if (rk_kernel_name(&plan->spec, plan->short_name, plan->acc_tag, arena, &text) == 0 && !text.failed
-        && text.data)
+    if (rk_kernel_name(&plan->spec, plan->short_name, plan->acc_tag, arena, &text) == 0 && !text.failed && text.data)
         name = rk_strndup(arena, text.data, text.len);
     rk_buf_free(&text);
     return name;
@@ -38,8 +37,8 @@ static rk_lds_tile lds_tile(const long long shape[2], int k_outer)
     return t;
 }
 
-int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena,
-                 const rk_plan **out, rk_error *err)
+int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena, const rk_plan **out,
+                 rk_error *err)
 {
     rk_plan *plan = rk_alloc(arena, sizeof *plan);
     long long a[2], b[2], bound;
@@ -52,8 +51,8 @@ int rk_make_plan(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_a
     plan->target = t;
     if (s->family == RK_FAMILY_DGRAD) {
         rk_sub_gemm *records = NULL;
-        if (rk_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records,
-                               &plan->n_sub_gemms, err))
+        if (rk_dgrad_sub_gemms(p, s->tile_m, s->tile_n, s->tile_k, s->split_k, arena, &records, &plan->n_sub_gemms,
+                               err))
             return -1;
         plan->sub_gemms = records;
     }

@@ -18,8 +18,7 @@ void rk_escape(rk_buf *out, const char *text)
         return;
     }
     for (p = text; *p; p++) {
-        const char *rep = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : *p == '\n' ? "\\n"
-                        : *p == '\t' ? "\\t" : NULL;
+        const char *rep = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : *p == '\n' ? "\\n" : *p == '\t' ? "\\t" : NULL;
         if (!rep)
             continue;
         rk_buf_putn(out, run, (size_t)(p - run));
@@ -125,9 +124,7 @@ void rk_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
 {
     int i;
     switch (value->kind) {
-    case RK_ATTR_BOOL:
-        rk_buf_puts(out, value->i ? "b:true" : "b:false");
-        return;
+    case RK_ATTR_BOOL: rk_buf_puts(out, value->i ? "b:true" : "b:false"); return;
     case RK_ATTR_INT:
         rk_buf_putn(out, "i:", 2);
         rk_buf_put_int(out, value->i);
@@ -150,9 +147,7 @@ void rk_tagged(rk_arena *arena, rk_buf *out, const rk_attr *value)
         }
         RK_BUF_LIT(out, " ]");
         return;
-    case RK_ATTR_MAP:
-        rk_print_ir_attr_map(arena, out, &value->map);
-        return;
+    case RK_ATTR_MAP: rk_print_ir_attr_map(arena, out, &value->map); return;
     }
 }
 

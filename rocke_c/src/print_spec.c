@@ -24,10 +24,7 @@ static void put_line(rk_buf *out, const char *key, const char *value, size_t n)
     out->len += k + n + 4;
 }
 
-static void put_str(rk_buf *out, const char *key, const char *value)
-{
-    put_line(out, key, value, strlen(value));
-}
+static void put_str(rk_buf *out, const char *key, const char *value) { put_line(out, key, value, strlen(value)); }
 
 static void put_int(rk_buf *out, const char *key, long long value)
 {
@@ -46,10 +43,7 @@ static void put_shape(rk_buf *out, const char *key, long long rows, long long co
     rk_buf_putn(out, "\n", 1);
 }
 
-static void put_bool(rk_buf *out, const char *key, int value)
-{
-    put_str(out, key, value ? "true" : "false");
-}
+static void put_bool(rk_buf *out, const char *key, int value) { put_str(out, key, value ? "true" : "false"); }
 
 /* Python's None prints as `unset`. */
 static void put_opt(rk_buf *out, const char *key, rk_opt value)
@@ -114,15 +108,13 @@ static void print_fields(rk_buf *out, const rk_spec *s, const char *tag)
     put_bool(out, "async_dma", s->async_dma);
     put_bool(out, "unroll_k", s->unroll_k);
     put_opt(out, "lds_k_pad", s->lds_k_pad);
-    if (rk_has_lds_layout(s))
-    {
+    if (rk_has_lds_layout(s)) {
         rk_buf_puts(out, "lds_layout = pad");
         rk_buf_put_int(out, s->lds_layout_pad.v);
         rk_buf_puts(out, "_xor");
         rk_buf_put_int(out, s->lds_layout_xor);
         rk_buf_putn(out, "\n", 1);
-    }
-    else
+    } else
         put_str(out, "lds_layout", "unset");
     if (s->family != RK_FAMILY_FWD) {
         put_bool(out, "lds_k_outer", s->lds_k_outer);

@@ -13,10 +13,10 @@ static const char *const rk_3d_fields[5] = {"Di", "Z", "sD", "pD", "dD"};
 static const int rk_3d_keys[5] = {RK_KEY_DI, RK_KEY_Z, RK_KEY_SD, RK_KEY_PD, RK_KEY_DD};
 
 const char *const rk_sub_gemm_fields[RK_SUB_GEMM_FIELDS] = {
-    "block_start", "num_m_tiles", "num_n_tiles", "gemm_m", "gemm_k", "h_slice", "w_slice",
-    "h_begin", "w_begin", "y_dot_slice", "x_dot_slice", "a_h_coeff", "a_w_coeff",
-    "b_y_stride", "b_y_offset", "b_x_stride", "b_x_offset", "d_h_stride", "d_h_offset",
-    "d_w_stride", "d_w_offset", "gemm_k_padded",
+    "block_start", "num_m_tiles", "num_n_tiles", "gemm_m",        "gemm_k",      "h_slice",
+    "w_slice",     "h_begin",     "w_begin",     "y_dot_slice",   "x_dot_slice", "a_h_coeff",
+    "a_w_coeff",   "b_y_stride",  "b_y_offset",  "b_x_stride",    "b_x_offset",  "d_h_stride",
+    "d_h_offset",  "d_w_stride",  "d_w_offset",  "gemm_k_padded",
 };
 
 /* ---- ConvProblem properties ---- */
@@ -25,21 +25,12 @@ long long rk_cpg(const rk_problem *p) { return rk_floordiv(p->C, p->groups); }
 
 long long rk_kpg(const rk_problem *p) { return rk_floordiv(p->K, p->groups); }
 
-long long rk_problem_ho(const rk_problem *p)
-{
-    return rk_out_size(p->Hi, p->pH, p->dH, p->Y, p->sH);
-}
+long long rk_problem_ho(const rk_problem *p) { return rk_out_size(p->Hi, p->pH, p->dH, p->Y, p->sH); }
 
-long long rk_problem_wo(const rk_problem *p)
-{
-    return rk_out_size(p->Wi, p->pW, p->dW, p->X, p->sW);
-}
+long long rk_problem_wo(const rk_problem *p) { return rk_out_size(p->Wi, p->pW, p->dW, p->X, p->sW); }
 
 /* Python asserts is_3d; every caller here checks has_3d first. */
-long long rk_problem_do(const rk_problem *p)
-{
-    return rk_out_size(p->Di, p->pD, p->dD, p->Z, p->sD);
-}
+long long rk_problem_do(const rk_problem *p) { return rk_out_size(p->Di, p->pD, p->dD, p->Z, p->sD); }
 
 long long rk_filter_z(const rk_problem *p) { return p->has_3d ? p->Z : 1; }
 
@@ -92,8 +83,7 @@ void rk_short(const rk_problem *p, char out[RK_SHORT_MAX])
 /* ---- Python integer division: floordiv, ceildiv, roundup (and Python's %) are in
  * intmath.c (support.h), so that every stage uses them without linking this one ---- */
 
-long long rk_out_size(long long size, long long pad, long long dil, long long filt,
-                      long long stride)
+long long rk_out_size(long long size, long long pad, long long dil, long long filt, long long stride)
 {
     return rk_floordiv(size + 2 * pad - dil * (filt - 1) - 1, stride) + 1;
 }
@@ -134,8 +124,7 @@ static int check_3d_fields(const rk_fields *fields, rk_error *err)
     if (n > 0 && n < 5) {
         join_3d(fields, 1, present, sizeof present);
         join_3d(fields, 0, missing, sizeof missing);
-        return rk_fail(err, "CONV_3D_FIELDS_PARTIAL", "3-D fields are partial: set %s but not %s",
-                       present, missing);
+        return rk_fail(err, "CONV_3D_FIELDS_PARTIAL", "3-D fields are partial: set %s but not %s", present, missing);
     }
     return 0;
 }
@@ -145,8 +134,7 @@ static int check_output_size(const char *name, long long value, rk_error *err)
     if (value < 1)
         return rk_fail(err, "E_RANGE", "[problem]: output size %s = %lld is not positive", name, value);
     if (value > RK_INT32_MAX)
-        return rk_fail(err, "E_RANGE", "[problem]: output size %s = %lld exceeds %lld", name, value,
-                       RK_INT32_MAX);
+        return rk_fail(err, "E_RANGE", "[problem]: output size %s = %lld exceeds %lld", name, value, RK_INT32_MAX);
     return 0;
 }
 
@@ -253,10 +241,7 @@ typedef struct rk_axis {
 
 static long long gcd(long long a, long long b);
 
-static long long axis_tilde(const rk_axis *a)
-{
-    return rk_floordiv(a->stride, gcd(a->stride, a->dil));
-}
+static long long axis_tilde(const rk_axis *a) { return rk_floordiv(a->stride, gcd(a->stride, a->dil)); }
 
 static long long axis_out_tilde(const rk_axis *a)
 {
@@ -265,10 +250,7 @@ static long long axis_out_tilde(const rk_axis *a)
     return a->size_out;
 }
 
-static long long axis_dot_slice(const rk_axis *a, long long i_t)
-{
-    return rk_ceildiv(a->filt - i_t, axis_tilde(a));
-}
+static long long axis_dot_slice(const rk_axis *a, long long i_t) { return rk_ceildiv(a->filt - i_t, axis_tilde(a)); }
 
 static long long axis_begin(const rk_axis *a)
 {
@@ -318,8 +300,8 @@ int rk_check_sub_gemm_candidates(const rk_problem *p, rk_error *err)
     rk_sub_gemm_candidates(p, &rows, &cols);
     if (rows * cols > RK_MAX_SUB_GEMM_CANDIDATES)
         return rk_fail(err, "E_RANGE",
-                       "[problem]: strided dgrad would need %lld*%lld sub-GEMM candidates, more than %d",
-                       rows, cols, RK_MAX_SUB_GEMM_CANDIDATES);
+                       "[problem]: strided dgrad would need %lld*%lld sub-GEMM candidates, more than %d", rows, cols,
+                       RK_MAX_SUB_GEMM_CANDIDATES);
     return 0;
 }
 
@@ -347,9 +329,8 @@ static int sub_gemm_in_int32(const rk_sub_gemm *rec)
 
 /* The record of pair (i_yt, i_xt), or 0 when the pair is skipped. *overflow is set when a
  * value this record prints would not fit in 64 bits. */
-static int sub_gemm_record(const rk_problem *p, const rk_axis *h, const rk_axis *w,
-                           long long i_yt, long long i_xt, long long tile_m,
-                           long long tile_n, long long tile_k, long long split_k,
+static int sub_gemm_record(const rk_problem *p, const rk_axis *h, const rk_axis *w, long long i_yt, long long i_xt,
+                           long long tile_m, long long tile_n, long long tile_k, long long split_k,
                            long long block_start, rk_sub_gemm *rec, int *overflow)
 {
     long long y_dot_slice = axis_dot_slice(h, i_yt);
@@ -382,9 +363,8 @@ static int sub_gemm_record(const rk_problem *p, const rk_axis *h, const rk_axis 
     return 1;
 }
 
-int rk_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
-                       long long tile_k, long long split_k, rk_arena *arena,
-                       rk_sub_gemm **records, int *n_records, rk_error *err)
+int rk_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n, long long tile_k, long long split_k,
+                       rk_arena *arena, rk_sub_gemm **records, int *n_records, rk_error *err)
 {
     rk_axis h, w;
     long long rows, cols, i_yt, i_xt, block_start = 0;
@@ -399,8 +379,8 @@ int rk_dgrad_sub_gemms(const rk_problem *p, long long tile_m, long long tile_n,
     for (i_yt = 0; i_yt < rows; i_yt++) {
         for (i_xt = 0; i_xt < cols; i_xt++) {
             long long tiles;
-            if (!sub_gemm_record(p, &h, &w, i_yt, i_xt, tile_m, tile_n, tile_k, split_k,
-                                 block_start, &out[n], &overflow))
+            if (!sub_gemm_record(p, &h, &w, i_yt, i_xt, tile_m, tile_n, tile_k, split_k, block_start, &out[n],
+                                 &overflow))
                 continue;
             if (overflow || start_overflow || !sub_gemm_in_int32(&out[n]))
                 return rk_fail(err, "E_RANGE", "[problem]: strided dgrad sub-GEMM %d has a value outside int32", n);

@@ -126,8 +126,7 @@ static int is_name(const rk_value *v)
         return 0;
     for (i = 0; i < v->s_len; i++) {
         char c = v->s[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
-              || c == '/'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '/'))
             return 0;
     }
     return 1;
@@ -174,19 +173,18 @@ static int check_value(const rk_key_info *key, const rk_entry *e, rk_error *err)
     const char *table = rk_table_names[key->table];
     char list[128];
     if (key->type == RK_T_INT && (v->i < key->lo || v->i > key->hi))
-        return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be between %lld and %lld, not %lld",
-                       e->line, key->name, table, key->lo, key->hi, v->i);
+        return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be between %lld and %lld, not %lld", e->line,
+                       key->name, table, key->lo, key->hi, v->i);
     if (key->type == RK_T_ENUM && choice_index(v, key->choices) < 0) {
         join_choices(key->choices, list, sizeof list);
-        return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be one of %s", e->line, key->name,
-                       table, list);
+        return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be one of %s", e->line, key->name, table, list);
     }
     if (key->type == RK_T_NAME && !is_name(v))
         return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be 1 to %d characters from [A-Za-z0-9_/]",
                        e->line, key->name, table, RK_MAX_NAME);
     if (key->type == RK_T_TRI && v->kind == RK_VALUE_STR && !str_is(v, "auto"))
-        return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be true, false or \"auto\"", e->line,
-                       key->name, table);
+        return rk_fail(err, "E_RANGE", "line %d: key '%s' in [%s] must be true, false or \"auto\"", e->line, key->name,
+                       table);
     return 0;
 }
 
@@ -225,8 +223,8 @@ static int check_family_fit(const rk_config *config, int family, rk_error *err)
         const rk_entry *e = &config->entries[i];
         int k = e->table == RK_TABLE_SPEC ? find_key(e->table, e->key) : -1;
         if (k >= 0 && !(rk_keys[k].families & bit))
-            return rk_fail(err, "E_UNKNOWN_KEY", "line %d: key '%s' in [spec] does not apply to family '%s'",
-                           e->line, e->key, rk_families[family]);
+            return rk_fail(err, "E_UNKNOWN_KEY", "line %d: key '%s' in [spec] does not apply to family '%s'", e->line,
+                           e->key, rk_families[family]);
     }
     return 0;
 }

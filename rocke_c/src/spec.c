@@ -19,23 +19,14 @@ int rk_has_lds_layout(const rk_spec *s) { return s->lds_layout_pad.set; }
 
 int rk_atomic_split_k(const rk_spec *s) { return s->split_k == 0 || s->split_k > 1; }
 
-int rk_double_buffer(const rk_spec *s)
-{
-    return s->async_dma || (s->unroll_k && !streq(s->pipeline, "compv4"));
-}
+int rk_double_buffer(const rk_spec *s) { return s->async_dma || (s->unroll_k && !streq(s->pipeline, "compv4")); }
 
 /* ---- data types (conv-semantics §1.3) ---- */
 
 /* Python: `dtype in SIXTEEN_BIT`. */
-int rk_spec_is_sixteen_bit(const char *dtype)
-{
-    return streq(dtype, "fp16") || streq(dtype, "bf16");
-}
+int rk_spec_is_sixteen_bit(const char *dtype) { return streq(dtype, "fp16") || streq(dtype, "bf16"); }
 
-const char *rk_normalise_dtype(const char *name)
-{
-    return streq(name, "f16") ? "fp16" : name;
-}
+const char *rk_normalise_dtype(const char *name) { return streq(name, "f16") ? "fp16" : name; }
 
 /* Echo a user string (a dtype, a pipeline, an epilogue) only when it is 1-16 ASCII letters,
  * digits or '_' (no control bytes or long values in a message). Python counts characters, but
@@ -65,12 +56,10 @@ int rk_check_dtypes(const rk_fields *fields, rk_error *err)
     int i;
     for (i = 0; i < 3; i++) {
         const char *value = get_str(fields, keys[i], "fp16");
-        if (streq(value, "fp16") || streq(value, "f16") || streq(value, "bf16")
-            || streq(value, "fp32"))
+        if (streq(value, "fp16") || streq(value, "f16") || streq(value, "bf16") || streq(value, "fp32"))
             continue;
         if (rk_echo_word(value))
-            return rk_fail(err, "CONV_DTYPE_UNSUPPORTED", "%s = '%s' is not fp16, f16, bf16 or fp32",
-                           names[i], value);
+            return rk_fail(err, "CONV_DTYPE_UNSUPPORTED", "%s = '%s' is not fp16, f16, bf16 or fp32", names[i], value);
         return rk_fail(err, "CONV_DTYPE_UNSUPPORTED", "%s is not fp16, f16, bf16 or fp32", names[i]);
     }
     return 0;
@@ -92,14 +81,10 @@ static rk_opt get_opt(const rk_fields *fields, int key)
 }
 
 /* Ints and bools share rk_value.i (bools are 0/1). */
-static int get_bool(const rk_fields *fields, int key)
-{
-    return fields->f[key].set ? fields->f[key].value.i != 0 : 0;
-}
+static int get_bool(const rk_fields *fields, int key) { return fields->f[key].set ? fields->f[key].value.i != 0 : 0; }
 
 static const char *const rk_family_names[3] = {"fwd", "wgrad", "dgrad"}; /* enum rk_family */
-static const char *const rk_default_names[3] = {"conv_igemm_fwd", "conv_igemm_wgrad",
-                                                "conv_igemm_dgrad"};
+static const char *const rk_default_names[3] = {"conv_igemm_fwd", "conv_igemm_wgrad", "conv_igemm_dgrad"};
 
 /* The tri-state lds_k_outer: a bool, or the string "auto" (the schema allows no other). */
 static void set_lds_k_outer(const rk_fields *fields, rk_spec *s)
@@ -195,9 +180,8 @@ long long rk_auto_split_k(const rk_spec *s, const rk_problem *p, const rk_target
 
 static int edge_16_32(long long edge) { return edge == 16 || edge == 32; }
 
-int rk_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b,
-                                 long long warp_tile_m, long long warp_tile_n,
-                                 long long wave_size)
+int rk_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const char *dtype_b, long long warp_tile_m,
+                                 long long warp_tile_n, long long wave_size)
 {
     /* Python compares dict.get(arch) (None when absent) with wave_size; 0 never matches a
      * schema-checked wave size (>= 1). */
@@ -210,8 +194,8 @@ int rk_default_lds_k_outer_wgrad(const char *arch, const char *dtype_a, const ch
     return edge_16_32(warp_tile_m) && edge_16_32(warp_tile_n);
 }
 
-int rk_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n,
-                                 long long cpg, long long wave_size, const char *pipeline)
+int rk_default_lds_k_outer_dgrad(const char *arch, const char *dtype_b, long long warp_tile_n, long long cpg,
+                                 long long wave_size, const char *pipeline)
 {
     int edge_ok;
     if (rk_lds_k_outer_arch_wave(arch) != wave_size)
@@ -238,11 +222,10 @@ rk_spec rk_deduce(const rk_spec *spec, const rk_problem *p, const rk_target *t)
     outer = s.lds_k_outer;
     if (streq(s.lds_k_outer_requested, "auto")) {
         if (s.family == RK_FAMILY_WGRAD)
-            outer = rk_default_lds_k_outer_wgrad(s.arch, s.dtype_a, s.dtype_b, s.warp_tile_m,
-                                                 s.warp_tile_n, s.wave_size);
+            outer = rk_default_lds_k_outer_wgrad(s.arch, s.dtype_a, s.dtype_b, s.warp_tile_m, s.warp_tile_n,
+                                                 s.wave_size);
         else
-            outer = rk_default_lds_k_outer_dgrad(s.arch, s.dtype_b, s.warp_tile_n,
-                                                 rk_cpg(p), s.wave_size, s.pipeline);
+            outer = rk_default_lds_k_outer_dgrad(s.arch, s.dtype_b, s.warp_tile_n, rk_cpg(p), s.wave_size, s.pipeline);
     }
     s.two_stage = s.two_stage || (s.force_deterministic && split_k > 1);
     s.split_k = split_k;
@@ -421,8 +404,8 @@ void rk_frag_lens(const rk_spec *s, const rk_target *t, long long out[2])
 
 long long rk_spec_elem_bytes(const char *dtype) { return streq(dtype, "fp32") ? 4 : 2; }
 
-static rk_async_tile async_tile(const char *operand, long long rows, long long cols,
-                                long long elem_bytes, long long contig_cols)
+static rk_async_tile async_tile(const char *operand, long long rows, long long cols, long long elem_bytes,
+                                long long contig_cols)
 {
     rk_async_tile t;
     t.operand = operand, t.rows = rows, t.cols = cols;
@@ -443,9 +426,8 @@ void rk_async_tiles(const rk_spec *s, const rk_problem *p, rk_async_tile out[2])
 }
 
 /* contig_cols NULL is Python's None; the result 0 is Python's None (no dwords fits). */
-long long rk_choose_dwords(long long rows, long long cols, long long block_size,
-                           long long elem_bytes, long long max_dwords,
-                           const long long *contig_cols)
+long long rk_choose_dwords(long long rows, long long cols, long long block_size, long long elem_bytes,
+                           long long max_dwords, const long long *contig_cols)
 {
     static const long long order[3] = {4, 3, 1};
     int i;
@@ -468,18 +450,14 @@ long long rk_choose_dwords(long long rows, long long cols, long long block_size,
 
 long long rk_tile_dwords(const rk_spec *s, const rk_async_tile *tile)
 {
-    return rk_choose_dwords(tile->rows, tile->cols, rk_block_size(s), tile->elem_bytes, 4,
-                            &tile->contig_cols);
+    return rk_choose_dwords(tile->rows, tile->cols, rk_block_size(s), tile->elem_bytes, 4, &tile->contig_cols);
 }
 
 /* ---- names (conv-semantics §1.4, §6) ---- */
 
 /* Python format(float(v), "g"): for int32 values (exact in a double) C's %g prints the
  * same digits, exponent form included (1e+06, -2.14748e+09). */
-void rk_format_g(long long value, char *out, size_t cap)
-{
-    snprintf(out, cap, "%g", (double)value);
-}
+void rk_format_g(long long value, char *out, size_t cap) { snprintf(out, cap, "%g", (double)value); }
 
 static void tag_part(char *out, size_t *used, const char *part)
 {
@@ -523,8 +501,8 @@ typedef struct rk_name_flag {
     int on;
 } rk_name_flag;
 
-static int kernel_name_join(const char *prefix, const char *const *parts, int n_parts,
-                            const rk_name_flag *flags, int n_flags, rk_buf *out)
+static int kernel_name_join(const char *prefix, const char *const *parts, int n_parts, const rk_name_flag *flags,
+                            int n_flags, rk_buf *out)
 {
     size_t start = out->len, i;
     int k;

@@ -171,8 +171,7 @@ void rk_map_init(rk_map *m);
 void *rk_map_get(const rk_map *m, const char *key, unsigned int hash);
 /* The entry of key, added when absent (entry_size bytes, zeroed, key and hash set), *added
  * saying which (added may be NULL); NULL only when the arena failed. */
-void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size,
-                 int *added);
+void *rk_map_put(rk_map *m, rk_arena *arena, const char *key, unsigned int hash, size_t entry_size, int *added);
 /* Room for n entries without a grow (a caller that knows its count up front); -1 when the
  * arena failed. */
 int rk_map_reserve(rk_map *m, rk_arena *arena, size_t n);

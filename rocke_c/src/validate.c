@@ -63,18 +63,17 @@ static int tile_divisibility(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (rk_floormod(s->tile_m, s->warp_m * s->warp_tile_m) != 0) {
-        rk_buf_printf(msg, "tile_m = %lld is not a multiple of warp_m*warp_tile_m = %lld*%lld",
-                      s->tile_m, s->warp_m, s->warp_tile_m);
+        rk_buf_printf(msg, "tile_m = %lld is not a multiple of warp_m*warp_tile_m = %lld*%lld", s->tile_m, s->warp_m,
+                      s->warp_tile_m);
         return 1;
     }
     if (rk_floormod(s->tile_n, s->warp_n * s->warp_tile_n) != 0) {
-        rk_buf_printf(msg, "tile_n = %lld is not a multiple of warp_n*warp_tile_n = %lld*%lld",
-                      s->tile_n, s->warp_n, s->warp_tile_n);
+        rk_buf_printf(msg, "tile_n = %lld is not a multiple of warp_n*warp_tile_n = %lld*%lld", s->tile_n, s->warp_n,
+                      s->warp_tile_n);
         return 1;
     }
     if (rk_floormod(s->tile_k, s->warp_tile_k) != 0) {
-        rk_buf_printf(msg, "tile_k = %lld is not a multiple of warp_tile_k = %lld", s->tile_k,
-                      s->warp_tile_k);
+        rk_buf_printf(msg, "tile_k = %lld is not a multiple of warp_tile_k = %lld", s->tile_k, s->warp_tile_k);
         return 1;
     }
     return 0;
@@ -84,8 +83,8 @@ static int block_size_spec(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (rk_block_size(s) > 1024) {
-        rk_buf_printf(msg, "block_size = warp_m*warp_n*wave_size = %lld*%lld*%lld = %lld exceeds 1024",
-                      s->warp_m, s->warp_n, s->wave_size, rk_block_size(s));
+        rk_buf_printf(msg, "block_size = warp_m*warp_n*wave_size = %lld*%lld*%lld = %lld exceeds 1024", s->warp_m,
+                      s->warp_n, s->wave_size, rk_block_size(s));
         return 1;
     }
     return 0;
@@ -95,8 +94,9 @@ static int vec_c_default_epilogue(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->vector_size_c.set && s->vector_size_c.v > 1 && streq(s->epilogue, "default")) {
-        rk_buf_printf(msg, "vector_size_c = %lld needs epilogue cshuffle "
-                           "(the default epilogue stores one element per lane)",
+        rk_buf_printf(msg,
+                      "vector_size_c = %lld needs epilogue cshuffle "
+                      "(the default epilogue stores one element per lane)",
                       s->vector_size_c.v);
         return 1;
     }
@@ -108,8 +108,7 @@ static int wave_size_mismatch(const rk_ctx *c, rk_buf *msg)
     const rk_spec *s = c->spec;
     const rk_target *t = c->target;
     if (s->wave_size != t->wave_size) {
-        rk_buf_printf(msg, "wave_size = %lld is not the wave size of %s (%lld)", s->wave_size, t->arch,
-                      t->wave_size);
+        rk_buf_printf(msg, "wave_size = %lld is not the wave size of %s (%lld)", s->wave_size, t->arch, t->wave_size);
         return 1;
     }
     return 0;
@@ -120,8 +119,9 @@ static int split_k_odd_cpg(const rk_ctx *c, rk_buf *msg, int atomic)
     const rk_spec *s = c->spec;
     long long cpg = rk_cpg(c->problem);
     if (atomic && rk_spec_is_sixteen_bit(s->dtype_d) && rk_floormod(cpg, 2) != 0) {
-        rk_buf_printf(msg, "split_k = %lld with dtype_d = %s needs an even cpg, "
-                           "not %lld (packed pairs must not cross a channel run)",
+        rk_buf_printf(msg,
+                      "split_k = %lld with dtype_d = %s needs an even cpg, "
+                      "not %lld (packed pairs must not cross a channel run)",
                       s->split_k, s->dtype_d, cpg);
         return 1;
     }
@@ -132,8 +132,9 @@ static int kouter_dtype_ab(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->lds_k_outer && (!rk_spec_is_sixteen_bit(s->dtype_a) || !rk_spec_is_sixteen_bit(s->dtype_b))) {
-        rk_buf_printf(msg, "lds_k_outer needs 16-bit dtype_a and dtype_b (the transpose read is 16-bit), "
-                           "not %s and %s",
+        rk_buf_printf(msg,
+                      "lds_k_outer needs 16-bit dtype_a and dtype_b (the transpose read is 16-bit), "
+                      "not %s and %s",
                       s->dtype_a, s->dtype_b);
         return 1;
     }
@@ -144,8 +145,7 @@ static int kouter_dtype_b(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->lds_k_outer && !rk_spec_is_sixteen_bit(s->dtype_b)) {
-        rk_buf_printf(msg, "lds_k_outer needs a 16-bit dtype_b (the transpose read is 16-bit), not %s",
-                      s->dtype_b);
+        rk_buf_printf(msg, "lds_k_outer needs a 16-bit dtype_b (the transpose read is 16-bit), not %s", s->dtype_b);
         return 1;
     }
     return 0;
@@ -203,8 +203,9 @@ static int dgrad_kouter_wave32_atom(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->lds_k_outer && s->wave_size == 32 && !(s->warp_tile_n == 16 && s->warp_tile_k == 32)) {
-        rk_buf_printf(msg, "lds_k_outer on wave32 needs warp_tile_n = 16 and warp_tile_k = 32, "
-                           "not %lld and %lld",
+        rk_buf_printf(msg,
+                      "lds_k_outer on wave32 needs warp_tile_n = 16 and warp_tile_k = 32, "
+                      "not %lld and %lld",
                       s->warp_tile_n, s->warp_tile_k);
         return 1;
     }
@@ -225,8 +226,9 @@ static int async_layout(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->async_dma && rk_has_lds_layout(s) && (s->lds_layout_pad.v != 0 || s->lds_layout_xor != 0)) {
-        rk_buf_printf(msg, "async_dma needs a packed, unswizzled LDS layout, not lds_layout_pad = "
-                           "%lld, lds_layout_xor = %lld",
+        rk_buf_printf(msg,
+                      "async_dma needs a packed, unswizzled LDS layout, not lds_layout_pad = "
+                      "%lld, lds_layout_xor = %lld",
                       s->lds_layout_pad.v, s->lds_layout_xor);
         return 1;
     }
@@ -237,8 +239,7 @@ static int async_pad(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->async_dma && s->lds_k_pad.set && s->lds_k_pad.v != 0) {
-        rk_buf_printf(msg, "async_dma writes a packed tile; lds_k_pad = %lld must be unset or 0",
-                      s->lds_k_pad.v);
+        rk_buf_printf(msg, "async_dma writes a packed tile; lds_k_pad = %lld must be unset or 0", s->lds_k_pad.v);
         return 1;
     }
     return 0;
@@ -277,8 +278,7 @@ static int vector_divisibility(const rk_ctx *c, rk_buf *msg, const char *a_name,
     const rk_spec *s = c->spec;
     long long cpg = rk_cpg(c->problem);
     if (s->vector_size_a.set && rk_floormod(a_run, s->vector_size_a.v) != 0) {
-        rk_buf_printf(msg, "vector_size_a = %lld does not divide %s = %lld", s->vector_size_a.v, a_name,
-                      a_run);
+        rk_buf_printf(msg, "vector_size_a = %lld does not divide %s = %lld", s->vector_size_a.v, a_name, a_run);
         return 1;
     }
     if (s->vector_size_b.set && rk_floormod(cpg, s->vector_size_b.v) != 0) {
@@ -403,8 +403,8 @@ static int lds_budget_check(const rk_ctx *c, rk_buf *msg)
     long long total = rk_lds_budget(c->spec);
     const rk_target *t = c->target;
     if (total > t->lds_capacity) {
-        rk_buf_printf(msg, "the LDS budget of %lld bytes exceeds the %lld bytes of %s", total,
-                      t->lds_capacity, t->arch);
+        rk_buf_printf(msg, "the LDS budget of %lld bytes exceeds the %lld bytes of %s", total, t->lds_capacity,
+                      t->arch);
         return 1;
     }
     return 0;
@@ -413,8 +413,7 @@ static int lds_budget_check(const rk_ctx *c, rk_buf *msg)
 static int wmma_atom(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    int atom_ok = s->warp_tile_m == 16 && s->warp_tile_n == 16
-                  && (s->warp_tile_k == 16 || s->warp_tile_k == 32);
+    int atom_ok = s->warp_tile_m == 16 && s->warp_tile_n == 16 && (s->warp_tile_k == 16 || s->warp_tile_k == 32);
     if (!atom_ok) {
         rk_buf_printf(msg, "WMMA on %s supports the atoms 16x16x16 and 16x16x32, not ", s->arch);
         atom(s, msg);
@@ -448,17 +447,13 @@ static int wgrad_wmma_subset(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int dgrad_wmma_subset(const rk_ctx *c, rk_buf *msg)
-{
-    return c->target->is_mfma ? 0 : wmma_atom(c, msg);
-}
+static int dgrad_wmma_subset(const rk_ctx *c, rk_buf *msg) { return c->target->is_mfma ? 0 : wmma_atom(c, msg); }
 
 static int acc_clamp_order(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->clamp_min.set && s->clamp_max.set && s->clamp_min.v > s->clamp_max.v) {
-        rk_buf_printf(msg, "clamp_min = %lld is greater than clamp_max = %lld", s->clamp_min.v,
-                      s->clamp_max.v);
+        rk_buf_printf(msg, "clamp_min = %lld is greater than clamp_max = %lld", s->clamp_min.v, s->clamp_max.v);
         return 1;
     }
     return 0;
@@ -468,8 +463,9 @@ static int lds_xor_unsupported(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (rk_has_lds_layout(s) && s->lds_layout_xor != 0) {
-        rk_buf_printf(msg, "lds_layout_xor = %lld is not supported "
-                           "(the builders have no XOR-swizzled LDS tile; only 0, no swizzle)",
+        rk_buf_printf(msg,
+                      "lds_layout_xor = %lld is not supported "
+                      "(the builders have no XOR-swizzled LDS tile; only 0, no swizzle)",
                       s->lds_layout_xor);
         return 1;
     }
@@ -483,8 +479,9 @@ static int field_unused(const rk_ctx *c, rk_buf *msg)
     long long values[3], defaults[3];
     int i;
     if (rk_has_lds_layout(s) && s->lds_k_pad.set) {
-        rk_buf_printf(msg, "lds_k_pad = %lld has no effect with an explicit LDS layout "
-                           "(lds_layout_pad = %lld, lds_layout_xor = %lld beats it)",
+        rk_buf_printf(msg,
+                      "lds_k_pad = %lld has no effect with an explicit LDS layout "
+                      "(lds_layout_pad = %lld, lds_layout_xor = %lld beats it)",
                       s->lds_k_pad.v, s->lds_layout_pad.v, s->lds_layout_xor);
         return 1;
     }
@@ -507,8 +504,9 @@ static int dgrad_field_unused(const rk_ctx *c, rk_buf *msg)
     if (field_unused(c, msg))
         return 1;
     if (s->num_load_waves != 4) {
-        rk_buf_printf(msg, "num_load_waves = %lld has no effect "
-                           "(only pipeline wavelet, which is not supported, has load waves)",
+        rk_buf_printf(msg,
+                      "num_load_waves = %lld has no effect "
+                      "(only pipeline wavelet, which is not supported, has load waves)",
                       s->num_load_waves);
         return 1;
     }
@@ -529,10 +527,11 @@ static int async_no_dwords(const rk_ctx *c, rk_buf *msg)
     rk_async_tiles(s, c->problem, tiles);
     for (i = 0; i < 2; i++)
         if (rk_tile_dwords(s, &tiles[i]) == 0) {
-            rk_buf_printf(msg, "no dwords in 4, 3, 1 fits the %s tile (rows = %lld, cols = %lld, "
-                               "block_size = %lld, elem_bytes = %lld, contig_cols = %lld)",
-                          tiles[i].operand, tiles[i].rows, tiles[i].cols, rk_block_size(s),
-                          tiles[i].elem_bytes, tiles[i].contig_cols);
+            rk_buf_printf(msg,
+                          "no dwords in 4, 3, 1 fits the %s tile (rows = %lld, cols = %lld, "
+                          "block_size = %lld, elem_bytes = %lld, contig_cols = %lld)",
+                          tiles[i].operand, tiles[i].rows, tiles[i].cols, rk_block_size(s), tiles[i].elem_bytes,
+                          tiles[i].contig_cols);
             return 1;
         }
     return 0;
@@ -551,34 +550,28 @@ static int async_arch_dwords(const rk_ctx *c, rk_buf *msg)
     for (i = 0; i < 2; i++) {
         dwords = rk_tile_dwords(s, &tiles[i]);   /* 0: none (Python's None) */
         if (dwords != 0 && dwords > t->async_lds_dwords) {
-            rk_buf_printf(msg, "async_dma on %s loads at most %lld bytes per lane to LDS, but the %s tile "
-                               "would move %lld (rows = %lld, cols = %lld, block_size = %lld, elem_bytes = "
-                               "%lld, contig_cols = %lld)",
-                          t->arch, 4 * t->async_lds_dwords, tiles[i].operand, 4 * dwords, tiles[i].rows,
-                          tiles[i].cols, rk_block_size(s), tiles[i].elem_bytes, tiles[i].contig_cols);
+            rk_buf_printf(msg,
+                          "async_dma on %s loads at most %lld bytes per lane to LDS, but the %s tile "
+                          "would move %lld (rows = %lld, cols = %lld, block_size = %lld, elem_bytes = "
+                          "%lld, contig_cols = %lld)",
+                          t->arch, 4 * t->async_lds_dwords, tiles[i].operand, 4 * dwords, tiles[i].rows, tiles[i].cols,
+                          rk_block_size(s), tiles[i].elem_bytes, tiles[i].contig_cols);
             return 1;
         }
     }
     return 0;
 }
 
-static int int32_range(const rk_ctx *c, rk_buf *msg)
-{
-    return rk_int32_range(c->spec, c->problem, c->arena, msg);
-}
+static int int32_range(const rk_ctx *c, rk_buf *msg) { return rk_int32_range(c->spec, c->problem, c->arena, msg); }
 
-static int kernel_size(const rk_ctx *c, rk_buf *msg)
-{
-    return rk_kernel_size(c->spec, c->problem, c->target, msg);
-}
+static int kernel_size(const rk_ctx *c, rk_buf *msg) { return rk_kernel_size(c->spec, c->problem, c->target, msg); }
 
 /* ---- wgrad (conv-semantics §4.3) ---- */
 
 static int wgrad_split_k_range(const rk_ctx *c, rk_buf *msg)
 {
     if (c->spec->split_k < -1) {
-        rk_buf_printf(msg, "split_k = %lld is below -1 (allowed: -1 auto, 0 runtime, 1, > 1)",
-                      c->spec->split_k);
+        rk_buf_printf(msg, "split_k = %lld is below -1 (allowed: -1 auto, 0 runtime, 1, > 1)", c->spec->split_k);
         return 1;
     }
     return 0;
@@ -590,8 +583,9 @@ static int wgrad_two_stage(const rk_ctx *c, rk_buf *msg)
     if (!s->two_stage)
         return 0;
     if (s->force_deterministic && s->split_k > 1) {
-        rk_buf_printf(msg, "force_deterministic with split_k = %lld needs the two-stage "
-                           "workspace reduction, which is not supported",
+        rk_buf_printf(msg,
+                      "force_deterministic with split_k = %lld needs the two-stage "
+                      "workspace reduction, which is not supported",
                       s->split_k);
         return 1;
     }
@@ -617,8 +611,9 @@ static int wgrad_split_k_needs_cshuffle(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (rk_atomic_split_k(s) && rk_spec_is_sixteen_bit(s->dtype_d) && streq(s->epilogue, "default")) {
-        rk_buf_printf(msg, "split_k = %lld with dtype_d = %s needs epilogue cshuffle "
-                           "(packed 16-bit atomics)",
+        rk_buf_printf(msg,
+                      "split_k = %lld with dtype_d = %s needs epilogue cshuffle "
+                      "(packed 16-bit atomics)",
                       s->split_k, s->dtype_d);
         return 1;
     }
@@ -646,8 +641,9 @@ static int wgrad_split_k_runtime_loop(const rk_ctx *c, rk_buf *msg)
     keys[2] = "pipeline basic", on[2] = streq(s->pipeline, "basic");
     for (i = 0; i < 3; i++)
         if (on[i]) {
-            rk_buf_printf(msg, "split_k = 0 (runtime) cannot be combined with %s, which needs a "
-                               "compile-time trip count",
+            rk_buf_printf(msg,
+                          "split_k = 0 (runtime) cannot be combined with %s, which needs a "
+                          "compile-time trip count",
                           keys[i]);
             return 1;
         }
@@ -658,8 +654,7 @@ static int wgrad_kouter_explicit_pad(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->lds_k_outer && s->lds_k_pad.set) {
-        rk_buf_printf(msg, "lds_k_outer fixes the LDS stride; lds_k_pad = %lld must be unset",
-                      s->lds_k_pad.v);
+        rk_buf_printf(msg, "lds_k_outer fixes the LDS stride; lds_k_pad = %lld must be unset", s->lds_k_pad.v);
         return 1;
     }
     return 0;
@@ -683,10 +678,7 @@ static int dgrad_split_k_range(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int dgrad_split_k_odd_cpg(const rk_ctx *c, rk_buf *msg)
-{
-    return split_k_odd_cpg(c, msg, c->spec->split_k > 1);
-}
+static int dgrad_split_k_odd_cpg(const rk_ctx *c, rk_buf *msg) { return split_k_odd_cpg(c, msg, c->spec->split_k > 1); }
 
 /* The dgrad rules that only name a field: fire when `on`, with a fixed message. */
 static int fixed(rk_buf *msg, int on, const char *text)
@@ -710,8 +702,7 @@ static int dgrad_kouter_explicit_layout(const rk_ctx *c, rk_buf *msg)
 
 static int dgrad_kouter_async(const rk_ctx *c, rk_buf *msg)
 {
-    return fixed(msg, c->spec->lds_k_outer && c->spec->async_dma,
-                 "lds_k_outer cannot be combined with async_dma");
+    return fixed(msg, c->spec->lds_k_outer && c->spec->async_dma, "lds_k_outer cannot be combined with async_dma");
 }
 
 static int dgrad_kouter_wavelet(const rk_ctx *c, rk_buf *msg)
@@ -774,8 +765,9 @@ static int dgrad_vec_c_scalar_store(const rk_ctx *c, rk_buf *msg)
     if (s->split_k <= 1 && p->sH == 1 && p->sW == 1)
         return 0;       /* DGRAD_VEC_C_DEFAULT_EPILOGUE's case */
     if (s->vector_size_c.set && s->vector_size_c.v > 1 && streq(s->epilogue, "default")) {
-        rk_buf_printf(msg, "vector_size_c = %lld needs epilogue cshuffle (the default epilogue stores one "
-                           "element per lane, also with split_k = %lld, sH = %lld, sW = %lld)",
+        rk_buf_printf(msg,
+                      "vector_size_c = %lld needs epilogue cshuffle (the default epilogue stores one "
+                      "element per lane, also with split_k = %lld, sH = %lld, sW = %lld)",
                       s->vector_size_c.v, s->split_k, p->sH, p->sW);
         return 1;
     }
@@ -786,8 +778,9 @@ static int dgrad_split_k_vector_a(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     if (s->split_k > 1 && s->vector_size_a.set && s->vector_size_a.v > 1) {
-        rk_buf_printf(msg, "vector_size_a = %lld has no effect with split_k = %lld "
-                           "(split-K loads dY one element at a time); it must be unset or 1",
+        rk_buf_printf(msg,
+                      "vector_size_a = %lld has no effect with split_k = %lld "
+                      "(split-K loads dY one element at a time); it must be unset or 1",
                       s->vector_size_a.v, s->split_k);
         return 1;
     }

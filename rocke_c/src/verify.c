@@ -118,8 +118,7 @@ static inline const char *arity(const rk_ir_op *op, rk_arena *arena)
 {
     const rk_op_info *info = &rk_ops[op->code];
     if (op->n_operands != info->operands || op->n_results != info->results)
-        return msg(arena, "%s takes %d operands and gives %d results", op->name, info->operands,
-                   info->results);
+        return msg(arena, "%s takes %d operands and gives %d results", op->name, info->operands, info->results);
     return NULL;
 }
 
@@ -144,10 +143,7 @@ static const char *check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
     return bad;
 }
 
-static const rk_attr *attr(const rk_ir_op *op, const char *key)
-{
-    return rk_attrs_get(&op->attrs, key);
-}
+static const rk_attr *attr(const rk_ir_op *op, const char *key) { return rk_attrs_get(&op->attrs, key); }
 
 /* ---- one check per op kind; each returns the failure message or NULL ---- */
 
@@ -175,13 +171,12 @@ static const char *check_constant_vec(const rk_ir_op *op, rk_arena *arena)
     const char *bad = arity(op, arena);
     if (!bad)
         bad = check_attrs(op, arena, "ity", "value", NULL);
-    return bad ? bad : need(rk_is_vec(op->results[0].type)
-                            && rk_attr_is_str(attr(op, "ity"), op->results[0].type),
-                            "arith.constant_vec needs a vec type");
+    return bad ? bad
+               : need(rk_is_vec(op->results[0].type) && rk_attr_is_str(attr(op, "ity"), op->results[0].type),
+                      "arith.constant_vec needs a vec type");
 }
 
-static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena,
-                                    const char *const *types)
+static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena, const char *const *types)
 {
     const char *bad = arity(op, arena);
     const rk_ir_value *a, *b, *r;
@@ -201,9 +196,8 @@ static const char *check_cmp(const rk_ir_op *op, rk_arena *arena)
         bad = need_attr(op, arena, "pred", &pred);
     if (bad)
         return bad;
-    return need(eq(op->operands[0].type, "i32") && eq(op->operands[1].type, "i32")
-                && eq(op->results[0].type, "i1") && pred->kind == RK_ATTR_STR
-                && rk_str_in(pred->s, rk_cmp_preds),
+    return need(eq(op->operands[0].type, "i32") && eq(op->operands[1].type, "i32") && eq(op->results[0].type, "i1")
+                    && pred->kind == RK_ATTR_STR && rk_str_in(pred->s, rk_cmp_preds),
                 "arith.cmp needs two i32 operands, a known pred and an i1 result");
 }
 
@@ -214,8 +208,8 @@ static const char *check_select(const rk_ir_op *op, rk_arena *arena)
     if (bad)
         return bad;
     v = op->operands;
-    return need(eq(v[0].type, "i1") && eq(v[1].type, v[2].type)
-                && eq(v[2].type, op->results[0].type), "arith.select types");
+    return need(eq(v[0].type, "i1") && eq(v[1].type, v[2].type) && eq(v[2].type, op->results[0].type),
+                "arith.select types");
 }
 
 static const char *check_fptrunc(const rk_ir_op *op, rk_arena *arena)
@@ -232,10 +226,7 @@ static const char *check_fptrunc(const rk_ir_op *op, rk_arena *arena)
     return need(ok && rk_attr_is_str(to, r), "arith.fptrunc is f32 -> f16|bf16");
 }
 
-static int verify_numeric(rk_arena *arena, const char *t)
-{
-    return rk_ir_is_scalar(or_empty(rk_vec_elem(arena, t)));
-}
+static int verify_numeric(rk_arena *arena, const char *t) { return rk_ir_is_scalar(or_empty(rk_vec_elem(arena, t))); }
 
 static const char *check_bitcast(const rk_ir_op *op, rk_arena *arena)
 {
@@ -247,8 +238,8 @@ static const char *check_bitcast(const rk_ir_op *op, rk_arena *arena)
         return bad;
     a = op->operands[0].type, r = op->results[0].type;
     numeric = verify_numeric(arena, a) && verify_numeric(arena, r);
-    return need(rk_attr_is_str(attr(op, "to"), r) && numeric
-                && rk_type_bits(a) == rk_type_bits(r), "arith.bitcast widths");
+    return need(rk_attr_is_str(attr(op, "to"), r) && numeric && rk_type_bits(a) == rk_type_bits(r),
+                "arith.bitcast widths");
 }
 
 static const char *check_i32_source(const rk_ir_op *op, rk_arena *arena)
@@ -277,16 +268,18 @@ static const char *check_thread_id(const rk_ir_op *op, rk_arena *arena)
 static const char *check_readfirstlane(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
-    return bad ? bad : need(eq(op->operands[0].type, op->results[0].type)
-                            && eq(op->results[0].type, "i32"), "gpu.readfirstlane is i32");
+    return bad ? bad
+               : need(eq(op->operands[0].type, op->results[0].type) && eq(op->results[0].type, "i32"),
+                      "gpu.readfirstlane is i32");
 }
 
 static const char *check_make_rsrc(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
-    return bad ? bad : need(rk_is_ptr(op->operands[0].type) && eq(op->operands[1].type, "i32")
-                            && eq(op->results[0].type, "rsrc"),
-                            "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
+    return bad ? bad
+               : need(rk_is_ptr(op->operands[0].type) && eq(op->operands[1].type, "i32")
+                          && eq(op->results[0].type, "rsrc"),
+                      "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
 }
 
 static const long long rk_verify_access_bits[] = {16, 32, 64, 128, -1};
@@ -315,10 +308,9 @@ static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
     t = op->results[0].type;
     elem = rk_vec_elem(arena, t);
     n = rk_vec_len(t);
-    ok = eq(op->operands[0].type, "rsrc") && eq(op->operands[1].type, "i32")
-         && elem && rk_attr_is_str(elem_attr, elem)
-         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(n_attr, n)
-         && rk_ir_is_scalar(elem) && bits_in(rk_type_bits(t), rk_verify_access_bits);
+    ok = eq(op->operands[0].type, "rsrc") && eq(op->operands[1].type, "i32") && elem && rk_attr_is_str(elem_attr, elem)
+         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(n_attr, n) && rk_ir_is_scalar(elem)
+         && bits_in(rk_type_bits(t), rk_verify_access_bits);
     return need(ok, "tile.buffer_load(rsrc, i32) of 2, 4, 8 or 16 bytes");
 }
 
@@ -329,10 +321,9 @@ static const char *check_buffer_store(const rk_ir_op *op, rk_arena *arena)
     if (bad)
         return bad;
     v = op->operands;
-    return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32")
-                && verify_numeric(arena, v[2].type)
-                && bits_in(rk_type_bits(v[2].type), rk_verify_access_bits)
-                && !eq(v[2].type, "i1"), "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)");
+    return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32") && verify_numeric(arena, v[2].type)
+                    && bits_in(rk_type_bits(v[2].type), rk_verify_access_bits) && !eq(v[2].type, "i1"),
+                "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)");
 }
 
 static const char *check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
@@ -345,8 +336,7 @@ static const char *check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
         return bad;
     v = op->operands;
     ok = rk_is_ptr(v[0].type) && eq(v[1].type, "i32")
-         && eq(rk_vec_elem(arena, v[2].type), rk_ptr_elem(arena, v[0].type))
-         && rk_str_in(v[2].type, values);
+         && eq(rk_vec_elem(arena, v[2].type), rk_ptr_elem(arena, v[0].type)) && rk_str_in(v[2].type, values);
     return need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
 }
 
@@ -355,17 +345,17 @@ static const char *check_smem_alloc(const rk_ir_op *op, rk_arena *arena)
     const char *bad = arity(op, arena);
     if (!bad)
         bad = check_attrs(op, arena, "type", NULL);
-    return bad ? bad : need(rk_is_smem(op->results[0].type)
-                            && rk_attr_is_str(attr(op, "type"), op->results[0].type),
-                            "tile.smem_alloc type");
+    return bad ? bad
+               : need(rk_is_smem(op->results[0].type) && rk_attr_is_str(attr(op, "type"), op->results[0].type),
+                      "tile.smem_alloc type");
 }
 
 static const char *check_align(const rk_ir_op *op, rk_arena *arena, const char *t)
 {
     static const long long aligns[] = {1, 2, 4, 8, 16, -1};
     const rk_attr *align = attr(op, "align");
-    int ok = align && (align->kind == RK_ATTR_INT || align->kind == RK_ATTR_BOOL)
-             && attr_in(align, aligns) && align->i >= rk_elem_bytes_of(t);
+    int ok = align && (align->kind == RK_ATTR_INT || align->kind == RK_ATTR_BOOL) && attr_in(align, aligns)
+             && align->i >= rk_elem_bytes_of(t);
     if (ok)
         return NULL;
     return msg(arena, "%s align must be a power of two in [element size, 16]", op->name);
@@ -385,8 +375,8 @@ static const char *check_smem_load(const rk_ir_op *op, rk_arena *arena)
     t = op->results[0].type;
     n = rk_vec_len(t);
     ok = rk_is_smem(v[0].type) && eq(v[1].type, "i32") && eq(v[2].type, "i32")
-         && eq(rk_vec_elem(arena, t), rk_smem_elem(arena, v[0].type))
-         && n != RK_IR_BAD_LEN && rk_attr_py_eq_int(attr(op, "n"), n);
+         && eq(rk_vec_elem(arena, t), rk_smem_elem(arena, v[0].type)) && n != RK_IR_BAD_LEN
+         && rk_attr_py_eq_int(attr(op, "n"), n);
     bad = need(ok, "tile.smem_load(smem<T>, i32, i32) -> T|vec<TxN>");
     return bad ? bad : check_align(op, arena, t);
 }
@@ -407,16 +397,14 @@ static const char *check_smem_store(const rk_ir_op *op, rk_arena *arena)
     return bad ? bad : check_align(op, arena, v[3].type);
 }
 
-static const char *check_no_values(const rk_ir_op *op, rk_arena *arena)
-{
-    return arity(op, arena);
-}
+static const char *check_no_values(const rk_ir_op *op, rk_arena *arena) { return arity(op, arena); }
 
 static const char *check_smem_addr(const rk_ir_op *op, rk_arena *arena)
 {
     const char *bad = arity(op, arena);
-    return bad ? bad : need(rk_is_smem(op->operands[0].type)
-                            && eq(op->results[0].type, "i32"), "tile.smem_addr(smem) -> i32");
+    return bad ? bad
+               : need(rk_is_smem(op->operands[0].type) && eq(op->results[0].type, "i32"),
+                      "tile.smem_addr(smem) -> i32");
 }
 
 static const char *transpose_read(const rk_ir_op *op, rk_arena *arena, int width)
@@ -428,8 +416,8 @@ static const char *transpose_read(const rk_ir_op *op, rk_arena *arena, int width
         return bad;
     v = op->operands;
     elem = rk_is_smem(v[0].type) ? rk_smem_elem(arena, v[0].type) : NULL;
-    ok = elem && (eq(elem, "f16") || eq(elem, "bf16")) && eq(v[1].type, "i32")
-         && eq(v[2].type, "i32") && eq(op->results[0].type, rk_vec(arena, elem, width));
+    ok = elem && (eq(elem, "f16") || eq(elem, "bf16")) && eq(v[1].type, "i32") && eq(v[2].type, "i32")
+         && eq(op->results[0].type, rk_vec(arena, elem, width));
     if (ok)
         return NULL;
     return msg(arena, "%s(smem<f16|bf16>, i32, i32) -> vec<Tx%d>", op->name, width);
@@ -445,8 +433,8 @@ static const char *check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
     if (bad)
         return bad;
     v = op->operands;
-    return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32")
-                && eq(v[2].type, "i32") && attr_in(attr(op, "dwords"), dwords),
+    return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32") && eq(v[2].type, "i32")
+                    && attr_in(attr(op, "dwords"), dwords),
                 "tile.async_buffer_load_lds(rsrc, i32, i32) with dwords 1, 3 or 4");
 }
 
@@ -488,8 +476,7 @@ static const char *check_insert(const rk_ir_op *op, rk_arena *arena)
     if (bad)
         return bad;
     v = &op->operands[0], x = &op->operands[1];
-    ok = rk_is_vec(v->type) && eq(x->type, rk_vec_elem(arena, v->type))
-         && eq(op->results[0].type, v->type)
+    ok = rk_is_vec(v->type) && eq(x->type, rk_vec_elem(arena, v->type)) && eq(op->results[0].type, v->type)
          && index_in(attr(op, "index"), rk_vec_len(v->type));
     return need(ok, "vector.insert types or index");
 }
@@ -518,8 +505,7 @@ static const char *check_concat(const rk_ir_op *op, rk_arena *arena)
     elem = rk_vec_elem(arena, op->operands[0].type);
     na = rk_vec_len(op->operands[0].type);
     nb = rk_vec_len(op->operands[1].type);
-    ok = elem && eq(elem, rk_vec_elem(arena, op->operands[1].type))
-         && na != RK_IR_BAD_LEN && nb != RK_IR_BAD_LEN
+    ok = elem && eq(elem, rk_vec_elem(arena, op->operands[1].type)) && na != RK_IR_BAD_LEN && nb != RK_IR_BAD_LEN
          && eq(op->results[0].type, rk_vec(arena, elem, na + nb));
     return need(ok, "vector.concat types");
 }
@@ -540,8 +526,8 @@ static const char *check_mma(const rk_ir_op *op, rk_arena *arena)
         return "out of memory";
     if (known == 0)
         return msg(arena, "tile.mma: unknown op_id %s", op_id);
-    if (eq(op->operands[0].type, types[0]) && eq(op->operands[1].type, types[1])
-        && eq(op->operands[2].type, types[2]) && eq(op->results[0].type, types[2]))
+    if (eq(op->operands[0].type, types[0]) && eq(op->operands[1].type, types[1]) && eq(op->operands[2].type, types[2])
+        && eq(op->results[0].type, types[2]))
         return NULL;
     return msg(arena, "tile.mma %s operand types", op_id);
 }
@@ -731,8 +717,8 @@ static inline const char *lookup(const rk_verify_scope *scope, const rk_ir_value
     return entry && entry->k.aux ? entry->type : NULL;
 }
 
-static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope,
-                                 const char *where, int allow_yield);
+static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope, const char *where,
+                                 int allow_yield);
 
 /* `arg` is an iter_args entry {name, type}: "scf.for iter_arg, init and result types
  * differ" unless it is a map whose type is init's. */
@@ -742,8 +728,7 @@ static int arg_matches(const rk_attr *arg, const char *init_type)
 }
 
 /* Registers the iv and the iter_args in a new frame and verifies the body under them. */
-static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_verify_scope *scope,
-                            const char *where)
+static const char *for_body(const rk_ir_op *op, const rk_attr *iter_args, rk_verify_scope *scope, const char *where)
 {
     const char *bad, *iv = py_str(scope->arena, attr(op, "iv"));
     int i;
@@ -824,12 +809,10 @@ static const char *check_yield(const rk_ir_op *op, rk_arena *arena, int last_in_
     const char *bad = need(last_in_for, "scf.yield outside the end of a for body");
     if (!bad)
         bad = check_attrs(op, arena, "num", NULL);
-    return bad ? bad : need(rk_attr_py_eq_int(attr(op, "num"), op->n_operands)
-                            && !op->n_results, "scf.yield num");
+    return bad ? bad : need(rk_attr_py_eq_int(attr(op, "num"), op->n_operands) && !op->n_results, "scf.yield num");
 }
 
-static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const char *where,
-                             int last_in_for)
+static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const char *where, int last_in_for)
 {
     const rk_verify_rule *rule;
     const char *bad;
@@ -864,8 +847,7 @@ static const char *verify_op(const rk_ir_op *op, rk_verify_scope *scope, const c
     return NULL;
 }
 
-static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope,
-                                 const char *where, int allow_yield)
+static const char *verify_region(const rk_ir_region *region, rk_verify_scope *scope, const char *where, int allow_yield)
 {
     int index;
     for (index = 0; index < region->n_ops; index++) {

@@ -101,8 +101,8 @@ int main(int argc, char **argv)
         out_total += text_len;
         n_files++;
     }
-    printf("median %.0f over %lu emitting files (%lu rejected), output %lu bytes in all\n",
-           median(medians, n_files), (unsigned long)n_files, (unsigned long)rejected, (unsigned long)out_total);
+    printf("median %.0f over %lu emitting files (%lu rejected), output %lu bytes in all\n", median(medians, n_files),
+           (unsigned long)n_files, (unsigned long)rejected, (unsigned long)out_total);
     rocke_context_free(ctx);
     free(times);
     free(medians);

@@ -5,12 +5,12 @@
 
 static int check_failures;
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            check_failures++;                                                    \
-        }                                                                        \
+            check_failures++; \
+        } \
     } while (0)
 
 #endif

@@ -234,8 +234,7 @@ static const rk_attr *parse_tagged(script *s, cursor *c);
 
 static int key_char(char ch)
 {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'
-           || ch == '.';
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.';
 }
 
 /* The opening bracket of a map or list (made: its attr, NULL when it could not be allocated):
@@ -416,10 +415,7 @@ static void *env_get(script *s, const char *name, int kind, const char *what)
     return e->ptr;
 }
 
-static const rk_ir_value *value(script *s, const char *name)
-{
-    return env_get(s, name, ENV_VALUE, "not a value: ");
-}
+static const rk_ir_value *value(script *s, const char *name) { return env_get(s, name, ENV_VALUE, "not a value: "); }
 
 static const rk_ir_value *next_value(script *s, cursor *c) { return value(s, need(s, c)); }
 
@@ -621,13 +617,13 @@ static void tamper(script *s, const char *cmd, cursor *c)
 
 /* ---- the builder calls ---- */
 
-static const char *const binary_cmds[] = {"add", "sub", "mul", "div", "mod", "min", "max", "and", "or",
-                                          "fadd", "fmul", "fmax", "fmin", NULL};
+static const char *const binary_cmds[] = {"add", "sub", "mul",  "div",  "mod",  "min",  "max",
+                                          "and", "or",  "fadd", "fmul", "fmax", "fmin", NULL};
 
 typedef rk_ir_value *(*binary_fn)(rk_builder *, const rk_ir_value *, const rk_ir_value *);
 
-static const binary_fn binary_fns[] = {rk_b_add, rk_b_sub, rk_b_mul, rk_b_div, rk_b_mod, rk_b_min, rk_b_max,
-                                       rk_b_and, rk_b_or, rk_b_fadd, rk_b_fmul, rk_b_fmax, rk_b_fmin};
+static const binary_fn binary_fns[] = {rk_b_add, rk_b_sub, rk_b_mul,  rk_b_div,  rk_b_mod,  rk_b_min, rk_b_max,
+                                       rk_b_and, rk_b_or,  rk_b_fadd, rk_b_fmul, rk_b_fmax, rk_b_fmin};
 
 static int binary_index(const char *cmd)
 {
@@ -694,8 +690,9 @@ static void op_call(script *s, const char *lhs, const char *cmd, cursor *c)
     if (s->error[0])
         return;
     if (!strcmp(cmd, "op"))
-        bind(s, lhs, ENV_VALUE, rk_b_op(&s->b, name, operands, n, strcmp(hint, "-") ? hint : NULL,
-                                        strcmp(type, "-") ? type : NULL, &attrs));
+        bind(s, lhs, ENV_VALUE,
+             rk_b_op(&s->b, name, operands, n, strcmp(hint, "-") ? hint : NULL, strcmp(type, "-") ? type : NULL,
+                     &attrs));
     else
         bind(s, lhs, ENV_VALUE, rk_b_value_op(&s->b, name, operands, n, hint, type, &attrs));
 }
@@ -726,8 +723,10 @@ static int call_values(script *s, const char *lhs, const char *cmd, cursor *c)
         next_operands(s, c, &x, &y, NULL);
         if (s->error[0])
             return 1;
-        bind(s, lhs, ENV_VALUE, bi >= 0 ? binary_fns[bi](b, x, y)
-                                : !strcmp(cmd, "concat") ? rk_b_concat(b, x, y) : rk_b_make_buffer_rsrc(b, x, y));
+        bind(s, lhs, ENV_VALUE,
+             bi >= 0                  ? binary_fns[bi](b, x, y)
+             : !strcmp(cmd, "concat") ? rk_b_concat(b, x, y)
+                                      : rk_b_make_buffer_rsrc(b, x, y));
     } else if (!strcmp(cmd, "readfirstlane") || !strcmp(cmd, "smem_addr")) {
         x = next_value(s, c);
         if (!s->error[0])

@@ -207,15 +207,11 @@ static int line_is(const text_line *line, const char *word)
     return line->n == strlen(word) && memcmp(line->s, word, line->n) == 0;
 }
 
-static int is_header(const text_line *line)
-{
-    return line->n >= 4 && memcmp(line->s, "=== ", 4) == 0;
-}
+static int is_header(const text_line *line) { return line->n >= 4 && memcmp(line->s, "=== ", 4) == 0; }
 
 /* The input section (lines[0..n)): each line and a newline; `@base` is base.toml; a last
  * line NO_EOL takes the final newline away. */
-static int input_bytes(const text_line *lines, int n, const char *base, size_t base_len, rk_buf *out,
-                       const char *where)
+static int input_bytes(const text_line *lines, int n, const char *base, size_t base_len, rk_buf *out, const char *where)
 {
     int k;
     for (k = 0; k < n; k++) {

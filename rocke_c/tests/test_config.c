@@ -19,14 +19,13 @@
 #include "driver_io.h"
 
 /* CHECK with the case id and what came out, so a failure says which case and why. */
-#define CHECK_CASE(cond, id, code, message)                                                 \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "%s:%d: case %s: CHECK failed: %s\n    got: %s: %s\n", __FILE__, \
-                    __LINE__, (id), #cond, (code) ? (code) : "(none)",                      \
-                    (message) ? (message) : "");                                            \
-            check_failures++;                                                               \
-        }                                                                                   \
+#define CHECK_CASE(cond, id, code, message) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: case %s: CHECK failed: %s\n    got: %s: %s\n", __FILE__, __LINE__, (id), #cond, \
+                    (code) ? (code) : "(none)", (message) ? (message) : ""); \
+            check_failures++; \
+        } \
     } while (0)
 
 #define MAX32 2147483647LL
@@ -168,9 +167,13 @@ static int read_contract(const char *path, contract *c)
  * key's line replaced when BASE has it, else the key inserted right after the header. */
 static void config_with(const contract_key *key, const char *value, rk_buf *out, int *line)
 {
-    static const char *const lines[14] = {
-        "[target]", "arch = \"gfx950\"", "", "[problem]", "N = 8", "Hi = 56", "Wi = 56", "C = 64",
-        "K = 64", "Y = 3", "X = 3", "", "[spec]", "family = \"wgrad\""};
+    static const char *const lines[14] = {"[target]", "arch = \"gfx950\"",
+                                          "",         "[problem]",
+                                          "N = 8",    "Hi = 56",
+                                          "Wi = 56",  "C = 64",
+                                          "K = 64",   "Y = 3",
+                                          "X = 3",    "",
+                                          "[spec]",   "family = \"wgrad\""};
     const char *family = strchr(key->families, 'W') ? "wgrad" : strchr(key->families, 'F') ? "fwd" : "dgrad";
     int header = key->table == RK_TABLE_TARGET ? 0 : key->table == RK_TABLE_PROBLEM ? 3 : 12;
     int i, replaced = -1, n = 0;
@@ -249,10 +252,10 @@ static void test_int_key_bounds(const contract *contract_table)
             if (v < 2) {
                 CHECK_CASE(rc == 0, key->name, err.code, err.message);
             } else {
-                snprintf(want, sizeof want, "line %d: key '%s' in [%s] must be between %lld and %lld, not %lld",
-                         line, key->name, table_names[key->table], key->lo, key->hi, values[v]);
-                CHECK_CASE(rc == -1 && strcmp(err.code, "E_RANGE") == 0 && strcmp(err.message, want) == 0,
-                           key->name, err.code, err.message);
+                snprintf(want, sizeof want, "line %d: key '%s' in [%s] must be between %lld and %lld, not %lld", line,
+                         key->name, table_names[key->table], key->lo, key->hi, values[v]);
+                CHECK_CASE(rc == -1 && strcmp(err.code, "E_RANGE") == 0 && strcmp(err.message, want) == 0, key->name,
+                           err.code, err.message);
             }
             rk_buf_free(&text);
         }
@@ -266,8 +269,10 @@ static void test_every_key_rejects_every_wrong_type(const contract *contract_tab
     int i;
     for (i = 0; i < contract_table->n; i++) {
         const contract_key *key = &contract_table->keys[i];
-        const char *expected = key->type == T_INT ? "an integer" : key->type == T_BOOL ? "a boolean"
-                               : key->type == T_TRI ? "true, false or \"auto\"" : "a string";
+        const char *expected = key->type == T_INT    ? "an integer"
+                               : key->type == T_BOOL ? "a boolean"
+                               : key->type == T_TRI  ? "true, false or \"auto\""
+                                                     : "a string";
         int k;
         for (k = 0; k < 3; k++) {
             int accepted = key->type == T_INT    ? k == 0
@@ -286,8 +291,8 @@ static void test_every_key_rejects_every_wrong_type(const contract *contract_tab
             } else {
                 snprintf(want, sizeof want, "line %d: key '%s' in [%s] must be %s, not %s", line, key->name,
                          table_names[key->table], expected, kinds[k]);
-                CHECK_CASE(rc == -1 && strcmp(err.code, "E_TYPE") == 0 && strcmp(err.message, want) == 0,
-                           key->name, err.code, err.message);
+                CHECK_CASE(rc == -1 && strcmp(err.code, "E_TYPE") == 0 && strcmp(err.message, want) == 0, key->name,
+                           err.code, err.message);
             }
             rk_buf_free(&text);
         }

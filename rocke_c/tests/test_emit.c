@@ -5,9 +5,8 @@
 #include "rocke.h"
 #include "check.h"
 
-static const char baseline[] =
-    "[target]\narch = \"gfx950\"\n\n[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\n"
-    "Y = 3\nX = 3\n\n[spec]\nfamily = \"wgrad\"\n";
+static const char baseline[] = "[target]\narch = \"gfx950\"\n\n[problem]\nN = 8\nHi = 56\nWi = 56\nC = 64\nK = 64\n"
+                               "Y = 3\nX = 3\n\n[spec]\nfamily = \"wgrad\"\n";
 
 static void test_emits_spec(void)
 {
@@ -24,8 +23,7 @@ static void test_emits_spec(void)
     rocke_result_free(&again);
 }
 
-static void expect_reject(const char *config, size_t len, const char *mode, const char *flavor,
-                          const char *code)
+static void expect_reject(const char *config, size_t len, const char *mode, const char *flavor, const char *code)
 {
     rocke_result r;
     CHECK(rocke_emit(config, len, mode, flavor, &r) == ROCKE_REJECTED);

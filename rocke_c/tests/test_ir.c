@@ -405,10 +405,26 @@ static void verdict_is(void (*edit)(rk_arena *, rk_ir_kernel *), const char *wan
     rk_arena_free(&a);
 }
 
-static void edit_entry_name(rk_arena *a, rk_ir_kernel *k) { (void)a; k->entry->name = "main"; }
-static void edit_drop_return(rk_arena *a, rk_ir_kernel *k) { (void)a; k->entry->n_ops--; }
-static void edit_param_twice(rk_arena *a, rk_ir_kernel *k) { (void)a; k->params[1]->value.name = "%A"; }
-static void edit_drop_yield(rk_arena *a, rk_ir_kernel *k) { (void)a; k->entry->ops[3]->regions[0]->n_ops--; }
+static void edit_entry_name(rk_arena *a, rk_ir_kernel *k)
+{
+    (void)a;
+    k->entry->name = "main";
+}
+static void edit_drop_return(rk_arena *a, rk_ir_kernel *k)
+{
+    (void)a;
+    k->entry->n_ops--;
+}
+static void edit_param_twice(rk_arena *a, rk_ir_kernel *k)
+{
+    (void)a;
+    k->params[1]->value.name = "%A";
+}
+static void edit_drop_yield(rk_arena *a, rk_ir_kernel *k)
+{
+    (void)a;
+    k->entry->ops[3]->regions[0]->n_ops--;
+}
 static void edit_if_cond(rk_arena *a, rk_ir_kernel *k)
 {
     (void)a;
@@ -485,8 +501,7 @@ static void test_atoms(void)
     atom = rk_atom_for(rk_target_for("gfx942"), "fp16", 16, 16, 16);
     CHECK(streq(atom.op_id, "mfma_f32_16x16x16_f16"));
     atom = rk_atom_for(rk_target_for("gfx1151"), "bf16", 16, 16, 16);
-    CHECK(streq(atom.op_id, "wmma_f32_16x16x16_bf16") &&
-          streq(rk_atom_kind(rk_target_for("gfx1151")), "wmma_gfx11"));
+    CHECK(streq(atom.op_id, "wmma_f32_16x16x16_bf16") && streq(rk_atom_kind(rk_target_for("gfx1151")), "wmma_gfx11"));
     atom = rk_atom_for(rk_target_for("gfx1201"), "fp16", 16, 16, 16);
     CHECK(streq(atom.op_id, "wmma_gfx12_f32_16x16x16_f16"));
     atom = rk_atom_for(rk_target_for("gfx1250"), "fp32", 16, 16, 4);

@@ -56,15 +56,13 @@ static void run_stages(const rk_fields *f, outcome *o)
         goto done;
     }
     if (rk_build_problem(f, &problem, &err)
-        || (f->family == RK_FAMILY_DGRAD && rk_check_sub_gemm_candidates(&problem, &err))
-        || rk_check_dtypes(f, &err))
+        || (f->family == RK_FAMILY_DGRAD && rk_check_sub_gemm_candidates(&problem, &err)) || rk_check_dtypes(f, &err))
         goto fail;
     rk_build_spec(f->family, f->f[RK_KEY_ARCH].value.s, f, &built);
     spec = rk_deduce(&built, &problem, target);
     if (rk_validate(&spec, &problem, target, &arena, &err))
         goto fail;
-    if (rk_make_plan(&spec, &problem, target, &arena, &plan, &err) == 0
-        && rk_print_spec(plan, &o->out, &err) == 0)
+    if (rk_make_plan(&spec, &problem, target, &arena, &plan, &err) == 0 && rk_print_spec(plan, &o->out, &err) == 0)
         goto done;
 fail:
     o->code = err.code;
@@ -172,15 +170,15 @@ static void fixed_division(void)
 {
     static const long long cases[][6] = {
         /* a, b, a // b, a % b, ceildiv, roundup */
-        {7, 2, 3, 1, 4, 8},     {-7, 2, -4, 1, -3, -6},  {7, -2, -4, -1, -3, 6},
-        {-7, -2, 3, -1, 4, -8}, {8, 4, 2, 0, 2, 8},      {-8, 4, -2, 0, -2, -8},
-        {0, 5, 0, 0, 0, 0},     {-1, 64, -1, 63, 0, 0},  {25088, 256, 98, 0, 98, 25088},
+        {7, 2, 3, 1, 4, 8},     {-7, 2, -4, 1, -3, -6}, {7, -2, -4, -1, -3, 6},
+        {-7, -2, 3, -1, 4, -8}, {8, 4, 2, 0, 2, 8},     {-8, 4, -2, 0, -2, -8},
+        {0, 5, 0, 0, 0, 0},     {-1, 64, -1, 63, 0, 0}, {25088, 256, 98, 0, 98, 25088},
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const long long *c = cases[i];
-        if (rk_floordiv(c[0], c[1]) != c[2] || rk_floormod(c[0], c[1]) != c[3]
-            || rk_ceildiv(c[0], c[1]) != c[4] || rk_roundup(c[0], c[1]) != c[5]) {
+        if (rk_floordiv(c[0], c[1]) != c[2] || rk_floormod(c[0], c[1]) != c[3] || rk_ceildiv(c[0], c[1]) != c[4]
+            || rk_roundup(c[0], c[1]) != c[5]) {
             printf("FAIL division %lld, %lld\n", c[0], c[1]);
             failures++;
         }
@@ -274,15 +272,13 @@ static void fixed_rejections(void)
     memset(long_pipeline, 'p', sizeof long_pipeline - 1);
     base_fields(&f, RK_FAMILY_WGRAD);
     set_str(&f, RK_KEY_PIPELINE, long_pipeline);
-    expect_reject("long pipeline", &f, "WGRAD_UNKNOWN_OPTION",
-                  "pipeline is not one of mem, compv3, compv4, basic");
+    expect_reject("long pipeline", &f, "WGRAD_UNKNOWN_OPTION", "pipeline is not one of mem, compv3, compv4, basic");
     long_pipeline[16] = '\0';
     snprintf(want, sizeof want, "pipeline '%s' is not one of mem, compv3, compv4, basic", long_pipeline);
     expect_reject("16-byte pipeline", &f, "WGRAD_UNKNOWN_OPTION", want);
     base_fields(&f, RK_FAMILY_WGRAD);
     set_str(&f, RK_KEY_EPILOGUE, "cs\nhuffle");
-    expect_reject("epilogue with a newline", &f, "WGRAD_UNKNOWN_OPTION",
-                  "epilogue is not one of default, cshuffle");
+    expect_reject("epilogue with a newline", &f, "WGRAD_UNKNOWN_OPTION", "epilogue is not one of default, cshuffle");
 
     /* The rules beyond the reference (docs/engine-contract.md §6.1). */
     base_fields(&f, RK_FAMILY_DGRAD);
@@ -422,9 +418,8 @@ static int check_vector(int index, const rk_fields *f, const char *code, const c
     ok = !o.internal && ((code == NULL) == (o.code == NULL)) && (!code || strcmp(code, o.code) == 0)
          && strcmp(got, want) == 0;
     if (!ok && failures < 20) {
-        printf("FAIL vector %d: want %s, got %s%s; first difference on line %d\n", index,
-               code ? code : "text", o.code ? o.code : "text", o.internal ? " (internal)" : "",
-               first_diff_line(got, want));
+        printf("FAIL vector %d: want %s, got %s%s; first difference on line %d\n", index, code ? code : "text",
+               o.code ? o.code : "text", o.internal ? " (internal)" : "", first_diff_line(got, want));
         if (o.code || code)
             printf("     want: %s\n      got: %s\n", want, got);
     }
