@@ -2,9 +2,12 @@
 
     python scripts/check_c_style.py [FILE ...]      default: every .c and .h under rocke_c/
 
-The style is checked, not reformatted: the rules are the mechanical ones (layout of lines, and
-the names of functions in rocke_c/src); the rest of docs/c-style.md (one arena per call, named
-temporaries, a static keeping its Python twin's name) is for review.
+clang-format owns the layout (.clang-format; .ci/run runs `clang-format --dry-run -Werror`):
+indents, braces, white space, line ends. This script checks what a formatter cannot: the names of
+functions in rocke_c/src, /* */ comments, and the text clang-format leaves as it is (comments,
+which it does not rewrap, and literals: no tab in them, no line past the column limit). The rest
+of docs/c-style.md (one arena per call, named temporaries, a static keeping its Python twin's
+name) is for review.
 """
 
 from __future__ import annotations
@@ -98,22 +101,16 @@ def check_names(name: str, text: str, public: set[str]) -> list[str]:
 def check_text(name: str, text: str, public: set[str] | None = None) -> list[str]:
     """The violations of one file's text, as ``name:line: what``."""
     out: list[str] = []
-    if "\r" in text:
-        out.append(f"{name}: carriage return (line ends are LF)")
-    if text and not text.endswith("\n"):
-        out.append(f"{name}: no newline at the end of the file")
-    if text.endswith("\n\n"):
-        out.append(f"{name}: blank lines at the end of the file")
     for n, line in enumerate(text.split("\n"), 1):
-        if "\t" in line:
-            out.append(f"{name}:{n}: tab (indent with 4 spaces)")
-        if line != line.rstrip():
-            out.append(f"{name}:{n}: trailing white space")
-        if len(line) > MAX_COLUMNS:
+        if len(line) > MAX_COLUMNS:  # a comment clang-format does not rewrap, a literal it cannot break
             out.append(f"{name}:{n}: {len(line)} columns (at most {MAX_COLUMNS})")
     for m in _TOKENS.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
         if m.group(0) == "//":
-            out.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: // comment (write /* ... */)")
+            out.append(f"{name}:{line}: // comment (write /* ... */)")
+        elif "\t" in m.group(0):  # clang-format replaces the tabs of code, not those of comments and literals
+            at = line + m.group(0).count("\n", 0, m.group(0).index("\t"))
+            out.append(f"{name}:{at}: tab in a comment or literal (write spaces, or \\t in a literal)")
     if name.startswith("rocke_c/src/"):
         out += check_names(name, text, public_api() if public is None else public)
     return out
