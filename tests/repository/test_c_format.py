@@ -39,7 +39,10 @@ def test_the_pinned_version_runs():
     got = subprocess.run([clang_format(), "--version"], capture_output=True, text=True)
     assert f"clang-format version {PINNED}" in got.stdout, got.stdout
     pre_commit = (REPO / ".pre-commit-config.yaml").read_text()
-    assert f"rev: v{PINNED}\n" in pre_commit  # the hook's mirror formats with the same version
+    hook = pre_commit[pre_commit.index("- id: clang-format") :]
+    assert "entry: clang-format -i" in hook and "language: system" in hook  # the environment's, pinned
+    workflow = (REPO / ".github" / "workflows" / "parity.yml").read_text()
+    assert "clang-format --dry-run -Werror" in workflow  # the lint job checks as .ci/run does
 
 
 def test_the_c_sources_are_formatted():
