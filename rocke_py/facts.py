@@ -1,8 +1,8 @@
 """The facts the engines, the harness, the fuzzer, coverage and the tests share, each kept here
 once: the archs, the families, the modes and flavors, the config tables and their keys, and the
 rule for a config's file name. It imports nothing of rocke_py, so the harness reads them without
-loading an engine. The C engine keeps the same facts as X-macros (rocke_c/src/internal.h and
-its schema table); tests/engines/test_facts.py holds the two to each other.
+loading an engine. The C engine keeps its keys in one X-macro (RK_KEYS, rocke_c/src/internal.h)
+and its lists in its own tables; tests/engines/test_facts.py holds them to these.
 
 The Python engine is built from this file too: it counts in the engine's build id
 (rocke_py/parity/version.py) and a change to it reruns every config (rocke_py/parity/changes.py)."""
@@ -24,7 +24,7 @@ FLAVORS = ("llvm20", "llvm22", "llvm23")
 #: a config file's tables, in the order a file lists them
 TABLES = ("parity", "target", "problem", "spec")
 #: the keys the engines read, by table, in the order of their key table (rocke_py/engine/schema.py
-#: KEYS, enum rk_key); [parity] is the harness's alone
+#: KEYS, the C engine's RK_KEYS); [parity] is the harness's alone
 KEYS: dict[str, tuple[str, ...]] = {
     "target": ("arch",),
     "problem": tuple("N Hi Wi C K Y X sH sW pH pW dH dW groups Di Z sD pD dD".split()),

@@ -58,26 +58,81 @@ int rk_config_parse(const char *text, size_t len, rk_arena *arena, rk_config *ou
 int rk_check_encoding(const char *data, size_t len, rk_error *err);
 
 /* ---- schema (schema.c): every key of [target], [problem], [spec] ---- */
+/* The keys, one row each, in the order of rocke_py/facts.py KEYS (tests/engines/test_facts.py
+ * compares them): KEY(id, row, name, row arguments...), row one of schema.c's row macros
+ * (TARGET_ENUM, PROBLEM, SPEC...). enum rk_key, schema.c's key table and the C tests' key names
+ * are all made from it, as ops.h's RK_OPS makes the op codes and rows. */
 /* clang-format off */
+#define RK_KEYS(KEY) \
+    /* [target] */ \
+    KEY(ARCH, TARGET_ENUM, "arch", rk_archs) \
+    /* [problem] */ \
+    KEY(N, PROBLEM, "N", 1, 1) \
+    KEY(HI, PROBLEM, "Hi", 1, 1) \
+    KEY(WI, PROBLEM, "Wi", 1, 1) \
+    KEY(C, PROBLEM, "C", 1, 1) \
+    KEY(K, PROBLEM, "K", 1, 1) \
+    KEY(Y, PROBLEM, "Y", 1, 1) \
+    KEY(X, PROBLEM, "X", 1, 1) \
+    KEY(SH, PROBLEM, "sH", 1, 0) \
+    KEY(SW, PROBLEM, "sW", 1, 0) \
+    KEY(PH, PROBLEM, "pH", 0, 0) \
+    KEY(PW, PROBLEM, "pW", 0, 0) \
+    KEY(DH, PROBLEM, "dH", 1, 0) \
+    KEY(DW, PROBLEM, "dW", 1, 0) \
+    KEY(GROUPS, PROBLEM, "groups", RK_MIN, 0) \
+    KEY(DI, PROBLEM, "Di", 1, 0) \
+    KEY(Z, PROBLEM, "Z", 1, 0) \
+    KEY(SD, PROBLEM, "sD", 1, 0) \
+    KEY(PD, PROBLEM, "pD", 0, 0) \
+    KEY(DD, PROBLEM, "dD", 1, 0) \
+    /* [spec] */ \
+    KEY(FAMILY, SPEC_ENUM, "family", rk_families) \
+    KEY(NAME, SPEC_OF, "name", RK_T_NAME) \
+    KEY(DTYPE_A, SPEC_OF, "dtype_a", RK_T_STR) \
+    KEY(DTYPE_B, SPEC_OF, "dtype_b", RK_T_STR) \
+    KEY(DTYPE_D, SPEC_OF, "dtype_d", RK_T_STR) \
+    KEY(TILE_M, SPEC_INT, "tile_m", 1, 65536) \
+    KEY(TILE_N, SPEC_INT, "tile_n", 1, 65536) \
+    KEY(TILE_K, SPEC_INT, "tile_k", 1, 65536) \
+    KEY(WARP_M, SPEC_INT, "warp_m", 1, 65536) \
+    KEY(WARP_N, SPEC_INT, "warp_n", 1, 65536) \
+    KEY(WARP_TILE_M, SPEC_INT, "warp_tile_m", 1, 65536) \
+    KEY(WARP_TILE_N, SPEC_INT, "warp_tile_n", 1, 65536) \
+    KEY(WARP_TILE_K, SPEC_INT, "warp_tile_k", 1, 65536) \
+    KEY(WAVE_SIZE, SPEC_INT, "wave_size", 1, 65536) \
+    KEY(PIPELINE, SPEC_OF, "pipeline", RK_T_STR) \
+    KEY(EPILOGUE, SPEC_OF, "epilogue", RK_T_STR) \
+    KEY(ASYNC_DMA, SPEC_OF, "async_dma", RK_T_BOOL) \
+    KEY(UNROLL_K, SPEC_OF, "unroll_k", RK_T_BOOL) \
+    KEY(LDS_K_PAD, SPEC_INT, "lds_k_pad", 0, 65536) \
+    KEY(LDS_LAYOUT_PAD, SPEC_INT, "lds_layout_pad", 0, 65536) \
+    KEY(LDS_LAYOUT_XOR, SPEC_INT, "lds_layout_xor", 0, 65536) \
+    KEY(VECTOR_SIZE_A, SPEC_INT, "vector_size_a", 1, 65536) \
+    KEY(VECTOR_SIZE_B, SPEC_INT, "vector_size_b", 1, 65536) \
+    KEY(VECTOR_SIZE_C, SPEC_INT, "vector_size_c", 1, 65536) \
+    KEY(CHIPLET_SWIZZLE, SPEC_OF, "chiplet_swizzle", RK_T_BOOL) \
+    KEY(CHIPLET_WGM, SPEC_INT, "chiplet_wgm", 1, 65536) \
+    KEY(CHIPLET_NUM_XCDS, SPEC_INT, "chiplet_num_xcds", 1, 65536) \
+    KEY(CHIPLET_CHUNK_SIZE, SPEC_INT, "chiplet_chunk_size", 1, 65536) \
+    KEY(WAVES_PER_EU, SPEC_INT, "waves_per_eu", 1, 65536) \
+    KEY(BIAS, SPEC_OF, "bias", RK_T_INT) \
+    KEY(SCALE, SPEC_OF, "scale", RK_T_INT) \
+    KEY(RELU, SPEC_OF, "relu", RK_T_BOOL) \
+    KEY(CLAMP_MIN, SPEC_OF, "clamp_min", RK_T_INT) \
+    KEY(CLAMP_MAX, SPEC_OF, "clamp_max", RK_T_INT) \
+    KEY(LDS_K_OUTER, SPEC, "lds_k_outer", RK_T_TRI, RK_MIN, RK_MAX, RK_W | RK_D) \
+    KEY(SPLIT_K, SPEC, "split_k", RK_T_INT, RK_MIN, RK_MAX, RK_W | RK_D) \
+    KEY(TWO_STAGE, SPEC, "two_stage", RK_T_BOOL, RK_MIN, RK_MAX, RK_W) \
+    KEY(FORCE_DETERMINISTIC, SPEC, "force_deterministic", RK_T_BOOL, RK_MIN, RK_MAX, RK_W) \
+    KEY(GROUP_MERGE, SPEC, "group_merge", RK_T_INT, RK_MIN, RK_MAX, RK_W) \
+    KEY(NUM_LOAD_WAVES, SPEC, "num_load_waves", RK_T_INT, 1, 65536, RK_D) \
+    KEY(CSHUFFLE_NO_ALIAS, SPEC, "cshuffle_no_alias", RK_T_BOOL, RK_MIN, RK_MAX, RK_D)
+
 enum rk_key {
-    /* [target] */
-    RK_KEY_ARCH,
-    /* [problem] */
-    RK_KEY_N, RK_KEY_HI, RK_KEY_WI, RK_KEY_C, RK_KEY_K, RK_KEY_Y, RK_KEY_X,
-    RK_KEY_SH, RK_KEY_SW, RK_KEY_PH, RK_KEY_PW, RK_KEY_DH, RK_KEY_DW, RK_KEY_GROUPS,
-    RK_KEY_DI, RK_KEY_Z, RK_KEY_SD, RK_KEY_PD, RK_KEY_DD,
-    /* [spec] */
-    RK_KEY_FAMILY, RK_KEY_NAME, RK_KEY_DTYPE_A, RK_KEY_DTYPE_B, RK_KEY_DTYPE_D,
-    RK_KEY_TILE_M, RK_KEY_TILE_N, RK_KEY_TILE_K, RK_KEY_WARP_M, RK_KEY_WARP_N,
-    RK_KEY_WARP_TILE_M, RK_KEY_WARP_TILE_N, RK_KEY_WARP_TILE_K, RK_KEY_WAVE_SIZE,
-    RK_KEY_PIPELINE, RK_KEY_EPILOGUE, RK_KEY_ASYNC_DMA, RK_KEY_UNROLL_K,
-    RK_KEY_LDS_K_PAD, RK_KEY_LDS_LAYOUT_PAD, RK_KEY_LDS_LAYOUT_XOR,
-    RK_KEY_VECTOR_SIZE_A, RK_KEY_VECTOR_SIZE_B, RK_KEY_VECTOR_SIZE_C,
-    RK_KEY_CHIPLET_SWIZZLE, RK_KEY_CHIPLET_WGM, RK_KEY_CHIPLET_NUM_XCDS, RK_KEY_CHIPLET_CHUNK_SIZE,
-    RK_KEY_WAVES_PER_EU, RK_KEY_BIAS, RK_KEY_SCALE, RK_KEY_RELU, RK_KEY_CLAMP_MIN, RK_KEY_CLAMP_MAX,
-    RK_KEY_LDS_K_OUTER, RK_KEY_SPLIT_K,
-    RK_KEY_TWO_STAGE, RK_KEY_FORCE_DETERMINISTIC, RK_KEY_GROUP_MERGE,
-    RK_KEY_NUM_LOAD_WAVES, RK_KEY_CSHUFFLE_NO_ALIAS,
+#define RK_KEY_ENUM(id, row, ...) RK_KEY_##id,
+    RK_KEYS(RK_KEY_ENUM)
+#undef RK_KEY_ENUM
     RK_KEY_COUNT
 };
 /* clang-format on */

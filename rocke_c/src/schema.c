@@ -39,45 +39,13 @@ typedef struct rk_key_info {
 #define SPEC(n, type, lo, hi, fam) {n, RK_TABLE_SPEC, type, lo, hi, fam, 0, NULL}
 #define SPEC_INT(n, lo, hi) SPEC(n, RK_T_INT, lo, hi, RK_FWD)
 #define SPEC_OF(n, type) SPEC(n, type, RK_MIN, RK_MAX, RK_FWD)
+#define SPEC_ENUM(n, c) {n, RK_TABLE_SPEC, RK_T_ENUM, RK_MIN, RK_MAX, RK_FWD, 1, c}
 
-/* clang-format off */
 static const rk_key_info rk_keys[RK_KEY_COUNT] = {
-    /* [target] */
-    TARGET_ENUM("arch", rk_archs),
-    /* [problem] */
-    PROBLEM("N", 1, 1), PROBLEM("Hi", 1, 1), PROBLEM("Wi", 1, 1), PROBLEM("C", 1, 1),
-    PROBLEM("K", 1, 1), PROBLEM("Y", 1, 1), PROBLEM("X", 1, 1),
-    PROBLEM("sH", 1, 0), PROBLEM("sW", 1, 0), PROBLEM("pH", 0, 0), PROBLEM("pW", 0, 0),
-    PROBLEM("dH", 1, 0), PROBLEM("dW", 1, 0), PROBLEM("groups", RK_MIN, 0),
-    PROBLEM("Di", 1, 0), PROBLEM("Z", 1, 0), PROBLEM("sD", 1, 0), PROBLEM("pD", 0, 0),
-    PROBLEM("dD", 1, 0),
-    /* [spec] */
-    {"family", RK_TABLE_SPEC, RK_T_ENUM, RK_MIN, RK_MAX, RK_FWD, 1, rk_families},
-    SPEC_OF("name", RK_T_NAME), SPEC_OF("dtype_a", RK_T_STR), SPEC_OF("dtype_b", RK_T_STR),
-    SPEC_OF("dtype_d", RK_T_STR),
-    SPEC_INT("tile_m", 1, 65536), SPEC_INT("tile_n", 1, 65536), SPEC_INT("tile_k", 1, 65536),
-    SPEC_INT("warp_m", 1, 65536), SPEC_INT("warp_n", 1, 65536),
-    SPEC_INT("warp_tile_m", 1, 65536), SPEC_INT("warp_tile_n", 1, 65536),
-    SPEC_INT("warp_tile_k", 1, 65536), SPEC_INT("wave_size", 1, 65536),
-    SPEC_OF("pipeline", RK_T_STR), SPEC_OF("epilogue", RK_T_STR),
-    SPEC_OF("async_dma", RK_T_BOOL), SPEC_OF("unroll_k", RK_T_BOOL),
-    SPEC_INT("lds_k_pad", 0, 65536), SPEC_INT("lds_layout_pad", 0, 65536),
-    SPEC_INT("lds_layout_xor", 0, 65536),
-    SPEC_INT("vector_size_a", 1, 65536), SPEC_INT("vector_size_b", 1, 65536),
-    SPEC_INT("vector_size_c", 1, 65536),
-    SPEC_OF("chiplet_swizzle", RK_T_BOOL), SPEC_INT("chiplet_wgm", 1, 65536),
-    SPEC_INT("chiplet_num_xcds", 1, 65536), SPEC_INT("chiplet_chunk_size", 1, 65536),
-    SPEC_INT("waves_per_eu", 1, 65536), SPEC_OF("bias", RK_T_INT), SPEC_OF("scale", RK_T_INT),
-    SPEC_OF("relu", RK_T_BOOL), SPEC_OF("clamp_min", RK_T_INT), SPEC_OF("clamp_max", RK_T_INT),
-    SPEC("lds_k_outer", RK_T_TRI, RK_MIN, RK_MAX, RK_W | RK_D),
-    SPEC("split_k", RK_T_INT, RK_MIN, RK_MAX, RK_W | RK_D),
-    SPEC("two_stage", RK_T_BOOL, RK_MIN, RK_MAX, RK_W),
-    SPEC("force_deterministic", RK_T_BOOL, RK_MIN, RK_MAX, RK_W),
-    SPEC("group_merge", RK_T_INT, RK_MIN, RK_MAX, RK_W),
-    SPEC("num_load_waves", RK_T_INT, 1, 65536, RK_D),
-    SPEC("cshuffle_no_alias", RK_T_BOOL, RK_MIN, RK_MAX, RK_D),
+#define RK_KEY_ROW(id, row, ...) row(__VA_ARGS__),
+    RK_KEYS(RK_KEY_ROW)
+#undef RK_KEY_ROW
 };
-/* clang-format on */
 
 static const char *expected(int type)
 {

@@ -14,19 +14,12 @@
 #include <string.h>
 #include "../src/internal.h"
 
-/* enum rk_key order (internal.h), to read the vector file's key names. */
-/* clang-format off */
+/* The key names in enum rk_key order (internal.h's RK_KEYS), to read the vector file's keys. */
 static const char *const key_names[RK_KEY_COUNT] = {
-    "arch", "N", "Hi", "Wi", "C", "K", "Y", "X", "sH", "sW", "pH", "pW", "dH", "dW", "groups",
-    "Di", "Z", "sD", "pD", "dD",
-    "family", "name", "dtype_a", "dtype_b", "dtype_d", "tile_m", "tile_n", "tile_k", "warp_m", "warp_n",
-    "warp_tile_m", "warp_tile_n", "warp_tile_k", "wave_size", "pipeline", "epilogue", "async_dma",
-    "unroll_k", "lds_k_pad", "lds_layout_pad", "lds_layout_xor", "vector_size_a", "vector_size_b",
-    "vector_size_c", "chiplet_swizzle", "chiplet_wgm", "chiplet_num_xcds", "chiplet_chunk_size",
-    "waves_per_eu", "bias", "scale", "relu", "clamp_min", "clamp_max", "lds_k_outer", "split_k",
-    "two_stage", "force_deterministic", "group_merge", "num_load_waves", "cshuffle_no_alias",
+#define KEY_NAME(id, row, name, ...) name,
+    RK_KEYS(KEY_NAME)
+#undef KEY_NAME
 };
-/* clang-format on */
 
 static const char *const family_names[3] = {"fwd", "wgrad", "dgrad"};
 

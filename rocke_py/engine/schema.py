@@ -1,7 +1,7 @@
 """Stage schema (docs/engine-contract.md §4): parsed entries -> typed fields.
 
 Twin of rocke_c/src/schema.c, function for function in the same order. KEYS is the one key
-table, row for row in the order of enum rk_key (rocke_c/src/internal.h), so both engines
+table, row for row in the order of RK_KEYS (rocke_c/src/internal.h), so both engines
 check the entries of a file the same way and report the same first error."""
 
 from __future__ import annotations

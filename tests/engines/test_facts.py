@@ -1,6 +1,7 @@
 """rocke_py/facts.py is the one Python home of the shared facts; the engines' own tables agree
 with it: the Python engine's key table (rocke_py/engine/schema.py KEYS) and flavor table, and
-the C engine's key enum and key table, arch, family and table lists, modes and flavors. Each
+the C engine's key rows (internal.h's RK_KEYS X-macro, which makes enum rk_key and schema.c's key
+table), arch, family and table lists, modes and flavors. Each
 reader of the C text is shown to see a change: a C list that drifts fails here."""
 
 from __future__ import annotations
@@ -25,14 +26,10 @@ def c_strings(text: str, start: str) -> tuple[str, ...]:
     return tuple(re.findall(r'"([^"]*)"', block(text, start)))
 
 
-def c_key_table(text: str) -> tuple[str, ...]:
-    """The key names of schema.c's rk_keys[], in order: each row's first string."""
-    return tuple(re.findall(r'[({]"([A-Za-z_][A-Za-z0-9_]*)"', block(text, "rk_keys[RK_KEY_COUNT] = {")))
-
-
-def c_key_enum(text: str) -> tuple[str, ...]:
-    """internal.h's enum rk_key, in order, as the lower-case key names."""
-    return tuple(n.lower() for n in re.findall(r"RK_KEY_(\w+)", block(text, "enum rk_key {", "RK_KEY_COUNT")))
+def c_keys(text: str) -> tuple[tuple[str, str], ...]:
+    """internal.h's RK_KEYS rows, in order: (id, name), the id naming RK_KEY_<id>."""
+    rows = block(text, "#define RK_KEYS(KEY)", "\n\n")
+    return tuple(re.findall(r'KEY\((\w+), \w+, "([A-Za-z_][A-Za-z0-9_]*)"', rows))
 
 
 def all_keys() -> tuple[str, ...]:
@@ -46,15 +43,18 @@ def test_the_python_engine_key_table_is_the_facts() -> None:
     assert tuple(k.name for k in schema.KEYS) == all_keys()  # the tables in order, too
 
 
-def test_the_c_key_enum_and_table_are_the_facts() -> None:
+def test_the_c_key_rows_are_the_facts() -> None:
+    """RK_KEYS makes enum rk_key and schema.c's key table: its names are the facts' keys, in
+    order, and each id is its name in capitals (the enum's RK_KEY_<ID>)."""
     internal = (C_SRC / "internal.h").read_text()
-    table = (C_SRC / "schema.c").read_text()
-    assert c_key_table(table) == all_keys()
-    assert c_key_enum(internal) == tuple(k.lower() for k in all_keys())
-    swapped = table.replace('PROBLEM("sH", 1, 0), PROBLEM("sW", 1, 0)', 'PROBLEM("sW", 1, 0), PROBLEM("sH", 1, 0)')
-    assert swapped != table and c_key_table(swapped) != all_keys()
-    dropped = internal.replace("RK_KEY_RELU, ", "")
-    assert dropped != internal and c_key_enum(dropped) != tuple(k.lower() for k in all_keys())
+    rows = c_keys(internal)
+    assert tuple(name for _, name in rows) == all_keys()
+    assert all(key_id == name.upper() for key_id, name in rows)
+    assert "RK_KEYS(RK_KEY_ENUM)" in internal and "RK_KEYS(RK_KEY_ROW)" in (C_SRC / "schema.c").read_text()
+    swapped = internal.replace('KEY(SH, PROBLEM, "sH", 1, 0)', 'KEY(SW, PROBLEM, "sW", 1, 0)', 1)
+    assert swapped != internal and tuple(name for _, name in c_keys(swapped)) != all_keys()
+    dropped = internal.replace('    KEY(RELU, SPEC_OF, "relu", RK_T_BOOL) \\\n', "")
+    assert dropped != internal and tuple(name for _, name in c_keys(dropped)) != all_keys()
 
 
 def test_the_c_lists_are_the_facts() -> None:
