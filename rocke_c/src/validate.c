@@ -47,7 +47,7 @@ static int unknown_option(const rk_ctx *c, rk_buf *msg, const char *const *pipel
     return 0;
 }
 
-static int wgrad_unknown_option(const rk_ctx *c, rk_buf *msg)
+static int fwd_wgrad_unknown_option(const rk_ctx *c, rk_buf *msg)
 {
     static const char *const pipelines[] = {"mem", "compv3", "compv4", "basic", NULL};
     return unknown_option(c, msg, pipelines);
@@ -288,7 +288,7 @@ static int vector_divisibility(const rk_ctx *c, rk_buf *msg, const char *a_name,
     return 0;
 }
 
-static int wgrad_vector_divisibility(const rk_ctx *c, rk_buf *msg)
+static int grad_vector_divisibility(const rk_ctx *c, rk_buf *msg)
 {
     return vector_divisibility(c, msg, "kpg", rk_kpg(c->problem));
 }
@@ -426,7 +426,7 @@ static int wmma_atom(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int wgrad_wmma_subset(const rk_ctx *c, rk_buf *msg)
+static int fwd_wgrad_wmma_subset(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     const char *keys[4];
@@ -798,7 +798,7 @@ typedef struct rk_rule {
 } rk_rule;
 
 static const rk_rule rk_wgrad_rules[] = {
-    {"WGRAD_UNKNOWN_OPTION", RK_SPEC, wgrad_unknown_option},
+    {"WGRAD_UNKNOWN_OPTION", RK_SPEC, fwd_wgrad_unknown_option},
     {"WGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
     {"WGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
     {"WGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
@@ -819,7 +819,7 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_ASYNC_LAYOUT", RK_SPEC, async_layout},
     {"WGRAD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, async_explicit_vector},
     {"WGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
-    {"WGRAD_VECTOR_DIVISIBILITY", RK_ARCH, wgrad_vector_divisibility},
+    {"WGRAD_VECTOR_DIVISIBILITY", RK_ARCH, grad_vector_divisibility},
     {"WGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
     {"WGRAD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
     {"WGRAD_VECTOR_POW2", RK_ARCH, vector_pow2},
@@ -829,7 +829,7 @@ static const rk_rule rk_wgrad_rules[] = {
     {"WGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
     {"WGRAD_GROUPED_POINTWISE", RK_ARCH, grouped_pointwise},
     {"WGRAD_LDS_BUDGET", RK_ARCH, lds_budget_check},
-    {"WGRAD_WMMA_SUBSET", RK_ARCH, wgrad_wmma_subset},
+    {"WGRAD_WMMA_SUBSET", RK_ARCH, fwd_wgrad_wmma_subset},
     {"WGRAD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
     {"WGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
     {"WGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, wgrad_kouter_explicit_layout},
@@ -869,7 +869,7 @@ static const rk_rule rk_dgrad_rules[] = {
     {"DGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
     {"DGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
     {"DGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
-    {"DGRAD_VECTOR_DIVISIBILITY", RK_ARCH, wgrad_vector_divisibility},
+    {"DGRAD_VECTOR_DIVISIBILITY", RK_ARCH, grad_vector_divisibility},
     {"DGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
     {"DGRAD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
     {"DGRAD_VECTOR_POW2", RK_ARCH, vector_pow2},
@@ -884,7 +884,7 @@ static const rk_rule rk_dgrad_rules[] = {
 };
 
 static const rk_rule rk_fwd_rules[] = {
-    {"FWD_UNKNOWN_OPTION", RK_SPEC, wgrad_unknown_option},
+    {"FWD_UNKNOWN_OPTION", RK_SPEC, fwd_wgrad_unknown_option},
     {"FWD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
     {"FWD_BLOCK_SIZE", RK_SPEC, block_size_spec},
     {"FWD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
@@ -902,7 +902,7 @@ static const rk_rule rk_fwd_rules[] = {
     {"FWD_UNROLL_CAP", RK_SPEC, unroll_cap},
     {"FWD_MMA_SHAPE", RK_ARCH, mma_shape},
     {"FWD_LDS_BUDGET", RK_ARCH, lds_budget_check},
-    {"FWD_WMMA_SUBSET", RK_ARCH, wgrad_wmma_subset},
+    {"FWD_WMMA_SUBSET", RK_ARCH, fwd_wgrad_wmma_subset},
     {"FWD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
     {"FWD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
     {"FWD_FIELD_UNUSED", RK_SPEC, field_unused},

@@ -63,7 +63,7 @@ PIPELINES = {
 EPILOGUES = ("default", "cshuffle")
 
 
-def wgrad_unknown_option(c: Ctx) -> Optional[str]:
+def fwd_wgrad_unknown_option(c: Ctx) -> Optional[str]:
     return unknown_option(c, PIPELINES["wgrad"])
 
 
@@ -217,7 +217,7 @@ def vector_range(c: Ctx) -> Optional[str]:
     return None
 
 
-def wgrad_vector_divisibility(c: Ctx) -> Optional[str]:
+def grad_vector_divisibility(c: Ctx) -> Optional[str]:
     s, p = c.spec, c.problem
     if s.vector_size_a is not None and p.kpg % s.vector_size_a != 0:
         return f"vector_size_a = {s.vector_size_a} does not divide kpg = {p.kpg}"
@@ -317,7 +317,7 @@ def wmma_atom(c: Ctx) -> Optional[str]:
     return None
 
 
-def wgrad_wmma_subset(c: Ctx) -> Optional[str]:
+def fwd_wgrad_wmma_subset(c: Ctx) -> Optional[str]:
     s = c.spec
     if c.target.is_mfma:
         return None
@@ -604,7 +604,7 @@ def dgrad_split_k_vector_a(c: Ctx) -> Optional[str]:
 SPEC, ARCH, BUILD = "spec", "arch", "build"
 
 WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
-    ("WGRAD_UNKNOWN_OPTION", SPEC, wgrad_unknown_option),
+    ("WGRAD_UNKNOWN_OPTION", SPEC, fwd_wgrad_unknown_option),
     ("WGRAD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
     ("WGRAD_BLOCK_SIZE", SPEC, block_size_spec),
     ("WGRAD_VEC_C_DEFAULT_EPILOGUE", ARCH, vec_c_default_epilogue),
@@ -625,7 +625,7 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_ASYNC_LAYOUT", SPEC, async_layout),
     ("WGRAD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
     ("WGRAD_VECTOR_RANGE", ARCH, vector_range),
-    ("WGRAD_VECTOR_DIVISIBILITY", ARCH, wgrad_vector_divisibility),
+    ("WGRAD_VECTOR_DIVISIBILITY", ARCH, grad_vector_divisibility),
     ("WGRAD_VEC_C_RANGE", ARCH, vec_c_range),
     ("WGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
     ("WGRAD_VECTOR_POW2", ARCH, vector_pow2),
@@ -635,7 +635,7 @@ WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("WGRAD_MMA_SHAPE", ARCH, mma_shape),
     ("WGRAD_GROUPED_POINTWISE", ARCH, grouped_pointwise),
     ("WGRAD_LDS_BUDGET", ARCH, lds_budget_check),
-    ("WGRAD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
+    ("WGRAD_WMMA_SUBSET", ARCH, fwd_wgrad_wmma_subset),
     ("WGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
     ("WGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
     ("WGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, wgrad_kouter_explicit_layout),
@@ -674,7 +674,7 @@ DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("DGRAD_MMA_SHAPE", ARCH, mma_shape),
     ("DGRAD_KOUTER_ARCH", ARCH, kouter_arch),
     ("DGRAD_VECTOR_RANGE", ARCH, vector_range),
-    ("DGRAD_VECTOR_DIVISIBILITY", ARCH, wgrad_vector_divisibility),
+    ("DGRAD_VECTOR_DIVISIBILITY", ARCH, grad_vector_divisibility),
     ("DGRAD_VEC_C_RANGE", ARCH, vec_c_range),
     ("DGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
     ("DGRAD_VECTOR_POW2", ARCH, vector_pow2),
@@ -688,7 +688,7 @@ DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
 )
 
 FWD_RULES: tuple[tuple[str, str, Check], ...] = (
-    ("FWD_UNKNOWN_OPTION", SPEC, wgrad_unknown_option),
+    ("FWD_UNKNOWN_OPTION", SPEC, fwd_wgrad_unknown_option),
     ("FWD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
     ("FWD_BLOCK_SIZE", SPEC, block_size_spec),
     ("FWD_VEC_C_DEFAULT_EPILOGUE", ARCH, vec_c_default_epilogue),
@@ -706,7 +706,7 @@ FWD_RULES: tuple[tuple[str, str, Check], ...] = (
     ("FWD_UNROLL_CAP", SPEC, unroll_cap),
     ("FWD_MMA_SHAPE", ARCH, mma_shape),
     ("FWD_LDS_BUDGET", ARCH, lds_budget_check),
-    ("FWD_WMMA_SUBSET", ARCH, wgrad_wmma_subset),
+    ("FWD_WMMA_SUBSET", ARCH, fwd_wgrad_wmma_subset),
     ("FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
     ("FWD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
     ("FWD_FIELD_UNUSED", SPEC, field_unused),
