@@ -38,6 +38,9 @@ KEYS: dict[str, tuple[str, ...]] = {
         ).split()
     ),
 }
-#: a config's file name under parity_configs/<family>/: a number of two digits (or more, without a
-#: leading zero), a dash, a slug
-CONFIG_FILE_NAME = re.compile(r"^(?P<num>[0-9]{2}|[1-9][0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9_-]*)\.toml$")
+#: where a config lives: parity_configs/<family folder>/<NN>-<slug>.toml, NN of two digits (or
+#: more, without a leading zero); its id is <family folder>/<NN>-<slug> (configs.py, golden.py, new)
+CONFIG_FAMILY_DIR = r"[a-z][a-z0-9_]*"
+CONFIG_SLUG = r"[a-z0-9][a-z0-9_-]*"
+CONFIG_STEM = rf"(?P<num>[0-9]{{2}}|[1-9][0-9]{{2,}})-(?P<slug>{CONFIG_SLUG})"
+CONFIG_FILE_NAME = re.compile(rf"^{CONFIG_STEM}\.toml$")

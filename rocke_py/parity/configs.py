@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
-from rocke_py.facts import CONFIG_FILE_NAME
+from rocke_py.facts import CONFIG_FAMILY_DIR, CONFIG_FILE_NAME
 from rocke_py.parity._toml import TOMLLimitError, tomllib
 from rocke_py.parity.fileio import (
     MAX_CONFIG_BYTES,
@@ -47,7 +47,7 @@ from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reas
 #: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
 NEGATIVE_FROM = 100
 
-_FAMILY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_FAMILY_RE = re.compile(rf"^{CONFIG_FAMILY_DIR}$")
 # NN is two digits below 100 ("00".."99") and three or more digits without a leading zero from 100.
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PARITY_KEYS = ("description", "expect", "isa")

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from rocke_py.facts import FLAVORLESS_MODES, FLAVORS
+from rocke_py.facts import CONFIG_FAMILY_DIR, CONFIG_STEM, FLAVORLESS_MODES, FLAVORS
 from rocke_py.parity.canon import bounded_unified_diff, canonicalise
 from rocke_py.parity.configs import CONFIG_DIR
 from rocke_py.parity.engines import NO_FLAVOR
@@ -62,7 +62,7 @@ OUTPUT_KEYS = (*FLAVORLESS_MODES, *(f"ll.{f}" for f in FLAVORS))
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # what configs.discover makes of <family>/<NN>-<slug>.toml: no other key can be a config's
-_CONFIG_ID_RE = re.compile(r"^[a-z][a-z0-9_]*/(?:[0-9]{2}|[1-9][0-9]{2,})-[a-z0-9][a-z0-9_-]*$")
+_CONFIG_ID_RE = re.compile(rf"^{CONFIG_FAMILY_DIR}/{CONFIG_STEM}$")
 UNKNOWN_RENUMBERING = "renumbering-only: unknown (old text not stored)"
 #: What a moved entry's review says when its previous text is not in the local object store.
 NOT_KEPT = "previous text not kept here: run the gate on the old revision, or use golden diff REV"

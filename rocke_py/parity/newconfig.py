@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
-from rocke_py.facts import CONFIG_FILE_NAME, KEYS
+from rocke_py.facts import CONFIG_FILE_NAME, CONFIG_SLUG, KEYS
 from rocke_py.parity._toml import tomllib
 from rocke_py.parity.compare import Status, classify, passes
 from rocke_py.parity.configs import (
@@ -79,7 +79,7 @@ _BARE_WORDS_RE = re.compile(r"^[A-Za-z0-9_./:+,()-]+(?: [A-Za-z0-9_./:+,()-]+)*$
 _NUMBERISH_RE = re.compile(r"^[+-]?[0-9]")
 _TABLES = ("parity", "target", "problem", "spec")
 _LOOKUP_ORDER = ("spec", "problem", "target")
-_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_SLUG_RE = re.compile(rf"^{CONFIG_SLUG}$")
 #: The longest slug: a derived one is cut to it, a given one refused over it (the file name and
 #: the temporary name beside it stay far below the file systems' 255 bytes).
 SLUG_MAX = 60
@@ -711,7 +711,7 @@ def run_new(
     if len(slug) > SLUG_MAX:  # checked before any work: the write would fail only after every job ran
         raise UsageError(f"--slug: a slug is at most {SLUG_MAX} characters, not {len(slug)} ({slug[:20]}…)")
     if not _SLUG_RE.match(slug):
-        raise UsageError(f"--slug {slug!r}: a slug matches [a-z0-9][a-z0-9_-]*")
+        raise UsageError(f"--slug {slug!r}: a slug matches {CONFIG_SLUG}")
     own_desc = next((str(s.parsed) for t, s in resolved if t == "parity" and s.key == "description"), None)
     derived = derived_from(source, resolved)
     expect_str = str(expect) if expect is not None else str(source.expect)

@@ -12,6 +12,7 @@ from layout import REPO
 
 from rocke_py import facts
 from rocke_py.engine import lower_ll_tables, schema
+from rocke_py.parity import golden
 
 C_SRC = REPO / "rocke_c" / "src"
 
@@ -80,3 +81,6 @@ def test_the_config_file_name_rule() -> None:
     assert not any(facts.CONFIG_FILE_NAME.match(n) for n in bad)
     shipped = [p for p in (REPO / "parity_configs").glob("*/*.toml")]
     assert shipped and all(facts.CONFIG_FILE_NAME.match(p.name) for p in shipped)
+    ids = [f"{p.parent.name}/{p.stem}" for p in shipped]
+    assert all(golden._CONFIG_ID_RE.match(i) for i in ids)  # golden.json's ids follow the same rule
+    assert not any(golden._CONFIG_ID_RE.match(i) for i in ("Wgrad/00-a", "wgrad/0-a", "wgrad/00-A", "wgrad/00-a.toml"))
