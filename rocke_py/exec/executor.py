@@ -1061,6 +1061,27 @@ def launch_grid(kernel: Kernel, split_degree: Optional[int]) -> tuple[int, int, 
     return x, y, z
 
 
+def run_launch(prog, total: int, chunk_threads: int, run_chunk: Callable[[Chunk], None]) -> tuple[int, int, int]:
+    """The launch's `total` workgroups, a chunk of them at a time (about chunk_threads threads),
+    each through run_chunk, then the async copies it left unwaited landed and logged; (ops,
+    thread ops, chunks). `prog` is either executor's program (the IR's or the ll's)."""
+    per_chunk = max(1, chunk_threads // prog.block)
+    ops = thread_ops = chunks = 0
+    for first in range(0, total, per_chunk):
+        ch = Chunk(prog, first, min(per_chunk, total - first))
+        run_chunk(ch)
+        if ch.queue:
+            prog.log.add(
+                "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
+            )
+            ch.set_mask(None)
+            land(ch, None, 0)
+        ops += ch.ops
+        thread_ops += ch.thread_ops
+        chunks += 1
+    return ops, thread_ops, chunks
+
+
 def run_kernel(
     ir: Union[str, Kernel],
     buffers: Mapping[str, np.ndarray],
@@ -1097,19 +1118,6 @@ def run_kernel(
         prog.on_mma = on_mma
         prog.tracer = tracer
         total = grid[0] * grid[1] * grid[2]
-        per_chunk = max(1, chunk_threads // prog.block)
-        ops = thread_ops = chunks = 0
-        for first in range(0, total, per_chunk):
-            ch = Chunk(prog, first, min(per_chunk, total - first))
-            prog.run_region(ch, prog.entry)
-            if ch.queue:
-                prog.log.add(
-                    "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
-                )
-                ch.set_mask(None)
-                land(ch, None, 0)
-            ops += ch.ops
-            thread_ops += ch.thread_ops
-            chunks += 1
+        ops, thread_ops, chunks = run_launch(prog, total, chunk_threads, lambda ch: prog.run_region(ch, prog.entry))
         stats = Stats(total, total * prog.block, chunks, ops, thread_ops, time.perf_counter() - start)
         return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)

@@ -30,16 +30,17 @@ from .executor import (
     division,
     first_lane,
     full,
-    gc_paused,
     land,
     memoized,
     partial_waves,
     pass_barrier,
     pick,
     queue_async_copy,
+    run_launch,
     wave_first,
 )
 from .fp import bf16_bits
+from .gc_pause import gc_paused
 from .hazards import HazardLog
 from .ll_reader import read_ll
 from .ll_text import Block, Instr, LlType, Module, Operand
@@ -1035,19 +1036,6 @@ def run_ll(
         prog = LlProgram(module, arch, mems, values, grid, block, check_hazards)
         prog.tracer = tracer
         total = grid[0] * grid[1] * grid[2]
-        per_chunk = max(1, chunk_threads // block)
-        ops = thread_ops = chunks = 0
-        for first in range(0, total, per_chunk):
-            ch = Chunk(prog, first, min(per_chunk, total - first))  # type: ignore[arg-type]
-            prog.run_chunk(ch)
-            if ch.queue:
-                prog.log.add(
-                    "async-unwaited", ch.queue[0].where, int(sum(e.active.sum() for e in ch.queue)), ch.block_of(0)
-                )
-                ch.set_mask(None)
-                land(ch, None, 0)
-            ops += ch.ops
-            thread_ops += ch.thread_ops
-            chunks += 1
+        ops, thread_ops, chunks = run_launch(prog, total, chunk_threads, prog.run_chunk)
         stats = Stats(total, total * block, chunks, ops, thread_ops, time.perf_counter() - start)
         return RunResult({name: buf.result() for name, buf in mems.items()}, prog.log.hazards(), stats)
