@@ -105,11 +105,10 @@ def check_text(name: str, text: str, public: set[str] | None = None) -> list[str
         if len(line) > MAX_COLUMNS:  # a comment clang-format does not rewrap, a literal it cannot break
             out.append(f"{name}:{n}: {len(line)} columns (at most {MAX_COLUMNS})")
     for m in _TOKENS.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
         if m.group(0) == "//":
-            out.append(f"{name}:{line}: // comment (write /* ... */)")
+            out.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: // comment (write /* ... */)")
         elif "\t" in m.group(0):  # clang-format replaces the tabs of code, not those of comments and literals
-            at = line + m.group(0).count("\n", 0, m.group(0).index("\t"))
+            at = text.count("\n", 0, m.start() + m.group(0).index("\t")) + 1
             out.append(f"{name}:{at}: tab in a comment or literal (write spaces, or \\t in a literal)")
     if name.startswith("rocke_c/src/"):
         out += check_names(name, text, public_api() if public is None else public)
