@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests" / "tools"))
 from rocke_py import cbridge  # noqa: E402
 from rocke_py import engine as py_engine  # noqa: E402
 from rocke_py.facts import FLAVORLESS_MODES, FLAVORS  # noqa: E402
-from rocke_py.parity.configs import discover  # noqa: E402
+from rocke_py.parity.inputs.configs import discover  # noqa: E402
 
 CORES = os.cpu_count() or 1
 

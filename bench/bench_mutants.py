@@ -36,7 +36,7 @@ from rocke_py.numerics.check import check_all_sizes, emit_text  # noqa: E402
 from rocke_py.numerics.ll_mutants import CLASSES as LL_CLASSES  # noqa: E402
 from rocke_py.numerics.run import select  # noqa: E402
 from rocke_py.numerics.variants import check_sizes  # noqa: E402
-from rocke_py.parity.newconfig import set_value  # noqa: E402
+from rocke_py.parity.commands.newconfig import set_value  # noqa: E402
 
 DEFAULT = [
     "fwd/00-baseline",

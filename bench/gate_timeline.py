@@ -31,7 +31,10 @@ T0 = time.monotonic()
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rocke_py.parity import cli, commands, gate, runner  # noqa: E402
+from rocke_py.parity import cli  # noqa: E402
+from rocke_py.parity.commands import commands  # noqa: E402
+from rocke_py.parity.judge import gate  # noqa: E402
+from rocke_py.parity.run import runner  # noqa: E402
 
 #: the gate's stages: (module, function) wrapped, in the order a run reaches them
 STAGES = (

@@ -5,7 +5,7 @@ loading an engine. The C engine keeps its keys in one X-macro (RK_KEYS, rocke_c/
 and its lists in its own tables; tests/engines/test_facts.py holds them to these.
 
 The Python engine is built from this file too: it counts in the engine's build id
-(rocke_py/parity/version.py) and a change to it reruns every config (rocke_py/parity/changes.py)."""
+(rocke_py/parity/run/version.py) and a change to it reruns every config (rocke_py/parity/inputs/changes.py)."""
 
 from __future__ import annotations
 

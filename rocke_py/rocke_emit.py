@@ -40,7 +40,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def version_line() -> str:
-    from rocke_py.parity.version import build_id, package_version
+    from rocke_py.parity.run.version import build_id, package_version
 
     return f"rocke-emit {package_version()} (c engine {build_id('rocke_py.cbridge:emit')}, through the bridge)"
 

@@ -192,7 +192,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-classify-reject-code",
         "harness",
-        "rocke_py/parity/compare.py",
+        "rocke_py/parity/judge/compare.py",
         "    if expect.reject_code == py.code:\n",
         "    if expect.reject_code is not None:\n",
         "both engines rejecting with another code than the expected one passes as BOTH_REJECTED",
@@ -200,7 +200,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-golden-drift-size-only",
         "harness",
-        "rocke_py/parity/gate.py",
+        "rocke_py/parity/judge/gate.py",
         "        elif now.emits and (entry.sha256 != now.sha256 or entry.bytes != now.bytes):\n",
         "        elif now.emits and entry.bytes != now.bytes:\n",
         "the golden check compares sizes only: a drift that keeps the byte count passes",
@@ -208,7 +208,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-gap-ignores-evidence",
         "harness",
-        "rocke_py/parity/known_gaps.py",
+        "rocke_py/parity/judge/known_gaps.py",
         "        return status is self.status and dict(self.evidence) == dict(evidence)\n",
         "        return status is self.status\n",
         "a known gap matches on its status alone: a changed failure stays hidden behind the entry",
@@ -216,7 +216,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-junit-gap-not-skipped",
         "harness",
-        "rocke_py/parity/report.py",
+        "rocke_py/parity/report/report.py",
         '        if rec["status"] == Status.KNOWN_GAP.value:\n',
         '        if rec["status"] == Status.KNOWN_GAP.value and not rec["passed"]:\n',
         "JUnit shows a known gap as a plain pass, not as skipped with its reason",
@@ -224,7 +224,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-deadline-from-post",
         "harness",
-        "rocke_py/parity/runner.py",
+        "rocke_py/parity/run/runner.py",
         "        return max(self.posted, self.started.value) + timeout\n",
         "        return self.posted + timeout\n",
         "a job's timeout counts from its batch's posting, not its own start: a job late in a batch "
@@ -233,7 +233,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-canon-no-restart",
         "harness",
-        "rocke_py/parity/canon.py",
+        "rocke_py/parity/judge/canon.py",
         '        if line.startswith("define "):\n            names = {}\n',
         "",
         "canonical renumbering does not restart at each function",
@@ -241,7 +241,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-diff-first-stage",
         "harness",
-        "rocke_py/parity/diff.py",
+        "rocke_py/parity/commands/diff.py",
         '            return stage, seen + [f"{stage} differs: py {py.short()}; c {c.short()}"]\n',
         '            return mode, seen + [f"{stage} differs: py {py.short()}; c {c.short()}"]\n',
         "diff names the job's own mode as the first divergent stage, not the earlier stage that differs",

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TextIO
 
 from rocke_py.check.barriers import FenceLint, fence_lint, outstanding_lds_at_barriers
-from rocke_py.parity import known_gaps
-from rocke_py.parity.configs import CONFIG_DIR, Config, discover, resolve_id
-from rocke_py.parity.known_gaps import KnownGaps
+from rocke_py.parity.inputs.configs import CONFIG_DIR, Config, discover, resolve_id
+from rocke_py.parity.judge import known_gaps
+from rocke_py.parity.judge.known_gaps import KnownGaps
 
 TRANSPOSE_READS = ("ds_read_b64_tr_b16", "ds_load_tr16_b128")
 TRANSPOSE_BY_ARCH = {"gfx950": "ds_read_b64_tr_b16", "gfx1250": "ds_load_tr16_b128"}

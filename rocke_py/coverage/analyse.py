@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from rocke_py.parity.configs import Config
+from rocke_py.parity.inputs.configs import Config
 
 from .feasible import Feasibility, Prober
 from .measure import NONE, RANK, STRATA, Reached, Shipped, Tuple, all_pairs, core_triples, reach, shipped

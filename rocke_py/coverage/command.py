@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from rocke_py.parity.fileio import check_destination, write_output
+from rocke_py.parity.store.fileio import check_destination, write_output
 
 from .analyse import analyse
 from .feasible import Prober

@@ -17,7 +17,7 @@ from typing import Iterator, Optional
 
 from rocke_py.engine.emit import emit as py_emit
 from rocke_py.engine.result import Emitted
-from rocke_py.parity.newconfig import TomlLines
+from rocke_py.parity.commands.newconfig import TomlLines
 
 from .axes import AXIS, Setting, read_config, values_of
 from .measure import Shipped, Tuple

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from rocke_py.parity import known_gaps
-from rocke_py.parity.configs import Config, discover
+from rocke_py.parity.inputs.configs import Config, discover
+from rocke_py.parity.judge import known_gaps
 
 from .axes import AXES, AXIS, CORE, Reading, read_config, values_of
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from rocke_py.parity.configs import Config
+from rocke_py.parity.inputs.configs import Config
 
 from .analyse import analyse
 from .measure import NONE, RANK, tuple_key

@@ -24,11 +24,11 @@ from rocke_py.fuzz.oracles import NumericsCheck, Outcome, judge
 from rocke_py.fuzz.reduce import reduce_case
 from rocke_py.fuzz.report import Progress, Tally, render
 from rocke_py.fuzz.save import Saved, save_failure, save_unreduced
-from rocke_py.parity.configs import discover
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, EngineSpec
-from rocke_py.parity.gate import Job, UsageError
-from rocke_py.parity.report import escape_surrogates
-from rocke_py.parity.runner import Interrupted, JobResult, Pool, WorkItem
+from rocke_py.parity.inputs.configs import discover
+from rocke_py.parity.judge.gate import Job, UsageError
+from rocke_py.parity.report.report import escape_surrogates
+from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, EngineSpec
+from rocke_py.parity.run.runner import Interrupted, JobResult, Pool, WorkItem
 
 MUTATION_SHARE = 0.2
 _BATCH_SECONDS = 2.0

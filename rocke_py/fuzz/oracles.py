@@ -1,14 +1,14 @@
 """What makes a case fail, and the signature a reduction must keep.
 
 A case runs as one pool job per mode (``ll`` with the case's flavor); each job is both engines
-twice (:mod:`rocke_py.parity.runner`). The oracles, in order, the first that fails wins:
+twice (:mod:`rocke_py.parity.run.runner`). The oracles, in order, the first that fails wins:
 
-1. per job, in mode order (spec, ir, ll), :func:`rocke_py.parity.compare.classify` with an
+1. per job, in mode order (spec, ir, ll), :func:`rocke_py.parity.judge.compare.classify` with an
    expectation of ``emit``: IDENTICAL and UNEXPECTED_REJECT mean the engines agree; any other
    status (CRASH, TIMEOUT, BUILD_FAILURE, NONDETERMINISTIC, DIFFER, PY_ONLY_REJECTED,
    C_ONLY_REJECTED, REJECT_MISMATCH) is the failure — no crash or hang, determinism, the two
    engines agree (bytes, or code and message);
-2. one verdict in every mode (:func:`rocke_py.parity.gate.verdict_splits`): VERDICT_SPLIT;
+2. one verdict in every mode (:func:`rocke_py.parity.judge.gate.verdict_splits`): VERDICT_SPLIT;
 3. bounded output: an emission over :data:`MAX_OUTPUT_BYTES` (the engines' own bound,
    engine-contract §8.3) is UNBOUNDED_OUTPUT;
 4. with ``--numerics``, the executor's check of the emitted kernel (:func:`load_numerics`).
@@ -24,11 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from rocke_py.parity.canon import blank_line, first_divergence
-from rocke_py.parity.compare import Status, classify
-from rocke_py.parity.configs import Expectation
-from rocke_py.parity.gate import Job, agreed_verdict, verdict_splits
-from rocke_py.parity.runner import JobResult
+from rocke_py.parity.inputs.configs import Expectation
+from rocke_py.parity.judge.canon import blank_line, first_divergence
+from rocke_py.parity.judge.compare import Status, classify
+from rocke_py.parity.judge.gate import Job, agreed_verdict, verdict_splits
+from rocke_py.parity.run.runner import JobResult
 
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Statuses of a job on which the engines agree (the case's verdict is then emit or reject).

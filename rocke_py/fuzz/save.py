@@ -8,7 +8,7 @@ Python engine's verdict (the normative side, docs/reference), or the C engine's 
 one crashed; a reviewer confirms it against the reference before the config lands. ``NN`` is
 the family's next free number (``new``'s rule: 00-99 emit, 100 up reject). With
 ``add_configs`` the file is also written into ``parity_configs/`` by
-:func:`rocke_py.parity.newconfig.write_new_config` (under its lock, never replacing a file),
+:func:`rocke_py.parity.commands.newconfig.write_new_config` (under its lock, never replacing a file),
 unless a config with the same engine tables exists. A reduced text that is not TOML (a
 mutation's syntax error) cannot be a parity config: its folder says it belongs in
 ``tests/data/bad_configs/``. A failure the fuzzer had no time to reduce (it was interrupted)
@@ -25,11 +25,11 @@ from pathlib import Path
 from rocke_py.fuzz.case import Case, Line, encode, join_lines, key_count, split_lines, toml_scalar
 from rocke_py.fuzz.oracles import Outcome
 from rocke_py.fuzz.reduce import Reduction
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.configs import NEGATIVE_FROM, Expectation, content_key, discover
-from rocke_py.parity.gate import Job
-from rocke_py.parity.newconfig import Duplicate, content_duplicate, next_number, write_new_config
-from rocke_py.parity.runner import JobResult
+from rocke_py.parity.commands.newconfig import Duplicate, content_duplicate, next_number, write_new_config
+from rocke_py.parity.inputs.configs import NEGATIVE_FROM, Expectation, content_key, discover
+from rocke_py.parity.judge.gate import Job
+from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.store._toml import tomllib
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 

@@ -18,7 +18,7 @@ from rocke_py.exec.ll_reader import LlReadError
 from rocke_py.exec.reader import ReadError
 from rocke_py.exec.spec_text import spec_fields
 from rocke_py.facts import FLAVORS
-from rocke_py.parity._toml import tomllib
+from rocke_py.parity.store._toml import tomllib
 
 from .inputs import Case, build_case, parts_of, reduction, runtime_degrees, shapes_of
 from .lockstep import Follower, Recorder

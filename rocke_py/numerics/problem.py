@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from rocke_py.exec.reference import Conv
-from rocke_py.parity._toml import tomllib
+from rocke_py.parity.store._toml import tomllib
 
 #: config dtype names -> the executor's element types (conv-semantics §1.3; f16 is fp16)
 ELEM = {"fp16": "f16", "f16": "f16", "bf16": "bf16", "fp32": "f32"}

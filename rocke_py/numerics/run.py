@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from rocke_py.check.isa import select_configs
-from rocke_py.parity.configs import Config
-from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
-from rocke_py.parity.runner import die_with_parent, start_method
+from rocke_py.parity.inputs.configs import Config
+from rocke_py.parity.run.runner import die_with_parent, start_method
+from rocke_py.parity.store.fileio import STDOUT, WriteError, check_destination, write_output
 
 from .check import Outcome, check_all_sizes
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.newconfig import set_value
+from rocke_py.parity.commands.newconfig import set_value
+from rocke_py.parity.store._toml import tomllib
 
 from .inputs import slice_width
 from .problem import Problem, ProblemError, ceil_div, dgrad_records, read_problem

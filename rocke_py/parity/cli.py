@@ -1,13 +1,6 @@
 """``rocke-parity`` (``main``) and ``parity-diff`` (``diff_main``).
 
-Exit statuses: 0 success / every job passed (and ``gate --changed`` with nothing to gate); 1 a
-failing job, a run-level failure, a rejection (``emit``) or a refusal (``new``, ``golden
---update``); 2 a usage error (bad option, unknown config id, empty selection, a mode the
-engines do not implement, a bad ``--shard`` or ``--changed`` revision), a setup error (a C
-build older than its sources, ``check-llvm`` without llvmlite), shards that ``merge`` refuses,
-or an output that cannot be written (``--json``, ``--junit``, ``--summary``, ``emit -o``: one
-line, and nothing half-written); 3 an engine crash in ``emit``; 128 + the signal for SIGINT
-(130) and SIGTERM (143), after every worker was killed.
+Exit statuses: :mod:`rocke_py.parity.commands.exits`.
 
 This module is the parser and the entry points, and imports little: the commands themselves
 (:mod:`commands`) are imported after the parse. For the commands that run the gate, the
@@ -28,15 +21,13 @@ from typing import Callable, Sequence
 
 from rocke_py.facts import FLAVORS, MODES
 from rocke_py.fuzz import command as fuzz_command
-from rocke_py.parity import tree
-from rocke_py.parity.engines import DEFAULT_FLAVOR, JOBS_PER_CONFIG, EngineSpec
-from rocke_py.parity.objects import text_store
-from rocke_py.parity.root import resolve_root
-from rocke_py.parity.runner import Pool, pool_size
+from rocke_py.parity.commands.exits import EXIT_USAGE, GATE_COMMANDS
+from rocke_py.parity.run import tree
+from rocke_py.parity.run.engines import DEFAULT_FLAVOR, JOBS_PER_CONFIG, EngineSpec
+from rocke_py.parity.run.root import resolve_root
+from rocke_py.parity.run.runner import Pool, pool_size
+from rocke_py.parity.store.objects import text_store
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
-#: the commands that run the gate, and so take the early workers
-GATE_COMMANDS = ("gate", "golden")
 #: Options prepended to every subcommand's arguments, as PYTEST_ADDOPTS is to pytest's.
 ADDOPTS_ENV = "ROCKE_PARITY_ADDOPTS"
 #: The longest seconds option: a week (a wait past ~24 days overflows the selector's poll).
@@ -73,7 +64,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from rocke_py.parity.version import version_line
+        from rocke_py.parity.run.version import version_line
 
         print(version_line(parser.prog.split()[0], resolve_root(getattr(namespace, "root", None))))
         parser.exit()
@@ -319,7 +310,7 @@ def _golden_diff_parser(sub) -> None:
 
 
 def _gaps_parser(sub) -> None:
-    """``gaps add|remove``: known_gaps.toml edited through its writer (rocke_py.parity.gaps_edit)."""
+    """``gaps add|remove``: known_gaps.toml edited through its writer (rocke_py.parity.commands.gaps_edit)."""
     ga = sub.add_parser("gaps", help="add or remove parity_configs/known_gaps.toml entries")
     action = ga.add_subparsers(dest="gaps_action", metavar="add|remove", required=True)
     add = action.add_parser("add", help="list the config's failing jobs, with their status and evidence")
@@ -432,7 +423,7 @@ def main(argv: Sequence[str] | None = None, replace_process: bool = False) -> in
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     pool = early_pool(args)
     try:
-        from rocke_py.parity import commands  # while the early workers load the engines
+        from rocke_py.parity.commands import commands  # while the early workers load the engines
 
         return commands.run(args, pool)
     finally:
@@ -501,7 +492,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 def _delegate(argv: list[str], replace_process: bool) -> int | None:
     """When the tree this command works on has its own package and it is not this one, that
-    tree's harness runs the command (:mod:`rocke_py.parity.tree`): its exit status, else None."""
+    tree's harness runs the command (:mod:`rocke_py.parity.run.tree`): its exit status, else None."""
     try:
         root = tree.delegation(argv)
     except tree.TreeError as e:

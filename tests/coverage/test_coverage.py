@@ -15,8 +15,8 @@ from rocke_py import facts
 from rocke_py.coverage import analyse, axes, feasible, measure, propose, ratchet
 from rocke_py.engine import arch, schema
 from rocke_py.engine.result import Emitted
-from rocke_py.parity import golden
 from rocke_py.parity.cli import main
+from rocke_py.parity.judge import golden
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 from rocke_py.coverage import axes, feasible, measure
-from rocke_py.parity.newconfig import remove_key, set_value
+from rocke_py.parity.commands.newconfig import remove_key, set_value
 
 ROOT = Path(__file__).resolve().parents[2]
 

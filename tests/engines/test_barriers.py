@@ -17,7 +17,7 @@ from layout import REPO
 
 from rocke_py.check.barriers import fence_lint, instructions, legacy_lgkmcnt, outstanding_lds_at_barriers
 from rocke_py.check.isa import FLAVOR, check_asm, run_check_llvm, spec_value
-from rocke_py.parity.configs import discover, resolve_id
+from rocke_py.parity.inputs.configs import discover, resolve_id
 
 HAVE_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
 needs_llvm = pytest.mark.skipif(not HAVE_LLVMLITE, reason="llvmlite is not installed")

@@ -8,7 +8,7 @@ from layout import REPO
 
 from rocke_py.check.isa import check_asm, check_config, has_instruction, histogram, propose_isa
 from rocke_py.parity.cli import main
-from rocke_py.parity.configs import discover
+from rocke_py.parity.inputs.configs import discover
 
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 

@@ -12,7 +12,7 @@ from layout import REPO
 
 from rocke_py import facts
 from rocke_py.engine import lower_ll_tables, schema
-from rocke_py.parity import golden
+from rocke_py.parity.judge import golden
 
 C_SRC = REPO / "rocke_c" / "src"
 

@@ -28,7 +28,7 @@ from rocke_py.engine.spec import build_spec, deduce
 from rocke_py.engine.validate import validate
 from rocke_py.engine.verify import verify_kernel
 from rocke_py.facts import ARCHS
-from rocke_py.parity.configs import discover
+from rocke_py.parity.inputs.configs import discover
 
 HAVE_LLVMLITE = importlib.util.find_spec("llvmlite") is not None
 needs_llvm = pytest.mark.skipif(not HAVE_LLVMLITE, reason="llvmlite is not installed")

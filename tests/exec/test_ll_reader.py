@@ -17,7 +17,7 @@ from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted
 from rocke_py.exec.ll_reader import LlReadError, read_ll
 from rocke_py.facts import FLAVORS
-from rocke_py.parity.configs import discover
+from rocke_py.parity.inputs.configs import discover
 
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 ENGINES = {"py": py_engine.emit, "c": cbridge.emit}

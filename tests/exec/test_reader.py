@@ -11,7 +11,7 @@ from rocke_py import engine as py_engine
 from rocke_py.engine.result import Emitted
 from rocke_py.exec.printer import print_kernel, tagged
 from rocke_py.exec.reader import ReadError, read_ir
-from rocke_py.parity.configs import discover
+from rocke_py.parity.inputs.configs import discover
 
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 ENGINES = {"py": py_engine.emit, "c": cbridge.emit}

@@ -17,8 +17,8 @@ import pytest
 from layout import REPO
 
 from rocke_py.fuzz.case import key_count
-from rocke_py.parity._toml import tomllib
 from rocke_py.parity.cli import main
+from rocke_py.parity.store._toml import tomllib
 
 ENGINES = REPO / "tests" / "fuzz" / "fuzz_engines.py"
 

@@ -14,9 +14,9 @@ from rocke_py.fuzz import generate, oracles
 from rocke_py.fuzz.case import key_count, split_lines
 from rocke_py.fuzz.driver import CaseSource
 from rocke_py.fuzz.reduce import reduce_case, simpler_values, smaller_ints
-from rocke_py.parity.engines import EngineRun
-from rocke_py.parity.gate import Job
-from rocke_py.parity.runner import Death, JobResult, WorkItem
+from rocke_py.parity.judge.gate import Job
+from rocke_py.parity.run.engines import EngineRun
+from rocke_py.parity.run.runner import Death, JobResult, WorkItem
 
 
 def test_a_seed_draws_the_same_cases() -> None:

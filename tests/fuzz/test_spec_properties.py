@@ -15,8 +15,8 @@ from two_engines import both
 
 from rocke_py.fuzz import generate, mutate
 from rocke_py.fuzz.case import render
-from rocke_py.parity.configs import discover
-from rocke_py.parity.newconfig import KNOWN_KEYS
+from rocke_py.parity.commands.newconfig import KNOWN_KEYS
+from rocke_py.parity.inputs.configs import discover
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -18,7 +18,7 @@ import pytest
 from layout import REPO
 
 from rocke_py import cbridge
-from rocke_py.parity import backtrace
+from rocke_py.parity.run import backtrace
 
 CRASHING = REPO / "tests" / "support" / "crashing_c_engine.py"
 CONFIGS = ("fwd/00-baseline", "wgrad/00-baseline")
@@ -72,7 +72,7 @@ def test_a_c_crash_shows_the_engine_frames_from_a_rerun_under_gdb(tmp_path, cras
     assert not any("_cffi_f_" in f or "_PyEval" in f for f in frames)  # the engine's frames only
     assert "C frames (the job re-run under gdb):" in done.stdout and "note_stage" in done.stdout
     gdb_line = next(line for line in rec["repro"] if line.startswith("gdb "))
-    assert f"python -m rocke_py.parity.backtrace {CRASHING}:emit" in gdb_line
+    assert f"python -m rocke_py.parity.run.backtrace {CRASHING}:emit" in gdb_line
 
 
 def test_no_crash_no_note_and_no_rerun(tmp_path, crash_at_lower):
@@ -117,9 +117,9 @@ def test_the_frames_start_past_libc_abort_stop_at_the_engines_caller_and_drop_ad
 
 
 def test_one_gdb_rerun_per_crash_group_and_at_most_three(monkeypatch):
-    from rocke_py.parity import gate as gate_mod
-    from rocke_py.parity.engines import EngineSpec
-    from rocke_py.parity.runner import Death, JobResult, WorkItem
+    from rocke_py.parity.judge import gate as gate_mod
+    from rocke_py.parity.run.engines import EngineSpec
+    from rocke_py.parity.run.runner import Death, JobResult, WorkItem
 
     calls: list[str] = []
     monkeypatch.setattr(backtrace, "c_frames", lambda c_emit, data, mode, flavor: calls.append(flavor) or "#0 f")

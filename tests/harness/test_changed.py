@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity.changes import affected
-from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.objects import ObjectCache
-from rocke_py.parity.outcache import cache_path
+from rocke_py.parity.inputs.changes import affected
+from rocke_py.parity.run.engines import EngineSpec
+from rocke_py.parity.store.objects import ObjectCache
+from rocke_py.parity.store.outcache import cache_path
 
 TREE = {f"wgrad/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(3)} | {"fwd/00-f": {"standin": {"salt": "f"}}}
 KEYS = ("spec", "ir", "ll.llvm20", "ll.llvm22", "ll.llvm23")
@@ -64,7 +64,7 @@ def test_what_a_change_affects():
     assert aff("rocke_py/cbuild.py").reuse == "py"  # the C engine's build and its flags
     assert aff("rocke_py/engine/spec.py", "rocke_py/cbridge.py").reuse is None  # both engines: both run
     assert aff("parity_configs/golden.json").configs is None and aff("parity_configs/golden.json").reuse is None
-    assert aff("rocke_py/parity/gate.py", "rocke_c/src/emit.c").reuse is None
+    assert aff("rocke_py/parity/judge/gate.py", "rocke_c/src/emit.c").reuse is None
     assert aff("rocke_py/facts.py").configs is None and aff("rocke_py/facts.py").reuse is None  # both sides read it
     assert aff("README.md", "tests/x.py", "rocke_c/tests/test_ir.c").nothing
     assert affected(["engine_c.py"], spec, root, ids).reuse == "py"  # a stand-in file an --engines reference names
@@ -103,7 +103,7 @@ def test_an_engine_change_reuses_the_other_engines_cached_outputs(repo):
 def test_the_full_gate_never_reads_the_cache_and_reuse_does(repo):
     gate(repo)
     spec = EngineSpec(f"{repo / 'engine_py.py'}:py_emit", f"{repo / 'engine_c.py'}:c_emit")
-    from rocke_py.parity.outcache import build_id_of
+    from rocke_py.parity.store.outcache import build_id_of
 
     path = cache_path(repo, "py", build_id_of(spec, "py"))
 
@@ -139,8 +139,8 @@ def test_changed_usage_errors(repo, tmp_path):
 
 
 def test_a_recorded_run_has_every_field_the_cache_reads_back():
-    from rocke_py.parity import outcache
-    from rocke_py.parity.engines import EngineRun
+    from rocke_py.parity.run.engines import EngineRun
+    from rocke_py.parity.store import outcache
 
     run = EngineRun("emitted", "", "", "ab" * 32, 12, 0.5)
     assert tuple(outcache._run_json(run)) == outcache._RUN_FIELDS
@@ -151,7 +151,7 @@ def test_a_recorded_run_has_every_field_the_cache_reads_back():
 def test_a_gate_that_changes_no_outcome_leaves_the_cache_file_alone(repo):
     gate(repo)
     spec = EngineSpec(f"{repo / 'engine_py.py'}:py_emit", f"{repo / 'engine_c.py'}:c_emit")
-    from rocke_py.parity.outcache import build_id_of
+    from rocke_py.parity.store.outcache import build_id_of
 
     path = cache_path(repo, "py", build_id_of(spec, "py"))
     before = path.read_bytes()
@@ -166,9 +166,9 @@ def test_a_gate_that_changes_no_outcome_leaves_the_cache_file_alone(repo):
 
 
 def test_a_record_its_fingerprint_vouches_for_is_not_parsed_again(tmp_path, monkeypatch):
-    from rocke_py.parity import outcache
-    from rocke_py.parity.engines import EngineRun
-    from rocke_py.parity.runner import JobResult, WorkItem
+    from rocke_py.parity.run.engines import EngineRun
+    from rocke_py.parity.run.runner import JobResult, WorkItem
+    from rocke_py.parity.store import outcache
 
     run = EngineRun("rejected", "E_X", "a message", seconds=0.1)
     res = JobResult(WorkItem("k", b"config bytes", "spec", "llvm22"), (run, run), (run, run))
@@ -188,9 +188,9 @@ def test_a_record_its_fingerprint_vouches_for_is_not_parsed_again(tmp_path, monk
 
 
 def test_the_records_of_a_gate_and_of_its_shards_are_all_vouched_for(tmp_path, monkeypatch):
-    from rocke_py.parity import outcache
-    from rocke_py.parity.engines import EngineRun
-    from rocke_py.parity.runner import JobResult, WorkItem
+    from rocke_py.parity.run.engines import EngineRun
+    from rocke_py.parity.run.runner import JobResult, WorkItem
+    from rocke_py.parity.store import outcache
 
     run = EngineRun("rejected", "E_X", "a message", seconds=0.1)
     both = [JobResult(WorkItem(k, k.encode(), "spec", "llvm22"), (run, run), (run, run)) for k in ("one", "two")]
@@ -263,7 +263,7 @@ def test_a_changed_symlink_target_selects_every_config_linking_to_it(linked):
 
 
 def test_config_links_follow_every_hop_in_the_repository(tmp_path):
-    from rocke_py.parity.changes import config_links
+    from rocke_py.parity.inputs.changes import config_links
 
     root = tmp_path / "r"
     (root / "lib" / "real").mkdir(parents=True)
@@ -340,7 +340,7 @@ def test_a_clean_narrowed_run_flags_no_entry_of_a_config_it_did_not_select(repo)
 
 
 def test_a_change_that_selects_no_config_starts_no_engine(tmp_path, monkeypatch):
-    from rocke_py.parity import gate as gate_mod
+    from rocke_py.parity.judge import gate as gate_mod
 
     root = pt.make_tree(tmp_path, TREE)
     pt.write_golden(root, pt.golden_for(root, sorted(TREE)))

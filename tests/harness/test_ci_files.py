@@ -144,7 +144,7 @@ def test_the_hooks_parse_and_the_fast_hook_gates_what_a_change_affects(tree):
     assert hook("docs/user-guide.md").returncode == 0  # not matched: the hook does not run
     bad = hook("parity_configs/fwd/01-differs.toml")
     assert bad.returncode == 1 and "FAIL DIFFER fwd/01-differs ir" in bad.stdout
-    harness = hook("rocke_py/parity/gate.py")  # the harness changed: everything
+    harness = hook("rocke_py/parity/judge/gate.py")  # the harness changed: everything
     assert harness.returncode == 1 and "20 job(s)" in harness.stdout
     full = by_id["rocke-parity-full"]
     assert full["pass_filenames"] is False and bash(tree, full["entry"]).returncode == 1

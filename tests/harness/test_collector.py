@@ -8,9 +8,9 @@ import gc
 from pathlib import Path
 
 from rocke_py.parity import cli
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.runner import _GC_THRESHOLDS, _RARE_GC_THRESHOLDS, Pool, WorkItem, rare_collections
+from rocke_py.parity.run.engines import EngineSpec
+from rocke_py.parity.run.runner import _GC_THRESHOLDS, _RARE_GC_THRESHOLDS, Pool, WorkItem, rare_collections
+from rocke_py.parity.store._toml import tomllib
 
 GC_ENGINE = """
 import gc

@@ -28,7 +28,7 @@ def test_a_crash_storm_is_shown_once_with_the_c_frames_hint(tmp_path):
     assert "+ 2 more job(s) with the same cause" in done.stdout
     rec = json.loads((tmp_path / "r.json").read_text())["jobs"][0]
     assert rec["death"]["engine"] == "c" and rec["death"]["run"] == 1
-    gdb = "gdb -batch -ex run -ex bt --args python -m rocke_py.parity.backtrace"
+    gdb = "gdb -batch -ex run -ex bt --args python -m rocke_py.parity.run.backtrace"
     assert any(line.startswith(f"{gdb} {pt.ENGINES_FILE}:c_emit") for line in rec["repro"])
 
 

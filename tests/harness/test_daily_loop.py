@@ -18,7 +18,7 @@ from pathlib import Path
 from layout import REPO
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.configs import discover
+from rocke_py.parity.inputs.configs import discover
 
 SMALL_TREE = ("wgrad/00-baseline", "wgrad/100-unknown-pipeline", "fwd/00-baseline", "dgrad/00-baseline")
 

@@ -8,8 +8,8 @@ import json
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity.gate import Selection, run_gate
-from rocke_py.parity.report import job_record, record_groups
+from rocke_py.parity.judge.gate import Selection, run_gate
+from rocke_py.parity.report.report import job_record, record_groups
 
 TREE = {
     "wgrad/00-ok": {},

@@ -15,7 +15,7 @@ import pytest
 from cli_run import Done, run_main
 from layout import REPO
 
-from rocke_py.parity import backtrace
+from rocke_py.parity.run import backtrace
 
 CRASHING = REPO / "tests" / "support" / "crashing_c_engine.py"
 CONFIG = "fwd/00-baseline"
@@ -62,7 +62,7 @@ def assert_the_gates_report(diff: Done, diff_block: list[str], gate_block: list[
     assert diff_block == gate_block  # one crash report, the gate's
     assert "    | Fatal Python error: Segmentation fault" in diff_block
     assert not any("multiprocessing" in ln for ln in diff.out.splitlines())  # the pool's frames, not the crash's
-    gdb = f"  gdb -batch -ex run -ex bt --args python -m rocke_py.parity.backtrace {CRASHING}:emit"
+    gdb = f"  gdb -batch -ex run -ex bt --args python -m rocke_py.parity.run.backtrace {CRASHING}:emit"
     assert any(ln.startswith(gdb) for ln in diff.out.splitlines())  # the C frames, by hand
 
 

@@ -13,9 +13,9 @@ import pytest
 import standin_tree as pt
 
 from rocke_py.parity import cli
-from rocke_py.parity.gate import adopt_pool
-from rocke_py.parity.objects import text_store
-from rocke_py.parity.runner import Pool
+from rocke_py.parity.judge.gate import adopt_pool
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.store.objects import text_store
 
 TREE = {"fwd/00-a": {}, "fwd/01-b": {"standin": {"salt": "b"}}}
 
@@ -23,11 +23,11 @@ TREE = {"fwd/00-a": {}, "fwd/01-b": {"standin": {"salt": "b"}}}
 # were already imported at the first (they must not be: the workers load the engines meanwhile)
 PROBE = """
 import json, sys
-from rocke_py.parity import runner
+from rocke_py.parity.run import runner
 launches = []
 launch = runner.Pool.launch
 def spy(self):
-    launches.append("rocke_py.parity.commands" in sys.modules)
+    launches.append("rocke_py.parity.commands.commands" in sys.modules)
     return launch(self)
 runner.Pool.launch = spy
 from rocke_py.parity import cli

@@ -12,8 +12,8 @@ import standin_tree as pt
 from layout import REPO
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.gate import run_gate
-from rocke_py.parity.known_gaps import PLACEHOLDER_REASON
+from rocke_py.parity.judge.gate import run_gate
+from rocke_py.parity.judge.known_gaps import PLACEHOLDER_REASON
 
 ENGINES = pt.engines_arg("all_modes")
 KEYS = ("spec", "ir", "ll.llvm20", "ll.llvm22", "ll.llvm23")

@@ -25,8 +25,8 @@ from typing import Callable
 import pytest
 from layout import REPO
 
-from rocke_py.parity import golden
 from rocke_py.parity.cli import main
+from rocke_py.parity.judge import golden
 
 FAULT_ENGINES = REPO / "tests" / "faults" / "fault_engines.py"
 #: The small tree: (config id, marker comment appended to it or "").

@@ -10,8 +10,8 @@ from pathlib import Path
 import standin_tree as pt
 from repo_copy import git_init
 
-from rocke_py.parity import golden
 from rocke_py.parity.cli import main
+from rocke_py.parity.judge import golden
 
 CID = "wgrad/00-a"
 #: the stand-in's line 5 in mode spec, and what "alt" makes of it
@@ -174,8 +174,8 @@ def test_golden_diff_runs_this_trees_engine_for_a_new_text_not_kept(tmp_path, ca
 def test_a_merged_summary_reads_only_sha256_names_from_the_reports(tmp_path):
     """merge --summary looks the drifted texts up by the reports' sha256 values: one that is no
     sha256 (a hand-made report) is never a path into the cache."""
-    from rocke_py.parity.golden_update import stored_reviews
-    from rocke_py.parity.objects import ObjectCache
+    from rocke_py.parity.judge.golden_update import stored_reviews
+    from rocke_py.parity.store.objects import ObjectCache
 
     root = pt.make_tree(tmp_path / "t", {CID: {}})
     cache = ObjectCache(root)

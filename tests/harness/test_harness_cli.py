@@ -9,7 +9,7 @@ from pathlib import Path
 import standin_tree as pt
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.newconfig import set_value
+from rocke_py.parity.commands.newconfig import set_value
 
 
 def run(root: Path, *args: str, modes: str = "implemented_modes", c_modes: str | None = None) -> int:

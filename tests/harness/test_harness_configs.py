@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity import configs as configs_mod
 from rocke_py.parity.cli import main
-from rocke_py.parity.configs import Expectation, discover, resolve_id
-from rocke_py.parity.root import RootNotFound, find_root
+from rocke_py.parity.inputs import configs as configs_mod
+from rocke_py.parity.inputs.configs import Expectation, discover, resolve_id
+from rocke_py.parity.run.root import RootNotFound, find_root
 
 
 def problems(root: Path) -> list[str]:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity.canon import (
+from rocke_py.parity.cli import diff_main, main
+from rocke_py.parity.judge.canon import (
     PREFIX_BLOCK,
     bounded_unified_diff,
     canonicalise,
@@ -15,7 +16,6 @@ from rocke_py.parity.canon import (
     first_divergence,
     renumbering_only,
 )
-from rocke_py.parity.cli import diff_main, main
 
 
 def diff(tmp_path: Path, *args: str, modes: str = "all_modes") -> int:

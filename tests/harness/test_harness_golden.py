@@ -9,8 +9,8 @@ from pathlib import Path
 
 import standin_tree as pt
 
-from rocke_py.parity import golden
 from rocke_py.parity.cli import main
+from rocke_py.parity.judge import golden
 
 
 def cli(tmp_path: Path, *args: str, modes: str = "implemented_modes") -> int:
@@ -232,7 +232,7 @@ def test_update_merges_under_the_lock_what_another_run_wrote(tmp_path):
     """The read-merge-write waits for the lock and re-reads the manifest inside it."""
     import time
 
-    from rocke_py.parity.state import file_lock
+    from rocke_py.parity.store.state import file_lock
 
     pt.make_tree(tmp_path, {"wgrad/00-a": {}, "wgrad/01-b": {"standin": {"salt": "b"}}})
     pt.write_golden(tmp_path, {})

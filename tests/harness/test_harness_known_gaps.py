@@ -8,9 +8,9 @@ from pathlib import Path
 import standin_tree as pt
 from layout import REPO
 
-from rocke_py.parity import known_gaps
-from rocke_py.parity.compare import Status
-from rocke_py.parity.gate import Selection, run_gate
+from rocke_py.parity.judge import known_gaps
+from rocke_py.parity.judge.compare import Status
+from rocke_py.parity.judge.gate import Selection, run_gate
 
 IDS = {"wgrad/00-a", "wgrad/01-b"}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity import runner
-from rocke_py.parity.compare import PASSING, Status, passes
-from rocke_py.parity.gate import GateRun, Verdict, run_gate
+from rocke_py.parity.judge.compare import PASSING, Status, passes
+from rocke_py.parity.judge.gate import GateRun, Verdict, run_gate
+from rocke_py.parity.run import runner
 
 TIMEOUT = 1.5
 REJ = {"py": "reject:E_X:bad value", "c": "reject:E_X:bad value"}
@@ -208,7 +208,7 @@ def test_workers_are_forked_from_a_single_threaded_parent_on_linux():
     import sys
 
     code = (
-        "import threading; from rocke_py.parity.runner import start_method; a = start_method(); "
+        "import threading; from rocke_py.parity.run.runner import start_method; a = start_method(); "
         "t = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True); t.start(); "
         "print(a, start_method())"
     )

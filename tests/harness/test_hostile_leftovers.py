@@ -23,7 +23,7 @@ import pytest
 import standin_tree as pt
 from cli_run import Done, run_main
 
-from rocke_py.parity.objects import ObjectCache
+from rocke_py.parity.store.objects import ObjectCache
 
 CID = "wgrad/00-a"
 
@@ -100,7 +100,7 @@ LONG_LINE = 8_000_000
 
 #: The stand-ins, the C side's line 5 replaced by one 8 MB line.
 LONG_ENGINES = """
-from rocke_py.parity.engines import load_callable
+from rocke_py.parity.run.engines import load_callable
 
 _STANDINS = {standins!r}
 
@@ -218,7 +218,7 @@ def test_a_bad_engines_path_is_one_line_exit_2(tmp_path, capsys, monkeypatch, ca
 
 
 def test_good_engines_paths_still_parse():
-    from rocke_py.parity.engines import EngineSpec
+    from rocke_py.parity.run.engines import EngineSpec
 
     assert EngineSpec.parse(pt.engines_arg()) == pt.engine_spec()
     assert EngineSpec.parse("rocke_py.engine:emit,rocke_py.cbridge:emit") == EngineSpec()

@@ -21,9 +21,10 @@ import pytest
 import standin_tree as pt
 from cli_run import Done, run_main
 
-from rocke_py.parity import configs, golden
-from rocke_py.parity.merge import MergeError, load_report
-from rocke_py.parity.report import JSON_SCHEMA
+from rocke_py.parity.inputs import configs
+from rocke_py.parity.judge import golden
+from rocke_py.parity.report.merge import MergeError, load_report
+from rocke_py.parity.report.report import JSON_SCHEMA
 
 #: the row's input: arrays nested 1000 deep (a 2 KB file); tomllib recurses once per level or more
 DEEP_TOML = "x = " + "[" * 1000 + "]" * 1000 + "\n"

@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 from layout import REPO
 from test_gate_faults import fault_tree
 
-from rocke_py.parity import report
 from rocke_py.parity.cli import main
-from rocke_py.parity.report import junit_text
-from rocke_py.parity.summary import markdown
+from rocke_py.parity.report import report
+from rocke_py.parity.report.report import junit_text
+from rocke_py.parity.report.summary import markdown
 
 FAULTS = REPO / "tests" / "faults" / "report_faults.py"
 EMIT = "wgrad/00-baseline"

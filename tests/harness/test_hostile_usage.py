@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity import newconfig
 from rocke_py.parity.cli import build_parser, main
+from rocke_py.parity.commands import newconfig
 
 CID = "wgrad/00-a"
 NEG = "wgrad/100-n"
@@ -156,7 +156,7 @@ VARY_ENGINES = """
 import hashlib
 import tomllib
 
-from rocke_py.parity.engines import load_callable
+from rocke_py.parity.run.engines import load_callable
 
 _STANDINS = {standins!r}
 _calls = {{}}

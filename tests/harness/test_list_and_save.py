@@ -7,7 +7,7 @@ import subprocess
 
 import standin_tree as pt
 
-from rocke_py.parity.canon import canonicalise
+from rocke_py.parity.judge.canon import canonicalise
 
 TREE = {
     "wgrad/02-b": {},

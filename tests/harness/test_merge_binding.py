@@ -129,7 +129,11 @@ def test_the_shards_as_written_merge_and_pass(shards):
         ("known_gaps_sha256", "ab" * 32, "known_gaps.toml differs (abababababab… vs "),
         ("configs_sha256", "cd" * 32, "the config set differs (cdcdcdcdcdcd… vs "),
         ("commit", "0123456789abcdef0123456789abcdef01234567", "the commit differs (0123456789ab"),
-        ("dirty", [" M rocke_py/parity/gate.py"], "the uncommitted changes differ ( M rocke_py/parity/gate.py vs "),
+        (
+            "dirty",
+            [" M rocke_py/parity/judge/gate.py"],
+            "the uncommitted changes differ ( M rocke_py/parity/judge/gate.py vs ",
+        ),
     ],
     ids=["golden", "known-gaps", "configs", "commit", "dirty"],
 )

@@ -13,9 +13,9 @@ import pytest
 import standin_tree as pt
 from layout import REPO
 
-from rocke_py.parity import newconfig
 from rocke_py.parity.cli import main
-from rocke_py.parity.configs import CONFIG_DIR
+from rocke_py.parity.commands import newconfig
+from rocke_py.parity.inputs.configs import CONFIG_DIR
 
 ISA = 'isa = "v_mfma_f32_32x32x16_f16 ds_read_b64_tr_b16"'
 

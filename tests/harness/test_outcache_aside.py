@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from rocke_py.parity import outcache
-from rocke_py.parity.gate import run_gate
+from rocke_py.parity.judge.gate import run_gate
+from rocke_py.parity.store import outcache
 from tests.standins import standin_tree as pt
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, os, signal, sys, time
 from pathlib import Path
-from rocke_py.parity import outcache
-from rocke_py.parity.gate import run_gate
+from rocke_py.parity.store import outcache
+from rocke_py.parity.judge.gate import run_gate
 from tests.standins import standin_tree as pt
 
 root, how = Path(sys.argv[1]), sys.argv[2]

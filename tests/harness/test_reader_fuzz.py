@@ -42,13 +42,16 @@ import standin_tree as pt
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
-from rocke_py.parity import configs, golden, known_gaps, lastrun, merge, outcache
 from rocke_py.parity.cli import main
-from rocke_py.parity.compare import Status
-from rocke_py.parity.engines import EngineRun
-from rocke_py.parity.report import doc_text, render_doc
-from rocke_py.parity.runner import JobResult, WorkItem
-from rocke_py.parity.state import STATE_DIR
+from rocke_py.parity.inputs import configs
+from rocke_py.parity.judge import golden, known_gaps, lastrun
+from rocke_py.parity.judge.compare import Status
+from rocke_py.parity.report import merge
+from rocke_py.parity.report.report import doc_text, render_doc
+from rocke_py.parity.run.engines import EngineRun
+from rocke_py.parity.run.runner import JobResult, WorkItem
+from rocke_py.parity.store import outcache
+from rocke_py.parity.store.state import STATE_DIR
 
 BUDGET = float(os.environ.get("ROCKE_READER_FUZZ_SECONDS") or 0)
 SEED = int(os.environ.get("ROCKE_READER_FUZZ_SEED") or 20250607)

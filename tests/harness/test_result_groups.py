@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from rocke_py.parity import runner
-from rocke_py.parity.runner import Pool, WorkItem
+from rocke_py.parity.run import runner
+from rocke_py.parity.run.runner import Pool, WorkItem
 from tests.standins import standin_tree as pt
 
 

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity import lastrun
-from rocke_py.parity.gate import costliest_first, job_costs, run_gate
-from rocke_py.parity.runner import Pool, WorkItem, batch_size
+from rocke_py.parity.judge import lastrun
+from rocke_py.parity.judge.gate import costliest_first, job_costs, run_gate
+from rocke_py.parity.run.runner import Pool, WorkItem, batch_size
 
 TREE = {f"fwd/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(4)}
 
@@ -176,8 +176,8 @@ def test_a_worker_gets_its_next_batch_while_it_runs_the_last_job_of_its_batch(tm
 BIG_RUN = """
 import sys
 from rocke_py.engine.result import Emitted
-from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.runner import Pool, WorkItem
+from rocke_py.parity.run.engines import EngineSpec
+from rocke_py.parity.run.runner import Pool, WorkItem
 
 
 def emit(config, mode, flavor):

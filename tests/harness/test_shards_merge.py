@@ -12,8 +12,8 @@ import standin_tree as pt
 from cli_run import run_main
 from layout import REPO
 
-from rocke_py.parity import lastrun
-from rocke_py.parity.shards import Shard, partition
+from rocke_py.parity.inputs.shards import Shard, partition
+from rocke_py.parity.judge import lastrun
 
 KEYS = ("spec", "ir", "ll.llvm20", "ll.llvm22", "ll.llvm23")
 

@@ -8,8 +8,8 @@ import json
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity import golden as golden_mod
-from rocke_py.parity.summary import golden_changes
+from rocke_py.parity.judge import golden as golden_mod
+from rocke_py.parity.report.summary import golden_changes
 
 TREE = {
     "wgrad/00-ok": {},

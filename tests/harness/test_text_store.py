@@ -10,9 +10,9 @@ import pytest
 from layout import REPO
 
 from rocke_py import engine as py_engine
-from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.objects import ObjectCache
-from rocke_py.parity.runner import _INLINE_CHARS, Pool, WorkItem
+from rocke_py.parity.run.engines import EngineSpec
+from rocke_py.parity.run.runner import _INLINE_CHARS, Pool, WorkItem
+from rocke_py.parity.store.objects import ObjectCache
 
 CONFIG = REPO / "parity_configs" / "wgrad" / "00-baseline.toml"
 FAULTS = REPO / "tests" / "faults" / "fault_engines.py"

@@ -1,6 +1,6 @@
 """The engines under test are the tree's: the C engine is built from the tree's own sources into
 a cache keyed by content (rocke_py/cbuild.py), a command on another tree runs that tree's own
-harness (rocke_py/parity/tree.py), and a build error is a setup error naming file and line.
+harness (rocke_py/parity/run/tree.py), and a build error is a setup error naming file and line.
 
 The cbuild tests use a two-unit stand-in engine (a header, two units, a private header) so that
 they build in a second; the second-checkout tests copy the repository and edit its engines."""
@@ -18,8 +18,9 @@ from layout import REPO
 from repo_copy import copy_repository, git_init, replace_in
 
 from rocke_py import cbuild
-from rocke_py.parity import cli, tree
-from rocke_py.parity.version import build_id
+from rocke_py.parity import cli
+from rocke_py.parity.run import tree
+from rocke_py.parity.run.version import build_id
 
 BIN = Path(sys.executable).parent
 HEADER = """#ifndef ROCKE_H

@@ -12,9 +12,9 @@ import pytest
 import standin_tree as pt
 from layout import REPO
 
-from rocke_py.parity import version as version_module
-from rocke_py.parity.engines import EngineSpec
-from rocke_py.parity.version import build_id, engine_ids
+from rocke_py.parity.run import version as version_module
+from rocke_py.parity.run.engines import EngineSpec
+from rocke_py.parity.run.version import build_id, engine_ids
 
 BIN = Path(sys.executable).parent
 VERSION = re.compile(r"^[a-z-]+ \d+\.\d+\.\d+ \(.*\)$")

@@ -17,7 +17,7 @@ from rocke_py.numerics.inputs import build_case, runtime_degrees
 from rocke_py.numerics.problem import read_problem
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import small_variant
-from rocke_py.parity.newconfig import set_value
+from rocke_py.parity.commands.newconfig import set_value
 
 
 def k_outer_configs() -> list[str]:

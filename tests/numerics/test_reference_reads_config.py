@@ -19,9 +19,9 @@ from rocke_py.numerics.inputs import build_case, runtime_degrees
 from rocke_py.numerics.problem import Epilogue, read_problem
 from rocke_py.numerics.run import select
 from rocke_py.numerics.variants import check_sizes, edge_goals, m_extents, slices_all_real, small_variant
-from rocke_py.parity._toml import tomllib
 from rocke_py.parity.cli import main
-from rocke_py.parity.newconfig import set_value
+from rocke_py.parity.commands.newconfig import set_value
+from rocke_py.parity.store._toml import tomllib
 
 REAL_EMIT = numerics_check.emit_text
 

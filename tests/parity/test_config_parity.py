@@ -5,7 +5,7 @@ a failing test pastes into `rocke-parity gate -k '...'`.
 Each test runs both engines twice on the config's raw bytes (the first run is this worker's
 kept result of the job, tests/support/engine_memo.py, which other modules share; the second is
 fresh, so a kept result that a new run does not repeat fails here), classifies the job with the
-harness's own rule (rocke_py.parity.compare) and checks an identical output against the
+harness's own rule (rocke_py.parity.judge.compare) and checks an identical output against the
 golden manifest — so a failure names its config and says which status the gate would give."""
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from layout import REPO
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
 from rocke_py.facts import FLAVORLESS_MODES, FLAVORS
-from rocke_py.parity import golden, known_gaps
 from rocke_py.parity.cli import main
-from rocke_py.parity.compare import Status, classify
-from rocke_py.parity.configs import discover
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, call_engine
-from rocke_py.parity.gate import Job
-from rocke_py.parity.runner import JobResult
+from rocke_py.parity.inputs.configs import discover
+from rocke_py.parity.judge import golden, known_gaps
+from rocke_py.parity.judge.compare import Status, classify
+from rocke_py.parity.judge.gate import Job
+from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, call_engine
+from rocke_py.parity.run.runner import JobResult
 
 DISCOVERY = discover(REPO)
 CONFIGS = {c.id: c for c in DISCOVERY.configs}

@@ -10,7 +10,7 @@ import pytest
 from layout import REPO
 
 from rocke_py.engine.result import Emitted
-from rocke_py.parity.configs import discover
+from rocke_py.parity.inputs.configs import discover
 
 EMITTING = [c for c in discover(REPO).configs if c.expect.emits]
 

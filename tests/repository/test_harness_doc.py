@@ -7,7 +7,7 @@
   ``.rocke-parity/NAME`` anywhere in ``rocke_py``'s source text (docstrings, messages), and a
   name joined to the state directory (``state_dir(root) / "NAME"``, ``root / STATE_DIR / "NAME"``
   or ``/ FILE_NAME`` with ``FILE_NAME = "NAME"`` in the same file, and the ``.gitignore``
-  :func:`rocke_py.parity.state.state_dir` writes).
+  :func:`rocke_py.parity.store.state.state_dir` writes).
 """
 
 from __future__ import annotations
@@ -47,11 +47,11 @@ def table(text: str, heading: str) -> list[list[str]]:
 
 
 def module_rows(text: str) -> dict[str, set[str]]:
-    """Module file name -> the harness modules its row says it imports."""
+    """Module path (``run/runner.py``) -> the harness modules its row says it imports."""
     out: dict[str, set[str]] = {}
     for cells in table(text, MODULE_HEADING):
         name = _CELL_NAME.fullmatch(cells[0])
-        assert name, f"a module row's first cell is not one `name.py`: {cells[0]!r}"
+        assert name, f"a module row's first cell is not one `path.py`: {cells[0]!r}"
         assert name.group(1) not in out, f"two rows for {name.group(1)}"
         out[name.group(1)] = set(_CELL_NAME.findall(cells[-1]))
     return out
@@ -68,25 +68,48 @@ def state_rows(text: str) -> set[str]:
     return out
 
 
-def harness_imports(path: Path) -> set[str]:
-    """The modules of ``rocke_py.parity`` that ``path`` imports, anywhere in it."""
+def harness_imports(path: Path, package: Path = PACKAGE) -> set[str]:
+    """The modules of ``rocke_py.parity`` that ``path`` imports, anywhere in it, each by its
+    dotted name below the package (``run.engines``; a subpackage's ``__init__`` by its own)."""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
-            if node.level > 0:
-                module = node.module or ""
-            elif node.module and (node.module + ".").startswith("rocke_py.parity."):
-                module = node.module[len("rocke_py.parity") :].lstrip(".")
-            else:
+            if node.level > 0 or not node.module or not (node.module + ".").startswith("rocke_py.parity."):
+                if node.module == "rocke_py.parity":
+                    out.update(_module_name(a.name, package) for a in node.names)
                 continue
-            out.update([module.split(".")[0]] if module else [a.name for a in node.names])
+            base = node.module[len("rocke_py.parity.") :]
+            if (package / base.replace(".", "/")).is_dir():
+                out.update(_module_name(f"{base}.{a.name}", package) for a in node.names)
+            else:
+                out.add(base)
         elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[2] for a in node.names if a.name.startswith("rocke_py.parity."))
+            out.update(a.name[len("rocke_py.parity.") :] for a in node.names if a.name.startswith("rocke_py.parity."))
     return out
 
 
+def _module_name(dotted: str, package: Path) -> str:
+    """``dotted`` when it is a module of the package, else the package part it names."""
+    while dotted and not (package / (dotted.replace(".", "/") + ".py")).is_file():
+        if (package / dotted.replace(".", "/")).is_dir():
+            return dotted
+        dotted = dotted.rpartition(".")[0]
+    return dotted
+
+
+def module_path(dotted: str) -> str:
+    """``run.engines`` -> ``run/engines.py``; a package -> its ``__init__.py``."""
+    path = dotted.replace(".", "/")
+    return f"{path}/__init__.py" if (PACKAGE / path).is_dir() else f"{path}.py"
+
+
 def modules(package: Path = PACKAGE) -> dict[str, set[str]]:
-    return {p.name: harness_imports(p) for p in sorted(package.glob("*.py"))}
+    """Module path below the package -> the dotted names of the harness modules it imports."""
+    return {
+        p.relative_to(package).as_posix(): harness_imports(p, package)
+        for p in sorted(package.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
 
 
 def state_names(sources: Path = SOURCES) -> set[str]:
@@ -101,7 +124,7 @@ def state_names(sources: Path = SOURCES) -> set[str]:
             value = re.search(rf"^\s*{constant}\s*=\s*\"([^\"]+)\"", text, re.MULTILINE)
             assert value, f"{path.relative_to(REPO)} joins {constant} to the state directory but sets it to no string"
             out.add(value.group(1))
-    state = ast.parse((sources / "parity" / "state.py").read_text())
+    state = ast.parse((sources / "parity" / "store" / "state.py").read_text())
     (fn,) = [n for n in state.body if isinstance(n, ast.FunctionDef) and n.name == "state_dir"]
     out.update(
         n.right.value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocke_py.parity.engines import EngineSpec
+from rocke_py.parity.run.engines import EngineSpec
 
 ENGINES_FILE = Path(__file__).resolve().parent / "standin_engines.py"
 
@@ -71,7 +71,7 @@ def standin_output(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm
     """What the stand-in engine emits for a config of the tree (to build golden entries)."""
     import hashlib
 
-    from rocke_py.parity.engines import load_callable
+    from rocke_py.parity.run.engines import load_callable
 
     data = (root / "parity_configs" / f"{cid}.toml").read_bytes()
     out = load_callable(f"{ENGINES_FILE}:{side}_emit")(data, mode, flavor)
@@ -80,7 +80,7 @@ def standin_output(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm
 
 
 def standin_result(root: Path, cid: str, mode: str = "spec", flavor: str = "llvm22", side: str = "py"):
-    from rocke_py.parity.engines import load_callable
+    from rocke_py.parity.run.engines import load_callable
 
     data = (root / "parity_configs" / f"{cid}.toml").read_bytes()
     return load_callable(f"{ENGINES_FILE}:{side}_emit")(data, mode, flavor)

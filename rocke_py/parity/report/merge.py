@@ -10,18 +10,18 @@ A report is a file anyone can edit, so merge trusts nothing in it that it can ch
 - Shards that cannot make one run are refused (:class:`MergeError`, exit 2, one line): a
   report that is not a shard's, two reports for one shard, a missing shard, shards of different
   selections or partitions, shards of different trees (``summary.tree``, compared field by field
-  in the order of :data:`rocke_py.parity.tree.FINGERPRINT_FIELDS`) or engines (the build ids of
+  in the order of :data:`rocke_py.parity.run.tree.FINGERPRINT_FIELDS`) or engines (the build ids of
   ``summary.engines``), or a report whose jobs are not its shard's.
 - A report written before reports carried their tree (``summary.tree``) and each config's
   sha256 (``shard.config_sha256``) is refused: it cannot be bound to a tree.
 - Each report's job list and partition are recomputed with the gate's own functions
-  (:func:`rocke_py.parity.shards.job_list_sha256`, :func:`~rocke_py.parity.shards.partition_sha256`)
+  (:func:`rocke_py.parity.inputs.shards.job_list_sha256`, :func:`~rocke_py.parity.inputs.shards.partition_sha256`)
   and compared with the hashes it records: a mismatch is a tampered or corrupt report.
 - A malformed report (not JSON, nested too deeply, a key twice in one object, a field of the
   wrong type or out of range) is refused, naming the file and the field; the document is
   checked against the small schema below before anything reads it.
 - A job passes or fails as the gate judges it: by its ``status``
-  (:func:`rocke_py.parity.compare.passes`) and, for a job known_gaps.toml lists, by whether the
+  (:func:`rocke_py.parity.judge.compare.passes`) and, for a job known_gaps.toml lists, by whether the
   gap holds (:func:`passes_as_gate`); the record's own ``passed`` is never believed (a
   disagreement is noted). A status outside the closed set fails its job, which is reported and
   counted as ``UNKNOWN_STATUS`` (its report's word kept as ``reported_status``): a made-up
@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
-from rocke_py.parity import tree
-from rocke_py.parity.compare import Status, passes
-from rocke_py.parity.fileio import loads_json, read_data_file
-from rocke_py.parity.report import JSON_SCHEMA, job_label
-from rocke_py.parity.shards import job_list_sha256, partition_sha256
+from rocke_py.parity.inputs.shards import job_list_sha256, partition_sha256
+from rocke_py.parity.judge.compare import Status, passes
+from rocke_py.parity.report.report import JSON_SCHEMA, job_label
+from rocke_py.parity.run import tree
+from rocke_py.parity.store.fileio import loads_json, read_data_file
 
 #: What every shard of one run must agree on, beside the fingerprints.
 _SAME = ("modes", "flavors", "coverage", "timeout_seconds", "engines")

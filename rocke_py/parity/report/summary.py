@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rocke_py.parity.compare import GOLDEN_STATUSES
-from rocke_py.parity.golden import GoldenEntry, Manifest
-from rocke_py.parity.report import LINE_CHARS, clip, count_rows, escape_surrogates, job_label, record_groups
+from rocke_py.parity.judge.compare import GOLDEN_STATUSES
+from rocke_py.parity.judge.golden import GoldenEntry, Manifest
+from rocke_py.parity.report.report import LINE_CHARS, clip, count_rows, escape_surrogates, job_label, record_groups
 
 MAX_GROUPS = 25
 MAX_ROWS = 60

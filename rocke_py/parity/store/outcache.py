@@ -21,11 +21,11 @@ import signal
 from pathlib import Path
 from typing import Iterable
 
-from rocke_py.parity.engines import EngineRun, EngineSpec
-from rocke_py.parity.fileio import is_number, loads_json, read_data_file
-from rocke_py.parity.objects import ObjectCache
-from rocke_py.parity.runner import JobResult, WorkItem, start_method
-from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
+from rocke_py.parity.run.engines import EngineRun, EngineSpec
+from rocke_py.parity.run.runner import JobResult, WorkItem, start_method
+from rocke_py.parity.store.fileio import is_number, loads_json, read_data_file
+from rocke_py.parity.store.objects import ObjectCache
+from rocke_py.parity.store.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 SCHEMA = "rocke-parity.outputs/v1"
 SIDES = ("py", "c")
@@ -38,7 +38,7 @@ _SHA_RE = re.compile(r"^([0-9a-f]{64})?$")
 
 
 def build_id_of(spec: EngineSpec, side: str) -> str:
-    from rocke_py.parity.version import build_id
+    from rocke_py.parity.run.version import build_id
 
     return build_id(spec.py_emit if side == "py" else spec.c_emit)
 

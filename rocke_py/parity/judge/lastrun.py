@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from rocke_py.parity.compare import Status
-from rocke_py.parity.fileio import brief, is_number, loads_json, read_data_file
-from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
+from rocke_py.parity.judge.compare import Status
+from rocke_py.parity.store.fileio import brief, is_number, loads_json, read_data_file
+from rocke_py.parity.store.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 SCHEMA = "rocke-parity.last-run/v1"
 FILE_NAME = "last-run.json"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
-from rocke_py.parity.fileio import DATA_FILE_LIMIT, read_data_file
-from rocke_py.parity.state import ABSENT, atomic_write, ignored, reason, state_dir
+from rocke_py.parity.store.fileio import DATA_FILE_LIMIT, read_data_file
+from rocke_py.parity.store.state import ABSENT, atomic_write, ignored, reason, state_dir
 
 #: The most bytes an object inflates to: the local state's limit (16 MiB), which is also the
 #: engines' bound on an emitted text, so no text an engine may emit is refused.

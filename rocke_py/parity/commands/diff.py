@@ -29,15 +29,21 @@ from pathlib import Path
 from typing import TextIO
 
 from rocke_py.facts import FLAVORLESS_MODES, FLAVORS, MODES
-from rocke_py.parity.canon import bounded_unified_diff, canonicalise, context, first_divergence
-from rocke_py.parity.compare import Status
-from rocke_py.parity.configs import CONFIG_DIR, Expectation, discover, parse_parity_table, read_config_bytes, resolve_id
-from rocke_py.parity.engines import NO_FLAVOR, EngineRun, EngineSpec
-from rocke_py.parity.gaps_edit import entry_toml
-from rocke_py.parity.gate import Job, Verdict, attach_c_frames, judge, split_references
-from rocke_py.parity.known_gaps import PLACEHOLDER_REASON
-from rocke_py.parity.report import clip, detail_lines, escape_surrogates, repro_lines
-from rocke_py.parity.runner import EngineInfo, JobResult, Pool, WorkItem
+from rocke_py.parity.inputs.configs import (
+    CONFIG_DIR,
+    Expectation,
+    discover,
+    parse_parity_table,
+    read_config_bytes,
+    resolve_id,
+)
+from rocke_py.parity.judge.canon import bounded_unified_diff, canonicalise, context, first_divergence
+from rocke_py.parity.judge.compare import Status
+from rocke_py.parity.judge.gate import Job, Verdict, attach_c_frames, judge, split_references
+from rocke_py.parity.judge.known_gaps import PLACEHOLDER_REASON, entry_toml
+from rocke_py.parity.report.report import clip, detail_lines, escape_surrogates, repro_lines
+from rocke_py.parity.run.engines import NO_FLAVOR, EngineRun, EngineSpec
+from rocke_py.parity.run.runner import EngineInfo, JobResult, Pool, WorkItem
 
 DIFF_CAP = 200
 
@@ -125,8 +131,8 @@ def first_stage(stages: dict[str, JobResult], mode: str) -> tuple[str, list[str]
 def _load_context(root: Path | None, target: Target):
     """The golden manifest and known gaps that judge the target (none for a file outside the
     tree), and why golden.json could not be read (None when it could, or is not there)."""
-    from rocke_py.parity import golden as golden_mod
-    from rocke_py.parity import known_gaps as gaps_mod
+    from rocke_py.parity.judge import golden as golden_mod
+    from rocke_py.parity.judge import known_gaps as gaps_mod
 
     if root is None or target.family is None:
         return None, gaps_mod.KnownGaps((), ()), None, None
@@ -340,8 +346,8 @@ def save_outputs(dest: Path, results: list[JobResult]) -> int:
     """``diff --save DIR``: each job's two outputs as ``DIR/{py,c}/<key>.<ext>`` and their
     canonical renumberings as ``DIR/{py,c}.canonical/<key>.<ext>`` (same names on both sides,
     for ``diff -r`` or any directory diff tool); returns the number of files written."""
-    from rocke_py.parity.engines import text_bytes
-    from rocke_py.parity.state import atomic_write
+    from rocke_py.parity.run.engines import text_bytes
+    from rocke_py.parity.store.state import atomic_write
 
     n = 0
     for r in results:

@@ -15,14 +15,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
-from rocke_py.parity.canon import context, first_divergence
-from rocke_py.parity.compare import Status
-from rocke_py.parity.engines import EngineRun, EngineSpec
-from rocke_py.parity.fileio import STDOUT
-from rocke_py.parity.gate import GateRun, Verdict
-from rocke_py.parity.groups import cause_of
-from rocke_py.parity.runner import JobResult
-from rocke_py.parity.state import atomic_write
+from rocke_py.parity.judge.canon import context, first_divergence
+from rocke_py.parity.judge.compare import Status
+from rocke_py.parity.judge.gate import GateRun, Verdict
+from rocke_py.parity.report.groups import cause_of
+from rocke_py.parity.run.engines import EngineRun, EngineSpec
+from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.store.fileio import STDOUT
+from rocke_py.parity.store.state import atomic_write
 
 JSON_SCHEMA = "rocke-parity.report/v1"
 _REASON_LIMIT = 240
@@ -507,8 +507,8 @@ _FULL_ONLY = ("py_repeat", "c_repeat", "reason", "golden")
 
 def run_summary(run: GateRun) -> dict[str, object]:
     """The head of the JSON report: what ran (commit, version, engine build ids) and the counts."""
-    from rocke_py.parity import tree
-    from rocke_py.parity.version import engine_ids, package_version
+    from rocke_py.parity.run import tree
+    from rocke_py.parity.run.version import engine_ids, package_version
 
     fingerprint = tree.fingerprint(run.root)
     foreign = tree.engines_note(run.root)
@@ -597,7 +597,7 @@ def repro_lines(v: Verdict, relpath: str, c_emit: str = EngineSpec.c_emit) -> li
     death = v.result.death
     if death is not None and death.kind == "crash" and death.engine == "c":
         # the dump has the Python frames only: the job alone under gdb gives the C frames
-        rerun = f"python -m rocke_py.parity.backtrace {c_emit} {relpath} {v.job.mode} {flavor}"
+        rerun = f"python -m rocke_py.parity.run.backtrace {c_emit} {relpath} {v.job.mode} {flavor}"
         lines.append(f"gdb -batch -ex run -ex bt --args {rerun}")
     return lines
 

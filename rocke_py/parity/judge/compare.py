@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from rocke_py.parity.canon import first_divergence
-from rocke_py.parity.configs import Expectation
-from rocke_py.parity.engines import EngineRun
-from rocke_py.parity.runner import JobResult
+from rocke_py.parity.inputs.configs import Expectation
+from rocke_py.parity.judge.canon import first_divergence
+from rocke_py.parity.run.engines import EngineRun
+from rocke_py.parity.run.runner import JobResult
 
 
 class Status(str, Enum):

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping
 
-from rocke_py.parity.configs import CONFIG_DIR
-from rocke_py.parity.engines import EngineSpec
+from rocke_py.parity.inputs.configs import CONFIG_DIR
+from rocke_py.parity.run.engines import EngineSpec
 
 _PY_ENGINE = ("rocke_py/engine/",)
 # cbuild.py holds the flags and the build of the C engine a tree runs: a change to it is one to the engine

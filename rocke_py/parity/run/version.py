@@ -13,7 +13,7 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from rocke_py.parity.engines import EngineSpec
+from rocke_py.parity.run.engines import EngineSpec
 
 PACKAGE = "rocke-parity"
 _C_BRIDGE = "rocke_py.cbridge"
@@ -81,7 +81,7 @@ def engine_ids(spec: EngineSpec) -> dict[str, dict[str, str]]:
 
 def version_line(program: str, root: Path | None = None) -> str:
     """The version, the engines' build ids and, inside a tree, the tree's fingerprint."""
-    from rocke_py.parity import tree
+    from rocke_py.parity.run import tree
 
     ids = engine_ids(EngineSpec())
     line = f"{program} {package_version()} (py engine {ids['py']['build_id']}, c engine {ids['c']['build_id']})"

@@ -48,12 +48,12 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from rocke_py.facts import CONFIG_FAMILY_DIR, CONFIG_STEM, FLAVORLESS_MODES, FLAVORS
-from rocke_py.parity.canon import bounded_unified_diff, canonicalise
-from rocke_py.parity.configs import CONFIG_DIR
-from rocke_py.parity.engines import NO_FLAVOR
-from rocke_py.parity.fileio import brief, is_text, loads_json, read_data_file
-from rocke_py.parity.objects import ObjectCache
-from rocke_py.parity.state import atomic_write
+from rocke_py.parity.inputs.configs import CONFIG_DIR
+from rocke_py.parity.judge.canon import bounded_unified_diff, canonicalise
+from rocke_py.parity.run.engines import NO_FLAVOR
+from rocke_py.parity.store.fileio import brief, is_text, loads_json, read_data_file
+from rocke_py.parity.store.objects import ObjectCache
+from rocke_py.parity.store.state import atomic_write
 
 SCHEMA = "rocke-parity.golden/v2"
 SCHEMA_V1 = "rocke-parity.golden/v1"

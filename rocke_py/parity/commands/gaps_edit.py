@@ -1,6 +1,6 @@
 """``rocke-parity gaps add|remove``: ``parity_configs/known_gaps.toml`` edited through one writer.
 
-:func:`entry_toml` is the one writer of an entry: ``gaps add`` appends what it returns, and
+:func:`known_gaps.entry_toml` is the one writer of an entry: ``gaps add`` appends what it returns, and
 ``rocke-parity diff`` prints it (with :data:`known_gaps.PLACEHOLDER_REASON`, which the gate's
 loader refuses, so that an entry pasted without its reason fails the gate instead of passing it).
 
@@ -29,16 +29,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, TextIO
+from typing import Callable, TextIO
 
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, Status
-from rocke_py.parity.configs import CONFIG_DIR, discover, resolve_id
-from rocke_py.parity.engines import NO_FLAVOR, EngineSpec
-from rocke_py.parity.fileio import read_data_file, write_output
-from rocke_py.parity.gate import Job, UsageError, Verdict
-from rocke_py.parity.known_gaps import FILE_NAME, PLACEHOLDER_REASON, KnownGaps, loads
-from rocke_py.parity.state import file_lock, state_dir
+from rocke_py.parity.inputs.configs import CONFIG_DIR, discover, resolve_id
+from rocke_py.parity.judge.compare import GAP_STATUSES, GOLDEN_STATUSES
+from rocke_py.parity.judge.gate import Job, UsageError, Verdict
+from rocke_py.parity.judge.known_gaps import FILE_NAME, PLACEHOLDER_REASON, KnownGaps, entry_toml, loads
+from rocke_py.parity.run.engines import NO_FLAVOR, EngineSpec
+from rocke_py.parity.store._toml import tomllib
+from rocke_py.parity.store.fileio import read_data_file, write_output
+from rocke_py.parity.store.state import file_lock, state_dir
 
 #: What a new file starts with (the shipped one explains the format at length).
 NEW_FILE_HEAD = (
@@ -49,30 +49,10 @@ NEW_FILE_HEAD = (
 #: removing the last.
 NO_ENTRIES = "# No entries today.\n"
 _HEADER = re.compile(r"^\s*\[\[\s*gap\s*\]\]\s*(#.*)?$")
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 class GapsRefused(Exception):
     """An edit refused because of what the engines did or the file holds (one line, exit 1)."""
-
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string (any TOML reader, tomllib included, gives ``text`` back)."""
-    out = []
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def entry_toml(config: str, mode: str, flavor: str, status: Status, reason: str, evidence: Mapping[str, str]) -> str:
-    """One whole ``[[gap]]`` entry (the one writer of an entry; see the module's docstring)."""
-    keys = {"config": config, "mode": mode, "flavor": flavor, "status": status.value, "reason": reason, **evidence}
-    return "\n".join(["[[gap]]", *(f"{k} = {toml_string(v)}" for k, v in keys.items())]) + "\n"
 
 
 # ----------------------------------------------------------------------------- the file as text
@@ -226,7 +206,7 @@ def run_add(
     timeout: float,
     out: TextIO,
 ) -> int:
-    from rocke_py.parity.diff import run_judged
+    from rocke_py.parity.commands.diff import run_judged
 
     reason = check_reason(reason)
     split_entries(_read(gaps_path(root)) or NEW_FILE_HEAD)  # a file it cannot edit: exit 2 before the engines run

@@ -16,12 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from rocke_py.parity import backtrace, keywords, lastrun, outcache
-from rocke_py.parity import golden as golden_mod
-from rocke_py.parity import known_gaps as gaps_mod
-from rocke_py.parity.compare import GOLDEN_STATUSES, Status, classify, message_difference, passes
-from rocke_py.parity.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
-from rocke_py.parity.engines import (
+from rocke_py.parity.inputs import keywords
+from rocke_py.parity.inputs.configs import Config, Discovery, Expectation, changed_during_run, discover, resolve_id
+from rocke_py.parity.inputs.shards import Shard, ShardInfo, shard_info
+from rocke_py.parity.judge import golden as golden_mod
+from rocke_py.parity.judge import known_gaps as gaps_mod
+from rocke_py.parity.judge import lastrun
+from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status, classify, message_difference, passes
+from rocke_py.parity.judge.golden import Coverage, GoldenEntry, GoldenError, Manifest, output_key, renumbering_verdict
+from rocke_py.parity.judge.known_gaps import KnownGap, KnownGaps
+from rocke_py.parity.run import backtrace
+from rocke_py.parity.run.engines import (
     FLAVORLESS_CALL_FLAVOR,
     FLAVORLESS_MODES,
     FLAVORS,
@@ -31,11 +36,9 @@ from rocke_py.parity.engines import (
     EngineRun,
     EngineSpec,
 )
-from rocke_py.parity.golden import Coverage, GoldenEntry, GoldenError, Manifest, output_key, renumbering_verdict
-from rocke_py.parity.known_gaps import KnownGap, KnownGaps
-from rocke_py.parity.objects import ObjectCache, text_store
-from rocke_py.parity.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem, pool_size
-from rocke_py.parity.shards import Shard, ShardInfo, shard_info
+from rocke_py.parity.run.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem, pool_size
+from rocke_py.parity.store import outcache
+from rocke_py.parity.store.objects import ObjectCache, text_store
 
 _KERNEL_NAME_RE = re.compile(r"^kernel_name = (.*?)\r?$", re.MULTILINE)
 
@@ -308,7 +311,7 @@ def check_coverage(run: GateRun, info: EngineInfo, manifest: Manifest | None) ->
     modes; a pinned flavor the harness does not run fails any run that does not choose its
     flavors. A full run that covers more than is pinned, or a manifest that pins nothing, is
     fixed by ``golden --update`` (recorded after review)."""
-    from rocke_py.parity.engines import FLAVORS as ALL_FLAVORS
+    from rocke_py.parity.run.engines import FLAVORS as ALL_FLAVORS
 
     sel = run.selection
     cov = manifest.coverage if manifest is not None else None

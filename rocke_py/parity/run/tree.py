@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from rocke_py.parity.root import CONFIG_DIR, resolve_root
+from rocke_py.parity.run.root import CONFIG_DIR, resolve_root
 
 #: Set in a delegated run to the tree it was delegated to (a second delegation would loop).
 DELEGATED_ENV = "ROCKE_PARITY_TREE"
@@ -41,7 +41,7 @@ class TreeError(Exception):
 
 def package_root() -> Path:
     """The directory holding the running ``rocke_py`` package."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def has_own_package(root: Path) -> bool:
@@ -102,7 +102,7 @@ def ensure_c_engine(c_emit: str) -> None:
     """Builds the C engine of the running package's tree (the tree under review) before workers
     load it, when ``c_emit`` is the default bridge; BuildError (exit 2) when it does not build."""
     from rocke_py import cbuild
-    from rocke_py.parity.engines import EngineSpec
+    from rocke_py.parity.run.engines import EngineSpec
 
     if c_emit != EngineSpec.c_emit:
         return

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Iterable
 
 from rocke_py.facts import CONFIG_FAMILY_DIR, CONFIG_FILE_NAME
-from rocke_py.parity._toml import TOMLLimitError, tomllib
-from rocke_py.parity.fileio import (
+from rocke_py.parity.run.root import CONFIG_DIR
+from rocke_py.parity.store._toml import TOMLLimitError, tomllib
+from rocke_py.parity.store.fileio import (
     MAX_CONFIG_BYTES,
     NotRegularFile,
     brief,
@@ -41,8 +42,7 @@ from rocke_py.parity.fileio import (
     read_data_file,
     read_regular,
 )
-from rocke_py.parity.root import CONFIG_DIR
-from rocke_py.parity.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
+from rocke_py.parity.store.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
 
 #: Emitting configs are numbered 00..99, negative (expect reject) configs from 100.
 NEGATIVE_FROM = 100

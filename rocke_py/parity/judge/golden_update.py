@@ -19,12 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rocke_py.parity import golden as golden_mod
-from rocke_py.parity.compare import GOLDEN_STATUSES, Status
-from rocke_py.parity.gate import GateRun, Verdict
-from rocke_py.parity.golden import Change, Coverage, GoldenEntry, Manifest, Output
-from rocke_py.parity.objects import ObjectCache
-from rocke_py.parity.state import file_lock
+from rocke_py.parity.judge import golden as golden_mod
+from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status
+from rocke_py.parity.judge.gate import GateRun, Verdict
+from rocke_py.parity.judge.golden import Change, Coverage, GoldenEntry, Manifest, Output
+from rocke_py.parity.store.objects import ObjectCache
+from rocke_py.parity.store.state import file_lock
 
 
 class UpdateError(Exception):

@@ -49,13 +49,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from rocke_py.configtext import toml_string
 from rocke_py.facts import FLAVORLESS_MODES, FLAVORS, MODES
-from rocke_py.parity import backtrace
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.compare import GAP_STATUSES, GOLDEN_STATUSES, PASSING, Status
-from rocke_py.parity.engines import NO_FLAVOR, EngineRun
-from rocke_py.parity.fileio import brief, key_list, read_data_file
-from rocke_py.parity.runner import JobResult
+from rocke_py.parity.judge.compare import GAP_STATUSES, GOLDEN_STATUSES, PASSING, Status
+from rocke_py.parity.run import backtrace
+from rocke_py.parity.run.engines import NO_FLAVOR, EngineRun
+from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.store._toml import tomllib
+from rocke_py.parity.store.fileio import brief, key_list, read_data_file
 
 FILE_NAME = "known_gaps.toml"
 _KEYS = ("config", "mode", "flavor", "status", "reason")
@@ -402,3 +403,9 @@ def loads(text: str, name: str, config_ids: set[str]) -> KnownGaps:
                     f"{a.flavor if a.flavor != '*' else b.flavor}"
                 )
     return KnownGaps(tuple(gaps), tuple(problems))
+
+
+def entry_toml(config: str, mode: str, flavor: str, status: Status, reason: str, evidence: Mapping[str, str]) -> str:
+    """One whole ``[[gap]]`` entry (the one writer of an entry; see the module's docstring)."""
+    keys = {"config": config, "mode": mode, "flavor": flavor, "status": status.value, "reason": reason, **evidence}
+    return "\n".join(["[[gap]]", *(f"{k} = {toml_string(v)}" for k, v in keys.items())]) + "\n"

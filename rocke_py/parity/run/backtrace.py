@@ -5,7 +5,7 @@ and the engine's stage note (rocke.h, ``rocke_context_set_note``). For the frame
 engine, the gate runs the job once more in a fresh interpreter under ``gdb -batch`` (when gdb is
 on the PATH) and keeps the frames from the crash up to the first frame outside the engine:
 
-    python -m rocke_py.parity.backtrace C_EMIT CONFIG MODE FLAVOR    (what gdb runs)
+    python -m rocke_py.parity.run.backtrace C_EMIT CONFIG MODE FLAVOR    (what gdb runs)
 
 The re-run calls only the C side's ``emit`` (an import path, as ``--engines`` takes it), so the
 frames are the engine's whatever the engine pair. A re-run that does not crash says so: the
@@ -30,7 +30,7 @@ _OUTSIDE = re.compile(r"\b(_cffi_f_|ffi_call|cdata_call|_PyEval|_PyObject|PyObje
 _FRAME = re.compile(r"^#\d+\s")
 #: libc's frames above a raise() or an abort(): how the signal came, not where
 _RAISING = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(__pthread_kill\w*|__GI_raise|raise|__GI_abort|abort) ")
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # where this rocke_py is imported from
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])  # where this rocke_py is imported from
 _ROOT = _PACKAGE_PARENT + os.sep  # in a source checkout, the repository: its files are named from there
 
 
@@ -39,7 +39,7 @@ def gdb_command(c_emit: str, config: Path, mode: str, flavor: str) -> list[str] 
     gdb = shutil.which("gdb")
     if gdb is None:
         return None
-    rerun = [sys.executable, "-m", "rocke_py.parity.backtrace", c_emit, str(config), mode, flavor]
+    rerun = [sys.executable, "-m", "rocke_py.parity.run.backtrace", c_emit, str(config), mode, flavor]
     return [gdb, "-batch", "-nx", "-q", "-ex", "run", "-ex", "bt", "--args", *rerun]
 
 
@@ -124,7 +124,7 @@ def _absolute(ref: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from rocke_py.parity.engines import load_callable
+    from rocke_py.parity.run.engines import load_callable
 
     c_emit, config, mode, flavor = argv
     emit = load_callable(c_emit)

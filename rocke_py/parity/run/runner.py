@@ -68,7 +68,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Callable, Generic, Iterator, Protocol, Sequence, TypeVar
 
-from rocke_py.parity.engines import EngineRun, EngineSpec, call_engine, load_callable, load_engines
+from rocke_py.parity.run.engines import EngineRun, EngineSpec, call_engine, load_callable, load_engines
 
 #: phase codes written by a worker before each engine call: (engine, run number)
 PHASES: dict[int, tuple[str, int]] = {1: ("py", 1), 2: ("c", 1), 3: ("py", 2), 4: ("c", 2)}
@@ -284,7 +284,7 @@ class Death:
     exitcode: int | None  # negative: killed by signal -exitcode
     detail: str = ""  # the head of the worker's faulthandler dump (innermost frame first), if any
     stage: str = ""  # the C engine's stage note ("MODE FLAVOR STAGE") when it died in a call, if it keeps one
-    c_frames: str = ""  # the C frames of the job re-run under gdb (rocke_py.parity.backtrace), if it was
+    c_frames: str = ""  # the C frames of the job re-run under gdb (rocke_py.parity.run.backtrace), if it was
     unread: str = ""  # why the job's result could not be read from its worker (stray bytes in its pipe), if so
 
     @property

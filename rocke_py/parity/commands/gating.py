@@ -1,33 +1,25 @@
-"""The commands of ``rocke-parity`` (:func:`run`), once :mod:`cli` has parsed the command line.
-
-Exit statuses are :mod:`cli`'s. The gate's commands get the workers the parser's module
-started for them (``early``) and hand them to :func:`gate.run_gate`.
+"""The commands that run the gate and judge its run: ``gate`` (and ``--collect-only``),
+``golden`` (``--check``, ``--update``, ``diff``) and ``merge``. They get the workers the parser
+started for them (``early``) and hand them to :func:`rocke_py.parity.judge.gate.run_gate`.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
-import difflib
-import os
-import re
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rocke_py.fuzz import command as fuzz_command
-from rocke_py.parity import golden as golden_mod
-from rocke_py.parity import golden_update, lastrun
-from rocke_py.parity.cli import EXIT_CRASH, EXIT_FAIL, EXIT_OK, EXIT_USAGE, GATE_COMMANDS
-from rocke_py.parity.compare import GOLDEN_STATUSES, Status
-from rocke_py.parity.configs import discover
-from rocke_py.parity.diff import DiffUsageError, resolve_target, run_diff
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec, call_engine, load_side, text_bytes
-from rocke_py.parity.fileio import STDOUT, WriteError, check_destination, write_output
-from rocke_py.parity.gate import GateRun, Selection, UsageError, run_gate
-from rocke_py.parity.report import (
-    JunitUnavailable,
+from rocke_py.parity.commands.common import csv_items, engines_of, root_of
+from rocke_py.parity.commands.exits import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from rocke_py.parity.inputs.configs import discover
+from rocke_py.parity.inputs.shards import Shard
+from rocke_py.parity.judge import golden as golden_mod
+from rocke_py.parity.judge import golden_update, lastrun
+from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status
+from rocke_py.parity.judge.gate import GateRun, Selection, UsageError, run_gate
+from rocke_py.parity.report.report import (
     Style,
     bound_doc,
     doc_text,
@@ -39,66 +31,18 @@ from rocke_py.parity.report import (
     report_doc,
     use_colour,
 )
-from rocke_py.parity.root import RootNotFound, find_root
-from rocke_py.parity.runner import Interrupted, Pool, interrupts_raise, rare_collections
-from rocke_py.parity.shards import Shard
-
-
-def _csv(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def cmd_numerics(args: argparse.Namespace) -> int:
-    from rocke_py.numerics.run import run_numerics
-
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("-j needs a positive number")
-    try:
-        return run_numerics(
-            _root(args),
-            list(args.ids),
-            args.engine,
-            args.small,
-            args.real,
-            args.jobs,
-            args.json,
-            sys.stdout,
-            shrink=args.shrink,
-            level=args.level,
-        )
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def _engines(args: argparse.Namespace, needs_c: bool = True) -> EngineSpec:
-    """The engine pair; a C engine that does not build from the tree's sources is a setup error
-    (exit 2) when the command runs it."""
-    from rocke_py.parity.tree import ensure_c_engine
-
-    try:
-        spec = EngineSpec.parse(args.engines) if args.engines else EngineSpec()
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if needs_c:
-        try:
-            ensure_c_engine(spec.c_emit)
-        except ImportError as e:
-            raise UsageError(str(e)) from None
-    return spec
-
-
-def _root(args: argparse.Namespace) -> Path:
-    if args.root:
-        return Path(args.root).resolve()
-    return find_root()
+from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec, call_engine, load_side
+from rocke_py.parity.run.root import RootNotFound
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.store.fileio import STDOUT, WriteError, check_destination, write_output
 
 
 def _selection(args: argparse.Namespace) -> Selection:
-    fams = tuple(f for item in args.family for f in _csv(item))
-    modes = tuple(_csv(args.mode)) if args.mode else None
+    fams = tuple(f for item in args.family for f in csv_items(item))
+    modes = tuple(csv_items(args.mode)) if args.mode else None
     if modes is not None and not modes:
         raise UsageError("--mode needs at least one mode")
-    flavors = None if args.flavor.strip() == "all" else tuple(_csv(args.flavor))
+    flavors = None if args.flavor.strip() == "all" else tuple(csv_items(args.flavor))
     if flavors is not None and not flavors:
         raise UsageError("--flavor needs all or at least one flavor")
     if args.jobs is not None and args.jobs < 1:
@@ -149,7 +93,7 @@ def _changed(
 
     The selection may hold no config: the gate then runs its run-level checks only (a deleted
     config's golden entries, a stray file), never the engines."""
-    from rocke_py.parity.changes import ChangeError, affected, changed_since, config_links, given_paths
+    from rocke_py.parity.inputs.changes import ChangeError, affected, changed_since, config_links, given_paths
 
     rev, paths = getattr(args, "changed", None), getattr(args, "paths", None)
     if rev is None and not paths:
@@ -177,7 +121,7 @@ def _changed(
 
 def _patterns(args: argparse.Namespace) -> tuple[str, ...]:
     """The -k expressions, each checked before anything runs (a malformed one: exit 2)."""
-    from rocke_py.parity.keywords import ExpressionError, compile_expression
+    from rocke_py.parity.inputs.keywords import ExpressionError, compile_expression
 
     patterns = tuple(getattr(args, "patterns", ()))
     for text in patterns:
@@ -197,9 +141,9 @@ def _gate_selection(args: argparse.Namespace, root: Path, spec: EngineSpec) -> t
 
 
 def _run(args: argparse.Namespace, record: bool = True, early: Pool | None = None) -> GateRun:
-    root = _root(args)
+    root = root_of(args)
     _, first = _last_failed(args, root)
-    spec = _engines(args)
+    spec = engines_of(args)
     sel, notes, reuse = _gate_selection(args, root, spec)
     reuse = getattr(args, "reuse", None) or reuse
     run = run_gate(root, sel, spec, args.jobs, args.timeout, make_progress(), first, _maxfail(args), reuse, early)
@@ -261,7 +205,7 @@ def _write_reports(
     review: Callable[[dict], list[str]] | None = None,
 ) -> int:
     """Each requested report of ``doc``; EXIT_USAGE when one cannot be written, else EXIT_OK."""
-    from rocke_py.parity.summary import markdown
+    from rocke_py.parity.report.summary import markdown
 
     status = EXIT_OK
     for opt, d in dests:
@@ -284,13 +228,13 @@ def collect_only(args: argparse.Namespace) -> int:
     them), and their count; no engine runs and nothing is recorded. The engines are loaded here
     for the modes they implement."""
     from rocke_py.facts import FLAVORS
-    from rocke_py.parity.engines import load_engines
-    from rocke_py.parity.gate import GateRun, build_jobs, check_names, job_costs, load_inputs, run_modes
-    from rocke_py.parity.runner import EngineInfo
-    from rocke_py.parity.shards import owned_jobs
+    from rocke_py.parity.inputs.shards import owned_jobs
+    from rocke_py.parity.judge.gate import GateRun, build_jobs, check_names, job_costs, load_inputs, run_modes
+    from rocke_py.parity.run.engines import load_engines
+    from rocke_py.parity.run.runner import EngineInfo
 
-    root = _root(args)
-    spec = _engines(args)
+    root = root_of(args)
+    spec = engines_of(args)
     sel, _, _ = _gate_selection(args, root, spec)
     check_names(sel)
     run = GateRun(root, sel, args.timeout, discovery=discover(root))
@@ -335,7 +279,7 @@ def cmd_gate(args: argparse.Namespace, early: Pool | None = None) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from rocke_py.parity.merge import MergeError, merge_reports
+    from rocke_py.parity.report.merge import MergeError, merge_reports
 
     dests = _report_destinations(args)
     base = _base_golden(args)
@@ -347,7 +291,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     render_doc(doc, sys.stderr if any(d == STDOUT for _, d in dests) else sys.stdout, "merge")
     golden, review = None, None
     try:
-        root = _root(args)
+        root = root_of(args)
         review = golden_update.stored_reviews(root)  # the drifted entries' texts, where this tree kept them
         if base is not None:
             golden = golden_mod.load(golden_mod.golden_path(root))
@@ -453,7 +397,7 @@ def cmd_golden_diff(args: argparse.Namespace) -> int:
     """``golden diff [REV]``: golden.json at REV against the working tree's, entry by entry; a
     changed emission with its canonical text diff when both texts can be had. Exit 0; a bad
     revision or an unreadable manifest exit 2."""
-    root = _root(args)
+    root = root_of(args)
     try:
         base = golden_mod.at_revision(root, args.rev)
         now = golden_mod.load(golden_mod.golden_path(root))
@@ -520,287 +464,10 @@ class _TreeTexts:
             return text
         if self._configs is None:
             self._configs = {c.id: c.data for c in discover(self.root).configs}
-            self._emit, _ = load_side(_engines(self.args, needs_c=False), "py")
+            self._emit, _ = load_side(engines_of(self.args, needs_c=False), "py")
         data = self._configs.get(cfg)
         if data is None:
             return None
         mode, _, flavor = key.partition(".")
         run, text = call_engine(self._emit, data, mode, flavor or FLAVORLESS_CALL_FLAVOR)
         return text if run.kind == "emitted" and run.sha256 == entry.sha256 else None
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    try:
-        root: Path | None = _root(args)
-    except RootNotFound:
-        root = None
-    if args.timeout <= 0:
-        raise UsageError("--timeout needs a positive number of seconds")
-    return run_diff(
-        root,
-        args.target,
-        args.mode,
-        args.flavor,
-        max(0, args.context),
-        args.canonical,
-        _engines(args),
-        sys.stdout,
-        args.timeout,
-        Path(args.save) if args.save else None,
-    )
-
-
-def cmd_emit(args: argparse.Namespace) -> int:
-    try:
-        root: Path | None = _root(args)
-    except RootNotFound:
-        root = None
-    if args.output is not None:
-        check_destination(args.output, "-o")
-    target = resolve_target(root, args.target)
-    emit_fn, modes = load_side(_engines(args, needs_c=args.engine == "c"), args.engine)  # only the engine asked for
-    mode = args.mode or (modes[-1] if modes else "spec")
-    run, text = call_engine(emit_fn, target.data, mode, args.flavor)
-    if run.kind == "emitted" and text is not None:
-        data = text_bytes(text)
-        if args.output is not None:
-            write_output(args.output, data, "-o")
-        else:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        return EXIT_OK
-    if run.kind == "rejected":
-        print(f"REJECTED {run.code}", file=sys.stderr)
-        print(run.message, file=sys.stderr)
-        return EXIT_FAIL
-    print(f"ENGINE CRASH ({args.engine}): {run.code}: {run.message}", file=sys.stderr)
-    if run.detail:
-        print(run.detail, file=sys.stderr)
-    return EXIT_CRASH
-
-
-LIST_WIDTH = 100
-_STATUS_WIDTH = 40
-_CHANGED = " (config changed since)"
-_MIN_DESCRIPTION = 24
-
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
-
-
-def _fit_status(text: str) -> str:
-    """The last-run cell, cut to its column; "(config changed since)" is never cut off."""
-    if text.endswith(_CHANGED):
-        return _fit(text[: -len(_CHANGED)], _STATUS_WIDTH - len(_CHANGED)) + _CHANGED
-    return _fit(text, _STATUS_WIDTH)
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    import json
-
-    root = _root(args)
-    disc = discover(root)
-    configs = sorted(disc.configs, key=lambda c: (c.family, c.number, c.slug))  # 2 < 11 < 100
-    if args.family:
-        if args.family not in disc.families:
-            raise UsageError(f"unknown family {args.family!r} (families: {', '.join(disc.families) or 'none'})")
-        configs = [c for c in configs if c.family == args.family]
-    last = lastrun.load(root)
-    problems = [p.message for p in disc.problems if not args.family or p.family in (None, args.family)]
-    if args.json:
-        records = [
-            {
-                "id": c.id,
-                "family": c.family,
-                "number": c.number,
-                "file": c.relpath(root),
-                "expect": str(c.expect),
-                "last_run": lastrun.summary(last.get(c.id), c.sha256),
-                "description": c.description,
-            }
-            for c in configs
-        ]
-        print(json.dumps({"configs": records, "problems": problems}, indent=2))
-        return EXIT_OK if not problems else EXIT_FAIL
-    rows = [("config", "expect", "last run", "description")]
-    rows += [
-        (c.id, str(c.expect), _fit_status(lastrun.summary(last.get(c.id), c.sha256)), c.description) for c in configs
-    ]
-    w0, w1, w2 = (max(len(r[i]) for r in rows) for i in range(3))
-    room = LIST_WIDTH - (w0 + w1 + w2 + 6)
-    for n, r in enumerate(rows):
-        head = f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}"
-        if room >= _MIN_DESCRIPTION:
-            print(f"{head}  {_fit(r[3], room)}".rstrip())
-        else:  # the long codes of the negative configs leave no room: the description goes below
-            print(head.rstrip())
-            print(f"    {_fit(r[3], LIST_WIDTH - 4)}")
-    print(f"{len(configs)} config(s)")
-    for prob in problems:
-        print(f"problem: {prob}")
-    return EXIT_OK if not problems else EXIT_FAIL
-
-
-def cmd_new(args: argparse.Namespace) -> int:
-    from rocke_py.parity.newconfig import run_new
-
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("-j needs a positive number")
-    return run_new(
-        _root(args),
-        args.family,
-        args.source,
-        args.sets,
-        args.slug,
-        args.expect,
-        _engines(args),
-        args.jobs,
-        args.timeout,
-        sys.stdout,
-        unsets=tuple(args.unsets),
-    )
-
-
-def cmd_check_llvm(args: argparse.Namespace) -> int:
-    from rocke_py.check.isa import run_check_llvm, run_histogram
-
-    try:
-        if args.histogram:
-            return run_histogram(_root(args), list(args.ids), args.timeout, sys.stdout)
-        return run_check_llvm(_root(args), list(args.ids), args.jobs, args.timeout, sys.stdout)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def cmd_coverage(args: argparse.Namespace) -> int:
-    from rocke_py.coverage.command import run_coverage
-
-    return run_coverage(
-        _root(args),
-        sys.stdout,
-        json_path=args.json,
-        svg_path=args.svg,
-        do_propose=args.propose,
-        check_numerics=not args.no_numerics,
-        all_pairs=args.all,
-    )
-
-
-def cmd_fuzz(args: argparse.Namespace) -> int:
-    return fuzz_command.run(args, _root(args), _engines(args), sys.stdout)
-
-
-def cmd_gaps(args: argparse.Namespace) -> int:
-    """``gaps add|remove``: a refusal is one line and exit 1; a file it cannot edit, exit 2."""
-    from rocke_py.parity import gaps_edit
-
-    root = _root(args)
-    try:
-        if args.gaps_action == "add":
-            if args.timeout <= 0:
-                raise UsageError("--timeout needs a positive number of seconds")
-            return gaps_edit.run_add(
-                root, args.target, args.mode, args.flavor, args.reason, _engines(args), args.timeout, sys.stdout
-            )
-        return gaps_edit.run_remove(root, args.target, args.mode, args.flavor, sys.stdout)
-    except gaps_edit.GapsRefused as e:
-        print(
-            f"rocke-parity gaps {args.gaps_action}: refused: {did_you_mean(args, str(e), args.target)}", file=sys.stderr
-        )
-        return EXIT_FAIL
-
-
-_GATE_COMMANDS = {"gate": cmd_gate, "golden": cmd_golden}
-_COMMANDS = {
-    "merge": cmd_merge,
-    "diff": cmd_diff,
-    "emit": cmd_emit,
-    "list": cmd_list,
-    "new": cmd_new,
-    "check-llvm": cmd_check_llvm,
-    "numerics": cmd_numerics,
-    "coverage": cmd_coverage,
-    "fuzz": cmd_fuzz,
-    "gaps": cmd_gaps,
-    "golden diff": cmd_golden_diff,
-}
-
-
-def _run_command(args: argparse.Namespace, early: Pool | None) -> int:
-    """The command, with SIGTERM and SIGINT turned into one line and 128 + the signal.
-
-    Pool.run has killed every worker by the time Interrupted gets here; the message is printed
-    while the handlers are still installed, so a second signal cannot add a traceback.
-    """
-    with interrupts_raise(), rare_collections():
-        try:
-            if args.command in GATE_COMMANDS:
-                return _GATE_COMMANDS[args.command](args, early)
-            return _COMMANDS[args.command](args)
-        except Interrupted as e:
-            jobs = f": {e.not_run} job(s) not run" if e.not_run is not None else ""
-            print(f"rocke-parity {args.command}: interrupted by {e.name}{jobs}", file=sys.stderr)
-            return e.exit_status
-
-
-#: An unknown config as the commands name it: ``unknown config 'x'`` (gate, diff, emit, new, gaps
-#: add), ``no config 'x'`` (check-llvm).
-_UNKNOWN_CONFIG_RE = re.compile(r"(?:unknown config|no config) ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
-
-
-def did_you_mean(args: argparse.Namespace, message: str, ref: str | None = None) -> str:
-    """``message`` and, when it names an unknown config id (or ``ref`` is not one), the closest
-    ids of the tree."""
-    from rocke_py.parity.configs import resolve_id
-
-    m = _UNKNOWN_CONFIG_RE.search(message) if ref is None else None
-    if ref is None and m is None:
-        return message
-    try:
-        ref = str(ast.literal_eval(m.group(1))) if m is not None else str(ref)
-        disc = discover(_root(args))
-    except (ValueError, SyntaxError, RootNotFound, OSError):
-        return message
-    if resolve_id(disc, ref) is not None:
-        return message
-    close = close_ids(ref, [c.id for c in disc.configs])
-    return f"{message}; did you mean {' or '.join(close)}?" if close else message
-
-
-def close_ids(ref: str, ids: list[str]) -> list[str]:
-    """The ids closest to ``ref`` (difflib): among the full ids, or the short ones (``wgrad/11``)
-    when ``ref`` is short."""
-    if not _SHORT_ID_RE.match(ref):
-        return difflib.get_close_matches(ref, ids, n=3)
-    short = {_SHORT_ID_RE.match(i).group(0): i for i in ids if _SHORT_ID_RE.match(i)}  # type: ignore[union-attr]
-    return [short[s] for s in difflib.get_close_matches(ref, list(short), n=3)]
-
-
-_SHORT_ID_RE = re.compile(r"^[^/]+/\d+(?=-|$)")
-
-
-def run(args: argparse.Namespace, early: Pool | None = None) -> int:
-    """The parsed command; ``early``: the workers :func:`cli.early_pool` started for it."""
-    try:
-        return _run_command(args, early)
-    except (UsageError, DiffUsageError, JunitUnavailable, WriteError) as e:
-        print(f"rocke-parity {args.command}: {did_you_mean(args, str(e))}", file=sys.stderr)
-        return EXIT_USAGE
-    except RootNotFound as e:
-        print(f"rocke-parity {args.command}: {e}", file=sys.stderr)
-        # no parity_configs/ at all: for the gate that is "no configs found", a run-level failure
-        return EXIT_FAIL if args.command in ("gate", "golden") else EXIT_USAGE
-    except ImportError as e:
-        print(f"rocke-parity {args.command}: cannot load the engines: {e}", file=sys.stderr)
-        return EXIT_FAIL
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
-        return EXIT_FAIL

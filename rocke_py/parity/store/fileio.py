@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable
 
-from rocke_py.parity.state import atomic_write
+from rocke_py.parity.store.state import atomic_write
 
 #: The engines' config limit (rocke_py/engine/emit.py MAX_CONFIG_BYTES, RK_MAX_CONFIG_BYTES in
 #: rocke_c/src/emit.c). The harness reads at most one byte more, so that an over-limit config

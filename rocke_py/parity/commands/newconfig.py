@@ -50,9 +50,7 @@ from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 from rocke_py.facts import CONFIG_FILE_NAME, CONFIG_SLUG, KEYS
-from rocke_py.parity._toml import tomllib
-from rocke_py.parity.compare import Status, classify, passes
-from rocke_py.parity.configs import (
+from rocke_py.parity.inputs.configs import (
     CONFIG_DIR,
     NEGATIVE_FROM,
     Config,
@@ -65,10 +63,12 @@ from rocke_py.parity.configs import (
     resolve_id,
     typed_value,
 )
-from rocke_py.parity.engines import FLAVORLESS_CALL_FLAVOR, JOBS_PER_CONFIG, EngineSpec
-from rocke_py.parity.gate import Job, UsageError, build_jobs
-from rocke_py.parity.runner import EngineLoadError, JobResult, Pool, WorkItem, pool_size
-from rocke_py.parity.state import file_lock, state_dir
+from rocke_py.parity.judge.compare import Status, classify, passes
+from rocke_py.parity.judge.gate import Job, UsageError, build_jobs
+from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, JOBS_PER_CONFIG, EngineSpec
+from rocke_py.parity.run.runner import EngineLoadError, JobResult, Pool, WorkItem, pool_size
+from rocke_py.parity.store._toml import tomllib
+from rocke_py.parity.store.state import file_lock, state_dir
 
 _HEADER_RE = re.compile(r"^[ \t]*\[[ \t]*([A-Za-z0-9_-]+)[ \t]*\][ \t]*(?:#.*)?$")
 _KEY_RE = re.compile(r"^([ \t]*)([A-Za-z0-9_-]+)([ \t]*=[ \t]*)(.*)$")

@@ -1,0 +1,1 @@
+"""The commands behind the parser: gate, golden, diff, new, gaps."""

@@ -1,0 +1,1 @@
+"""One gate run and its verdicts: the status set, known gaps, golden.json, the last run."""

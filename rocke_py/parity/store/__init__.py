@@ -1,0 +1,2 @@
+"""What the harness keeps on disk: the state directory, bounded file reading and writing, and
+the object and output caches."""
