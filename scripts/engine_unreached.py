@@ -123,7 +123,7 @@ EXPLAINED_LINES = {
         "offsets (the lowering's LDS tests place into gaps)"
     ),
     ("vemit", r"switch \(\*p\)"): "format directives no line of the lowering uses",
-    ("define_name", r"suffix"): "the name suffix of an unrolled scf.for's copies, which no builder emits",
+    ("define", r"suffix"): "the name suffix of an unrolled scf.for's copies, which no builder emits",
     ("is_int", r"a && a->kind"): "an integer attr that is missing or not an integer (its caller fails)",
     ("flag_set", r"a && a->kind"): "a flag attr set to false or to a non-bool: the builders set flags only as true",
     ("flag_cleared", r"a && a->kind"): "nocapture set on a param: no builder sets it (every pointer is nocapture)",

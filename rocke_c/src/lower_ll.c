@@ -12,14 +12,13 @@
  * produced.
  *
  * C specifics: each block's lines go to its own growable buffer (the header of an scf.for
- * is filled after its body), joined into the caller's buffer at the end; a line is written
- * straight into its block by a small formatter (emit), or, for the most frequent lines, piece
- * by piece (pair_line, lds_gep, ...), never through a fixed-size buffer, so no line is ever
- * truncated. ll_type is memoised by the type's address and a value's binding found by its
- * builder id (value_slot). Everything else lives in the caller's arena. Out of
- * memory sets a flag that is checked once at the end. Where Python itself would crash on a
- * malformed (unverified) kernel (an IndexError, a ValueError), C reports an internal error
- * instead of reading out of bounds. */
+ * is filled after its body), joined into the caller's buffer at the end; every line is written
+ * straight into its block by a small format writer (emit, vemit: the f-string of Python's
+ * emit), never through a fixed-size buffer, so no line is ever truncated. ll_type is memoised
+ * by the type's address and a value's binding found by its builder id (value_slot).
+ * Everything else lives in the caller's arena. Out of memory sets a flag that is checked once
+ * at the end. Where Python itself would crash on a malformed (unverified) kernel (an
+ * IndexError, a ValueError), C reports an internal error instead of reading out of bounds. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -692,7 +691,7 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
         return -1;
     }
     o = &block->lines;
-    if (rk_buf_room(o, 1024))        /* most lines then take the pieces' fast paths */
+    if (rk_buf_room(o, 1024)) /* most lines then fit without a grow */
         lw->oom = 1;
     rk_buf_putn(o, "  ", 2);
     for (;;) {
@@ -756,35 +755,6 @@ static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
     return status;
 }
 
-/* The hottest lines are written piece by piece, without emit's format: line_start gives the
- * current block's buffer with room for a line and its indent (NULL, and oom, when it failed),
- * line_end its newline. The pieces go in Python's order, left to right. */
-static inline rk_buf *line_start(rk_lowerer *lw)
-{
-    rk_buf *o = lw->block ? &lw->block->lines : NULL;
-    if (!o || rk_buf_room(o, 1024)) {
-        lw->oom = 1;
-        return NULL;
-    }
-    RK_BUF_LIT(o, "  ");
-    return o;
-}
-
-static int line_end(rk_buf *o)
-{
-    RK_BUF_LIT(o, "\n");
-    return 0;
-}
-
-/* typed(v) appended: ll_type(v.type) " " val(v) */
-static inline int put_typed(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
-{
-    if (put_type(lw, o, v->type))
-        return -1;
-    RK_BUF_LIT(o, " ");
-    return put_val(lw, o, v);
-}
-
 static int need(rk_lowerer *lw, const char *key)
 {
     size_t slot = RK_LL_CACHE_SLOT(key);
@@ -801,8 +771,8 @@ static int need(rk_lowerer *lw, const char *key)
     return 0;
 }
 
-/* define(v)'s binding (NULL, and oom, when it could not be made) */
-static inline const rk_ll_name *define_name(rk_lowerer *lw, const rk_ir_value *v)
+/* names[v.name] = v.name + suffix, the text returned (NULL, and oom, when it could not be made) */
+static const char *define(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
     rk_ll_name *e = value_slot(lw, v, 1);
@@ -811,31 +781,7 @@ static inline const rk_ll_name *define_name(rk_lowerer *lw, const rk_ir_value *v
         return NULL;
     }
     set_text(e, text);
-    return e;
-}
-
-static const char *define(rk_lowerer *lw, const rk_ir_value *v)
-{
-    const rk_ll_name *e = define_name(lw, v);
-    return e ? e->text : NULL;
-}
-
-/* The start of a line that assigns name: "<name> = " (NULL when it failed). */
-static rk_buf *named_line(rk_lowerer *lw, const char *name)
-{
-    rk_buf *o = line_start(lw);
-    if (!o)
-        return NULL;
-    put(lw, o, name);
-    RK_BUF_LIT(o, " = ");
-    return o;
-}
-
-/* The start of a line that defines v: define(v), then "<its text> = " (NULL when it failed). */
-static rk_buf *def_line(rk_lowerer *lw, const rk_ir_value *v)
-{
-    const char *r = define(lw, v);
-    return named_line(lw, r);
+    return text;
 }
 
 /* val(v) as a string (NULL after the failure). */
@@ -926,7 +872,6 @@ static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_val
     long long rows, cols;
     const char *base, *gep, *elem, *elem_type;
     size_t n;
-    rk_buf *o;
     if (!a)
         return NULL;
     if (!a->elem_type) {
@@ -947,25 +892,9 @@ static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_val
     if (!(base = lds_base(lw, a)))
         return NULL;
     gep = temp(lw, hint);
-    /* "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t" */
-    if (!(o = line_start(lw)))
+    if (emit(lw, "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t", gep, rows, cols,
+             elem_type, base, row, col))
         return NULL;
-    put(lw, o, gep);
-    RK_BUF_LIT(o, " = getelementptr inbounds [");
-    rk_buf_put_int(o, rows);
-    RK_BUF_LIT(o, " x [");
-    rk_buf_put_int(o, cols);
-    RK_BUF_LIT(o, " x ");
-    rk_buf_puts(o, elem_type);
-    RK_BUF_LIT(o, "]], ptr addrspace(3) ");
-    rk_buf_puts(o, base);
-    RK_BUF_LIT(o, ", i32 0, ");
-    if (put_typed(lw, o, row))
-        return NULL;
-    RK_BUF_LIT(o, ", ");
-    if (put_typed(lw, o, col))
-        return NULL;
-    line_end(o);
     return gep;
 }
 
@@ -1293,46 +1222,12 @@ static int lower_constant_vec(rk_lowerer *lw, const rk_ir_op *op)
                 op->results[0].type, op->results[0].type);
 }
 
-/* "$s = <head><word> $t, $v": define(result), then the two operands (a binary op or an icmp, a
- * third of a kernel's lines: written without emit's format, every piece's length known before
- * the line is written into room made once). */
-static int pair_line(rk_lowerer *lw, const rk_ir_op *op, const char *head, const char *word)
-{
-    const rk_ll_name *r = define_name(lw, &op->results[0]), *a, *b;
-    const char *type;
-    size_t type_len, head_len = strlen(head), word_len = strlen(word);
-    rk_buf *o = lw->block ? &lw->block->lines : NULL;
-    char *d;
-    if (!r || !(type = type_text(lw, op->operands[0].type, &type_len)) || !(a = bound(lw, &op->operands[0]))
-        || !(b = bound(lw, &op->operands[1])))
-        return -1;
-    if (!o || rk_buf_room(o, r->k.aux + head_len + word_len + type_len + a->k.aux + b->k.aux + 16)) {
-        lw->oom = 1;
-        return -1;
-    }
-    d = rk_put_at(o->data + o->len, "  ", 2);
-    d = rk_put_at(d, r->text, r->k.aux);
-    d = rk_put_at(d, " = ", 3);
-    d = rk_put_at(d, head, head_len);
-    d = rk_put_at(d, word, word_len);
-    d = rk_put_at(d, " ", 1);
-    d = rk_put_at(d, type, type_len);
-    d = rk_put_at(d, " ", 1);
-    d = rk_put_at(d, a->text, a->k.aux);
-    d = rk_put_at(d, ", ", 2);
-    d = rk_put_at(d, b->text, b->k.aux);
-    d = rk_put_at(d, "\n", 1);
-    *d = '\0';
-    o->len = (size_t)(d - o->data);
-    return 0;
-}
-
 static int lower_binary(rk_lowerer *lw, const rk_ir_op *op)
 {
     const char *opcode = rk_ll_binary_ops[op->code] ? rk_ll_binary_ops[op->code] : "";
     if (shape(lw, op, 2, 1))
         return -1;
-    return pair_line(lw, op, "", opcode); /* "$s = $s $t, $v" */
+    return emit(lw, "$s = $s $t, $v", define(lw, &op->results[0]), opcode, &op->operands[0], &op->operands[1]);
 }
 
 static int lower_binary_call(rk_lowerer *lw, const rk_ir_op *op)
@@ -1353,25 +1248,15 @@ static int lower_cmp(rk_lowerer *lw, const rk_ir_op *op)
         return fail(lw, "arith.cmp with an unknown pred");
     if (shape(lw, op, 2, 1))
         return -1;
-    return pair_line(lw, op, "icmp ", pred->s); /* "$s = icmp $s $t, $v" */
+    return emit(lw, "$s = icmp $s $t, $v", define(lw, &op->results[0]), pred->s, &op->operands[0], &op->operands[1]);
 }
 
 static int lower_select(rk_lowerer *lw, const rk_ir_op *op)
 {
-    rk_buf *o;
-    int i;
     if (shape(lw, op, 3, 1))
         return -1;
-    if (!(o = def_line(lw, &op->results[0]))) /* "$s = select $t, $t, $t" */
-        return -1;
-    RK_BUF_LIT(o, "select ");
-    for (i = 0; i < 3; i++) {
-        if (i)
-            RK_BUF_LIT(o, ", ");
-        if (put_typed(lw, o, &op->operands[i]))
-            return -1;
-    }
-    return line_end(o);
+    return emit(lw, "$s = select $t, $t, $t", define(lw, &op->results[0]), &op->operands[0], &op->operands[1],
+                &op->operands[2]);
 }
 
 static int lower_fptrunc(rk_lowerer *lw, const rk_ir_op *op)
@@ -1465,77 +1350,30 @@ static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store
     return need(lw, store ? width->store_key : width->load_key) ? NULL : width;
 }
 
-/* "$t, $t, i32 0, i32 0)" and the line's end: a buffer call's resource and offset (operands 0
- * and 1), the tail of the load's and the store's call lines */
-static int buffer_call_tail(rk_lowerer *lw, rk_buf *o, const rk_ir_op *op)
-{
-    if (put_typed(lw, o, &op->operands[0]))
-        return -1;
-    RK_BUF_LIT(o, ", ");
-    if (put_typed(lw, o, &op->operands[1]))
-        return -1;
-    RK_BUF_LIT(o, ", i32 0, i32 0)");
-    return line_end(o);
-}
-
 static int lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *raw;
-    rk_buf *o;
     if (shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
         return -1;
-    raw = temp(lw, width->load_temp);         /* "bl" + suffix */
-    /* "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", piece by piece */
-    if (!(o = named_line(lw, raw)))
+    raw = temp(lw, width->load_temp); /* "bl" + suffix */
+    if (emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
+             width->suffix, &op->operands[0], &op->operands[1]))
         return -1;
-    RK_BUF_LIT(o, "call ");
-    rk_buf_puts(o, width->type);
-    RK_BUF_LIT(o, " @llvm.amdgcn.raw.ptr.buffer.load.");
-    rk_buf_puts(o, width->suffix);
-    RK_BUF_LIT(o, "(");
-    if (buffer_call_tail(lw, o, op))
-        return -1;
-    if (!(o = def_line(lw, &op->results[0]))) /* "$s = bitcast $s $s to $T" */
-        return -1;
-    RK_BUF_LIT(o, "bitcast ");
-    rk_buf_puts(o, width->type);
-    RK_BUF_LIT(o, " ");
-    put(lw, o, raw);
-    RK_BUF_LIT(o, " to ");
-    if (put_type(lw, o, op->results[0].type))
-        return -1;
-    return line_end(o);
+    return emit(lw, "$s = bitcast $s $s to $T", define(lw, &op->results[0]), width->type, raw, op->results[0].type);
 }
 
 static int lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *bits;
-    rk_buf *o;
     if (shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
         return -1;
-    bits = temp(lw, width->store_temp);       /* "bs" + suffix */
-    /* "$s = bitcast $t to $s", then the call, piece by piece */
-    if (!(o = named_line(lw, bits)))
+    bits = temp(lw, width->store_temp); /* "bs" + suffix */
+    if (emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
         return -1;
-    RK_BUF_LIT(o, "bitcast ");
-    if (put_typed(lw, o, &op->operands[2]))
-        return -1;
-    RK_BUF_LIT(o, " to ");
-    rk_buf_puts(o, width->type);
-    line_end(o);
-    /* "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)" */
-    if (!(o = line_start(lw)))
-        return -1;
-    RK_BUF_LIT(o, "call void @llvm.amdgcn.raw.ptr.buffer.store.");
-    rk_buf_puts(o, width->suffix);
-    RK_BUF_LIT(o, "(");
-    rk_buf_puts(o, width->type);
-    RK_BUF_LIT(o, " ");
-    put(lw, o, bits);
-    RK_BUF_LIT(o, ", ");
-    return buffer_call_tail(lw, o, op);
+    return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)", width->suffix,
+                width->type, bits, &op->operands[0], &op->operands[1]);
 }
 
 static int lower_global_atomic_fadd(rk_lowerer *lw, const rk_ir_op *op)
@@ -1570,21 +1408,10 @@ static int lower_smem_alloc(rk_lowerer *lw, const rk_ir_op *op)
     return 0;
 }
 
-/* ", ptr addrspace(3) <gep>, align <align>" and the line's end: an LDS load's or store's tail. */
-static int lds_line_end(rk_buf *o, const char *gep, long long align)
-{
-    RK_BUF_LIT(o, ", ptr addrspace(3) ");
-    rk_buf_puts(o, gep);
-    RK_BUF_LIT(o, ", align ");
-    rk_buf_put_int(o, align);
-    return line_end(o);
-}
-
 static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s, *res;
     const char *gep, *load = "load ";
-    rk_buf *o;
     long long align = 0, n = 0;
     if (shape(lw, op, 3, 1))
         return -1;
@@ -1600,19 +1427,13 @@ static int lower_smem_load(rk_lowerer *lw, const rk_ir_op *op)
         if (n == 8)
             load = "load volatile ";
     }
-    if (!(o = def_line(lw, res))) /* "$s = $s$T, ptr addrspace(3) $s, align $d" */
-        return -1;
-    rk_buf_puts(o, load);
-    if (put_type(lw, o, res->type))
-        return -1;
-    return lds_line_end(o, gep, align);
+    return emit(lw, "$s = $s$T, ptr addrspace(3) $s, align $d", define(lw, res), load, res->type, gep, align);
 }
 
 static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ir_value *s;
     const char *gep;
-    rk_buf *o;
     long long align = 0;
     if (shape(lw, op, 4, 0))
         return -1;
@@ -1621,12 +1442,7 @@ static int lower_smem_store(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     if (!(gep = lds_gep(lw, s, &op->operands[1], &op->operands[2], "gep")))
         return -1;
-    if (!(o = line_start(lw))) /* "store $t, ptr addrspace(3) $s, align $d" */
-        return -1;
-    RK_BUF_LIT(o, "store ");
-    if (put_typed(lw, o, &op->operands[3]))
-        return -1;
-    return lds_line_end(o, gep, align);
+    return emit(lw, "store $t, ptr addrspace(3) $s, align $d", &op->operands[3], gep, align);
 }
 
 static int lower_smem_addr(rk_lowerer *lw, const rk_ir_op *op)
@@ -1803,20 +1619,12 @@ static int lower_extract(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long index = 0;
     const char *r;
-    rk_buf *o;
     if (op->n_results < 1 || op->n_operands < 1)
         return crash(lw, op);
     r = define(lw, &op->results[0]);
     if (typed_ok(lw, &op->operands[0]) || int_attr(lw, op, "index", &index))
         return -1;
-    if (!(o = named_line(lw, r))) /* "$s = extractelement $t, i32 $d" */
-        return -1;
-    RK_BUF_LIT(o, "extractelement ");
-    if (put_typed(lw, o, &op->operands[0]))
-        return -1;
-    RK_BUF_LIT(o, ", i32 ");
-    rk_buf_put_int(o, index);
-    return line_end(o);
+    return emit(lw, "$s = extractelement $t, i32 $d", r, &op->operands[0], index);
 }
 
 static int lower_insert(rk_lowerer *lw, const rk_ir_op *op)
