@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: The build and lowering files, by stem (the twins share it).
-FILES = ("build", "build_common", "build_dgrad", "build_fwd", "build_wgrad", "lower_ll", "lower_ll_tables")
+FILES = (
+    "build",
+    "build_common",
+    "build_dgrad",
+    "build_fwd",
+    "build_wgrad",
+    "lower_ll",
+    "lower_ll_tables",
+    "lower_ll_state",
+)
 
 PY_GUARD = re.compile(r"^\s*raise (\w+\.)?(fail|EngineFailure)\(")
 #: A C allocation: its size's `n > 0 ? n : 1` and its out-of-memory test are guards too.
@@ -47,6 +56,7 @@ EXPLAINED = {
     "rk_build_common_fail": "the failure reporter: it runs only when a guard fires",
     "lower_for_unrolled": "scf.for with unroll = true (docs/ir.md §4.6): the builders unroll K loops themselves",
     "const_operand": "the bounds of an unrolled scf.for, which no builder emits",
+    "ll_get_int": "the bounds of an unrolled scf.for, which no builder emits",
     "lower_sched_barrier": "rocdl.sched_barrier (docs/ir.md): no builder schedules by hand today",
     "lower_s_waitcnt": "rocdl.s_waitcnt as an op: the builders wait through tile.sync and the async ops",
     "widen": "a concat of unequal halves: the builders concatenate equal vectors",
@@ -77,24 +87,26 @@ EXPLAINED_LINES = {
     ("find_row", r"for \(i = 0"): "a key that is not in the table (its caller fails)",
     ("scalar_row", r"for \(i = 0"): "a type that is not in the table (its caller fails)",
     ("type_n", r"for \(i = 0|rk_strndup|!copy|ll_type\(lw, copy\)"): "a type not in the table (its caller fails)",
-    ("decl_index", r"for \(i = 0"): "a declaration that is not in the table (its caller fails)",
+    ("ll_decl_row", r"for \(i = 0"): "a declaration that is not in the table (its caller fails)",
     ("buffer_width", r"for \(i = 0"): "an access width that is not in the table (its caller fails)",
     ("mask_text", r"indices\[i\] < 0|poison"): "a poison lane: only a concat of unequal vectors (widen) has one",
     ("f32_literal", r"0x1\.fffffep127|value == value"): "an f32 constant out of range or not finite (a guard)",
-    ("vemit", r"case 'v'|put_val|default:|\$|!\*p|p--"): "format directives no line of the lowering uses",
+    ("vemit", r"default:|\$|!\*p|p--"): "format directives no line of the lowering uses",
     ("lower_op", r"."): "the slow dispatch: every op the builders emit has a direct handler",
     ("lower_region", r"handler is None|lower_op"): "the slow dispatch: every op the builders emit has a direct handler",
     ("lower", r"terminated|ret void|plan.size > 0|printed > 0|block.lines|markers|fences"): (
         "true of every builder kernel: it returns, uses LDS, declares intrinsics, fences its barriers"
     ),
     ("clamp_count", r"."): "a wait count below 0 or above the counter: the builders' waits are in range",
-    ("ll_type", r"is_smem|addrspace\(3\)"): "an LDS value is lowered through its pool offset, never by its type",
+    (
+        "ll_type",
+        r"is_smem|IS_SMEM|addrspace\(3\)",
+    ): "an LDS value is lowered through its pool offset, never by its type",
     ("find_alloc", r"return None|for a in allocs"): "an LDS value that no allocation defines (its caller fails)",
     ("f32_literal", r"OverflowError"): "an f32 constant out of range (a guard)",
     ("lower_binary", r"is None|lw.typed|lw.val"): "an operand used before its definition (a guard)",
     # The C engine's sides of the same facts: gcov counts every condition of a && / || chain,
     # where coverage.py counts the decision, so a C line can carry a side its twin line does not.
-    ("put_type_text", r"IS_SMEM|addrspace\(3\)"): "an LDS value is lowered through its pool offset, never by its type",
     (
         "scalar_row",
         r"ir\[n\] == '\\0'",
@@ -105,12 +117,9 @@ EXPLAINED_LINES = {
     ): "an empty element type, or one that starts a longer row: the builders' types are whole",
     ("find_alloc", r"for \(i = 0"): "an LDS value that no allocation defines (its caller fails)",
     ("f32_literal", r"rk_f32_literal\(value|repr"): "an f32 constant out of range (a guard)",
-    ("scan_lds", r"plan->cap \?|if \(plan->n\)|memcpy\(bigger"): (
-        "more than 8 LDS allocations in one kernel (the table's first size): a builder makes at most three"
-    ),
-    ("scan_lds", r"row->bytes == 1"): "an LDS tile of 1-byte elements (i1): no builder stages predicates in LDS",
+    ("ll_add_alloc", r"elem_bytes == 1"): "an LDS tile of 1-byte elements (i1): no builder stages predicates in LDS",
     ("scan_lds", r"exclusive &&"): "an exclusive attr that is not true: the builders set it only as true",
-    ("scan_lds", r"RK_LL_HUGE"): "an LDS allocation past RK_LL_HUGE bytes, a guard (plan_lds fails on it)",
+    ("ll_add_alloc", r"RK_LL_HUGE"): "an LDS allocation past RK_LL_HUGE bytes, a guard (plan_lds fails on it)",
     ("scan_lds", r"RK_OP_FOR && loop_end"): "an scf.for inside another: a builder's kernel has one loop level",
     ("plan_lds", r"p->exclusive|p\.exclusive"): (
         "an allocation made after an exclusive one: the exclusive one (the epilogue's staging) is made last"

@@ -1,7 +1,7 @@
-/* lower.h: mode `ll`, in two sections named after their files: lower_ll_tables.c (the data
- * tables, the twin of rocke_py/engine/lower_ll_tables.py) and lower_ll.c (the lowering, the
- * twin of rocke_py/engine/lower_ll.py). The format is docs/reference/llvm-ir.md; every choice
- * it leaves open is docs/lowering.md. */
+/* lower.h: mode `ll`, in three sections named after their files: lower_ll_tables.c (the data
+ * tables, the twin of rocke_py/engine/lower_ll_tables.py), lower_ll_state.c (the state of a
+ * lowering, C only) and lower_ll.c (the lowering, the twin of rocke_py/engine/lower_ll.py). The
+ * format is docs/reference/llvm-ir.md; every choice it leaves open is docs/lowering.md. */
 #ifndef ROCKE_LOWER_H
 #define ROCKE_LOWER_H
 
@@ -142,6 +142,127 @@ extern const char *const rk_ll_id_keys[2][3];
 
 extern const char rk_ll_name_chars[];
 
+/* ==== lower_ll_state.c: the state of a lowering (C only) ====
+ * What Python's Lowerer keeps in its dicts, lists and caches, for lower_ll.c. None of these
+ * functions fails the lowering: a failed allocation sets lw->oom (checked once, at the end). */
+
+/* ---- the LDS pool (llvm-ir §11) ---- */
+
+typedef struct rk_ll_alloc {
+    const char *name;   /* the smem_alloc result name */
+    const char *type;   /* its smem type */
+    long long start;    /* position of the alloc op (pre-order over every op of the kernel) */
+    long long last;     /* position of the last use, -1 when unreferenced */
+    long long size;     /* bytes */
+    long long align;    /* 16 for 1-byte elements, else 4 */
+    int exclusive;
+    long long offset;   /* byte offset in the pool once placed, else -1 */
+    int huge;           /* size is past RK_LL_HUGE (Python's int has no bound; see plan_lds) */
+    const char *array_type; /* C only: lds_array_type(type), made at the first access */
+} rk_ll_alloc;
+
+typedef struct rk_ll_plan {
+    rk_ll_alloc **allocs;   /* every tile.smem_alloc in creation order (unreferenced: offset -1) */
+    int n, cap;
+    long long size;         /* pool bytes, a multiple of 16 (0: no pool) */
+} rk_ll_plan;
+
+/* An allocation this large (in absolute value) is beyond any arithmetic the plan needs: C
+ * refuses it when it is placed, where Python would go on with a bigger int. */
+#define RK_LL_HUGE (1LL << 40)
+
+/* ---- the lowerer ---- */
+
+typedef struct rk_ll_block {
+    const char *label;
+    rk_buf lines;               /* heap, freed by rk_ll_release */
+    int terminated;
+    struct rk_ll_base *bases;   /* (this block, alloc) -> base pointer temp */
+} rk_ll_block;
+
+/* A binding of an IR name: names[key] (the LLVM operand text). */
+typedef struct rk_ll_name {
+    rk_map_key k;
+    const char *text;       /* NULL until bound */
+} rk_ll_name;
+
+#define RK_LL_MEMO 64       /* the slots of the memos below, by a key's address */
+
+typedef struct rk_lowerer {
+    const rk_ir_kernel *kernel;
+    const rk_ll_backend *backend;
+    const rk_ll_flavor *flavor;
+    long long capacity;
+    rk_arena *arena;
+    rk_error *err;
+    rk_ll_block **blocks;
+    int n_blocks, cap_blocks;
+    rk_ll_block *block;
+    long long block_counter;
+    long long temp_counter;
+    unsigned char needed[RK_LL_N_DECLS];
+    rk_names names;         /* Python's names (rk_ll_name): a builder value's by its id */
+    rk_map ints;            /* Python's ints */
+    rk_ll_plan plan;
+    const char *pool;
+    const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
+    const char *suffix;     /* ".unroll<k>" per open unrolled scf.for */
+    int markers;            /* an atomic carries the !amdgpu.* markers (!1) */
+    int fences;             /* a barrier's fences carry the LDS-only MMRA (!2) */
+    int oom;                /* an allocation or a buffer failed */
+    rk_buf scratch;         /* for strings that outlive one line (freed by rk_ll_release) */
+    int failed;             /* lw->err holds the first failure */
+    struct {                /* Python's memo of ll_type, by the type's address */
+        const char *type, *text;
+    } types[RK_LL_MEMO];
+    struct {                /* DECL_INDEX, by the key's address (our keys are mostly literals) */
+        const char *key;
+        int index;
+    } decls[RK_LL_MEMO];
+    struct {                /* the last tile.mma's rk_atom_types (a kernel uses one atom) */
+        const char *op_id;  /* NULL: none yet */
+        const char *types[3];
+        int known;
+    } atom;
+} rk_lowerer;
+
+/* names[key] = text; names[v.name] = text, v's entry found (or put) by its id; names.get(v.name)
+ * (NULL: unbound). A NULL text is out of memory. */
+void rk_ll_bind(rk_lowerer *lw, const char *key, const char *text);
+void rk_ll_bind_value(rk_lowerer *lw, const rk_ir_value *v, const char *text);
+const char *rk_ll_bound(rk_lowerer *lw, const rk_ir_value *v);
+/* ints[key] = value; ints.get(key) into *value (-1: absent) */
+void rk_ll_set_int(rk_lowerer *lw, const char *key, long long value);
+int rk_ll_get_int(const rk_lowerer *lw, const char *key, long long *value);
+/* ll_type's memo: t's text, or NULL when not remembered; remember returns text (NULL, and oom,
+ * for a NULL text) */
+const char *rk_ll_memo_type(const rk_lowerer *lw, const char *t);
+const char *rk_ll_remember_type(rk_lowerer *lw, const char *t, const char *text);
+/* DECL_INDEX.get(key): the row of the declaration key, or -1 */
+int rk_ll_decl_row(rk_lowerer *lw, const char *key);
+/* "<n x elem>" as an arena string (NULL, and oom, on failure) */
+const char *rk_ll_vector_type(rk_lowerer *lw, long long n, const char *elem);
+
+/* A new empty block labelled label, appended to the function (NULL, and oom, on failure or for a
+ * NULL label). */
+rk_ll_block *rk_ll_add_block(rk_lowerer *lw, const char *label);
+/* The base pointer temp of allocation a in block (NULL: none yet); set it. */
+const char *rk_ll_block_base(const rk_ll_block *block, const rk_ll_alloc *a);
+void rk_ll_set_block_base(rk_lowerer *lw, rk_ll_block *block, const rk_ll_alloc *a, const char *base);
+/* Python's Alloc(name, type, start, -1, rows * cols * elem_bytes, align, exclusive) appended to
+ * plan (offset -1; huge past RK_LL_HUGE bytes); NULL, and oom, on failure. */
+rk_ll_alloc *rk_ll_add_alloc(rk_lowerer *lw, rk_ll_plan *plan, const char *name, const char *type, long long start,
+                             long long rows, long long cols, long long elem_bytes, int exclusive);
+
+/* An upper bound of the module's bytes (the declarations counted in full). */
+size_t rk_ll_module_size(const rk_lowerer *lw, const rk_buf *attributes, const rk_buf *signature);
+/* Frees the blocks' line buffers and the scratch buffer. */
+void rk_ll_release(rk_lowerer *lw);
+
+/* Python's f32_literal: "0x" and 16 uppercase hex digits of the double holding value rounded
+ * to f32 (llvm-ir §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */
+int rk_f32_literal(double value, char out[19]);
+
 /* ==== lower_ll.c ==== */
 
 /* Python's lower_kernel(kernel, arch, flavor): appends the whole `.ll` module to out and
@@ -151,9 +272,5 @@ extern const char rk_ll_name_chars[];
  * temporary lives in arena or is freed before return. */
 int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor, rk_arena *arena, rk_buf *out,
                     rk_error *err);
-
-/* Python's f32_literal: "0x" and 16 uppercase hex digits of the double holding value rounded
- * to f32 (llvm-ir §5), NUL-terminated in out; -1 when a finite value rounds to infinity. */
-int rk_f32_literal(double value, char out[19]);
 
 #endif

@@ -11,123 +11,18 @@
  * lower is an internal error with Python's EngineFailure text (`lower: ...`); no text is
  * produced.
  *
- * C specifics: each block's lines go to its own growable buffer (the header of an scf.for
- * is filled after its body), joined into the caller's buffer at the end; every line is written
- * straight into its block by a small format writer (emit, vemit: the f-string of Python's
- * emit), never through a fixed-size buffer, so no line is ever truncated. ll_type is memoised
- * by the type's address and a value's binding found by its builder id (value_slot).
- * Everything else lives in the caller's arena. Out of memory sets a flag that is checked once
- * at the end. Where Python itself would crash on a malformed (unverified) kernel (an
- * IndexError, a ValueError), C reports an internal error instead of reading out of bounds. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+ * C specifics: every instruction line is written by emit, a small format writer (vemit: the
+ * f-string of Python's emit), straight into its block's growable buffer, never through a
+ * fixed-size buffer, so no line is ever truncated; each block is a buffer of its own (the
+ * header of an scf.for is filled after its body), joined into the caller's buffer at the end.
+ * What Python's Lowerer keeps in dicts, lists and caches (the names, found by a builder value's
+ * id; the memo of ll_type; the declaration rows; the blocks; the LDS records) is
+ * lower_ll_state.c. Everything else lives in the caller's arena. Out of memory sets a flag
+ * that is checked once at the end. Where Python itself would crash on a malformed
+ * (unverified) kernel (an IndexError, a ValueError), C reports an internal error instead of
+ * reading out of bounds. */
 #include <string.h>
 #include "lower.h"
-
-/* ---- the LDS pool (llvm-ir §11) ---- */
-
-typedef struct rk_ll_alloc {
-    const char *name;   /* the smem_alloc result name */
-    const char *type;   /* its smem type */
-    long long start;    /* position of the alloc op (pre-order over every op of the kernel) */
-    long long last;     /* position of the last use, -1 when unreferenced */
-    long long size;     /* bytes */
-    long long align;        /* 16 for 1-byte elements, else 4 */
-    int exclusive;
-    long long offset;   /* byte offset in the pool once placed, else -1 */
-    int huge;           /* size is past RK_LL_HUGE (Python's int has no bound; see plan_lds) */
-    /* C only: what lds_gep reads from type, parsed at its first access */
-    const char *elem_type;  /* ll_type of the element; NULL until parsed */
-    long long rows, cols;
-} rk_ll_alloc;
-
-typedef struct rk_ll_plan {
-    rk_ll_alloc **allocs;   /* every tile.smem_alloc in creation order (unreferenced: offset -1) */
-    int n, cap;
-    long long size;         /* pool bytes, a multiple of 16 (0: no pool) */
-} rk_ll_plan;
-
-/* An allocation this large (in absolute value) is beyond any arithmetic the plan needs: C
- * refuses it when it is placed, where Python would go on with a bigger int. */
-#define RK_LL_HUGE (1LL << 40)
-
-/* ---- the lowerer ---- */
-
-typedef struct rk_ll_base {
-    const rk_ll_alloc *alloc;
-    const char *text;
-    struct rk_ll_base *next;
-} rk_ll_base;
-
-typedef struct rk_ll_block {
-    const char *label;
-    rk_buf lines;           /* heap, freed by release */
-    int terminated;
-    rk_ll_base *bases;      /* (this block, alloc) -> base pointer temp */
-} rk_ll_block;
-
-/* A binding of an IR name: names[key] (the LLVM operand text). */
-typedef struct rk_ll_name {
-    rk_map_key k;           /* k.aux: the text's length (measured once, when it is bound) */
-    const char *text;       /* NULL until bound */
-} rk_ll_name;
-
-/* An entry of the map ints. */
-typedef struct rk_ll_entry {
-    rk_map_key k;
-    long long value;
-} rk_ll_entry;
-
-/* A memo entry of type_text: an IR type name's address and its LLVM text. */
-typedef struct rk_ll_type_memo {
-    const char *type;
-    const char *text;
-    size_t len;
-} rk_ll_type_memo;
-
-#define RK_LL_CACHE 64
-#define RK_LL_CACHE_SLOT(p) ((size_t)(((uintptr_t)(p) >> 3) % RK_LL_CACHE))
-
-typedef struct rk_lowerer {
-    const rk_ir_kernel *kernel;
-    const rk_ll_backend *backend;
-    const rk_ll_flavor *flavor;
-    long long capacity;
-    rk_arena *arena;
-    rk_error *err;
-    rk_ll_block **blocks;
-    int n_blocks, cap_blocks;
-    rk_ll_block *block;
-    long long block_counter;
-    long long temp_counter;
-    unsigned char needed[RK_LL_N_DECLS];
-    rk_names names;         /* Python's names (rk_ll_name): a builder value's by its id */
-    rk_map ints;            /* Python's ints (rk_ll_entry) */
-    rk_ll_plan plan;
-    const char *pool;
-    const char *quote;      /* "" or "\"": the kernel name is written @name or @"name" */
-    const char *suffix;     /* ".unroll<k>" per open unrolled scf.for */
-    int markers;            /* an atomic carries the !amdgpu.* markers (!1) */
-    int fences;             /* a barrier's fences carry the LDS-only MMRA (!2) */
-    int oom;                /* an allocation or a buffer failed */
-    rk_buf scratch;         /* for strings that outlive one line (freed by release) */
-    int failed;             /* lw->err holds the first failure */
-    /* Speed only: the row of a declaration key, by the string's address (our keys are
-     * mostly literals). */
-    struct {
-        const char *key;
-        int index;
-    } decls[RK_LL_CACHE];
-    rk_ll_type_memo types[RK_LL_CACHE]; /* Python's memo of ll_type, by the type's address */
-    struct {                /* the last tile.mma's rk_atom_types (a kernel uses one atom) */
-        const char *op_id;  /* NULL: none yet */
-        const char *types[3];
-        int known;
-    } atom;
-} rk_lowerer;
-
-/* ---- small helpers: failures, strings, numbers ---- */
 
 /* Python's `raise fail(message)`: "lower: " + message, an internal error in lw->err (the
  * message in the arena: names have no length limit). Only the first failure is kept. */
@@ -160,7 +55,7 @@ static int shape(rk_lowerer *lw, const rk_ir_op *op, int n_operands, int min_res
     return 0;
 }
 
-/* An arena copy of the concatenation of parts (NULL-terminated); NULL (and oom) on failure. */
+/* An arena copy of a + b + c (c may be NULL); NULL (and oom) on failure. */
 static const char *concat(rk_lowerer *lw, const char *a, const char *b, const char *c)
 {
     char *s = rk_strcat3(lw->arena, a, b, c);
@@ -169,29 +64,27 @@ static const char *concat(rk_lowerer *lw, const char *a, const char *b, const ch
     return s;
 }
 
-/* Python's floor division and align_up, for any sign of x (a > 0). */
-static long long align_up(long long x, long long a) { return rk_floordiv(x + a - 1, a) * a; }
-
-/* ---- tables: lookups ---- */
-
 static int decl_index(rk_lowerer *lw, const char *key)
 {
-    int i;
-    for (i = 0; i < RK_LL_N_DECLS; i++)
-        if (strcmp(rk_ll_decls[i].key, key) == 0)
-            return i;
-    return fail(lw, "no declaration row %s", key);
+    int i = rk_ll_decl_row(lw, key);
+    if (i < 0)
+        return fail(lw, "no declaration row %s", key);
+    return i;
 }
+
+/* ---- table lookups that fail ---- */
 
 static const rk_ll_width *buffer_width(rk_lowerer *lw, long long nbytes)
 {
     int i;
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < RK_LL_N_WIDTHS; i++)
         if (rk_ll_buffer_widths[i].bytes == nbytes)
             return &rk_ll_buffer_widths[i];
     fail(lw, "a buffer access of %lld bytes (expected 2, 4, 8 or 16)", nbytes);
     return NULL;
 }
+
+/* ---- types (llvm-ir §4) ---- */
 
 /* scalar_row of t[0:n]; NULL after "no LLVM type for ...". */
 static const rk_ll_scalar *scalar_row(rk_lowerer *lw, const char *t, size_t n)
@@ -215,103 +108,41 @@ static int vec_len(rk_lowerer *lw, const char *t, long long *n)
     return 0;
 }
 
-/* ll_type(t) appended to o (the work behind the memo of type_text). */
-static int put_type_text(rk_lowerer *lw, rk_buf *o, const char *t)
-{
-    const rk_ll_scalar *row;
-    const char *elem;
-    size_t n;
-    if (RK_TYPE_IS_VEC(t)) {
-        long long len;
-        if (vec_len(lw, t, &len))
-            return -1;
-        if (rk_type_vec_elem(t, &elem, &n))
-            return crash(lw, NULL);
-        if (!(row = scalar_row(lw, elem, n)))
-            return -1;
-        rk_buf_putn(o, "<", 1);
-        rk_buf_put_int(o, len);
-        rk_buf_putn(o, " x ", 3);
-        rk_buf_puts(o, row->llvm);
-        rk_buf_putn(o, ">", 1);
-        return 0;
-    }
-    if (RK_TYPE_IS_PTR(t)) {
-        rk_buf_puts(o, "ptr addrspace(1)");
-        return 0;
-    }
-    if (strcmp(t, "rsrc") == 0) {
-        rk_buf_puts(o, "ptr addrspace(8)");
-        return 0;
-    }
-    if (RK_TYPE_IS_SMEM(t)) {
-        rk_buf_puts(o, "ptr addrspace(3)");
-        return 0;
-    }
-    if (!(row = scalar_row(lw, t, strlen(t))))
-        return -1;
-    rk_buf_puts(o, row->llvm);
-    return 0;
-}
-
-/* ll_type(t) as an arena string and its length (NULL on failure), memoised like Python's by
- * the type's address: the kernel's type names are the builder's interned ones (or static),
- * and none changes while the kernel is lowered. */
-static const char *made_type_text(rk_lowerer *lw, const char *t, size_t *len, rk_ll_type_memo *memo);
-
-static inline const char *type_text(rk_lowerer *lw, const char *t, size_t *len)
-{
-    rk_ll_type_memo *memo = &lw->types[RK_LL_CACHE_SLOT(t)];
-    if (memo->type == t) {
-        *len = memo->len;
-        return memo->text;
-    }
-    return made_type_text(lw, t, len, memo);
-}
-
-/* type_text past its memo: the text made, and remembered in memo */
-static const char *made_type_text(rk_lowerer *lw, const char *t, size_t *len, rk_ll_type_memo *memo)
-{
-    char *s;
-    lw->scratch.len = 0;
-    if (put_type_text(lw, &lw->scratch, t))
-        return NULL;
-    if (lw->scratch.failed) {
-        lw->oom = 1;
-        return NULL;
-    }
-    s = rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "", lw->scratch.len);
-    if (!s) {
-        lw->oom = 1;
-        return NULL;
-    }
-    memo->type = t;
-    memo->text = s;
-    memo->len = lw->scratch.len;
-    *len = memo->len;
-    return s;
-}
-
-/* ll_type(t) appended to o. */
-static inline int put_type(rk_lowerer *lw, rk_buf *o, const char *t)
-{
-    size_t len;
-    const char *text = type_text(lw, t, &len);
-    if (!text)
-        return -1;
-    rk_buf_put_short(o, text, len);
-    return 0;
-}
-
-/* ll_type(t) as an arena string (NULL on failure). */
+/* ll_type(t) (NULL after the failure), memoised like Python's, by the type's address: the
+ * kernel's type names are the builder's interned ones (or static). */
 static const char *ll_type(rk_lowerer *lw, const char *t)
 {
-    size_t len;
-    return type_text(lw, t, &len);
+    const rk_ll_scalar *row;
+    const char *text = rk_ll_memo_type(lw, t), *elem;
+    size_t n;
+    long long len;
+    if (text)
+        return text;
+    if (RK_TYPE_IS_VEC(t)) {
+        if (vec_len(lw, t, &len))
+            return NULL;
+        if (rk_type_vec_elem(t, &elem, &n)) {
+            crash(lw, NULL);
+            return NULL;
+        }
+        if (!(row = scalar_row(lw, elem, n)))
+            return NULL;
+        text = rk_ll_vector_type(lw, len, row->llvm);
+    } else if (RK_TYPE_IS_PTR(t))
+        text = "ptr addrspace(1)";
+    else if (strcmp(t, "rsrc") == 0)
+        text = "ptr addrspace(8)";
+    else if (RK_TYPE_IS_SMEM(t))
+        text = "ptr addrspace(3)";
+    else if (!(row = scalar_row(lw, t, strlen(t))))
+        return NULL;
+    else
+        text = row->llvm;
+    return rk_ll_remember_type(lw, t, text);
 }
 
-/* ll_type(t[0:n]) as an arena string (NULL on failure); a scalar is looked up by its row's
- * name, so the memo serves it too. */
+/* ll_type(t[0:n]) (NULL on failure); a scalar is looked up by its row's name, so the memo
+ * serves it too. */
 static const char *type_n(rk_lowerer *lw, const char *t, size_t n)
 {
     const char *copy;
@@ -321,12 +152,28 @@ static const char *type_n(rk_lowerer *lw, const char *t, size_t n)
         if (n && ir[0] == t[0] && strncmp(ir, t, n) == 0 && ir[n] == '\0')
             return ll_type(lw, ir);
     }
-    copy = rk_strndup(lw->arena, t, n);
-    if (!copy) {
+    if (!(copy = rk_strndup(lw->arena, t, n))) {
         lw->oom = 1;
         return NULL;
     }
     return ll_type(lw, copy);
+}
+
+/* The LLVM array type of an smem tile: smem<f16, [64x72]> -> [64 x [72 x half]]. */
+static const char *lds_array_type(rk_lowerer *lw, const char *t)
+{
+    long long rows, cols;
+    const char *elem, *text;
+    size_t n;
+    if (rk_smem_shape(t, &rows, &cols) || rk_type_elem_before_comma(t, 5, &elem, &n)) {
+        crash(lw, NULL);
+        return NULL;
+    }
+    if (!(elem = type_n(lw, elem, n)))
+        return NULL;
+    if (!(text = rk_ir_printf(lw->arena, "[%lld x [%lld x %s]]", rows, cols, elem)))
+        lw->oom = 1;
+    return text;
 }
 
 /* type_bytes(t); -1 on failure. */
@@ -344,35 +191,7 @@ static int type_bytes(rk_lowerer *lw, const char *t, long long *bytes)
     return 0;
 }
 
-int rk_f32_literal(double value, char out[19])
-{
-    float single;
-    double widened;
-    unsigned long long bits;
-    int shift, i = 2;
-    /* (float)value is undefined for a finite value past FLT_MAX: decide first, as Python's
-     * struct.pack("<f") does after its own cast. 0x1.ffffffp127 (FLT_MAX plus half an ulp)
-     * and above round to infinity; between FLT_MAX and it, down to FLT_MAX. */
-    if (value == value && value - value == 0) { /* finite */
-        if (value >= 0x1.ffffffp127 || value <= -0x1.ffffffp127)
-            return -1;
-        if (value > 0x1.fffffep127)
-            value = 0x1.fffffep127;
-        else if (value < -0x1.fffffep127)
-            value = -0x1.fffffep127;
-    }
-    single = (float)value;
-    widened = single;
-    memcpy(&bits, &widened, sizeof bits);
-    out[0] = '0';
-    out[1] = 'x';
-    for (shift = 60; shift >= 0; shift -= 4)
-        out[i++] = rk_ll_hex[(bits >> shift) & 15];
-    out[i] = '\0';
-    return 0;
-}
-
-/* f32_literal(value) as an arena string; NULL after the failure. */
+/* f32_literal(value) as an arena string (rk_f32_literal); NULL after the failure. */
 static const char *f32_literal(rk_lowerer *lw, double value)
 {
     char text[19];
@@ -393,7 +212,10 @@ static const char *f32_literal(rk_lowerer *lw, double value)
     return s;
 }
 
-/* ---- the LDS pool ---- */
+/* Python's floor division and align_up, for any sign of x (a > 0). */
+static long long align_up(long long x, long long a) { return rk_floordiv(x + a - 1, a) * a; }
+
+/* ---- the LDS pool (llvm-ir §11) ---- */
 
 static long long count_ops(const rk_ir_region *region)
 {
@@ -441,7 +263,6 @@ static int scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan *plan
             long long rows, cols;
             const rk_ll_scalar *row;
             const rk_attr *exclusive = rk_attrs_get(&op->attrs, "exclusive");
-            rk_ll_alloc *a;
             if (op->n_results < 1)
                 return crash(lw, op);
             t = op->results[0].type;
@@ -449,39 +270,9 @@ static int scan_lds(rk_lowerer *lw, const rk_ir_region *region, rk_ll_plan *plan
                 return crash(lw, op);
             if (!(row = scalar_row(lw, elem, n)))
                 return -1;
-            a = rk_alloc(lw->arena, sizeof *a);
-            if (!a || plan->cap > 1000000000) {
-                lw->oom = 1;
-                return rk_fail_internal(lw->err, "out of memory (lower)");
-            }
-            if (plan->n == plan->cap) {
-                int cap = plan->cap ? plan->cap * 2 : 8;
-                rk_ll_alloc **bigger = rk_alloc(lw->arena, (size_t)cap * sizeof *bigger);
-                if (!bigger) {
-                    lw->oom = 1;
-                    return rk_fail_internal(lw->err, "out of memory (lower)");
-                }
-                if (plan->n)
-                    memcpy(bigger, plan->allocs, (size_t)plan->n * sizeof *bigger);
-                plan->allocs = bigger;
-                plan->cap = cap;
-            }
-            a->name = op->results[0].name;
-            a->type = t;
-            a->start = here;
-            a->last = -1;
-            a->align = row->bytes == 1 ? 16 : 4;
-            a->exclusive = exclusive && exclusive->kind == RK_ATTR_BOOL && exclusive->i;
-            a->offset = -1;
-            /* |rows|, |cols| < 10**18 (rk_smem_shape); past RK_LL_HUGE the size is not kept */
-            {
-                long long ar = rows < 0 ? -rows : rows, ac = cols < 0 ? -cols : cols;
-                if (ar > RK_LL_HUGE || ac > RK_LL_HUGE || (ar != 0 && ac * row->bytes > RK_LL_HUGE / ar))
-                    a->huge = 1;
-                else
-                    a->size = rows * cols * row->bytes;
-            }
-            plan->allocs[plan->n++] = a;
+            if (!rk_ll_add_alloc(lw, plan, op->results[0].name, t, here, rows, cols, row->bytes,
+                                 exclusive && exclusive->kind == RK_ATTR_BOOL && exclusive->i))
+                return -1;
         }
         inner_end = loop_end;
         if (op->code == RK_OP_FOR && loop_end < 0) {
@@ -550,55 +341,6 @@ static int plan_lds(rk_lowerer *lw, const rk_ir_kernel *kernel, rk_ll_plan *plan
 
 /* ---- the lowerer: plumbing ---- */
 
-/* The binding of key in names (rk_names: by the number a builder name ends with, else
- * hashed). NULL: absent (or the table could not grow). */
-static rk_ll_name *slot(rk_lowerer *lw, const char *key, int insert)
-{
-    rk_ll_name *e;
-    if (!insert)
-        e = rk_names_get(&lw->names, key);
-    else if (!(e = rk_names_put(&lw->names, lw->arena, key, NULL)))
-        lw->oom = 1;
-    return e;
-}
-
-/* slot(v.name), found by the value's id when v carries the very name string it was bound by
- * (and put by it: a builder value's name ends with its id). */
-static inline rk_ll_name *value_slot(rk_lowerer *lw, const rk_ir_value *v, int insert)
-{
-    rk_ll_name *e = rk_names_at(&lw->names, v->id, v->name);
-    if (e || !insert)
-        return e ? e : slot(lw, v->name, 0);
-    if (!(e = rk_names_put_at(&lw->names, lw->arena, v->id, v->name, NULL)))
-        lw->oom = 1;
-    return e;
-}
-
-/* e's text, its length kept beside it (a text is shorter than the config, far below 4 GiB) */
-static inline void set_text(rk_ll_name *e, const char *text)
-{
-    e->text = text;
-    e->k.aux = (unsigned int)strlen(text);
-}
-
-/* e's text, or oom when the entry or the text could not be made */
-static void set_bound(rk_lowerer *lw, rk_ll_name *e, const char *text)
-{
-    if (!e || !text)
-        lw->oom = 1;
-    else
-        set_text(e, text);
-}
-
-/* names[key] = text */
-static void bind(rk_lowerer *lw, const char *key, const char *text) { set_bound(lw, slot(lw, key, 1), text); }
-
-/* names[v.name] = text, v's entry found (or put) by its id like define's */
-static void bind_value(rk_lowerer *lw, const rk_ir_value *v, const char *text)
-{
-    set_bound(lw, value_slot(lw, v, 1), text);
-}
-
 static const char *temp(rk_lowerer *lw, const char *hint)
 {
     size_t n = strlen(hint), d;
@@ -618,74 +360,23 @@ static const char *temp(rk_lowerer *lw, const char *hint)
 
 static rk_ll_block *new_block(rk_lowerer *lw, const char *kind)
 {
-    rk_ll_block *block = rk_alloc(lw->arena, sizeof *block);
     char digits[RK_INT_DIGITS];
-    if (!block) {
-        lw->oom = 1;
-        return NULL;
-    }
-    if (lw->n_blocks == lw->cap_blocks) {
-        int cap = lw->cap_blocks ? lw->cap_blocks * 2 : 16;
-        rk_ll_block **bigger = rk_alloc(lw->arena, (size_t)cap * sizeof *bigger);
-        if (!bigger || cap < 0) {
-            lw->oom = 1;
-            return NULL;
-        }
-        if (lw->n_blocks)
-            memcpy(bigger, lw->blocks, (size_t)lw->n_blocks * sizeof *bigger);
-        lw->blocks = bigger;
-        lw->cap_blocks = cap;
-    }
-    rk_buf_init(&block->lines);
-    if (kind) {
-        lw->block_counter++;
-        rk_fmt_int(lw->block_counter, digits);
-        block->label = concat(lw, kind, ".", digits);
-    } else
-        block->label = "entry";
-    lw->blocks[lw->n_blocks++] = block;
-    return block;
+    lw->block_counter++;
+    rk_fmt_int(lw->block_counter, digits);
+    return rk_ll_add_block(lw, concat(lw, kind, ".", digits));
 }
 
-static void put(rk_lowerer *lw, rk_buf *o, const char *s)
-{
-    if (!s) {
-        lw->oom = 1;
-        return;
-    }
-    rk_buf_puts(o, s);
-}
+static const char *val(rk_lowerer *lw, const rk_ir_value *v);
 
-/* The binding val(v) reads (NULL after the failure). */
-static inline const rk_ll_name *bound(rk_lowerer *lw, const rk_ir_value *v)
-{
-    const rk_ll_name *e = value_slot(lw, v, 0);
-    if (!e || !e->text) {
-        fail(lw, "%s is used before it is defined", v->name);
-        return NULL;
-    }
-    return e;
-}
-
-/* val(v) appended to o. */
-static inline int put_val(rk_lowerer *lw, rk_buf *o, const rk_ir_value *v)
-{
-    const rk_ll_name *e = bound(lw, v);
-    if (!e)
-        return -1;
-    rk_buf_put_short(o, e->text, e->k.aux);
-    return 0;
-}
-
-/* One instruction line: "  " + the formatted text + "\n" into block. The formatter's
- * directives, evaluated left to right like Python's string concatenation:
+/* One instruction line, "  " + the formatted text + "\n", into block: Python's f-string. The
+ * directives, evaluated left to right like Python's (the first that fails ends the line):
  *   $s  a string (NULL: out of memory)     $d  a long long
  *   $T  ll_type of an IR type              $v  val(value)
  *   $t  typed(value) = ll_type(type) + " " + val(value)      $$ a '$' */
 static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap)
 {
     rk_buf *o;
-    const char *p, *run = fmt;
+    const char *p, *run = fmt, *s;
     if (!block) {
         lw->oom = 1;
         return -1;
@@ -702,23 +393,30 @@ static int vemit(rk_lowerer *lw, rk_ll_block *block, const char *fmt, va_list ap
         rk_buf_putn(o, run, (size_t)(p - run));
         p++;
         switch (*p) {
-        case 's': put(lw, o, va_arg(ap, const char *)); break;
+        case 's':
+            if (!(s = va_arg(ap, const char *)))
+                lw->oom = 1;
+            else
+                rk_buf_puts(o, s);
+            break;
         case 'd': rk_buf_put_int(o, va_arg(ap, long long)); break;
         case 'T':
-            if (put_type(lw, o, va_arg(ap, const char *)))
+            if (!(s = ll_type(lw, va_arg(ap, const char *))))
                 return -1;
-            break;
-        case 'v':
-            if (put_val(lw, o, va_arg(ap, const rk_ir_value *)))
-                return -1;
+            rk_buf_puts(o, s);
             break;
         case 't':
+        case 'v':
             v = va_arg(ap, const rk_ir_value *);
-            if (put_type(lw, o, v->type))
+            if (*p == 't') {
+                if (!(s = ll_type(lw, v->type)))
+                    return -1;
+                rk_buf_puts(o, s);
+                rk_buf_putn(o, " ", 1);
+            }
+            if (!(s = val(lw, v)))
                 return -1;
-            rk_buf_putn(o, " ", 1);
-            if (put_val(lw, o, v))
-                return -1;
+            rk_buf_puts(o, s);
             break;
         default:
             rk_buf_putn(o, "$", 1);
@@ -744,7 +442,7 @@ static int emit(rk_lowerer *lw, const char *fmt, ...)
     return status;
 }
 
-/* block.lines.append("  " + ...): a line in another block. */
+/* block.lines.append(...): a line in another block. */
 static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
 {
     va_list ap;
@@ -757,47 +455,35 @@ static int emit_to(rk_lowerer *lw, rk_ll_block *block, const char *fmt, ...)
 
 static int need(rk_lowerer *lw, const char *key)
 {
-    size_t slot = RK_LL_CACHE_SLOT(key);
-    int i;
-    if (lw->decls[slot].key == key)
-        i = lw->decls[slot].index;
-    else {
-        if ((i = decl_index(lw, key)) < 0)
-            return -1;
-        lw->decls[slot].key = key;
-        lw->decls[slot].index = i;
-    }
+    int i = decl_index(lw, key);
+    if (i < 0)
+        return -1;
     lw->needed[i] = 1;
     return 0;
 }
 
-/* names[v.name] = v.name + suffix, the text returned (NULL, and oom, when it could not be made) */
+/* names[v.name] = v.name + suffix, the text returned (NULL, and oom, when it failed) */
 static const char *define(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *text = lw->suffix[0] ? concat(lw, v->name, lw->suffix, NULL) : v->name;
-    rk_ll_name *e = value_slot(lw, v, 1);
-    if (!e || !text) {
-        lw->oom = 1;
-        return NULL;
-    }
-    set_text(e, text);
+    rk_ll_bind_value(lw, v, text);
     return text;
 }
 
-/* val(v) as a string (NULL after the failure). */
+/* val(v) (NULL after the failure). */
 static const char *val(rk_lowerer *lw, const rk_ir_value *v)
 {
-    const rk_ll_name *e = bound(lw, v);
-    return e ? e->text : NULL;
+    const char *text = rk_ll_bound(lw, v);
+    if (!text)
+        fail(lw, "%s is used before it is defined", v->name);
+    return text;
 }
 
 /* typed(v) as an arena string (NULL after the failure). */
 static const char *typed(rk_lowerer *lw, const rk_ir_value *v)
 {
     const char *t = ll_type(lw, v->type), *text;
-    if (!t)
-        return NULL;
-    if (!(text = val(lw, v)))
+    if (!t || !(text = val(lw, v)))
         return NULL;
     return concat(lw, t, " ", text);
 }
@@ -843,25 +529,15 @@ static rk_ll_alloc *alloc_of(rk_lowerer *lw, const rk_ir_value *v)
 /* The allocation's first byte: the pool itself at offset 0, else one GEP per block. */
 static const char *lds_base(rk_lowerer *lw, const rk_ll_alloc *a)
 {
-    rk_ll_base *e;
     const char *base;
     if (a->offset == 0)
         return lw->pool;
-    for (e = lw->block->bases; e; e = e->next)
-        if (e->alloc == a)
-            return e->text;
+    if ((base = rk_ll_block_base(lw->block, a)))
+        return base;
     base = temp(lw, "smem_base");
     if (emit(lw, "$s = getelementptr inbounds i8, ptr addrspace(3) $s, i32 $d", base, lw->pool, a->offset))
         return NULL;
-    e = rk_alloc(lw->arena, sizeof *e);
-    if (!e) {
-        lw->oom = 1;
-        return base;
-    }
-    e->alloc = a;
-    e->text = base;
-    e->next = lw->block->bases;
-    lw->block->bases = e;
+    rk_ll_set_block_base(lw, lw->block, a, base);
     return base;
 }
 
@@ -869,31 +545,14 @@ static const char *lds_gep(rk_lowerer *lw, const rk_ir_value *s, const rk_ir_val
                            const char *hint)
 {
     rk_ll_alloc *a = alloc_of(lw, s);
-    long long rows, cols;
-    const char *base, *gep, *elem, *elem_type;
-    size_t n;
-    if (!a)
-        return NULL;
-    if (!a->elem_type) {
-        /* the allocation's shape and element, parsed at its first access (a failure here comes
-         * before lds_base's line either way: only an out-of-memory one could come between) */
-        if (rk_smem_shape(a->type, &a->rows, &a->cols)) {
-            crash(lw, NULL);
-            return NULL;
-        }
-        if (rk_type_elem_before_comma(a->type, 5, &elem, &n)) {
-            crash(lw, NULL);
-            return NULL;
-        }
-        if (!(a->elem_type = type_n(lw, elem, n)))
-            return NULL;
-    }
-    rows = a->rows, cols = a->cols, elem_type = a->elem_type;
-    if (!(base = lds_base(lw, a)))
+    const char *base, *gep;
+    if (!a || !(base = lds_base(lw, a)))
         return NULL;
     gep = temp(lw, hint);
-    if (emit(lw, "$s = getelementptr inbounds [$d x [$d x $s]], ptr addrspace(3) $s, i32 0, $t, $t", gep, rows, cols,
-             elem_type, base, row, col))
+    if (!a->array_type && !(a->array_type = lds_array_type(lw, a->type))) /* Python's lru_cache */
+        return NULL;
+    if (emit(lw, "$s = getelementptr inbounds $s, ptr addrspace(3) $s, i32 0, $t, $t", gep, a->array_type, base, row,
+             col))
         return NULL;
     return gep;
 }
@@ -916,20 +575,9 @@ static int lds_align(rk_lowerer *lw, const rk_ir_op *op, const rk_ir_value *s, l
 /* ---- the lowerer: the module ---- */
 
 static int ll_signature(rk_lowerer *lw, rk_buf *o);
+static int int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where, long long *value);
 static int ll_attributes(rk_lowerer *lw, rk_buf *o);
 static int lower_region(rk_lowerer *lw, const rk_ir_region *region, int is_entry, int is_for_body);
-
-/* An upper bound of the module's bytes (the declarations counted in full). */
-static size_t module_size(const rk_lowerer *lw, const rk_buf *attributes, const rk_buf *signature)
-{
-    size_t n = 512 + strlen(lw->flavor->datalayout) + 2 * strlen(lw->kernel->name) + attributes->len + signature->len;
-    int i;
-    for (i = 0; i < RK_LL_N_DECLS; i++)
-        n += strlen(rk_decl_text(&rk_ll_decls[i], lw->flavor)) + 1;
-    for (i = 0; i < lw->n_blocks; i++)
-        n += strlen(lw->blocks[i]->label ? lw->blocks[i]->label : "") + 2 + lw->blocks[i]->lines.len;
-    return n;
-}
 
 /* Checks in a fixed order (kernel attrs, params, the LDS pool, then the ops in order), so both
  * engines report the same first problem. The module goes to out only when all went well. */
@@ -961,7 +609,7 @@ static int lower(rk_lowerer *lw, rk_buf *out)
             goto done;
         lw->block->terminated = 1;
     }
-    if (rk_buf_reserve(out, module_size(lw, &attributes, &signature)))
+    if (rk_buf_reserve(out, rk_ll_module_size(lw, &attributes, &signature)))
         lw->oom = 1;
     rk_buf_puts(out, "target datalayout = \"");
     rk_buf_puts(out, lw->flavor->datalayout);
@@ -990,7 +638,7 @@ static int lower(rk_lowerer *lw, rk_buf *out)
     rk_buf_puts(out, ") #0 {\n");
     for (i = 0; i < lw->n_blocks; i++) {
         rk_ll_block *block = lw->blocks[i];
-        put(lw, out, block->label);
+        rk_buf_puts(out, block->label);
         rk_buf_puts(out, ":\n");
         if (block->lines.failed)
             lw->oom = 1;
@@ -1016,21 +664,12 @@ done:
     return status;
 }
 
-static int int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where, long long *value)
-{
-    const rk_attr *a = rk_attrs_get(attrs, key);
-    if (!is_int(a))
-        return fail(lw, "attr %s of %s must be an integer", key, where);
-    *value = a->i;
-    return 0;
-}
-
 static int ll_signature(rk_lowerer *lw, rk_buf *o)
 {
     int i, j;
     for (i = 0; i < lw->kernel->n_params; i++) {
         const rk_ir_param *p = lw->kernel->params[i];
-        const char *t = p->value.type;
+        const char *t = p->value.type, *text;
         long long n = 0;
         for (j = 0; j < p->attrs.n; j++)
             if (!rk_str_in(p->attrs.items[j].key, rk_ll_param_attrs))
@@ -1073,13 +712,25 @@ static int ll_signature(rk_lowerer *lw, rk_buf *o)
         } else if (strcmp(t, "i32") == 0 || strcmp(t, "i64") == 0) {
             if (p->attrs.n)
                 return fail(lw, "a scalar param carries attrs: %s", p->value.name);
-            if (put_type(lw, o, t))
+            if (!(text = ll_type(lw, t)))
                 return -1;
+            rk_buf_puts(o, text);
         } else
             return fail(lw, "a kernel param of type %s: %s", t, p->value.name);
         rk_buf_putn(o, " ", 1);
-        put(lw, o, define(lw, &p->value));
+        if (!(text = define(lw, &p->value)))
+            return -1;
+        rk_buf_puts(o, text);
     }
+    return 0;
+}
+
+static int int_attr_of(rk_lowerer *lw, const rk_attrs *attrs, const char *key, const char *where, long long *value)
+{
+    const rk_attr *a = rk_attrs_get(attrs, key);
+    if (!is_int(a))
+        return fail(lw, "attr %s of %s must be an integer", key, where);
+    *value = a->i;
     return 0;
 }
 
@@ -1189,21 +840,17 @@ static int lower_constant(rk_lowerer *lw, const rk_ir_op *op)
             return fail(lw, "an f32 arith.constant needs a float value");
         if (!(text = f32_literal(lw, value->f)))
             return -1;
-        bind_value(lw, r, text);
+        rk_ll_bind_value(lw, r, text);
         return 0;
     }
     if (!is_int(value))
         return fail(lw, "an integer arith.constant needs an integer value");
     if (strcmp(r->type, "i1") == 0)
-        bind_value(lw, r, value->i != 0 ? "true" : "false");
+        rk_ll_bind_value(lw, r, value->i != 0 ? "true" : "false");
     else if (strcmp(r->type, "i32") == 0 || strcmp(r->type, "i64") == 0) {
-        rk_ll_entry *e;
         rk_fmt_int(value->i, digits);
-        bind_value(lw, r, concat(lw, digits, "", NULL));
-        if ((e = rk_map_put(&lw->ints, lw->arena, r->name, rk_hash(r->name), sizeof *e, NULL)))
-            e->value = value->i;
-        else
-            lw->oom = 1;
+        rk_ll_bind_value(lw, r, concat(lw, digits, "", NULL));
+        rk_ll_set_int(lw, r->name, value->i);
     } else
         return fail(lw, "arith.constant of type %s", r->type);
     return 0;
@@ -1658,10 +1305,13 @@ static int lower_from_elements(rk_lowerer *lw, const rk_ir_op *op)
     return 0;
 }
 
-/* A shufflevector mask into o; -1 is a poison lane. */
-static void mask_text(rk_buf *o, const long long *indices, long long n)
+/* A shufflevector mask as an arena string (NULL, and oom, on failure); -1 is a poison lane. */
+static const char *mask_text(rk_lowerer *lw, const long long *indices, long long n)
 {
+    rk_buf *o = &lw->scratch;
+    const char *s;
     long long i;
+    o->len = 0;
     rk_buf_putn(o, "<", 1);
     rk_buf_put_int(o, n);
     rk_buf_puts(o, " x i32> <");
@@ -1676,19 +1326,7 @@ static void mask_text(rk_buf *o, const long long *indices, long long n)
         }
     }
     rk_buf_putn(o, ">", 1);
-}
-
-/* mask_text as an arena string. */
-static const char *ll_mask(rk_lowerer *lw, const long long *indices, long long n)
-{
-    const char *s;
-    lw->scratch.len = 0;
-    mask_text(&lw->scratch, indices, n);
-    if (lw->scratch.failed) {
-        lw->oom = 1;
-        return NULL;
-    }
-    s = rk_strndup(lw->arena, lw->scratch.data ? lw->scratch.data : "", lw->scratch.len);
+    s = o->failed ? NULL : rk_strndup(lw->arena, o->data ? o->data : "", o->len);
     if (!s)
         lw->oom = 1;
     return s;
@@ -1711,7 +1349,7 @@ static int as_vector(rk_lowerer *lw, const rk_ir_value *v, rk_ll_vector *out)
     name = temp(lw, "cs");
     if (!(t = ll_type(lw, v->type)))
         return -1;
-    t = concat(lw, "<1 x ", t, ">");
+    t = rk_ll_vector_type(lw, 1, t);
     if (emit(lw, "$s = insertelement $s poison, $t, i32 0", name, t, v))
         return -1;
     out->type = t;
@@ -1725,7 +1363,6 @@ static int widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const char *el
 {
     long long *indices = rk_alloc(lw->arena, (size_t)(to > 0 ? to : 1) * sizeof *indices), i;
     const char *name, *mask;
-    char digits[RK_INT_DIGITS];
     if (!indices) {
         lw->oom = 1;
         return -1;
@@ -1733,11 +1370,10 @@ static int widen(rk_lowerer *lw, rk_ll_vector *vec, long long to, const char *el
     for (i = 0; i < to; i++)
         indices[i] = i < vec->len ? i : -1;
     name = temp(lw, "cw");
-    mask = ll_mask(lw, indices, to);
+    mask = mask_text(lw, indices, to);
     if (emit(lw, "$s = shufflevector $s $s, $s poison, $s", name, vec->type, vec->value, vec->type, mask))
         return -1;
-    rk_fmt_int(to, digits);
-    vec->type = concat(lw, "<", digits, concat(lw, " x ", elem, ">"));
+    vec->type = rk_ll_vector_type(lw, to, elem);
     vec->value = name;
     return 0;
 }
@@ -1774,7 +1410,7 @@ static int lower_concat(rk_lowerer *lw, const rk_ir_op *op)
         indices[i] = i;
     for (i = 0; i < b.len; i++)
         indices[a.len + i] = width + i;
-    mask = ll_mask(lw, indices, a.len + b.len);
+    mask = mask_text(lw, indices, a.len + b.len);
     return emit(lw, "$s = shufflevector $s $s, $s $s, $s", define(lw, res), a.type, a.value, b.type, b.value, mask);
 }
 
@@ -1980,10 +1616,10 @@ static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     pred->terminated = 1;
     iv_name = concat(lw, parts.iv, lw->suffix, NULL);
-    bind(lw, parts.iv, iv_name);
+    rk_ll_bind(lw, parts.iv, iv_name);
     for (i = 0; i < n; i++) {
         phi_names[i] = concat(lw, parts.carried[i].name, lw->suffix, NULL);
-        bind(lw, parts.carried[i].name, concat(lw, parts.carried[i].name, lw->suffix, NULL));
+        rk_ll_bind(lw, parts.carried[i].name, concat(lw, parts.carried[i].name, lw->suffix, NULL));
     }
     lw->block = body;
     if (lower_region(lw, op->regions[0], 0, 1))
@@ -2032,10 +1668,8 @@ static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
 
 static int const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
 {
-    const rk_ll_entry *e = rk_map_get(&lw->ints, v->name, rk_hash(v->name));
-    if (!e)
+    if (rk_ll_get_int(lw, v->name, value))
         return fail(lw, "an unrolled scf.for needs constant bounds");
-    *value = e->value;
     return 0;
 }
 
@@ -2097,9 +1731,9 @@ static int lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
         cnst = temp(lw, "iv_const");
         if (emit(lw, "$s = add i32 0, $d", cnst, unroll_value(lb, i, step)))
             return -1;
-        bind(lw, parts.iv, cnst);
+        rk_ll_bind(lw, parts.iv, cnst);
         for (j = 0; j < n; j++)
-            bind(lw, parts.carried[j].name, values[j]);
+            rk_ll_bind(lw, parts.carried[j].name, values[j]);
         for (j = 0; j < n_ops - 1; j++) {
             if (j == n_ops - 2 && trailing_sync && i != count - 1)
                 continue;
@@ -2223,14 +1857,6 @@ static int bare_name(const char *name)
 /* Printed as is inside @"...": printable ASCII but the quote and the backslash. */
 static int quotable(char ch) { return ch >= ' ' && ch <= '~' && ch != '"' && ch != '\\'; }
 
-static void release(rk_lowerer *lw)
-{
-    int i;
-    for (i = 0; i < lw->n_blocks; i++)
-        rk_buf_free(&lw->blocks[i]->lines);
-    rk_buf_free(&lw->scratch);
-}
-
 int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *flavor, rk_arena *arena, rk_buf *out,
                     rk_error *err)
 {
@@ -2270,7 +1896,7 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
             lw.quote = bare_name(kernel->name) ? "" : "\"";   /* docs/lowering.md §1 */
             lw.pool = lw.quote[0] ? concat(&lw, "@\"smem_pool.", kernel->name, "\"")
                                   : concat(&lw, "@smem_pool.", kernel->name, NULL);
-            lw.block = new_block(&lw, NULL);
+            lw.block = rk_ll_add_block(&lw, "entry");
             status = lw.block && !lw.oom ? lower(&lw, out) : -1;
         }
     }
@@ -2288,6 +1914,6 @@ int rk_lower_kernel(const rk_ir_kernel *kernel, const char *arch, const char *fl
         out->len = saved;
         out->data[saved] = '\0';
     }
-    release(&lw);
+    rk_ll_release(&lw);
     return status;
 }

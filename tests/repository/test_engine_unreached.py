@@ -59,7 +59,7 @@ def test_c_function_extents_follow_the_house_layout(tmp_path):
 
 C_SOURCE = textwrap.dedent(
     """\
-    static int put_type_text(rk_lowerer *lw, const char *t)
+    static int ll_type(rk_lowerer *lw, const char *t)
     {
         if (RK_TYPE_IS_SMEM(t)) {
             rk_buf_puts(o, "ptr addrspace(3)");
@@ -114,6 +114,6 @@ def test_c_lines_under_an_unexplained_condition_are_flagged(tmp_path):
     counts = {n: 5 for n in range(1, 21)}
     counts[8] = counts[9] = 0
     [got] = engine_unreached.c_reach(c_report(counts, {7: [5, 0, 5, 0]}), tmp_path)
-    assert got.unexplained == {"put_type_text": [8, 9, 7]}
+    assert got.unexplained == {"ll_type": [8, 9, 7]}
     lines = engine_unreached.report_lines("C ", [got], why=True)
-    assert any("UNEXPLAINED put_type_text: line(s) 7, 8, 9" in line for line in lines)
+    assert any("UNEXPLAINED ll_type: line(s) 7, 8, 9" in line for line in lines)
