@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rocke_py.parity import cli  # noqa: E402
-from rocke_py.parity.commands import commands  # noqa: E402
+from rocke_py.parity.commands import gating  # noqa: E402
 from rocke_py.parity.judge import gate  # noqa: E402
 from rocke_py.parity.run import runner  # noqa: E402
 
@@ -43,7 +43,7 @@ STAGES = (
     (gate, "job_costs"),
     (runner.Pool, "run"),
     (gate, "judge_all"),
-    (commands, "_record"),
+    (gating, "_record"),
 )
 
 
