@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from types import SimpleNamespace
 
 import pytest
@@ -9,7 +10,7 @@ import standin_tree as pt
 
 from rocke_py.parity.judge import lastrun
 from rocke_py.parity.judge.gate import costliest_first, job_costs, run_gate
-from rocke_py.parity.run.runner import Pool, WorkItem, batch_size
+from rocke_py.parity.run.runner import _GROUP, _GUARD_JOBS, EngineLoadError, Pool, Schedule, WorkItem, batch_size
 
 TREE = {f"fwd/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(4)}
 
@@ -230,3 +231,134 @@ def test_after_a_stop_a_lost_workers_unrun_jobs_are_dropped_too(tmp_path):
         results = pool.run(work, stop=lambda res: True)
         assert pool.prefetched == 0
     assert len(results) == 1 and results[0].death is not None
+
+
+# ------------------------------------------------------------ the schedule's steps, on their own
+
+
+class FakeWorker:
+    """A worker as the schedule sees it, without a process: what it was sent, whether it was
+    killed; it runs ``seq.value`` (a job of its batch) in the C engine's first run."""
+
+    def __init__(self, ready: bool = True) -> None:
+        self.alive, self.ready, self.out, self.posted = True, ready, bytearray(), 0.0
+        self.batch: deque[int] = deque()
+        self.seq = SimpleNamespace(value=-1)
+        self.sent: list[tuple] = []
+
+    def post(self, msg):
+        self.sent.append(msg)
+
+    def kill(self):
+        self.alive = False
+
+    def running(self):
+        return self.seq.value if self.seq.value in self.batch else (self.batch[0] if self.batch else None)
+
+    def where(self):
+        return ("c", 1)
+
+    def stage(self, engine):
+        return "ll llvm22 lower_kernel" if engine == "c" else ""
+
+    def fault_dump(self):
+        return "Fatal Python error: Segmentation fault"
+
+    def output_notes(self, engine):
+        return ()
+
+    def exitcode(self):
+        return -11
+
+    def load_error(self):
+        return EngineLoadError("a worker died while loading the engines")
+
+
+def schedule(n: int, workers: int = 1, costs=None, stop=None) -> tuple[Schedule, list[FakeWorker]]:
+    """A schedule of ``n`` jobs over ``workers`` fake workers; a replacement joins the list unready."""
+    pool = [FakeWorker() for _ in range(workers)]
+
+    def spawn():
+        pool.append(FakeWorker(ready=False))
+        return pool[-1]
+
+    work = [WorkItem(i, bytes([i]), "spec", "llvm22") for i in range(n)]
+    return Schedule(work, pool, spawn, costs=costs, stop=stop), pool
+
+
+def result(job: int) -> tuple:
+    return (job, (), (), "text", None, True, (), None)
+
+
+def test_hand_out_sends_a_batch_by_count_to_each_idle_worker():
+    sched, (a, b) = schedule(64, workers=2)
+    sched.hand_out()
+    assert list(a.batch) == list(range(8)) and list(b.batch) == list(range(8, 15))  # 64 // 8, then 56 // 8
+    assert a.sent == [(_GROUP, [(i, bytes([i]), "spec", "llvm22", "") for i in range(8)], False)]
+    sched.hand_out()
+    assert len(a.sent) == 1  # busy with more than its last job: nothing more yet
+
+
+def test_hand_out_bounds_a_batch_by_its_share_of_the_cost_left():
+    # eight costly jobs first: each goes out alone (10 of a budget of 81.6 / (4 x 2) = 10.2)
+    costs = [10.0] * 8 + [0.1] * 56
+    sched, (a, b) = schedule(64, workers=2, costs=costs)
+    sched.hand_out()
+    assert list(a.batch) == [0] and list(b.batch) == [1]
+    assert sched.left == pytest.approx(sum(costs) - 20.0)
+    # with even costs the count binds first, as without costs
+    sched, (a, b) = schedule(64, workers=2, costs=[1.0] * 64)
+    sched.hand_out()
+    assert (len(a.batch), len(b.batch)) == (8, 7)
+
+
+def test_on_death_crashes_the_running_job_and_requeues_the_rest_of_its_batch():
+    sched, pool = schedule(16)
+    (w,) = pool
+    sched.hand_out()
+    assert list(w.batch) == [0, 1, 2, 3]
+    sched.on_results(w, ("results", [result(0)]))
+    w.seq.value = 2  # job 1 ran too, but its result was not sent before the worker died in job 2
+    sched.on_death(w)
+    crash = sched.results[2]
+    assert crash is not None and crash.death is not None
+    assert (crash.death.kind, crash.death.engine, crash.death.exitcode) == ("crash", "c", -11)
+    assert crash.death.stage == "ll llvm22 lower_kernel"
+    assert sched.results[0] is not None and sched.results[0].death is None and sched.results[1] is None
+    assert list(sched.pending)[:3] == [1, 3, 4]  # the rest of its batch first, then the queue
+    assert len(sched.pending) == 16 - 2 and sched.done == 2
+    assert not w.alive and w not in pool and len(pool) == 1 and sched.replaced == 1
+    assert sched.guard_left == _GUARD_JOBS  # the next jobs go out guarded
+
+
+def test_on_timeout_is_the_running_jobs_timeout_and_the_rest_runs_again():
+    sched, pool = schedule(16)
+    (w,) = pool
+    sched.hand_out()
+    w.seq.value = 1
+    sched.on_timeout(w)
+    late = sched.results[1]
+    assert late is not None and late.death is not None and late.death.kind == "timeout"
+    assert list(sched.pending)[:3] == [0, 2, 3] and sched.done == 1
+    assert not w.alive and w not in pool and sched.replaced == 1
+    assert sched.guard_left == 0  # a hang is no crash: no guarded batches
+
+
+def test_stray_bytes_are_a_crash_of_the_running_job_without_guarded_batches():
+    sched, pool = schedule(16)
+    (w,) = pool
+    sched.hand_out()
+    sched.on_results(w, ("results", [result(3)]))  # job 0's result was due
+    bad = sched.results[0]
+    assert bad is not None and bad.death is not None and "job 0's was due" in bad.death.unread
+    assert list(sched.pending)[:3] == [1, 2, 3] and not w.alive and sched.guard_left == 0
+
+
+def test_after_the_stop_a_dead_workers_batch_is_dropped():
+    sched, pool = schedule(16, stop=lambda res: True)
+    (w,) = pool
+    sched.hand_out()
+    w.seq.value = 0
+    sched.on_death(w)
+    assert sched.stopped and sched.finished and not sched.pending
+    assert [r is not None for r in sched.results].count(True) == 1

@@ -11,16 +11,20 @@ One job = both engines on the raw config bytes, then both again (the determinism
 so when it dies (``os.abort()``, SIGSEGV in the C engine, a hard ``_exit``) or hangs, the parent
 knows which engine and which run it was.
 
-- Work goes out in batches (:func:`batch_size`: up to 64 jobs while the queue is long, one at
-  the end), to an idle worker and to one running the last job of its batch (``_AHEAD``); the
-  worker sends its results in groups (at most ``group`` jobs, the batch's setting, and always
-  when at most ``_AHEAD`` jobs of its batch are left, so that the parent sends the next batch
-  in time): one message and one wake-up of the parent per group, not per job. Before each job
-  it writes the job's index and its start time to shared memory, which is how the parent
-  finds the job a worker runs and its deadline. The parent frames its messages itself
-  (``_FRAME``) and never waits to send one (:meth:`_Worker.post`): a worker reads only
-  between jobs, and one sending a large result to a parent that waited to send it a large
-  batch would wait with it for ever.
+- :meth:`Pool.run` is a loop: wait until a worker has a message or has ended (or a job's
+  deadline comes), hand the event to one step of the run's :class:`Schedule`
+  (:meth:`~Schedule.on_results`, :meth:`~Schedule.on_death`, :meth:`~Schedule.on_timeout`,
+  :meth:`~Schedule.on_retire`), hand out work (:meth:`~Schedule.hand_out`), repeat.
+- Work goes out in batches (:meth:`Schedule.next_batch`: up to 64 jobs while the queue is long,
+  one at the end, and with costs no more than a share of the cost left), to an idle worker and
+  to one running the last job of its batch (``_AHEAD``); the worker sends its results in groups
+  (at most ``group`` jobs, the batch's setting, and always when at most ``_AHEAD`` jobs of its
+  batch are left, so that the parent sends the next batch in time): one message and one
+  wake-up of the parent per group, not per job. Before each job it writes the job's index and
+  its start time to shared memory, which is how the parent finds the job a worker runs and its
+  deadline. The parent frames its messages itself (``_FRAME``) and never waits to send one
+  (:meth:`_Worker.post`): a worker reads only between jobs, and one sending a large result to a
+  parent that waited to send it a large batch would wait with it for ever.
 - With a :class:`TextStore` (the gate's object cache), a worker leaves there the texts both
   engines agree on and sends only the runs (:func:`_run_job`); :meth:`JobResult.text` reads a
   text back when the caller needs it.
@@ -247,8 +251,8 @@ def memory_limit() -> tuple[int, str]:
 
 
 K = TypeVar("K")
-#: the most jobs in one batch (a gate's batches are bounded by their cost too, in Pool.run, so that
-#: its costliest jobs go out a few at a time)
+#: the most jobs in one batch (a gate's batches are bounded by their cost too, in
+#: Schedule.next_batch, so that its costliest jobs go out a few at a time)
 _MAX_BATCH = 64
 #: a worker sends its results in groups of at most this many jobs (one when the run has a stop:
 #: --maxfail acts on each result as it comes). Each group wakes the parent, which then takes a
@@ -678,6 +682,215 @@ def _job_frames(lines: list[str]) -> list[str]:
 # ----------------------------------------------------------------------------- parent side
 
 
+class Worker(Protocol):
+    """A worker as the schedule sees it (``runner._Worker``)."""
+
+    alive: bool
+    ready: bool  # it loaded the engines
+    batch: deque[int]  # indexes of the items handed out, in the order they run
+    out: bytearray  # what it has not been sent yet of the messages posted to it
+    posted: float
+    seq: object  # shared: ``.value``, the index of the job it started last
+
+    def post(self, msg: object) -> None: ...
+    def kill(self) -> None: ...
+    def running(self) -> int | None: ...
+    def where(self) -> tuple[str, int]: ...
+    def stage(self, engine: str) -> str: ...
+    def fault_dump(self) -> str: ...
+    def output_notes(self, engine: str) -> tuple[str, ...]: ...
+    def exitcode(self) -> int | None: ...
+    def load_error(self) -> EngineLoadError: ...
+
+
+class Schedule(Generic[K]):
+    """One run's jobs: those still to hand out (``pending``), the results, and the steps that
+    move a job from one to the other. ``results`` is in the order of ``items``."""
+
+    def __init__(
+        self,
+        items: Sequence[WorkItem[K]],
+        workers: list,
+        spawn: Callable[[], object],
+        order: Sequence[int] | None = None,
+        costs: Sequence[float] | None = None,
+        on_result: Callable[[JobResult[K]], None] | None = None,
+        stop: Callable[[JobResult[K]], bool] | None = None,
+        store: TextStore | None = None,
+    ) -> None:
+        self.items = items
+        self.workers: list[Worker] = workers  # the pool's: a lost worker leaves it, spawn adds its replacement
+        self.spawn = spawn
+        self.costs = costs
+        self.on_result = on_result
+        self.stop = stop
+        self.store = store  # where the workers leave the texts they do not send (for each JobResult)
+        self.results: list[JobResult[K] | None] = [None] * len(items)
+        self.pending: deque[int] = deque(order if order is not None else range(len(items)))
+        # with a stop (--maxfail) a batch goes only to an idle worker: one sent ahead would run
+        # after the stop, and a crash storm would not end early
+        self.ahead = _AHEAD if stop is None else 0
+        self.group = _GROUP if stop is None else 1
+        self.left = sum(costs) if costs is not None else 0.0  # the cost of what is not handed out yet
+        self.done = 0  # jobs with a result, or dropped after the stop
+        self.stopped = False
+        self.guard_left = 0  # jobs still to go out guarded (in a fork each) after the last crash
+        self.startup_deaths = 0
+        self.replaced = 0  # workers replaced after a crash, a timeout or stray bytes
+        self.prefetched = 0  # batches sent to a worker still running the last job of its previous one
+        self.retired = 0  # workers replaced after a batch that took them over the memory limit
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= len(self.items)
+
+    # -- handing out
+    def hand_out(self) -> None:
+        """Give each worker that can take work its next batch: an idle one, and one that runs
+        the last job of its batch (it reads the next one as that job ends)."""
+        for w in self.workers:
+            if w.alive and w.ready and len(w.batch) <= self.ahead and not w.out and self.pending:
+                new = self.next_batch()
+                if w.batch:
+                    self.prefetched += 1
+                else:  # an idle worker: it writes no seq until it starts the batch, which is not before now
+                    w.seq.value = -1  # type: ignore[attr-defined]
+                    w.posted = time.monotonic()
+                w.batch.extend(new)
+                guard = self.guard_left > 0
+                self.guard_left = max(0, self.guard_left - len(new))
+                try:
+                    items = self.items
+                    jobs = [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in new]
+                    w.post((self.group, jobs, guard))
+                except (OSError, ValueError):
+                    w.kill()
+                    self._replace(w)
+                    break
+
+    def next_batch(self) -> list[int]:
+        """The next batch, taken off the queue: :func:`batch_size` jobs; with costs, no more than a
+        1/(4 x workers) share of the cost still to hand out, and at least one job. Batches shrink
+        as the queue does, so the tail stays balanced."""
+        size = batch_size(len(self.pending), len(self.workers))
+        if self.costs is None:
+            return [self.pending.popleft() for _ in range(size)]
+        new: list[int] = []
+        budget, taken = self.left / (4 * len(self.workers)), 0.0
+        while self.pending and len(new) < size and (not new or taken + self.costs[self.pending[0]] <= budget):
+            i = self.pending.popleft()
+            taken += self.costs[i]
+            new.append(i)
+        self.left -= taken
+        return new
+
+    # -- events
+    def on_results(self, w: Worker, msg: tuple) -> None:
+        """A worker's message after its hello: the results of the first jobs of its batch, in order
+        (else stray bytes in its pipe: :meth:`on_unreadable`)."""
+        problem = str(msg[1])[:300] if msg[0] == "unreadable" and len(msg) > 1 else _bad_results(msg, w.batch)
+        if problem:
+            self.on_unreadable(w, problem)
+            return
+        for i, py_runs, c_runs, py_text, c_text, same, notes, death in msg[1]:
+            w.batch.popleft()
+            if death is not None:  # a guarded job's fork died
+                self._crashed(i, death, notes)
+                continue
+            c_text = py_text if same else c_text
+            self._finish(i, JobResult(self.items[i], py_runs, c_runs, py_text, c_text, notes=notes, store=self.store))
+
+    def on_unreadable(self, w: Worker, why: str) -> None:
+        """Stray bytes in the worker's pipe: the job it runs is a CRASH saying so, and the
+        worker (whose later messages cannot be trusted) is replaced, as after a crash."""
+        where = w.where()
+        job = w.running()
+        w.kill()
+        if job is not None:
+            w.batch.remove(job)
+            self._crashed(job, Death("crash", where[0], where[1], None, unread=why))
+        self._replace(w)
+
+    def on_death(self, w: Worker) -> None:
+        """The worker died: the job it ran is a CRASH, the rest of its batch (the jobs it ran
+        before, whose results it had not sent, among them) runs again elsewhere, and a
+        replacement starts. One that died while loading the engines: see :meth:`_lost_at_startup`."""
+        where = w.where()
+        job = w.running()
+        w.kill()
+        if not w.ready:
+            self._lost_at_startup(w)
+            return
+        if job is not None:
+            w.batch.remove(job)
+            death = Death("crash", where[0], where[1], w.exitcode(), w.fault_dump(), w.stage(where[0]))
+            self._crashed(job, death, w.output_notes(where[0]))
+        self._replace(w)
+
+    def on_timeout(self, w: Worker) -> None:
+        """The worker's job passed the timeout: the job is a TIMEOUT, the worker is killed and
+        replaced, and the rest of its batch runs again, as after a crash."""
+        where = w.where()
+        job = w.running()
+        w.batch.remove(job)  # type: ignore[arg-type]  # a worker past its deadline has a batch
+        stage = w.stage(where[0])  # where a hung C call is (the page is the parent's too)
+        w.kill()
+        self._finish(job, JobResult(self.items[job], death=Death("timeout", where[0], where[1], None, "", stage)))
+        self._replace(w)
+
+    def on_retire(self, w: Worker) -> None:
+        """The worker went past the memory limit and exited after its batch: replaced, and what
+        was sent to it ahead goes to another."""
+        w.kill()
+        self.retired += 1
+        self._replace(w, retired=True)
+
+    # -- what the steps share
+    def _finish(self, i: int, res: JobResult[K]) -> None:
+        self.results[i] = res
+        self.done += 1
+        if self.on_result is not None:
+            self.on_result(res)
+        if self.stop is not None and self.pending and self.stop(res):
+            self.stopped = True
+            self.done += len(self.pending)  # dropped: never handed out
+            self.pending.clear()
+
+    def _crashed(self, job: int, death: Death, notes: tuple[str, ...] = ()) -> None:
+        if death.kind == "crash" and not death.unread:
+            self.guard_left = _GUARD_JOBS  # the next crash (a storm's) costs a fork, not a worker
+        self._finish(job, JobResult(self.items[job], death=death, notes=notes))
+
+    def _replace(self, w: Worker, retired: bool = False) -> None:
+        """The lost worker's unrun jobs back to the front of the queue (dropped after a stop), and
+        a new worker in its place while there is work."""
+        if self.stopped:  # what the lost worker had not run is dropped with the rest
+            self.done += len(w.batch)
+        else:
+            self.pending.extendleft(reversed(w.batch))  # what the lost worker had not run yet runs elsewhere
+            if self.costs is not None:
+                self.left += sum(self.costs[i] for i in w.batch)  # handed out again: its cost is left again
+        w.batch.clear()
+        self.workers.remove(w)
+        if self.pending or any(x.batch for x in self.workers):
+            self.spawn()
+            self.replaced += not retired
+
+    def _lost_at_startup(self, w: Worker) -> None:
+        """A replacement died while loading the engines: another starts, up to
+        ``_MAX_STARTUP_DEATHS``; then the jobs not handed out are CRASHes, and the run keeps what ran."""
+        self.startup_deaths += 1
+        err = w.load_error()
+        self.workers.remove(w)
+        if self.startup_deaths < _MAX_STARTUP_DEATHS:
+            if self.pending:
+                self.spawn()
+            return
+        while self.pending:  # give up on the rest, keep what ran
+            i = self.pending.popleft()
+            self._finish(i, JobResult(self.items[i], death=Death("crash", "?", 0, w.exitcode(), str(err))))
+
+
 class _Worker:
     def __init__(
         self, ctx, spec: EngineSpec, tmpdir: Path, n: int, store: TextStore | None = None, memory_mb: int = 0
@@ -738,6 +951,9 @@ class _Worker:
         going out while the worker has not started it (the start on record is an older job's)."""
         return max(self.posted, self.started.value) + timeout
 
+    def exitcode(self) -> int | None:
+        return self.proc.exitcode
+
     def fault_dump(self) -> str:
         return _dump_head(str(self.fault_path))
 
@@ -796,6 +1012,13 @@ class _Worker:
         self.conn.close()
         self.sock.close()
         self.out.clear()
+
+    def load_error(self) -> EngineLoadError:
+        """The worker died while loading the engines: killed (if it was not yet), and the error."""
+        self.kill()
+        how = Death("crash", "?", 0, self.proc.exitcode).describe()
+        tail = self.fault_dump()
+        return EngineLoadError(f"a worker died while loading the engines: {how}" + (f"\n{tail}" if tail else ""))
 
 
 class Pool:
@@ -961,13 +1184,6 @@ class Pool:
             self.notes.extend(msg[3] if len(msg) > 3 else ())  # what the engines wrote while loading
         w.ready = True
 
-    def _death_during_startup(self, w: _Worker) -> EngineLoadError:
-        w.kill()
-        code = w.proc.exitcode
-        how = Death("crash", "?", 0, code).describe()
-        tail = w.fault_dump()
-        return EngineLoadError(f"a worker died while loading the engines: {how}" + (f"\n{tail}" if tail else ""))
-
     def _await_first_ready(self) -> None:
         end = time.monotonic() + _STARTUP_TIMEOUT
         while self.info is None:
@@ -982,7 +1198,7 @@ class Pool:
                     continue
                 msg = self._recv(w)
                 if msg is None:
-                    raise self._death_during_startup(w)
+                    raise w.load_error()
                 self._handle_hello(w, msg)
 
     @staticmethod
@@ -1026,175 +1242,57 @@ class Pool:
         the jobs that ran are returned (``--maxfail``)."""
         if any(w.released for w in self._workers):
             raise RuntimeError("Pool.run after Pool.release: the workers were asked to exit")
-        results: list[JobResult[K] | None] = [None] * len(items)
         if order is not None and sorted(order) != list(range(len(items))):
             raise ValueError("order must be a permutation of the items' indexes")
+        schedule = Schedule(items, self._workers, self._spawn, order, costs, on_result, stop, self.store)
         try:
-            self._run(items, on_result, results, order, stop, costs)
+            self._run(schedule)
         except BaseException as e:
             self.terminate()  # a signal (Interrupted) or a bug: no worker outlives the run
             if isinstance(e, Interrupted) and e.not_run is None:
-                e.not_run = sum(r is None for r in results)
+                e.not_run = sum(r is None for r in schedule.results)
             raise
-        return [r for r in results if r is not None]
+        finally:
+            self.replaced += schedule.replaced
+            self.prefetched += schedule.prefetched
+            self.retired += schedule.retired
+        return [r for r in schedule.results if r is not None]
 
-    def _run(
-        self,
-        items: Sequence[WorkItem[K]],
-        on_result: Callable[[JobResult[K]], None] | None,
-        results: list[JobResult[K] | None],
-        order: Sequence[int] | None,
-        stop: Callable[[JobResult[K]], bool] | None,
-        costs: Sequence[float] | None = None,
-    ) -> None:
-        pending: deque[int] = deque(order if order is not None else range(len(items)))
-        # with a stop (--maxfail) a batch goes only to an idle worker: one sent ahead would run
-        # after the stop, and a crash storm would not end early
-        ahead = _AHEAD if stop is None else 0
-        group = _GROUP if stop is None else 1
-        left = sum(costs) if costs is not None else 0.0  # the cost of what is not handed out yet
-        done = 0
-        startup_deaths = 0
-        guard_left = 0  # jobs still to go out guarded (in a fork each) after the last crash
-
-        stopped = False
-
-        def finish(i: int, res: JobResult) -> None:
-            nonlocal done, stopped
-            results[i] = res
-            done += 1
-            if on_result is not None:
-                on_result(res)
-            if stop is not None and pending and stop(res):
-                stopped = True
-                done += len(pending)  # dropped: never handed out
-                pending.clear()
-
-        def crashed(job: int, death: Death, notes: tuple[str, ...] = ()) -> None:
-            nonlocal guard_left
-            if death.kind == "crash" and not death.unread:
-                guard_left = _GUARD_JOBS  # the next crash (a storm's) costs a fork, not a worker
-            finish(job, JobResult(items[job], death=death, notes=notes))
-
-        def unreadable(w: _Worker, why: str) -> None:
-            """Stray bytes in the worker's pipe: the job it runs is a CRASH saying so, and the
-            worker (whose later messages cannot be trusted) is replaced, as after a crash."""
-            where = w.where()
-            job = w.running()
-            w.kill()
-            if job is not None:
-                w.batch.remove(job)
-                crashed(job, Death("crash", where[0], where[1], None, unread=why))
-            replace(w)
-
-        def replace(w: _Worker, retired: bool = False) -> None:
-            nonlocal left, done
-            if stopped:  # what the lost worker had not run is dropped with the rest
-                done += len(w.batch)
-            else:
-                pending.extendleft(reversed(w.batch))  # what the lost worker had not run yet runs elsewhere
-                if costs is not None:
-                    left += sum(costs[i] for i in w.batch)  # handed out again: its cost is left again
-            w.batch.clear()
-            self._workers.remove(w)
-            if pending or any(x.batch for x in self._workers):
-                self._spawn()
-                self.replaced += not retired
-
-        while done < len(items):
-            # hand out work in batches, so that a worker never waits for the parent between two
-            # cheap jobs: to an idle worker, and to one that runs the last job of its batch (it
-            # reads the next one as that job ends); batches shrink as the queue does, so the tail
-            # stays balanced
-            for w in self._workers:
-                if w.alive and w.ready and len(w.batch) <= ahead and not w.out and pending:
-                    size = batch_size(len(pending), len(self._workers))
-                    new: list[int] = []
-                    if costs is None:
-                        new.extend(pending.popleft() for _ in range(size))
-                    else:  # at most a 1/(4 x workers) share of what is left, and at least one job
-                        budget, taken = left / (4 * len(self._workers)), 0.0
-                        while pending and len(new) < size and (not new or taken + costs[pending[0]] <= budget):
-                            i = pending.popleft()
-                            taken += costs[i]
-                            new.append(i)
-                        left -= taken
-                    if w.batch:
-                        self.prefetched += 1
-                    else:  # an idle worker: it writes no seq until it starts the batch, which is not before now
-                        w.seq.value = -1
-                        w.posted = time.monotonic()
-                    w.batch.extend(new)
-                    guard = guard_left > 0
-                    guard_left = max(0, guard_left - len(new))
-                    try:
-                        jobs = [(i, items[i].data, items[i].mode, items[i].call_flavor, items[i].skip) for i in new]
-                        w.post((group, jobs, guard))
-                    except (OSError, ValueError):
-                        w.kill()
-                        replace(w)
-                        break
+    def _run(self, schedule: Schedule) -> None:
+        """Until every job has its result: hand out work, wait for a worker's message or end (or
+        a job's deadline), hand each event to its step of the schedule."""
+        while not schedule.finished:
+            schedule.hand_out()
             live = [w for w in self._workers if w.alive]
             if not live:
                 self._spawn()
                 continue
-            busy = [w.deadline(self.timeout) for w in live if w.batch]
-            wait_for = max(0.0, min(busy) - time.monotonic()) if busy else _STARTUP_TIMEOUT
-            for w, readable in self._ready_workers(live, wait_for):
-                if not w.alive:
-                    continue
-                msg = self._recv(w, readable)
-                if msg is not None and msg[0] == "nothing":
-                    continue
-                if msg is None:  # the worker died
-                    where = w.where()
-                    job = w.running()
-                    w.kill()
-                    if not w.ready:  # a replacement died while loading the engines
-                        startup_deaths += 1
-                        err = self._death_during_startup(w)
-                        self._workers.remove(w)
-                        if startup_deaths < _MAX_STARTUP_DEATHS:
-                            if pending:
-                                self._spawn()
-                            continue
-                        while pending:  # give up on the rest, keep what ran
-                            i = pending.popleft()
-                            finish(i, JobResult(items[i], death=Death("crash", "?", 0, w.proc.exitcode, str(err))))
-                        continue
-                    if job is not None:
-                        w.batch.remove(job)  # the jobs it ran before, whose results it had not sent, run again
-                        code, stage = w.proc.exitcode, w.stage(where[0])
-                        death = Death("crash", where[0], where[1], code, w.fault_dump(), stage)
-                        crashed(job, death, w.output_notes(where[0]))
-                    replace(w)
-                    continue
-                if not w.ready:
-                    self._handle_hello(w, msg)
-                    continue
-                if msg[0] == "retire":  # past the memory limit after its batch: it has exited
-                    w.kill()
-                    self.retired += 1
-                    replace(w, retired=True)
-                    continue
-                problem = str(msg[1])[:300] if msg[0] == "unreadable" and len(msg) > 1 else _bad_results(msg, w.batch)
-                if problem:
-                    unreadable(w, problem)
-                    continue
-                for i, py_runs, c_runs, py_text, c_text, same, notes, death in msg[1]:
-                    w.batch.popleft()
-                    if death is not None:
-                        crashed(i, death, notes)
-                        continue
-                    c_text = py_text if same else c_text
-                    finish(i, JobResult(items[i], py_runs, c_runs, py_text, c_text, notes=notes, store=self.store))
-            now = time.monotonic()
-            for w in list(self._workers):
-                if w.alive and w.batch and w.deadline(self.timeout) <= now:
-                    where = w.where()
-                    job = w.running()
-                    w.batch.remove(job)  # as after a crash: the jobs it had not sent run again
-                    stage = w.stage(where[0])  # where a hung C call is (the page is the parent's too)
-                    w.kill()
-                    finish(job, JobResult(items[job], death=Death("timeout", where[0], where[1], None, "", stage)))
-                    replace(w)
+            for w, readable in self._ready_workers(live, self._next_deadline(live)):
+                if w.alive:
+                    self._dispatch(schedule, w, readable)
+            for w in self._overdue():
+                schedule.on_timeout(w)
+
+    def _next_deadline(self, live: list[_Worker]) -> float:
+        """Seconds until the first running job passes its timeout (the startup timeout when none runs)."""
+        busy = [w.deadline(self.timeout) for w in live if w.batch]
+        return max(0.0, min(busy) - time.monotonic()) if busy else _STARTUP_TIMEOUT
+
+    def _overdue(self) -> list[_Worker]:
+        """The workers whose job has passed the timeout."""
+        now = time.monotonic()
+        return [w for w in self._workers if w.alive and w.batch and w.deadline(self.timeout) <= now]
+
+    def _dispatch(self, schedule: Schedule, w: _Worker, readable: bool) -> None:
+        """The worker's event, to the step of the schedule it is for."""
+        msg = self._recv(w, readable)
+        if msg is None:  # the worker died
+            schedule.on_death(w)
+        elif msg[0] == "nothing":
+            return
+        elif not w.ready:
+            self._handle_hello(w, msg)
+        elif msg[0] == "retire":  # past the memory limit after its batch: it has exited
+            schedule.on_retire(w)
+        else:
+            schedule.on_results(w, msg)
