@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from rocke_py.parity import cli  # noqa: E402
 from rocke_py.parity.commands import gating  # noqa: E402
 from rocke_py.parity.judge import gate  # noqa: E402
-from rocke_py.parity.run import runner  # noqa: E402
+from rocke_py.parity.run import runner, worker  # noqa: E402
 
 #: the gate's stages: (module, function) wrapped, in the order a run reaches them
 STAGES = (
@@ -79,7 +79,7 @@ class WorkerTimes:
         self.t.update({"send": 0.0, "sends": 0, "read": 0.0, "reads": 0})
 
     def install(self) -> None:
-        run_job, read_message, send = runner._run_job, runner._read_message, connection.Connection.send
+        run_job, read_message, send = worker._run_job, worker._read_message, connection.Connection.send
         t = self.t
 
         def timed_job(engines, phase, job_seq, *args, **kwargs):
@@ -112,8 +112,8 @@ class WorkerTimes:
                     t["send"] += time.monotonic() - start
                     t["sends"] += 1
 
-        runner._run_job = timed_job
-        runner._read_message = timed_read
+        worker._run_job = timed_job
+        worker._read_message = timed_read
         connection.Connection.send = timed_send
 
     def save(self) -> None:

@@ -28,7 +28,9 @@ from rocke_py.parity.inputs.configs import discover
 from rocke_py.parity.judge.gate import Job, UsageError
 from rocke_py.parity.report.report import escape_surrogates
 from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, EngineSpec
-from rocke_py.parity.run.runner import Interrupted, JobResult, Pool, WorkItem
+from rocke_py.parity.run.processes import Interrupted
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.work import JobResult, WorkItem
 
 MUTATION_SHARE = 0.2
 _BATCH_SECONDS = 2.0

@@ -1,7 +1,7 @@
 """What makes a case fail, and the signature a reduction must keep.
 
 A case runs as one pool job per mode (``ll`` with the case's flavor); each job is both engines
-twice (:mod:`rocke_py.parity.run.runner`). The oracles, in order, the first that fails wins:
+twice (:mod:`rocke_py.parity.run.worker`). The oracles, in order, the first that fails wins:
 
 1. per job, in mode order (spec, ir, ll), :func:`rocke_py.parity.judge.compare.classify` with an
    expectation of ``emit``: IDENTICAL and UNEXPECTED_REJECT mean the engines agree; any other
@@ -28,7 +28,7 @@ from rocke_py.parity.inputs.configs import Expectation
 from rocke_py.parity.judge.canon import blank_line, first_divergence
 from rocke_py.parity.judge.compare import Status, classify
 from rocke_py.parity.judge.gate import Job, agreed_verdict, verdict_splits
-from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.run.work import JobResult
 
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Statuses of a job on which the engines agree (the case's verdict is then emit or reject).

@@ -28,7 +28,7 @@ from rocke_py.fuzz.reduce import Reduction
 from rocke_py.parity.commands.newconfig import Duplicate, content_duplicate, next_number, write_new_config
 from rocke_py.parity.inputs.configs import NEGATIVE_FROM, Expectation, content_key, discover
 from rocke_py.parity.judge.gate import Job
-from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.run.work import JobResult
 from rocke_py.parity.store._toml import tomllib
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")

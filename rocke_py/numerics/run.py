@@ -2,7 +2,7 @@
 sizes, in parallel over worker processes, one table row per launch (docs/numerics.md §3).
 
 The workers die with the command (the kernel SIGKILLs them when it dies, as the gate's do), a
-SIGTERM or SIGINT (which the command turns into an exception, runner.interrupts_raise) kills
+SIGTERM or SIGINT (which the command turns into an exception, processes.interrupts_raise) kills
 them at once and exits 128 + the signal, and `--json` is checked
 before any work and written atomically."""
 
@@ -20,7 +20,7 @@ from typing import Optional, TextIO
 
 from rocke_py.check.isa import select_configs
 from rocke_py.parity.inputs.configs import Config
-from rocke_py.parity.run.runner import die_with_parent, start_method
+from rocke_py.parity.run.processes import die_with_parent, start_method
 from rocke_py.parity.store.fileio import STDOUT, WriteError, check_destination, write_output
 
 from .check import Outcome, check_all_sizes

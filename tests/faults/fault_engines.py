@@ -213,7 +213,7 @@ leak_c = partial(_leak, "c")
 # -- stray bytes in the worker's result pipe, from inside one call: a framed message that is no
 # pickle, a pickle of the wrong shape, a length no message has
 def _result_pipe():
-    """The worker's end of its pipe to the gate (``conn`` of runner._worker_main, up the stack)."""
+    """The worker's end of its pipe to the gate (``conn`` of worker._worker_main, up the stack)."""
     frame = sys._getframe()
     while "conn" not in frame.f_locals:
         frame = frame.f_back

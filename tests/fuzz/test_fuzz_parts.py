@@ -16,7 +16,7 @@ from rocke_py.fuzz.driver import CaseSource
 from rocke_py.fuzz.reduce import reduce_case, simpler_values, smaller_ints
 from rocke_py.parity.judge.gate import Job
 from rocke_py.parity.run.engines import EngineRun
-from rocke_py.parity.run.runner import Death, JobResult, WorkItem
+from rocke_py.parity.run.work import Death, JobResult, WorkItem
 
 
 def test_a_seed_draws_the_same_cases() -> None:

@@ -119,7 +119,7 @@ def test_the_frames_start_past_libc_abort_stop_at_the_engines_caller_and_drop_ad
 def test_one_gdb_rerun_per_crash_group_and_at_most_three(monkeypatch):
     from rocke_py.parity.judge import gate as gate_mod
     from rocke_py.parity.run.engines import EngineSpec
-    from rocke_py.parity.run.runner import Death, JobResult, WorkItem
+    from rocke_py.parity.run.work import Death, JobResult, WorkItem
 
     calls: list[str] = []
     monkeypatch.setattr(backtrace, "c_frames", lambda c_emit, data, mode, flavor: calls.append(flavor) or "#0 f")

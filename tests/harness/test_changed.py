@@ -167,7 +167,7 @@ def test_a_gate_that_changes_no_outcome_leaves_the_cache_file_alone(repo):
 
 def test_a_record_its_fingerprint_vouches_for_is_not_parsed_again(tmp_path, monkeypatch):
     from rocke_py.parity.run.engines import EngineRun
-    from rocke_py.parity.run.runner import JobResult, WorkItem
+    from rocke_py.parity.run.work import JobResult, WorkItem
     from rocke_py.parity.store import outcache
 
     run = EngineRun("rejected", "E_X", "a message", seconds=0.1)
@@ -189,7 +189,7 @@ def test_a_record_its_fingerprint_vouches_for_is_not_parsed_again(tmp_path, monk
 
 def test_the_records_of_a_gate_and_of_its_shards_are_all_vouched_for(tmp_path, monkeypatch):
     from rocke_py.parity.run.engines import EngineRun
-    from rocke_py.parity.run.runner import JobResult, WorkItem
+    from rocke_py.parity.run.work import JobResult, WorkItem
     from rocke_py.parity.store import outcache
 
     run = EngineRun("rejected", "E_X", "a message", seconds=0.1)

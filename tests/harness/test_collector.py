@@ -9,7 +9,9 @@ from pathlib import Path
 
 from rocke_py.parity import cli
 from rocke_py.parity.run.engines import EngineSpec
-from rocke_py.parity.run.runner import _GC_THRESHOLDS, _RARE_GC_THRESHOLDS, Pool, WorkItem, rare_collections
+from rocke_py.parity.run.processes import _GC_THRESHOLDS, _RARE_GC_THRESHOLDS, rare_collections
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.work import WorkItem
 from rocke_py.parity.store._toml import tomllib
 
 GC_ENGINE = """

@@ -208,7 +208,7 @@ def test_workers_are_forked_from_a_single_threaded_parent_on_linux():
     import sys
 
     code = (
-        "import threading; from rocke_py.parity.run.runner import start_method; a = start_method(); "
+        "import threading; from rocke_py.parity.run.processes import start_method; a = start_method(); "
         "t = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True); t.start(); "
         "print(a, start_method())"
     )

@@ -49,7 +49,7 @@ from rocke_py.parity.judge.compare import Status
 from rocke_py.parity.report import merge
 from rocke_py.parity.report.report import doc_text, render_doc
 from rocke_py.parity.run.engines import EngineRun
-from rocke_py.parity.run.runner import JobResult, WorkItem
+from rocke_py.parity.run.work import JobResult, WorkItem
 from rocke_py.parity.store import outcache
 from rocke_py.parity.store.state import STATE_DIR
 

@@ -1,4 +1,4 @@
-"""A worker sends its results in groups (``runner._GROUP``), not one message per job.
+"""A worker sends its results in groups (``schedule._GROUP``), not one message per job.
 
 What a group must not change: every job's result arrives, in order; a crash or a hang is the
 job that was running (its worker's shared ``seq``), never the first of the jobs whose results
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from rocke_py.parity.run import runner
-from rocke_py.parity.run.runner import Pool, WorkItem
+from rocke_py.parity.run import schedule
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.work import WorkItem
 from tests.standins import standin_tree as pt
 
 
@@ -46,7 +47,7 @@ def test_results_come_in_groups_and_all_of_them_in_order(tmp_path, monkeypatch):
     assert sum(sizes) == len(work)
     # batches of 40 while the queue is long (a quarter of it): a group of 32, one of 7 (one job
     # left), then the last
-    assert max(sizes) == runner._GROUP and len(sizes) < len(work) / 3, sizes
+    assert max(sizes) == schedule._GROUP and len(sizes) < len(work) / 3, sizes
 
 
 def test_with_a_stop_every_result_comes_alone(tmp_path, monkeypatch):

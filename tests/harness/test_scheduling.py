@@ -10,7 +10,9 @@ import standin_tree as pt
 
 from rocke_py.parity.judge import lastrun
 from rocke_py.parity.judge.gate import costliest_first, job_costs, run_gate
-from rocke_py.parity.run.runner import _GROUP, _GUARD_JOBS, EngineLoadError, Pool, Schedule, WorkItem, batch_size
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.schedule import _GROUP, _GUARD_JOBS, Schedule, batch_size
+from rocke_py.parity.run.work import EngineLoadError, WorkItem
 
 TREE = {f"fwd/0{i}-c{i}": {"standin": {"salt": str(i)}} for i in range(4)}
 
@@ -178,7 +180,8 @@ BIG_RUN = """
 import sys
 from rocke_py.engine.result import Emitted
 from rocke_py.parity.run.engines import EngineSpec
-from rocke_py.parity.run.runner import Pool, WorkItem
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.work import WorkItem
 
 
 def emit(config, mode, flavor):

@@ -1,7 +1,7 @@
 """The workers' text store: a gate's workers leave the texts the parent does not need in the
 local object cache and send only their runs; ``JobResult.text`` reads a text back from there.
 
-Each test runs a real pool on a shipped config and checks one rule of ``runner._run_job``: which
+Each test runs a real pool on a shipped config and checks one rule of ``worker._run_job``: which
 texts go to the store and which still come over the pipe."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from layout import REPO
 
 from rocke_py import engine as py_engine
 from rocke_py.parity.run.engines import EngineSpec
-from rocke_py.parity.run.runner import _INLINE_CHARS, Pool, WorkItem
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.work import WorkItem
+from rocke_py.parity.run.worker import _INLINE_CHARS
 from rocke_py.parity.store.objects import ObjectCache
 
 CONFIG = REPO / "parity_configs" / "wgrad" / "00-baseline.toml"

@@ -65,7 +65,7 @@ _note = None  # the stage note the gate attached (attach_note), as the C bridge 
 
 
 def attach_note(buffer) -> None:
-    """The gate's shared page for the C side's stage note (runner._attach_note)."""
+    """The gate's shared page for the C side's stage note (worker._attach_note)."""
     global _note
     _note = buffer
 

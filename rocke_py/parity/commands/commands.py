@@ -25,8 +25,9 @@ from rocke_py.parity.report.report import (
     JunitUnavailable,
 )
 from rocke_py.parity.run.engines import call_engine, load_side, text_bytes
+from rocke_py.parity.run.processes import Interrupted, interrupts_raise, rare_collections
 from rocke_py.parity.run.root import RootNotFound
-from rocke_py.parity.run.runner import Interrupted, Pool, interrupts_raise, rare_collections
+from rocke_py.parity.run.runner import Pool
 from rocke_py.parity.store.fileio import WriteError, check_destination, write_output
 
 

@@ -43,7 +43,8 @@ from rocke_py.parity.judge.gate import Job, Verdict, attach_c_frames, judge, spl
 from rocke_py.parity.judge.known_gaps import PLACEHOLDER_REASON, entry_toml
 from rocke_py.parity.report.report import clip, detail_lines, escape_surrogates, repro_lines
 from rocke_py.parity.run.engines import NO_FLAVOR, EngineRun, EngineSpec
-from rocke_py.parity.run.runner import EngineInfo, JobResult, Pool, WorkItem
+from rocke_py.parity.run.runner import Pool
+from rocke_py.parity.run.work import EngineInfo, JobResult, WorkItem
 
 DIFF_CAP = 200
 

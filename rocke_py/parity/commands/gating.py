@@ -231,7 +231,7 @@ def collect_only(args: argparse.Namespace) -> int:
     from rocke_py.parity.inputs.shards import owned_jobs
     from rocke_py.parity.judge.gate import GateRun, build_jobs, check_names, job_costs, load_inputs, run_modes
     from rocke_py.parity.run.engines import load_engines
-    from rocke_py.parity.run.runner import EngineInfo
+    from rocke_py.parity.run.work import EngineInfo
 
     root = root_of(args)
     spec = engines_of(args)

@@ -66,7 +66,8 @@ from rocke_py.parity.inputs.configs import (
 from rocke_py.parity.judge.compare import Status, classify, passes
 from rocke_py.parity.judge.gate import Job, UsageError, build_jobs
 from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, JOBS_PER_CONFIG, EngineSpec
-from rocke_py.parity.run.runner import EngineLoadError, JobResult, Pool, WorkItem, pool_size
+from rocke_py.parity.run.runner import Pool, pool_size
+from rocke_py.parity.run.work import EngineLoadError, JobResult, WorkItem
 from rocke_py.parity.store._toml import tomllib
 from rocke_py.parity.store.state import file_lock, state_dir
 

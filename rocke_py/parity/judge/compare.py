@@ -32,7 +32,7 @@ from enum import Enum
 from rocke_py.parity.inputs.configs import Expectation
 from rocke_py.parity.judge.canon import first_divergence
 from rocke_py.parity.run.engines import EngineRun
-from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.run.work import JobResult
 
 
 class Status(str, Enum):

@@ -36,7 +36,8 @@ from rocke_py.parity.run.engines import (
     EngineRun,
     EngineSpec,
 )
-from rocke_py.parity.run.runner import EngineInfo, EngineLoadError, JobResult, Pool, WorkItem, pool_size
+from rocke_py.parity.run.runner import Pool, pool_size
+from rocke_py.parity.run.work import EngineInfo, EngineLoadError, JobResult, WorkItem
 from rocke_py.parity.store import outcache
 from rocke_py.parity.store.objects import ObjectCache, text_store
 

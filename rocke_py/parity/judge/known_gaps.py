@@ -54,7 +54,7 @@ from rocke_py.facts import FLAVORLESS_MODES, FLAVORS, MODES
 from rocke_py.parity.judge.compare import GAP_STATUSES, GOLDEN_STATUSES, PASSING, Status
 from rocke_py.parity.run import backtrace
 from rocke_py.parity.run.engines import NO_FLAVOR, EngineRun
-from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.run.work import JobResult
 from rocke_py.parity.store._toml import tomllib
 from rocke_py.parity.store.fileio import brief, key_list, read_data_file
 

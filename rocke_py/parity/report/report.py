@@ -20,7 +20,7 @@ from rocke_py.parity.judge.compare import Status
 from rocke_py.parity.judge.gate import GateRun, Verdict
 from rocke_py.parity.report.groups import cause_of
 from rocke_py.parity.run.engines import EngineRun, EngineSpec
-from rocke_py.parity.run.runner import JobResult
+from rocke_py.parity.run.work import JobResult
 from rocke_py.parity.store.fileio import STDOUT
 from rocke_py.parity.store.state import atomic_write
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Iterable
 
 from rocke_py.parity.run.engines import EngineRun, EngineSpec
-from rocke_py.parity.run.runner import JobResult, WorkItem, start_method
+from rocke_py.parity.run.processes import start_method
+from rocke_py.parity.run.work import JobResult, WorkItem
 from rocke_py.parity.store.fileio import is_number, loads_json, read_data_file
 from rocke_py.parity.store.objects import ObjectCache
 from rocke_py.parity.store.state import ABSENT, STATE_DIR, atomic_write, ignored, reason, state_dir
@@ -196,7 +197,7 @@ class Recording:
 def record_aside(root: Path, spec: EngineSpec, results: list[JobResult], keep: set[str]) -> Recording:
     """:func:`record`, in a forked child while the caller goes on (the gate judges its results
     meanwhile: after the run this process is alone on one core); here and now where this
-    process may not fork (``runner.start_method``: another thread could hold a lock). The
+    process may not fork (``processes.start_method``: another thread could hold a lock). The
     child reports a failure on a pipe, never raises into the copy of the caller's stack."""
     pid = -1
     if start_method() == "fork":
