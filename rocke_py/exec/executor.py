@@ -764,10 +764,7 @@ def async_load(prog: Program, op: Op, ins, scopes):
         r: Rsrc = ch.env[ins[0]]
         lanes = ch.lanes()
         base = ch.env[ins[1]]
-        if np.ndim(base):
-            base, differs = wave_first(ch, base)
-            if prog.check:
-                ch.report("not-uniform", op, differs)
+        base = first_lane(ch, op, base)  # a scalar operand: the wave's first lane's
         off = pick(ch.env[ins[2]], lanes, ch.n).astype(np.int64)
         raw = r.buffer.gather(off, pick(r.nbytes, lanes, ch.n), width)
         byte = pick(base, lanes, ch.n).astype(np.int64) + at_lanes(ch.lane, lanes).astype(np.int64) * width

@@ -37,7 +37,6 @@ from .executor import (
     pick,
     queue_async_copy,
     run_launch,
-    wave_first,
 )
 from .fp import bf16_bits
 from .gc_pause import gc_paused
@@ -766,10 +765,7 @@ def async_load_lds(prog: LlProgram, ins: Instr, slots: list[int]):
         r: LlRsrc = ch.env[slots[0]]
         lanes = ch.lanes()
         base = ch.env[slots[1]]
-        if np.ndim(base):
-            base, differs = wave_first(ch, base)
-            if prog.check:
-                ch.report("not-uniform", ins, differs)
+        base = first_lane(ch, ins, base)  # a scalar operand: the wave's first lane's
         off = global_offset(ch, slots[3:5], lanes) + imm
         at, limit = rsrc_window(ch, ins, r, lanes, off, size)
         raw = r.buffer.gather(at, limit, size)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -160,22 +160,12 @@ def failed(name: str, engine: str, start: float, real: bool, size: str = "?", **
     return Outcome(name, engine, size, not real, 0, 0, 0.0, 0, (), time.perf_counter() - start, 0, **why)
 
 
-def check_config(
-    name: str,
-    config: str,
-    engine: str = "py",
-    real: bool = False,
-    seed: int = 0,
-    ir: Optional[str] = None,
-    degree: Optional[int] = None,
-    mutate: Optional[Mutate] = None,
-    max_macs: int = MAX_MULTIPLY_ADDS,
-    max_threads: int = MAX_THREADS,
-) -> Outcome:
-    """The config (its text) checked through `engine` at its own size at the IR level; `ir`
-    replaces the emitted IR, `mutate` edits it (a seeded fault); `degree` is the launch's
-    runtime split-K degree (default: the first that `runtime_degrees` allows)."""
-    return check_levels(name, config, engine, real, seed, ir, degree, mutate, max_macs, max_threads)[0]
+def check_config(name: str, config: str, **options: Any) -> Outcome:
+    """The config (its text) checked at its own size at the IR level: the first outcome of
+    :func:`check_levels`, which takes the same ``options`` (``engine``, ``real``, ``seed``,
+    ``ir`` to replace the emitted IR, ``mutate`` to edit it, ``degree`` for the launch's runtime
+    split-K degree, ``max_macs``, ``max_threads``)."""
+    return check_levels(name, config, **options)[0]
 
 
 def check_levels(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from layout import REPO
-from waiting import wait_until
+from waiting import sigterm_when
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 
@@ -45,13 +45,9 @@ def test_sigterm_saves_the_failures_found_so_far(tmp_path: Path, when: str) -> N
     env = {**os.environ, "ROCKE_FAULT_DIR": str(calls), "ROCKE_FAULT_CALLS": str(FIRST_BATCH_CALLS)}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
-        wait_until(lambda: any(p.name.startswith("hang-") for p in calls.iterdir()), 240, "a hanging engine call")
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        hanging = lambda: any(p.name.startswith("hang-") for p in calls.iterdir())  # noqa: E731
+        out, err = sigterm_when(proc, hanging, 240, "a hanging engine call", reply_timeout=120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=30)
         for p in calls.glob("hang-*"):  # never leave a sleeper behind, whatever the fuzzer did
             try:
                 os.kill(int(p.name.split("-")[1]), signal.SIGKILL)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import standin_tree as pt
-from waiting import wait_until
+from waiting import sigterm_when, wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 
@@ -114,14 +114,7 @@ def test_signal_during_an_in_process_engine_call_is_not_an_engine_crash(tmp_path
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
-        wait_until(lambda: any(marks.iterdir()), 60, "the hanging engine call")
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=30)
+    out, err = sigterm_when(proc, lambda: any(marks.iterdir()), 60, "the hanging engine call")
     assert proc.returncode == 143, (out, err)
     # diff runs its jobs in the worker pool, so it counts the jobs it did not finish
     want = {
