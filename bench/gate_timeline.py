@@ -33,14 +33,14 @@ sys.path.insert(0, str(ROOT))
 
 from rocke_py.parity import cli  # noqa: E402
 from rocke_py.parity.commands import gating  # noqa: E402
-from rocke_py.parity.judge import gate  # noqa: E402
+from rocke_py.parity.judge import gate, jobs  # noqa: E402
 from rocke_py.parity.run import runner, worker  # noqa: E402
 
 #: the gate's stages: (module, function) wrapped, in the order a run reaches them
 STAGES = (
     (gate, "discover"),
     (gate, "load_inputs"),
-    (gate, "job_costs"),
+    (jobs, "job_costs"),
     (runner.Pool, "run"),
     (gate, "judge_all"),
     (gating, "_record"),

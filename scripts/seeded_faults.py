@@ -200,7 +200,7 @@ FAULTS: list[Fault] = [
     Fault(
         "harness-golden-drift-size-only",
         "harness",
-        "rocke_py/parity/judge/gate.py",
+        "rocke_py/parity/judge/verdict.py",
         "        elif now.emits and (entry.sha256 != now.sha256 or entry.bytes != now.bytes):\n",
         "        elif now.emits and entry.bytes != now.bytes:\n",
         "the golden check compares sizes only: a drift that keeps the byte count passes",

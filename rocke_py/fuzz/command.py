@@ -1,7 +1,7 @@
 """The options of ``rocke-parity fuzz`` and the command itself (cli.py only wires them in).
 
 Exit status: 0 when no case failed, 1 when one did (each reduced and saved under ``--report``)
-or when no case ran at all, 2 on a usage error (raised as :class:`rocke_py.parity.judge.gate.UsageError`,
+or when no case ran at all, 2 on a usage error (raised as :class:`rocke_py.parity.judge.jobs.UsageError`,
 or argparse's for a seconds option that is not a finite number in range; ``--add-configs``
 without ``--report``, refused before the run).
 """
@@ -57,7 +57,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def settings(args: argparse.Namespace) -> Settings:
     from rocke_py.fuzz.driver import Settings
     from rocke_py.fuzz.generate import FAMILIES
-    from rocke_py.parity.judge.gate import UsageError
+    from rocke_py.parity.judge.jobs import UsageError
 
     fams = tuple(f.strip() for item in args.family for f in item.split(",") if f.strip()) or FAMILIES
     bad = [f for f in fams if f not in FAMILIES]

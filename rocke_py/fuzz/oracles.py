@@ -8,7 +8,7 @@ twice (:mod:`rocke_py.parity.run.worker`). The oracles, in order, the first that
    status (CRASH, TIMEOUT, BUILD_FAILURE, NONDETERMINISTIC, DIFFER, PY_ONLY_REJECTED,
    C_ONLY_REJECTED, REJECT_MISMATCH) is the failure — no crash or hang, determinism, the two
    engines agree (bytes, or code and message);
-2. one verdict in every mode (:func:`rocke_py.parity.judge.gate.verdict_splits`): VERDICT_SPLIT;
+2. one verdict in every mode (:func:`rocke_py.parity.judge.verdict.verdict_splits`): VERDICT_SPLIT;
 3. bounded output: an emission over :data:`MAX_OUTPUT_BYTES` (the engines' own bound,
    engine-contract §8.3) is UNBOUNDED_OUTPUT;
 4. with ``--numerics``, the executor's check of the emitted kernel (:func:`load_numerics`).
@@ -27,7 +27,8 @@ from typing import Callable
 from rocke_py.parity.inputs.configs import Expectation
 from rocke_py.parity.judge.canon import blank_line, first_divergence
 from rocke_py.parity.judge.compare import Status, classify
-from rocke_py.parity.judge.gate import Job, agreed_verdict, verdict_splits
+from rocke_py.parity.judge.jobs import Job
+from rocke_py.parity.judge.verdict import agreed_verdict, verdict_splits
 from rocke_py.parity.run.work import JobResult
 
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024

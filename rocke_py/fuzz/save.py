@@ -27,7 +27,7 @@ from rocke_py.fuzz.oracles import Outcome
 from rocke_py.fuzz.reduce import Reduction
 from rocke_py.parity.commands.newconfig import Duplicate, content_duplicate, next_number, write_new_config
 from rocke_py.parity.inputs.configs import NEGATIVE_FROM, Expectation, content_key, discover
-from rocke_py.parity.judge.gate import Job
+from rocke_py.parity.judge.jobs import Job
 from rocke_py.parity.run.work import JobResult
 from rocke_py.parity.store._toml import tomllib
 

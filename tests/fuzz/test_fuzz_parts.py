@@ -14,7 +14,7 @@ from rocke_py.fuzz import generate, oracles
 from rocke_py.fuzz.case import key_count, split_lines
 from rocke_py.fuzz.driver import CaseSource
 from rocke_py.fuzz.reduce import reduce_case, simpler_values, smaller_ints
-from rocke_py.parity.judge.gate import Job
+from rocke_py.parity.judge.jobs import Job
 from rocke_py.parity.run.engines import EngineRun
 from rocke_py.parity.run.work import Death, JobResult, WorkItem
 

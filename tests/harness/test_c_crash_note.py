@@ -118,6 +118,7 @@ def test_the_frames_start_past_libc_abort_stop_at_the_engines_caller_and_drop_ad
 
 def test_one_gdb_rerun_per_crash_group_and_at_most_three(monkeypatch):
     from rocke_py.parity.judge import gate as gate_mod
+    from rocke_py.parity.judge.known_gaps import KnownGaps
     from rocke_py.parity.run.engines import EngineSpec
     from rocke_py.parity.run.work import Death, JobResult, WorkItem
 
@@ -126,7 +127,6 @@ def test_one_gdb_rerun_per_crash_group_and_at_most_three(monkeypatch):
     deaths = [Death("crash", "c", 1, -11, stage=f"ll {f} lower_kernel") for f in ("llvm20", "llvm22", "llvm23")]
     deaths += [Death("crash", "c", 1, -11, stage=f"ir llvm22 {s}") for s in ("print_ir", "build_kernel", "plan")]
     results = [JobResult(WorkItem(i, b"", "ll", "llvm22"), death=d) for i, d in enumerate(deaths)]
-    run = gate_mod.GateRun(root=REPO, selection=gate_mod.Selection(), timeout=10.0, engines=EngineSpec())
-    out = gate_mod.with_c_frames(run, results)
+    out = gate_mod.with_c_frames(EngineSpec(), KnownGaps((), ()), results)
     assert len(calls) == 3  # lower_kernel's three flavors are one group; then print_ir, build_kernel
     assert [r.death.c_frames for r in out] == ["#0 f"] * 5 + [""]

@@ -341,6 +341,7 @@ def test_a_clean_narrowed_run_flags_no_entry_of_a_config_it_did_not_select(repo)
 
 def test_a_change_that_selects_no_config_starts_no_engine(tmp_path, monkeypatch):
     from rocke_py.parity.judge import gate as gate_mod
+    from rocke_py.parity.judge.jobs import Selection
 
     root = pt.make_tree(tmp_path, TREE)
     pt.write_golden(root, pt.golden_for(root, sorted(TREE)))
@@ -349,10 +350,10 @@ def test_a_change_that_selects_no_config_starts_no_engine(tmp_path, monkeypatch)
         raise AssertionError("the run-level checks of a change that selects nothing started the engines")
 
     monkeypatch.setattr(gate_mod, "Pool", no_pool)
-    run = gate_mod.run_gate(root, gate_mod.Selection(changed=True), pt.engine_spec())
+    run = gate_mod.run_gate(root, Selection(changed=True), pt.engine_spec())
     assert run.passed and run.verdicts == [] and run.configs == ()
     (root / "parity_configs" / "wgrad" / "00-c0.toml").unlink()
-    run = gate_mod.run_gate(root, gate_mod.Selection(changed=True), pt.engine_spec())
+    run = gate_mod.run_gate(root, Selection(changed=True), pt.engine_spec())
     assert not run.passed and run.stale_golden == [
         "golden.json has entries for wgrad/00-c0, which no longer exists: rocke-parity golden --update"
     ]

@@ -8,7 +8,8 @@ import json
 import pytest
 import standin_tree as pt
 
-from rocke_py.parity.judge.gate import Selection, run_gate
+from rocke_py.parity.judge.gate import run_gate
+from rocke_py.parity.judge.jobs import Selection
 from rocke_py.parity.report.report import job_record, record_groups
 
 TREE = {

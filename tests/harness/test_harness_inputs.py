@@ -22,7 +22,8 @@ from layout import REPO
 
 from rocke_py.parity.cli import main
 from rocke_py.parity.inputs import configs
-from rocke_py.parity.judge.gate import Selection, run_gate
+from rocke_py.parity.judge.gate import run_gate
+from rocke_py.parity.judge.jobs import Selection
 
 LIMIT = 1048576
 DATA_LIMIT = 16 * 1024 * 1024  # golden.json, known_gaps.toml, the local state files

@@ -10,7 +10,8 @@ from layout import REPO
 
 from rocke_py.parity.judge import known_gaps
 from rocke_py.parity.judge.compare import Status
-from rocke_py.parity.judge.gate import Selection, run_gate
+from rocke_py.parity.judge.gate import run_gate
+from rocke_py.parity.judge.jobs import Selection
 
 IDS = {"wgrad/00-a", "wgrad/01-b"}
 

@@ -6,7 +6,8 @@ import pytest
 import standin_tree as pt
 
 from rocke_py.parity.judge.compare import PASSING, Status, passes
-from rocke_py.parity.judge.gate import GateRun, Verdict, run_gate
+from rocke_py.parity.judge.gate import GateRun, run_gate
+from rocke_py.parity.judge.verdict import Verdict
 from rocke_py.parity.run import runner
 
 TIMEOUT = 1.5

@@ -19,7 +19,8 @@ import pytest
 import standin_tree as pt
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.judge.gate import GateRun, Verdict, run_gate
+from rocke_py.parity.judge.gate import GateRun, run_gate
+from rocke_py.parity.judge.verdict import Verdict
 
 ENGINES = pt.engines_arg("all_modes")
 KEYS = ("spec", "ir", "ll.llvm20", "ll.llvm22", "ll.llvm23")

@@ -9,7 +9,8 @@ import pytest
 import standin_tree as pt
 
 from rocke_py.parity.judge import lastrun
-from rocke_py.parity.judge.gate import costliest_first, job_costs, run_gate
+from rocke_py.parity.judge.gate import run_gate
+from rocke_py.parity.judge.jobs import costliest_first, job_costs
 from rocke_py.parity.run.runner import Pool
 from rocke_py.parity.run.schedule import _GROUP, _GUARD_JOBS, Schedule, batch_size
 from rocke_py.parity.run.work import EngineLoadError, WorkItem
@@ -53,7 +54,7 @@ def test_the_gate_records_seconds_and_the_next_run_uses_them(tmp_path):
     recorded = lastrun.job_seconds(lastrun.load(root))
     assert set(recorded) == {(cid, "spec") for cid in TREE}
     jobs = [v.job for v in first.verdicts]
-    assert job_costs(first, jobs) == [recorded[(j.config, j.key)] for j in jobs]
+    assert job_costs(root, first.manifest, jobs) == [recorded[(j.config, j.key)] for j in jobs]
 
 
 def verdict(cid: str, key: str, seconds: float) -> SimpleNamespace:
@@ -94,7 +95,7 @@ def test_without_a_record_the_golden_size_is_the_cost(tmp_path):
     pt.write_golden(root, golden)
     run = run_gate(root, engines=pt.engine_spec(), workers=1, timeout=10)  # judged against other sizes: fails
     jobs = [v.job for v in run.verdicts]
-    costs = job_costs(run, jobs)
+    costs = job_costs(root, run.manifest, jobs)
     assert [jobs[i].config for i in costliest_first(costs)] == sorted(TREE, reverse=True)
 
 

@@ -23,7 +23,7 @@ from rocke_py.parity.cli import main
 from rocke_py.parity.inputs.configs import discover
 from rocke_py.parity.judge import golden, known_gaps
 from rocke_py.parity.judge.compare import Status, classify
-from rocke_py.parity.judge.gate import Job
+from rocke_py.parity.judge.jobs import Job
 from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, call_engine
 from rocke_py.parity.run.work import JobResult
 

@@ -20,7 +20,7 @@ from rocke_py.parity.commands.exits import EXIT_CRASH, EXIT_FAIL, EXIT_OK, EXIT_
 from rocke_py.parity.commands.gating import cmd_gate, cmd_golden, cmd_golden_diff, cmd_merge
 from rocke_py.parity.inputs.configs import discover
 from rocke_py.parity.judge import lastrun
-from rocke_py.parity.judge.gate import UsageError
+from rocke_py.parity.judge.jobs import UsageError
 from rocke_py.parity.report.report import (
     JunitUnavailable,
 )

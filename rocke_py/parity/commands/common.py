@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rocke_py.parity.judge.gate import UsageError
+from rocke_py.parity.judge.jobs import UsageError
 from rocke_py.parity.run.engines import EngineSpec
 from rocke_py.parity.run.root import find_root
 

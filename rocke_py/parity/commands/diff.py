@@ -39,8 +39,10 @@ from rocke_py.parity.inputs.configs import (
 )
 from rocke_py.parity.judge.canon import bounded_unified_diff, canonicalise, context, first_divergence
 from rocke_py.parity.judge.compare import Status
-from rocke_py.parity.judge.gate import Job, Verdict, attach_c_frames, judge, split_references
+from rocke_py.parity.judge.gate import attach_c_frames
+from rocke_py.parity.judge.jobs import Job
 from rocke_py.parity.judge.known_gaps import PLACEHOLDER_REASON, entry_toml
+from rocke_py.parity.judge.verdict import Verdict, judge, split_references
 from rocke_py.parity.report.report import clip, detail_lines, escape_surrogates, repro_lines
 from rocke_py.parity.run.engines import NO_FLAVOR, EngineRun, EngineSpec
 from rocke_py.parity.run.runner import Pool

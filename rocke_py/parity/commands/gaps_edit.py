@@ -33,8 +33,9 @@ from typing import Callable, TextIO
 
 from rocke_py.parity.inputs.configs import CONFIG_DIR, discover, resolve_id
 from rocke_py.parity.judge.compare import GAP_STATUSES, GOLDEN_STATUSES
-from rocke_py.parity.judge.gate import Job, UsageError, Verdict
+from rocke_py.parity.judge.jobs import Job, UsageError
 from rocke_py.parity.judge.known_gaps import FILE_NAME, PLACEHOLDER_REASON, KnownGaps, entry_toml, loads
+from rocke_py.parity.judge.verdict import Verdict
 from rocke_py.parity.run.engines import NO_FLAVOR, EngineSpec
 from rocke_py.parity.store._toml import tomllib
 from rocke_py.parity.store.fileio import read_data_file, write_output

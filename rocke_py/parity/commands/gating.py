@@ -18,7 +18,8 @@ from rocke_py.parity.inputs.shards import Shard
 from rocke_py.parity.judge import golden as golden_mod
 from rocke_py.parity.judge import golden_update, lastrun
 from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status
-from rocke_py.parity.judge.gate import GateRun, Selection, UsageError, run_gate
+from rocke_py.parity.judge.gate import GateRun, run_gate
+from rocke_py.parity.judge.jobs import Selection, UsageError
 from rocke_py.parity.report.report import (
     Style,
     bound_doc,
@@ -149,7 +150,7 @@ def _run(args: argparse.Namespace, record: bool = True, early: Pool | None = Non
     run = run_gate(root, sel, spec, args.jobs, args.timeout, make_progress(), first, _maxfail(args), reuse, early)
     if sel.changed and not run.configs and run.passed:
         raise NothingToGate(f"{notes[0]} (the run-level checks pass)")
-    run.notes[:0] = notes
+    run = dataclasses.replace(run, notes=[*notes, *run.notes])
     if record:
         _record(run, run.verdicts)
     return run
@@ -228,8 +229,8 @@ def collect_only(args: argparse.Namespace) -> int:
     them), and their count; no engine runs and nothing is recorded. The engines are loaded here
     for the modes they implement."""
     from rocke_py.facts import FLAVORS
-    from rocke_py.parity.inputs.shards import owned_jobs
-    from rocke_py.parity.judge.gate import GateRun, build_jobs, check_names, job_costs, load_inputs, run_modes
+    from rocke_py.parity.judge.gate import load_inputs
+    from rocke_py.parity.judge.jobs import check_names, plan_jobs, run_modes
     from rocke_py.parity.run.engines import load_engines
     from rocke_py.parity.run.work import EngineInfo
 
@@ -237,18 +238,13 @@ def collect_only(args: argparse.Namespace) -> int:
     spec = engines_of(args)
     sel, _, _ = _gate_selection(args, root, spec)
     check_names(sel)
-    run = GateRun(root, sel, args.timeout, discovery=discover(root))
-    configs, _ = load_inputs(run)
+    inputs = load_inputs(root, sel, spec, discover(root))
     engines = load_engines(spec)
     modes, _ = run_modes(EngineInfo(engines.py_modes, engines.c_modes), sel)
-    jobs = [j for j in build_jobs(configs, modes, sel.flavors or FLAVORS) if sel.keeps(j)]
-    if not jobs:
-        raise UsageError("the selection is empty: -k or --last-failed keep no job")
-    if sel.shard is not None:
-        jobs = owned_jobs(sel.shard, jobs, {c.id: c.sha256 for c in configs}, job_costs(run, jobs))
-    for j in jobs:
+    plan = plan_jobs(sel, inputs.configs, modes, sel.flavors or FLAVORS, root, inputs.golden)
+    for j in plan.mine:
         print(j.label())
-    print(f"{len(jobs)} job(s) selected; nothing run (--collect-only)")
+    print(f"{len(plan.mine)} job(s) selected; nothing run (--collect-only)")
     return EXIT_OK
 
 

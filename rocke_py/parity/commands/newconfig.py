@@ -64,7 +64,7 @@ from rocke_py.parity.inputs.configs import (
     typed_value,
 )
 from rocke_py.parity.judge.compare import Status, classify, passes
-from rocke_py.parity.judge.gate import Job, UsageError, build_jobs
+from rocke_py.parity.judge.jobs import Job, UsageError, build_jobs
 from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, JOBS_PER_CONFIG, EngineSpec
 from rocke_py.parity.run.runner import Pool, pool_size
 from rocke_py.parity.run.work import EngineLoadError, JobResult, WorkItem

@@ -18,7 +18,7 @@ What a changed file affects (repository paths):
 
 Both engines changed: every config, both engines run. The full gate (no ``--changed``) never
 reads the cache. Whatever is selected, the gate's run-level checks still look at the whole tree
-(``gate.Selection.changed``): a deleted config or a stray file selects no config, yet fails.
+(``jobs.Selection.changed``): a deleted config or a stray file selects no config, yet fails.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The unit is the config, never the job: "one verdict per config" compares a config's modes with
 each other, and the kernel name of mode ``spec`` labels its other jobs, so a config's jobs run
-together. Each config costs the sum of its jobs' costs (``gate.job_costs``: the running average
+together. Each config costs the sum of its jobs' costs (``jobs.job_costs``: the running average
 of their recent runs' seconds, else golden sizes); the costliest config goes to the least loaded shard (ties: the
 config id, then the lower shard), which keeps the slowest shard close to 1/N of the whole.
 
@@ -20,7 +20,6 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -116,17 +115,3 @@ def shard_info(shard: Shard, jobs: list[tuple[str, str]], config_sha: dict[str, 
         partition_sha256(jobs, assignment, shard.count),
         shas,
     )
-
-
-class _Job(Protocol):
-    config: str
-    key: str
-
-
-J = TypeVar("J", bound=_Job)
-
-
-def owned_jobs(shard: Shard, jobs: list[J], config_sha: dict[str, str], costs: list[float]) -> list[J]:
-    """The jobs of ``jobs`` that shard runs (``gate --collect-only --shard``)."""
-    info = shard_info(shard, [(j.config, j.key) for j in jobs], config_sha, costs)
-    return [j for j in jobs if info.owns(j.config)]

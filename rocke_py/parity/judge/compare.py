@@ -17,7 +17,7 @@ Classification order (the first that applies wins):
 6. both rejected: code or message differ → REJECT_MISMATCH; same code and message → BOTH_REJECTED
    if the config expects exactly that code, else UNEXPECTED_REJECT.
 
-Then, per config (:mod:`gate`): VERDICT_SPLIT replaces the status of a job whose verdict
+Then, per config (:mod:`verdict`): VERDICT_SPLIT replaces the status of a job whose verdict
 (emit, or the rejection code and message) differs from the config's verdict in its first mode —
 every mode must give the same verdict. GOLDEN_MISSING / GOLDEN_DRIFT / VERDICT_CHANGED refine a
 passing job against the manifest (:mod:`golden`), and KNOWN_GAP replaces a listed status whose

@@ -21,8 +21,9 @@ from typing import Callable, Sequence
 
 from rocke_py.parity.judge import golden as golden_mod
 from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status
-from rocke_py.parity.judge.gate import GateRun, Verdict
+from rocke_py.parity.judge.gate import GateRun
 from rocke_py.parity.judge.golden import Change, Coverage, GoldenEntry, Manifest, Output
+from rocke_py.parity.judge.verdict import Verdict
 from rocke_py.parity.store.objects import ObjectCache
 from rocke_py.parity.store.state import file_lock
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rocke_py.parity.judge.canon import blank_line, first_divergence
 from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status
-from rocke_py.parity.judge.gate import Verdict
+from rocke_py.parity.judge.verdict import Verdict
 from rocke_py.parity.run.work import JobResult
 
 

@@ -17,7 +17,8 @@ from typing import Callable, Sequence, TextIO
 
 from rocke_py.parity.judge.canon import context, first_divergence
 from rocke_py.parity.judge.compare import Status
-from rocke_py.parity.judge.gate import GateRun, Verdict
+from rocke_py.parity.judge.gate import GateRun
+from rocke_py.parity.judge.verdict import Verdict
 from rocke_py.parity.report.groups import cause_of
 from rocke_py.parity.run.engines import EngineRun, EngineSpec
 from rocke_py.parity.run.work import JobResult
