@@ -31,12 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rocke_py.configtext import set_value  # noqa: E402
 from rocke_py.numerics import mutants as mu  # noqa: E402
 from rocke_py.numerics.check import check_all_sizes, emit_text  # noqa: E402
 from rocke_py.numerics.ll_mutants import CLASSES as LL_CLASSES  # noqa: E402
 from rocke_py.numerics.run import select  # noqa: E402
 from rocke_py.numerics.variants import check_sizes  # noqa: E402
-from rocke_py.parity.commands.newconfig import set_value  # noqa: E402
 
 DEFAULT = [
     "fwd/00-baseline",

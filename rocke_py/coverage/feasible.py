@@ -15,9 +15,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from rocke_py.configtext import TomlLines
 from rocke_py.engine.emit import emit as py_emit
 from rocke_py.engine.result import Emitted
-from rocke_py.parity.commands.newconfig import TomlLines
 
 from .axes import AXIS, Setting, read_config, values_of
 from .measure import Shipped, Tuple
@@ -62,7 +62,7 @@ def _lines(text: str) -> TomlLines:
 
 
 def applied(text: str, settings: tuple[Setting, ...]) -> str:
-    """`text` given the settings, one by one, as `newconfig.set_value` and `remove_key` do."""
+    """`text` given the settings, one by one, as `configtext.set_value` and `remove_key` do."""
     doc = _lines(text).copy()
     for table, key, value in settings:
         if value is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from rocke_py.fuzz.case import render
+from rocke_py.configtext import render_tables
 
 FAMILIES = ("fwd", "wgrad", "dgrad")
 ARCH_WAVE = {"gfx942": 64, "gfx950": 64, "gfx1151": 32, "gfx1201": 32, "gfx1250": 32}
@@ -486,6 +486,6 @@ def draw(rng: random.Random, family: str) -> tuple[str, str]:
     """(origin, config text) of one generated case of ``family``."""
     if rng.random() < CROSS_WEIGHT:
         rule, tables = crossing_draw(rng, family)
-        return f"cross:{rule}", render(tables)
+        return f"cross:{rule}", render_tables(tables)
     paths, tables = valid_draw(rng, family)
-    return f"gen:{paths}", render(tables)
+    return f"gen:{paths}", render_tables(tables)

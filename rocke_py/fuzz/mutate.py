@@ -11,7 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from rocke_py.fuzz.case import ENGINE_TABLES, Line, decode, join_lines, split_lines
+from rocke_py.configtext import Line, join_lines, split_lines
+from rocke_py.fuzz.case import ENGINE_TABLES, decode
 
 #: Integers at the edges of the schema's ranges and of the parser's 32-bit range.
 BOUNDARY_INTS = (

@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from rocke_py.fuzz.case import Line, join_lines, key_count, split_lines
+from rocke_py.configtext import Line, join_lines, split_lines
+from rocke_py.fuzz.case import is_required, key_count
 
 #: texts -> the signature of each (the empty tuple when the text does not fail)
 Tester = Callable[[list[str]], list[tuple[str, ...]]]
@@ -92,7 +93,7 @@ class Reducer:
         return join_lines([ln for i, ln in enumerate(lines) if i not in gone])
 
     def ddmin(self, lines: list[Line]) -> list[Line]:
-        deletable = [i for i, ln in enumerate(lines) if not ln.header and not ln.required]
+        deletable = [i for i, ln in enumerate(lines) if not ln.header and not is_required(ln)]
         items = list(deletable)
         if not items:
             return lines
@@ -121,7 +122,7 @@ class Reducer:
         dtype_b, warp_tile_m and warp_tile_n) go only together, and ddmin's chunks only take
         neighbours."""
         while True:
-            deletable = [i for i, ln in enumerate(lines) if not ln.header and not ln.required]
+            deletable = [i for i, ln in enumerate(lines) if not ln.header and not is_required(ln)]
             if not 2 <= len(deletable) <= _PAIRS_UP_TO:
                 return lines
             cands = [(a, b) for n, a in enumerate(deletable) for b in deletable[n + 1 :]]

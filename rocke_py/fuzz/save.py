@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocke_py.fuzz.case import Case, Line, encode, join_lines, key_count, split_lines, toml_scalar
+from rocke_py.configtext import Line, config_scalar, join_lines, split_lines
+from rocke_py.fuzz.case import Case, encode, key_count
 from rocke_py.fuzz.oracles import Outcome
 from rocke_py.fuzz.reduce import Reduction
 from rocke_py.parity.commands.newconfig import Duplicate, content_duplicate, next_number, write_new_config
@@ -159,7 +160,7 @@ def save_failure(
     expect = proposed_expectation(results)
     desc = description(seed, case, outcome, before, after)
     text = (
-        f"[parity]\ndescription = {toml_scalar(desc)}\nexpect = {toml_scalar(str(expect))}\n"
+        f"[parity]\ndescription = {config_scalar(desc)}\nexpect = {config_scalar(str(expect))}\n"
         "# expect: proposed (the Python engine's verdict); confirm it against docs/reference\n\n" + body
     )
     data = encode(text)

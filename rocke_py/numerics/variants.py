@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from rocke_py.parity.commands.newconfig import set_value
+from rocke_py.configtext import set_value
 from rocke_py.parity.store._toml import tomllib
 
 from .inputs import slice_width

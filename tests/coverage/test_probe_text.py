@@ -1,6 +1,6 @@
 """A probe's text: the seed split once and edited setting by setting (feasible.applied, on
-newconfig.TomlLines) is exactly the text the same edits give one at a time, each on a fresh
-scan of the text (newconfig.set_value, remove_key), for every shipped seed and for layouts the
+configtext.TomlLines) is exactly the text the same edits give one at a time, each on a fresh
+scan of the text (configtext.set_value, remove_key), for every shipped seed and for layouts the
 kept index must not be trusted on."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from rocke_py.configtext import remove_key, set_value
 from rocke_py.coverage import axes, feasible, measure
-from rocke_py.parity.commands.newconfig import remove_key, set_value
 
 ROOT = Path(__file__).resolve().parents[2]
 

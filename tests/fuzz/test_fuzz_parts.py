@@ -10,8 +10,9 @@ import random
 import pytest
 from layout import REPO
 
+from rocke_py.configtext import split_lines
 from rocke_py.fuzz import generate, oracles
-from rocke_py.fuzz.case import key_count, split_lines
+from rocke_py.fuzz.case import key_count
 from rocke_py.fuzz.driver import CaseSource
 from rocke_py.fuzz.reduce import reduce_case, simpler_values, smaller_ints
 from rocke_py.parity.judge.jobs import Job

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from layout import REPO
 from two_engines import both
 
+from rocke_py.configtext import render_tables
+from rocke_py.facts import KEYS
 from rocke_py.fuzz import generate, mutate
-from rocke_py.fuzz.case import render
-from rocke_py.parity.commands.newconfig import KNOWN_KEYS
 from rocke_py.parity.inputs.configs import discover
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,11 +57,11 @@ def schema_configs(draw: st.DrawFn) -> str:
     problem: dict[str, object] = {k: draw(st.integers(1, 64)) for k in ("N", "Hi", "Wi", "C", "K")}
     problem.update({k: draw(st.integers(1, 5)) for k in ("Y", "X")})
     spec: dict[str, object] = {"family": draw(st.sampled_from(generate.FAMILIES))}
-    for key in draw(st.lists(st.sampled_from(KNOWN_KEYS["problem"][7:]), max_size=4, unique=True)):
+    for key in draw(st.lists(st.sampled_from(KEYS["problem"][7:]), max_size=4, unique=True)):
         problem[key] = draw(_INTS)
-    for key in draw(st.lists(st.sampled_from(KNOWN_KEYS["spec"][1:]), max_size=8, unique=True)):
+    for key in draw(st.lists(st.sampled_from(KEYS["spec"][1:]), max_size=8, unique=True)):
         spec[key] = draw(_VALUES)
-    return render({"target": {"arch": draw(_ARCHS)}, "problem": problem, "spec": spec})
+    return render_tables({"target": {"arch": draw(_ARCHS)}, "problem": problem, "spec": spec})
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,7 +3,6 @@ mismatch, no injected TOML, no stale claim in [parity], an atomic write at a fre
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 import tomllib
@@ -390,13 +389,3 @@ def test_a_failed_write_leaves_nothing(tmp_path, capsys, monkeypatch):
     assert "cannot write" in err and "No space left" in err and err.count("\n") == 1
     assert written(before, files(root)) == []
     assert not [p for p in (root / CONFIG_DIR / "wgrad").iterdir() if p.name.startswith(".")]
-
-
-def test_known_keys_are_the_engines_key_table():
-    from rocke_py.engine.schema import KEYS
-
-    want: dict[str, set[str]] = {}
-    for k in KEYS:
-        want.setdefault(k.table, set()).add(k.name)
-    assert {t: set(v) for t, v in newconfig.KNOWN_KEYS.items()} == want
-    assert os.path.exists(REPO / "rocke_c/src/schema.c")

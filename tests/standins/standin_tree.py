@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rocke_py.configtext import config_string
 from rocke_py.parity.run.engines import EngineSpec
 
 ENGINES_FILE = Path(__file__).resolve().parent / "standin_engines.py"
@@ -19,17 +20,13 @@ def engines_arg(modes: str = "implemented_modes", c_modes: str | None = None) ->
     return ",".join([s.py_emit, s.c_emit, s.py_modes or "", s.c_modes or ""])
 
 
-def _toml_str(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def config_text(
     expect: str = "emit", standin: dict | None = None, description: str = "a stand-in config", extra: str = ""
 ) -> str:
     lines = [
         "[parity]",
-        f"description = {_toml_str(description)}",
-        f"expect = {_toml_str(expect)}",
+        f"description = {config_string(description)}",
+        f"expect = {config_string(expect)}",
         "",
         "[target]",
         'arch = "gfx950"',
@@ -47,7 +44,7 @@ def config_text(
     if standin:
         lines.append("[standin]")
         for k, v in standin.items():
-            lines.append(f"{k} = {_toml_str(v) if isinstance(v, str) else str(v).lower()}")
+            lines.append(f"{k} = {config_string(v) if isinstance(v, str) else str(v).lower()}")
     text = "\n".join(lines) + "\n" + extra
     return text
 
@@ -153,7 +150,7 @@ def write_gaps(root: Path, gaps: list[dict]) -> Path:
     lines = ["# test known gaps"]
     for g in gaps:
         lines.append("[[gap]]")
-        lines += [f"{k} = {_toml_str(v)}" for k, v in g.items()]
+        lines += [f"{k} = {config_string(v)}" for k, v in g.items()]
     path = root / "parity_configs" / "known_gaps.toml"
     path.write_text("\n".join(lines) + "\n")
     return path

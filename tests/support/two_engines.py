@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from rocke_py import cbridge
 from rocke_py import engine as py_engine
+from rocke_py.configtext import config_scalar
 from rocke_py.engine.result import Emitted, Rejected
 
 BASE_PROBLEM = {"N": 8, "Hi": 56, "Wi": 56, "C": 64, "K": 64, "Y": 3, "X": 3, "pH": 1, "pW": 1}
-
-
-def toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return f'"{value}"'
 
 
 def config_text(family: str, arch: str = "gfx950", problem: dict | None = None, **spec: object) -> str:
@@ -22,9 +15,9 @@ def config_text(family: str, arch: str = "gfx950", problem: dict | None = None, 
     merged = dict(BASE_PROBLEM)
     merged.update(problem or {})
     lines = ["[target]", f'arch = "{arch}"', "", "[problem]"]
-    lines += [f"{k} = {toml_value(v)}" for k, v in merged.items() if v is not None]
+    lines += [f"{k} = {config_scalar(v)}" for k, v in merged.items() if v is not None]
     lines += ["", "[spec]", f'family = "{family}"']
-    lines += [f"{k} = {toml_value(v)}" for k, v in spec.items()]
+    lines += [f"{k} = {config_scalar(v)}" for k, v in spec.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -27,16 +27,15 @@ import tomllib
 from pathlib import Path
 from typing import Optional
 
-from rocke_py.facts import ARCHS
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import cbuild  # noqa: E402  (this directory: the script's, or on the tests' path)
 from cbuild import SAN_ENV  # noqa: E402
-from spec_vectors import toml_value  # noqa: E402  (this directory, as cbuild)
 
+from rocke_py.configtext import config_scalar  # noqa: E402
 from rocke_py.engine.result import EngineFailure, Rejected  # noqa: E402
+from rocke_py.facts import ARCHS  # noqa: E402
 
 emit_module = importlib.import_module("rocke_py.engine.emit")
 
@@ -229,7 +228,7 @@ def config_text(doc: dict) -> str:
     lines = []
     for table in ("target", "problem", "spec"):
         lines.append(f"[{table}]")
-        lines += [f"{k} = {toml_value(v)}" for k, v in doc.get(table, {}).items()]
+        lines += [f"{k} = {config_scalar(v)}" for k, v in doc.get(table, {}).items()]
         lines.append("")
     return "\n".join(lines)
 

@@ -29,16 +29,16 @@ import random
 import sys
 from pathlib import Path
 
-from rocke_py.facts import ARCHS
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from rocke_py.configtext import config_scalar  # noqa: E402
 from rocke_py.engine.config import parse_config  # noqa: E402
 from rocke_py.engine.emit import emit  # noqa: E402
 from rocke_py.engine.result import Emitted, Rejected  # noqa: E402
 from rocke_py.engine.schema import check_schema  # noqa: E402
 from rocke_py.engine.validate import RULES  # noqa: E402
+from rocke_py.facts import ARCHS  # noqa: E402
 
 BASE_PROBLEM = {"N": 8, "Hi": 56, "Wi": 56, "C": 64, "K": 64, "Y": 3, "X": 3, "pH": 1, "pW": 1}
 
@@ -379,19 +379,11 @@ EXTRA = [
 ]
 
 
-def toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def config_text(arch: str, family: str, spec: dict, problem: dict) -> str:
-    lines = ["[target]", f"arch = {toml_value(arch)}", "", "[problem]"]
-    lines += [f"{k} = {toml_value(v)}" for k, v in problem.items() if v is not None]
-    lines += ["", "[spec]", f"family = {toml_value(family)}"]
-    lines += [f"{k} = {toml_value(v)}" for k, v in spec.items()]
+    lines = ["[target]", f"arch = {config_scalar(arch)}", "", "[problem]"]
+    lines += [f"{k} = {config_scalar(v)}" for k, v in problem.items() if v is not None]
+    lines += ["", "[spec]", f"family = {config_scalar(family)}"]
+    lines += [f"{k} = {config_scalar(v)}" for k, v in spec.items()]
     return "\n".join(lines) + "\n"
 
 
