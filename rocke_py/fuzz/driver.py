@@ -26,7 +26,7 @@ from rocke_py.fuzz.report import Progress, Tally, render
 from rocke_py.fuzz.save import Saved, save_failure, save_unreduced
 from rocke_py.parity.inputs.configs import discover
 from rocke_py.parity.judge.jobs import Job, UsageError
-from rocke_py.parity.report.report import escape_surrogates
+from rocke_py.parity.report.bounds import escape_surrogates
 from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, NO_FLAVOR, EngineSpec
 from rocke_py.parity.run.processes import Interrupted
 from rocke_py.parity.run.runner import Pool

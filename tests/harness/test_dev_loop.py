@@ -10,7 +10,8 @@ import standin_tree as pt
 
 from rocke_py.parity.judge.gate import run_gate
 from rocke_py.parity.judge.jobs import Selection
-from rocke_py.parity.report.report import job_record, record_groups
+from rocke_py.parity.report.report import job_record
+from rocke_py.parity.report.terminal import record_groups
 
 TREE = {
     "wgrad/00-ok": {},

@@ -12,7 +12,7 @@ import pytest
 import standin_tree as pt
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.report.report import make_progress
+from rocke_py.parity.report.terminal import make_progress
 
 
 @pytest.fixture
@@ -70,7 +70,8 @@ def test_summary_lines_table_and_known_gaps(tree, capsys):
 
 def test_the_terminal_summary_reads_the_same_from_its_short_records(tree):
     from rocke_py.parity.judge.gate import run_gate
-    from rocke_py.parity.report.report import render, render_doc, report_doc
+    from rocke_py.parity.report.report import render, report_doc
+    from rocke_py.parity.report.terminal import render_doc
 
     run = run_gate(tree, engines=pt.engine_spec(), workers=2)
     short, whole = io.StringIO(), io.StringIO()

@@ -31,7 +31,7 @@ from layout import REPO
 from test_gate_faults import fault_tree
 
 from rocke_py.parity.cli import main
-from rocke_py.parity.report import report
+from rocke_py.parity.report import bounds
 from rocke_py.parity.report.report import junit_text
 from rocke_py.parity.report.summary import markdown
 
@@ -228,7 +228,7 @@ def _fuzz(test):
 @_fuzz
 def test_junit_of_any_report_is_well_formed_xml(doc: dict) -> None:
     for d in (doc, "bounded"):
-        d = report.bound_doc(doc) if d == "bounded" else doc
+        d = bounds.bound_doc(doc) if d == "bounded" else doc
         text = junit_text(d)
         ET.fromstring(text.encode("utf-8"))
         assert longest_line(text.encode("utf-8")) <= ANY_LINE_BOUND
@@ -237,7 +237,7 @@ def test_junit_of_any_report_is_well_formed_xml(doc: dict) -> None:
 @_fuzz
 def test_markdown_of_any_report_fits_in_a_step_summary(doc: dict) -> None:
     for d in (doc, "bounded"):
-        d = report.bound_doc(doc) if d == "bounded" else doc
+        d = bounds.bound_doc(doc) if d == "bounded" else doc
         data = markdown(d).encode("utf-8")
         assert len(data) < SUMMARY_BOUND
         assert longest_line(data) <= ANY_LINE_BOUND
@@ -245,7 +245,7 @@ def test_markdown_of_any_report_fits_in_a_step_summary(doc: dict) -> None:
 
 @_fuzz
 def test_a_bounded_report_is_unicode_json_of_bounded_lines(doc: dict) -> None:
-    text = json.dumps(report.bound_doc(doc), indent=2)
+    text = json.dumps(bounds.bound_doc(doc), indent=2)
     _no_surrogate(json.loads(text))
     assert longest_line(text.encode("utf-8")) <= ANY_LINE_BOUND
 

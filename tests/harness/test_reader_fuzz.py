@@ -47,7 +47,8 @@ from rocke_py.parity.inputs import configs
 from rocke_py.parity.judge import golden, known_gaps, lastrun
 from rocke_py.parity.judge.compare import Status
 from rocke_py.parity.report import merge
-from rocke_py.parity.report.report import doc_text, render_doc
+from rocke_py.parity.report.report import doc_text
+from rocke_py.parity.report.terminal import render_doc
 from rocke_py.parity.run.engines import EngineRun
 from rocke_py.parity.run.work import JobResult, WorkItem
 from rocke_py.parity.store import outcache

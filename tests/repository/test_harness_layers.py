@@ -44,7 +44,9 @@ def upward_imports(imports: dict[str, set[str]]) -> list[str]:
             other_layer = layer_of(other)
             assert other_layer in LAYERS, f"{other}: its folder is no layer (add it to LAYERS and docs/harness.md)"
             if LAYERS.index(other_layer) < rank:
-                problems.append(f"{module} ({layer_of(module)}/) imports {other} ({other_layer or 'top'}/), a layer above")
+                problems.append(
+                    f"{module} ({layer_of(module)}/) imports {other} ({other_layer or 'top'}/), a layer above"
+                )
     return problems
 
 

@@ -21,9 +21,7 @@ from rocke_py.parity.commands.gating import cmd_gate, cmd_golden, cmd_golden_dif
 from rocke_py.parity.inputs.configs import discover
 from rocke_py.parity.judge import lastrun
 from rocke_py.parity.judge.jobs import UsageError
-from rocke_py.parity.report.report import (
-    JunitUnavailable,
-)
+from rocke_py.parity.report.report import JunitUnavailable
 from rocke_py.parity.run.engines import call_engine, load_side, text_bytes
 from rocke_py.parity.run.processes import Interrupted, interrupts_raise, rare_collections
 from rocke_py.parity.run.root import RootNotFound

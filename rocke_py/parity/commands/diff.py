@@ -13,8 +13,8 @@ reason) and the repro commands. ``--canonical`` renumbers SSA names first (:mod:
 pure renumbering reads "identical after canonical renumbering". A C engine crash is re-run
 under gdb for its own frames (``backtrace``), as the gate re-runs a job listed as a CRASH gap,
 so that the printed entry pins the frame the gate will see; a crashed job is shown as the gate
-shows it (:func:`report.detail_lines`, :func:`report.repro_lines`). Every printed line is
-bounded as the gate's reports are (:func:`report.clip`: an 8 MB divergent line is cut to its
+shows it (:func:`terminal.detail_lines`, :func:`report.repro_lines`). Every printed line is
+bounded as the gate's reports are (:func:`bounds.clip`: an 8 MB divergent line is cut to its
 head and its size; ``--save DIR`` keeps the whole text). An unreadable golden.json is said in
 one line, as the gate says it, and the jobs are judged without it.
 
@@ -43,7 +43,9 @@ from rocke_py.parity.judge.gate import attach_c_frames
 from rocke_py.parity.judge.jobs import Job
 from rocke_py.parity.judge.known_gaps import PLACEHOLDER_REASON, entry_toml
 from rocke_py.parity.judge.verdict import Verdict, judge, split_references
-from rocke_py.parity.report.report import clip, detail_lines, escape_surrogates, repro_lines
+from rocke_py.parity.report.bounds import clip, escape_surrogates
+from rocke_py.parity.report.report import repro_lines
+from rocke_py.parity.report.terminal import detail_lines
 from rocke_py.parity.run.engines import NO_FLAVOR, EngineRun, EngineSpec
 from rocke_py.parity.run.runner import Pool
 from rocke_py.parity.run.work import EngineInfo, JobResult, WorkItem

@@ -20,18 +20,9 @@ from rocke_py.parity.judge import golden_update, lastrun
 from rocke_py.parity.judge.compare import GOLDEN_STATUSES, Status
 from rocke_py.parity.judge.gate import GateRun, run_gate
 from rocke_py.parity.judge.jobs import Selection, UsageError
-from rocke_py.parity.report.report import (
-    Style,
-    bound_doc,
-    doc_text,
-    failure_line,
-    junit_text,
-    make_progress,
-    render,
-    render_doc,
-    report_doc,
-    use_colour,
-)
+from rocke_py.parity.report.bounds import bound_doc
+from rocke_py.parity.report.report import doc_text, junit_text, render, report_doc
+from rocke_py.parity.report.terminal import Style, failure_line, make_progress, render_doc, use_colour
 from rocke_py.parity.run.engines import FLAVORLESS_CALL_FLAVOR, EngineSpec, call_engine, load_side
 from rocke_py.parity.run.root import RootNotFound
 from rocke_py.parity.run.runner import Pool

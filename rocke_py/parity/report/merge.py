@@ -19,7 +19,7 @@ A report is a file anyone can edit, so merge trusts nothing in it that it can ch
   and compared with the hashes it records: a mismatch is a tampered or corrupt report.
 - A malformed report (not JSON, nested too deeply, a key twice in one object, a field of the
   wrong type or out of range) is refused, naming the file and the field; the document is
-  checked against the small schema below before anything reads it.
+  checked against the small schema of :mod:`report_shape` before anything reads it.
 - A job passes or fails as the gate judges it: by its ``status``
   (:func:`rocke_py.parity.judge.compare.passes`) and, for a job known_gaps.toml lists, by whether the
   gap holds (:func:`passes_as_gate`); the record's own ``passed`` is never believed (a
@@ -31,15 +31,14 @@ A report is a file anyone can edit, so merge trusts nothing in it that it can ch
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 
 from rocke_py.parity.inputs.shards import job_list_sha256, partition_sha256
 from rocke_py.parity.judge.compare import Status, passes
-from rocke_py.parity.report.report import JSON_SCHEMA, job_label
+from rocke_py.parity.report.report import JSON_SCHEMA
+from rocke_py.parity.report.report_shape import REPORT_SHAPE, Malformed, check_leaves, check_shape, show
+from rocke_py.parity.report.terminal import job_label
 from rocke_py.parity.run import tree
 from rocke_py.parity.store.fileio import loads_json, read_data_file
 
@@ -48,11 +47,6 @@ _SAME = ("modes", "flavors", "coverage", "timeout_seconds", "engines")
 #: The status a merged record gets when its report's status is outside the closed set.
 UNKNOWN_STATUS = "UNKNOWN_STATUS"
 _KNOWN_STATUSES = frozenset(s.value for s in Status)
-#: A gate report nests about six levels; far deeper is no report, and it would exhaust the
-#: recursion of the comparisons and of the JSON writer.
-MAX_DEPTH = 32
-#: JSON integers beyond 64 bits are out of range for every field (and for float formatting).
-_INT_BITS = 63
 _RERUN = "re-run the shard with this version of rocke-parity"
 
 
@@ -60,239 +54,22 @@ class MergeError(Exception):
     """The reports cannot be merged into one run (exit 2)."""
 
 
-class _Malformed(Exception):
-    """What is wrong with a report, naming the field (``shard.index``)."""
-
-
 class _Tampered(Exception):
     """A report whose recorded hashes do not match what it holds."""
-
-
-# ----------------------------------------------------------------------------- the schema
-
-
-@dataclass(frozen=True)
-class _Obj:
-    """An object with these fields; others are passed on as they are (merge never reads them)."""
-
-    required: dict[str, _Spec]
-    optional: dict[str, _Spec] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _List:
-    item: _Spec
-
-
-@dataclass(frozen=True)
-class _Map:
-    """An object with any keys, every value of ``value``'s kind."""
-
-    value: _Spec
-
-
-#: A kind: ``str``, ``bool``, ``int`` (an integer, never a boolean), ``float`` (a finite number),
-#: ``None`` (null), ``dict``/``list`` (any), a structure, or a tuple of alternatives.
-_Spec = Union[type, None, _Obj, _List, _Map, tuple]
-
-_STRS = _List(str)
-_OPT_STR = (str, None)
-_RUN = _Obj({}, {"kind": str, "code": _OPT_STR, "message": _OPT_STR, "sha256": _OPT_STR, "bytes": (int, None)})
-_GOLDEN = _Obj({}, {"verdict": str, "sha256": str, "bytes": int, "code": str, "message": str})
-#: What the terminal summary, JUnit and the Markdown summary read of a job record.
-_RECORD = _Obj(
-    {"config": str, "family": str, "mode": str, "flavor": str, "status": str},
-    {
-        "passed": bool,
-        "file": str,
-        "reason": str,
-        "cause": _STRS,
-        "divergence": _STRS,
-        "detail": _STRS,
-        "repro": _STRS,
-        "golden_match": str,
-        "known_gap": _Obj({}, {"status": str, "reason": str, "holds": bool}),
-        "durations": _Obj({}, {"py": _List(float), "c": _List(float)}),
-        "golden": (_GOLDEN, None),
-        "py": (_RUN, None),
-        "c": (_RUN, None),
-        "py_repeat": (_RUN, None),
-        "c_repeat": (_RUN, None),
-    },
-)
-_TREE = _Obj(
-    {
-        "commit": _OPT_STR,
-        "dirty": _STRS,
-        "golden_sha256": _OPT_STR,
-        "known_gaps_sha256": _OPT_STR,
-        "configs_sha256": _OPT_STR,
-    },
-    {"dirty_more": int},
-)
-_ENGINE = _Obj({"emit": str, "build_id": str})
-_SUMMARY = _Obj({"tree": _TREE, "engines": _Obj({"py": _ENGINE, "c": _ENGINE})}, {"version": _OPT_STR})
-_SHARD = _Obj(
-    {
-        "index": int,
-        "count": int,
-        "jobs_total": int,
-        "job_list_sha256": str,
-        "partition_sha256": str,
-        "all_jobs": _List(_STRS),
-        "assignment": _Map(int),
-        "config_sha256": _Map(str),
-        "partial": (str, bool),
-    }
-)
-_REPORT = _Obj(
-    {
-        "schema": str,
-        "summary": _SUMMARY,
-        "shard": _SHARD,
-        "jobs": _List(_RECORD),
-        "run_level_failures": _STRS,
-        "notes": _STRS,
-        "modes": _STRS,
-        "flavors": _STRS,
-        "coverage": (dict, None),
-        "engines": (_Obj({}, {"py_modes": _STRS, "c_modes": _STRS}), None),
-        "timeout_seconds": (float, None),
-        "wall_seconds": float,
-        "not_run": int,
-    }
-)
-
-
-def _fits(value: object, spec: _Spec) -> bool:
-    """Whether ``value`` is of ``spec``'s kind at the top (its parts are checked by :func:`_check`)."""
-    if spec is None:
-        return value is None
-    if spec is bool:
-        return isinstance(value, bool)
-    if spec is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if spec is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(spec, (_Obj, _Map)) or spec is dict:
-        return isinstance(value, dict)
-    if isinstance(spec, _List) or spec is list:
-        return isinstance(value, list)
-    return isinstance(value, spec)  # type: ignore[arg-type]
-
-
-def _name(spec: _Spec) -> str:
-    if spec is None:
-        return "null"
-    if isinstance(spec, _List) or spec is list:
-        return "a list"
-    if isinstance(spec, (_Obj, _Map)) or spec is dict:
-        return "an object"
-    return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[spec]  # type: ignore[index]
-
-
-def _what(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
-
-
-def _where(path: tuple[object, ...]) -> str:
-    """``shard.all_jobs[3]`` from the keys and indices on the way (made only for a message)."""
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{_show(step, 40)}" if out else _show(step, 40))
-    return out
-
-
-_NONE = object()  # no alternative fits
-
-
-def _check(value: object, spec: _Spec, path: tuple[object, ...] = ()) -> None:
-    """Raises _Malformed at the first part of ``value`` that is not of ``spec``'s kind."""
-    alternatives = spec if isinstance(spec, tuple) else (spec,)
-    chosen = _NONE
-    for alt in alternatives:
-        if _fits(value, alt):
-            chosen = alt
-            break
-    if chosen is _NONE:
-        raise _Malformed(f"{_where(path)} is {_what(value)}, not {' or '.join(_name(a) for a in alternatives)}")
-    if isinstance(chosen, _List):
-        for i, item in enumerate(value):  # type: ignore[arg-type]
-            _check(item, chosen.item, (*path, i))
-    elif isinstance(chosen, _Map):
-        for key, item in value.items():  # type: ignore[union-attr]
-            _check(item, chosen.value, (*path, key))
-    elif isinstance(chosen, _Obj):
-        for key, sub in chosen.required.items():
-            if key not in value:  # type: ignore[operator]
-                raise _Malformed(f"{_where((*path, key))} is missing")
-            _check(value[key], sub, (*path, key))  # type: ignore[index]
-        for key, sub in chosen.optional.items():
-            if key in value:  # type: ignore[operator]
-                _check(value[key], sub, (*path, key))  # type: ignore[index]
-
-
-def _check_leaves(doc: object) -> None:
-    """Bounded nesting, text that is Unicode, and numbers that are finite and in range, anywhere
-    in the document (the fields merge does not read are written out again as they are)."""
-    stack: list[tuple[object, int]] = [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise _Malformed(f"it is nested more than {MAX_DEPTH} levels deep")
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1) for item in value.values())
-            items: list[object] = list(value)
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value)
-            items = []
-        else:
-            items = [value]
-        for leaf in items:
-            _check_leaf(leaf)
-
-
-def _check_leaf(value: object) -> None:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise _Malformed("it holds a string that is not Unicode text (a lone surrogate)") from None
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise _Malformed("it holds a number that is not finite (NaN or Infinity)")
-    elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _INT_BITS:
-        raise _Malformed("it holds an integer out of range (more than 64 bits)")
 
 
 # ----------------------------------------------------------------------------- one report
 
 
-def _show(value: object, limit: int = 12) -> str:
-    """A report's value in a one-line message: control characters escaped, a long value cut."""
-    if value is None:
-        return "none"
-    text = json.dumps(value, ensure_ascii=False)
-    text = text[1:-1] if isinstance(value, str) else text
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def _parse(path: str) -> object:
     """The report's JSON document: a key twice in one object is refused (json would keep the
-    last, a reader of the file sees the first); numbers are checked by :func:`_check_leaves`."""
+    last, a reader of the file sees the first); numbers are checked by :func:`report_shape.check_leaves`."""
     try:
         return loads_json(read_data_file(Path(path)), unique=True, finite=False)
     except OSError as e:
         raise MergeError(f"cannot read {path}: {e.strerror or e}") from None
     except ValueError as e:
-        raise MergeError(f"{path} is not a JSON report: {_show(str(e), 200)}") from None
+        raise MergeError(f"{path} is not a JSON report: {show(str(e), 200)}") from None
 
 
 def _refuse_old(path: str, doc: dict) -> None:
@@ -309,17 +86,17 @@ def _check_ranges(doc: dict) -> None:
     sh = doc["shard"]
     count, index = sh["count"], sh["index"]
     if count < 1 or not 1 <= index <= count:
-        raise _Malformed(f"shard is {index}/{count}: I must be between 1 and N")
+        raise Malformed(f"shard is {index}/{count}: I must be between 1 and N")
     for i, job in enumerate(sh["all_jobs"]):
         if len(job) != 2:
-            raise _Malformed(f"shard.all_jobs[{i}] has {len(job)} item(s), not a config and a job")
+            raise Malformed(f"shard.all_jobs[{i}] has {len(job)} item(s), not a config and a job")
     for config, n in sh["assignment"].items():
         if not 1 <= n <= count:
-            raise _Malformed(f"shard.assignment.{_show(config, 40)} is {n}, not a shard of 1..{count}")
+            raise Malformed(f"shard.assignment.{show(config, 40)} is {n}, not a shard of 1..{count}")
     if sh["partial"] is True:
-        raise _Malformed("shard.partial is true, not a note or false")
+        raise Malformed("shard.partial is true, not a note or false")
     if doc["not_run"] < 0 or doc["wall_seconds"] < 0 or (doc["timeout_seconds"] or 0) < 0:
-        raise _Malformed("not_run, wall_seconds and timeout_seconds cannot be negative")
+        raise Malformed("not_run, wall_seconds and timeout_seconds cannot be negative")
 
 
 def _check_hashes(sh: dict) -> None:
@@ -350,12 +127,12 @@ def load_report(path: str) -> dict:
     if not isinstance(doc.get("shard"), dict):
         raise MergeError(f"{path} is not a shard's report: write them with gate --shard I/N --json FILE")
     try:
-        _check_leaves(doc)
+        check_leaves(doc)
         _refuse_old(path, doc)
-        _check(doc, _REPORT)
+        check_shape(doc, REPORT_SHAPE)
         _check_ranges(doc)
         _check_hashes(doc["shard"])
-    except _Malformed as e:
+    except Malformed as e:
         raise MergeError(f"{path} is a malformed report: {e}") from None
     except _Tampered as e:
         raise MergeError(f"{path} is a tampered or corrupt report: {e}") from None
@@ -377,7 +154,7 @@ _TREE_LABELS = {
 def _dirty_difference(mine: list[str], theirs: list[str]) -> str:
     """The first entry where the two (sorted) lists of uncommitted changes part."""
     i = next(i for i in range(max(len(mine), len(theirs)) + 1) if mine[i : i + 1] != theirs[i : i + 1])
-    a, b = (_show(x[i], 60) if i < len(x) else "nothing" for x in (mine, theirs))
+    a, b = (show(x[i], 60) if i < len(x) else "nothing" for x in (mine, theirs))
     hint = ""
     if any(x.startswith("??") for x in (a, b)):
         under = ", ".join(tree.UNDER_REVIEW)
@@ -402,11 +179,11 @@ def tree_difference(mine: dict, theirs: dict) -> str | None:
         if key == "dirty":
             return _dirty_difference(a, b)  # type: ignore[arg-type]
         limit = 48 if key == "commit" else 12
-        return f"{_TREE_LABELS.get(key, key)} differs ({_show(a, limit)} vs {_show(b, limit)})"
+        return f"{_TREE_LABELS.get(key, key)} differs ({show(a, limit)} vs {show(b, limit)})"
     # what is left: a ``+dirty`` alone (a report edited by hand) or a field beyond FINGERPRINT_FIELDS
     for key in ("commit", *sorted(set(mine) | set(theirs))):
         if mine.get(key) != theirs.get(key):
-            return f"summary.tree.{_show(key, 40)} differs ({_show(mine.get(key), 48)} vs {_show(theirs.get(key), 48)})"
+            return f"summary.tree.{show(key, 40)} differs ({show(mine.get(key), 48)} vs {show(theirs.get(key), 48)})"
     return None
 
 
@@ -416,7 +193,7 @@ def engine_difference(mine: dict, theirs: dict) -> str | None:
         for key, what in (("build_id", "build id"), ("emit", "entry point")):
             a, b = mine[side][key], theirs[side][key]
             if a != b:
-                return f"the {side} engine differs ({what} {_show(a, 60)} vs {_show(b, 60)})"
+                return f"the {side} engine differs ({what} {show(a, 60)} vs {show(b, 60)})"
     return None
 
 
@@ -477,7 +254,7 @@ def check_jobs(paths: list[str], docs: list[dict]) -> dict[tuple[str, str], tupl
         index = doc["shard"]["index"]
         for rec in doc["jobs"]:
             key = _key(rec)
-            label = f"{_show(key[0], 80)} {_show(key[1], 40)}"
+            label = f"{show(key[0], 80)} {show(key[1], 40)}"
             if key in out:
                 raise MergeError(f"{label} is in {out[key][1]} and in {path}: the shards overlap")
             if key not in selection:
@@ -527,7 +304,7 @@ def judge(rec: dict, path: str) -> dict:
     if status not in _KNOWN_STATUSES:
         out["status"] = UNKNOWN_STATUS
         out["reported_status"] = status
-        out["reason"] = f"{path} gives the status {_show(status, 40)}, which is not an outcome (it fails)"
+        out["reason"] = f"{path} gives the status {show(status, 40)}, which is not an outcome (it fails)"
         out["cause"] = [UNKNOWN_STATUS]
     out["passed"] = passes_as_gate(out)
     if "passed" in rec and rec["passed"] is not out["passed"]:
@@ -542,7 +319,7 @@ def _disagreement_note(path: str, records: list[dict]) -> str | None:
     if not wrong:
         return None
     more = f", and {len(wrong) - 3} more" if len(wrong) > 3 else ""
-    names = ", ".join(_show(job_label(r), 80) for r in wrong[:3]) + more
+    names = ", ".join(show(job_label(r), 80) for r in wrong[:3]) + more
     return f"{path}: {len(wrong)} job record(s) say 'passed' against their status, judged by the status: {names}"
 
 

@@ -16,7 +16,8 @@ from typing import Callable
 
 from rocke_py.parity.judge.compare import GOLDEN_STATUSES
 from rocke_py.parity.judge.golden import GoldenEntry, Manifest
-from rocke_py.parity.report.report import LINE_CHARS, clip, count_rows, escape_surrogates, job_label, record_groups
+from rocke_py.parity.report.bounds import LINE_CHARS, clip, escape_surrogates
+from rocke_py.parity.report.terminal import count_rows, job_label, record_groups
 
 MAX_GROUPS = 25
 MAX_ROWS = 60
