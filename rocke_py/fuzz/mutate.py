@@ -2,7 +2,7 @@
 dropped and duplicated keys, keys grafted from another config, a renamed table, and (rarely)
 byte damage.
 
-A mutation edits the config's lines (:func:`rocke_py.fuzz.case.split_lines`), so everything else
+A mutation edits the config's lines (:func:`rocke_py.configtext.split_lines`), so everything else
 in the file (comments, ``[parity]``, layout) stays; what comes out need not be valid TOML.
 """
 
