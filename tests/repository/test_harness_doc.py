@@ -69,20 +69,25 @@ def state_rows(text: str) -> set[str]:
 
 
 def harness_imports(path: Path, package: Path = PACKAGE) -> set[str]:
-    """The modules of ``rocke_py.parity`` that ``path`` imports, anywhere in it, each by its
-    dotted name below the package (``run.engines``; a subpackage's ``__init__`` by its own)."""
+    """The modules of ``rocke_py.parity`` that ``path`` imports, anywhere in it and relative
+    imports included, each by its dotted name below the package (``run.engines``; a
+    subpackage's ``__init__`` by its own name)."""
+    here = path.relative_to(package).parent.parts  # the importing module's folders
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
-            if node.level > 0 or not node.module or not (node.module + ".").startswith("rocke_py.parity."):
-                if node.module == "rocke_py.parity":
-                    out.update(_module_name(a.name, package) for a in node.names)
-                continue
-            base = node.module[len("rocke_py.parity.") :]
-            if (package / base.replace(".", "/")).is_dir():
-                out.update(_module_name(f"{base}.{a.name}", package) for a in node.names)
+            named = node.module.split(".") if node.module else []
+            if node.level:
+                parts = [*here[: len(here) - node.level + 1], *named]
+            elif named[:2] == ["rocke_py", "parity"]:
+                parts = named[2:]
             else:
-                out.add(base)
+                continue
+            base = ".".join(parts)
+            if not base or (package / base.replace(".", "/")).is_dir():
+                out.update(_module_name(f"{base}.{a.name}".lstrip("."), package) for a in node.names)
+            else:
+                out.add(_module_name(base, package))
         elif isinstance(node, ast.Import):
             out.update(a.name[len("rocke_py.parity.") :] for a in node.names if a.name.startswith("rocke_py.parity."))
     return out
@@ -95,12 +100,6 @@ def _module_name(dotted: str, package: Path) -> str:
             return dotted
         dotted = dotted.rpartition(".")[0]
     return dotted
-
-
-def module_path(dotted: str) -> str:
-    """``run.engines`` -> ``run/engines.py``; a package -> its ``__init__.py``."""
-    path = dotted.replace(".", "/")
-    return f"{path}/__init__.py" if (PACKAGE / path).is_dir() else f"{path}.py"
 
 
 def modules(package: Path = PACKAGE) -> dict[str, set[str]]:

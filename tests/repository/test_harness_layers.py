@@ -14,7 +14,7 @@ Each rule is shown to catch the fault it guards against on a made-up graph.
 from __future__ import annotations
 
 import pytest
-from test_harness_doc import PACKAGE, modules
+from test_harness_doc import PACKAGE, harness_imports, modules
 
 #: top to bottom; the top-level modules of the package are the command line's layer
 LAYERS = ("", "commands", "report", "judge", "inputs", "store", "run")
@@ -144,3 +144,14 @@ def test_a_long_module_is_caught(tmp_path) -> None:
     (tmp_path / "deep").mkdir()
     (tmp_path / "deep" / "long.py").write_text("x = 1\n" * (MOST_LINES + 1))
     assert long_modules(tmp_path) == [f"deep/long.py: {MOST_LINES + 1} lines"]
+
+
+def test_a_relative_upward_import_is_caught(tmp_path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "judge").mkdir()
+    (tmp_path / "judge" / "gate.py").write_text("")
+    (tmp_path / "run" / "runner.py").write_text("from ..judge import gate\nfrom . import engines\n")
+    (tmp_path / "run" / "engines.py").write_text("")
+    found = harness_imports(tmp_path / "run" / "runner.py", tmp_path)
+    assert found == {"judge.gate", "run.engines"}
+    assert upward_imports({"run.runner": found}) == ["run.runner (run/) imports judge.gate (judge/), a layer above"]
