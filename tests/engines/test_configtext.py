@@ -45,19 +45,19 @@ def accepted_texts() -> list[tuple[str, str]]:
 ACCEPTED = accepted_texts()
 
 
+def token_value(token: str, lineno: int, key: str) -> object:
+    """A value token as the engine reads it (a string through tomllib, which unescapes alike)."""
+    return tomllib.loads(f"v = {token}")["v"] if token.startswith('"') else parse_token(token, lineno, key)
+
+
 def split_differences(text: str) -> list[str]:
     """Where configtext's line view and the engine's parser read ``text`` differently."""
     parsed = parse_config(text)
     assert isinstance(parsed, Config)
     engine = [(e.table, e.key, e.line, e.value) for e in parsed.entries]
-    mine = []
-    for lineno, line in enumerate(configtext.split_lines(text), 1):
-        if line.key is not None:
-            value = parse_token(line.value or "", lineno, line.key) if not line.value.startswith('"') else None
-            if value is None:
-                value = tomllib.loads(f"v = {line.value}")["v"]
-            mine.append((line.table, line.key, lineno, value))
-    headers = {line.table: n for n, line in enumerate(configtext.split_lines(text), 1) if line.header}
+    lines = list(enumerate(configtext.split_lines(text), 1))
+    mine = [(ln.table, ln.key, n, token_value(ln.value or "", n, ln.key)) for n, ln in lines if ln.key is not None]
+    headers = {ln.table: n for n, ln in lines if ln.header}
     out = [f"entries: engine {engine}, configtext {mine}"] if engine != mine else []
     if headers != parsed.table_line:
         out.append(f"tables: engine {parsed.table_line}, configtext {headers}")
