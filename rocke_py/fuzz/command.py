@@ -57,13 +57,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def settings(args: argparse.Namespace) -> Settings:
     from rocke_py.fuzz.driver import Settings
     from rocke_py.fuzz.generate import FAMILIES
+    from rocke_py.parity.commands.common import csv_items
     from rocke_py.parity.judge.jobs import UsageError
 
-    fams = tuple(f.strip() for item in args.family for f in item.split(",") if f.strip()) or FAMILIES
+    fams = tuple(f for item in args.family for f in csv_items(item)) or FAMILIES
     bad = [f for f in fams if f not in FAMILIES]
     if bad:
         raise UsageError(f"unknown family {bad[0]!r} (families: {', '.join(FAMILIES)})")
-    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
+    modes = tuple(csv_items(args.modes)) if args.modes else None
     if modes is not None and (not modes or any(m not in MODES for m in modes)):
         raise UsageError(f"--modes takes a list of {', '.join(MODES)}")
     if (args.jobs is not None and args.jobs < 1) or (args.cases is not None and args.cases < 1):
