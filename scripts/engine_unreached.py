@@ -9,7 +9,8 @@ Used by engine_coverage.py. Two kinds of code are set aside from the "reached" f
   kernels, so a config cannot reach them; the lowering's unit tests do, with hand-written
   kernels.
 - constructs of the kernel IR (docs/ir.md) that the lowering implements but no builder emits
-  today (EXPLAINED, by function name: the twins share their names).
+  today (the [functions] of engine_unreached.toml, by function name: the twins share their
+  names), and lines the kernel IR allows that no builder uses (its [[lines]]).
 
 What is neither is UNEXPLAINED: a branch a config should reach and none does."""
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,139 +50,12 @@ C_GUARD = re.compile(
     r"|lw->oom = 1;|status = -1;)"
 )
 
-#: Functions no config reaches, and why. Keys are function names, the same in both engines.
-EXPLAINED = {
-    "unroll_value": "the iteration value of an unrolled scf.for, which no builder emits",
-    "fail": "the failure reporter: it runs only when a guard fires",
-    "crash": "the internal-error reporter: it runs only when a guard fires",
-    "rk_build_common_fail": "the failure reporter: it runs only when a guard fires",
-    "lower_for_unrolled": "scf.for with unroll = true (docs/ir.md §4.6): the builders unroll K loops themselves",
-    "const_operand": "the bounds of an unrolled scf.for, which no builder emits",
-    "ll_get_int": "the bounds of an unrolled scf.for, which no builder emits",
-    "lower_sched_barrier": "rocdl.sched_barrier (docs/ir.md): no builder schedules by hand today",
-    "lower_s_waitcnt": "rocdl.s_waitcnt as an op: the builders wait through tile.sync and the async ops",
-    "widen": "a concat of unequal halves: the builders concatenate equal vectors",
-}
-
-
-#: Lines no config reaches inside functions that are otherwise reached: (function, a pattern of
-#: the line's text) -> why. The kernel IR allows more than the builders use.
-EXPLAINED_LINES = {
-    ("attributes", r"scheduler_strategy|strategy|agpr_alloc|SCHED"): "kernel attrs no builder sets",
-    ("ll_attributes", r"scheduler_strategy|strategy|agpr_alloc|SCHED"): "kernel attrs no builder sets",
-    ("attributes", r"max_workgroup_size"): "every builder sets max_workgroup_size (the block size)",
-    ("pair_attr", r"."): "waves_per_eu as a [lo, hi] pair: the builders give one integer",
-    ("signature", r"constant|noalias|nocapture|nonnull|align|dereferenceable|readonly|writeonly|addrspace\(4\)"): (
-        "param attrs the builders always or never set"
-    ),
-    ("ll_signature", r"constant|noalias|nocapture|nonnull|align|dereferenceable|readonly|writeonly|addrspace"): (
-        "param attrs the builders always or never set"
-    ),
-    ("as_vector", r"."): "a concat with a scalar operand: the builders concatenate vectors",
-    ("lower_concat", r"widen|na < width|nb < width"): "a concat of unequal vectors: no atom needs 3 transpose reads",
-    ("lower_bitcast", r"."): "arith.bitcast: no builder emits it",
-    ("lower_for", r"unroll|^\s*return"): "scf.for with unroll = true, which no builder emits",
-    ("lower_sync_lds_only", r"WAIT_SPLIT|wait\.dscnt|dscnt"): (
-        "an LDS-only sync on gfx1250: only the async pipeline syncs LDS alone, and WMMA archs refuse async_dma"
-    ),
-    ("decl_text", r"generation >= 2|row\[3\]|llvm23"): "no declaration row has a form of its own for the newest flavor",
-    ("find_row", r"for \(i = 0"): "a key that is not in the table (its caller fails)",
-    ("scalar_row", r"for \(i = 0"): "a type that is not in the table (its caller fails)",
-    ("type_n", r"for \(i = 0|rk_strndup|!copy|ll_type\(lw, copy\)"): "a type not in the table (its caller fails)",
-    ("ll_decl_row", r"for \(i = 0"): "a declaration that is not in the table (its caller fails)",
-    ("buffer_width", r"for \(i = 0"): "an access width that is not in the table (its caller fails)",
-    ("mask_text", r"indices\[i\] < 0|poison"): "a poison lane: only a concat of unequal vectors (widen) has one",
-    ("f32_literal", r"0x1\.fffffep127|value == value"): "an f32 constant out of range or not finite (a guard)",
-    ("vemit", r"default:|\$|!\*p|p--"): "format directives no line of the lowering uses",
-    ("lower_op", r"."): "the slow dispatch: every op the builders emit has a direct handler",
-    ("lower_region", r"handler is None|lower_op"): "the slow dispatch: every op the builders emit has a direct handler",
-    ("lower", r"terminated|ret void|plan.size > 0|printed > 0|block.lines|markers|fences"): (
-        "true of every builder kernel: it returns, uses LDS, declares intrinsics, fences its barriers"
-    ),
-    ("clamp_count", r"."): "a wait count below 0 or above the counter: the builders' waits are in range",
-    (
-        "ll_type",
-        r"is_smem|IS_SMEM|addrspace\(3\)",
-    ): "an LDS value is lowered through its pool offset, never by its type",
-    ("find_alloc", r"return None|for a in allocs"): "an LDS value that no allocation defines (its caller fails)",
-    ("f32_literal", r"OverflowError"): "an f32 constant out of range (a guard)",
-    ("lower_binary", r"is None|lw.typed|lw.val"): "an operand used before its definition (a guard)",
-    # The C engine's sides of the same facts: gcov counts every condition of a && / || chain,
-    # where coverage.py counts the decision, so a C line can carry a side its twin line does not.
-    (
-        "scalar_row",
-        r"ir\[n\] == '\\0'",
-    ): "a type that is the start of a longer row's name: no scalar name prefixes another",
-    (
-        "type_n",
-        r"ir\[n\] == '\\0'",
-    ): "an empty element type, or one that starts a longer row: the builders' types are whole",
-    ("find_alloc", r"for \(i = 0"): "an LDS value that no allocation defines (its caller fails)",
-    ("f32_literal", r"rk_f32_literal\(value|repr"): "an f32 constant out of range (a guard)",
-    ("ll_add_alloc", r"elem_bytes == 1"): "an LDS tile of 1-byte elements (i1): no builder stages predicates in LDS",
-    ("scan_lds", r"exclusive &&"): "an exclusive attr that is not true: the builders set it only as true",
-    ("ll_add_alloc", r"RK_LL_HUGE"): "an LDS allocation past RK_LL_HUGE bytes, a guard (plan_lds fails on it)",
-    ("scan_lds", r"RK_OP_FOR && loop_end"): "an scf.for inside another: a builder's kernel has one loop level",
-    ("plan_lds", r"p->exclusive|p\.exclusive"): (
-        "an allocation made after an exclusive one: the exclusive one (the epilogue's staging) is made last"
-    ),
-    ("plan_lds", r"conflicts\[k - 1\]->offset > p->offset"): (
-        "conflicts found out of offset order: a builder's allocations are placed at rising offsets"
-    ),
-    ("plan_lds", r"off \+ a\.size <= c\.offset|off \+ a->size <= c->offset|^\s*break|align_up\(c"): (
-        "first fit into a gap below a live allocation: a builder's allocations are placed at rising "
-        "offsets (the lowering's LDS tests place into gaps)"
-    ),
-    ("vemit", r"switch \(\*p\)"): "format directives no line of the lowering uses",
-    ("define", r"suffix"): "the name suffix of an unrolled scf.for's copies, which no builder emits",
-    ("is_int", r"a && a->kind"): "an integer attr that is missing or not an integer (its caller fails)",
-    ("flag_set", r"a && a->kind"): "a flag attr set to false or to a non-bool: the builders set flags only as true",
-    ("flag_cleared", r"a && a->kind"): "nocapture set on a param: no builder sets it (every pointer is nocapture)",
-    ("lower", r"n_ids > 0|count_ops"): "a kernel without builder ids (one read from text): the IR-script tests",
-    ("lower", r"signature\.len|attributes\.len|block->lines\.len"): (
-        "true of every builder kernel: it has params and attributes, and no block is empty"
-    ),
-    ("ll_signature", r'"i64"'): "an i64 kernel param, or one of another type (a guard): the builders' scalars are i32",
-    ("lower_constant", r'value->i != 0|"i64"'): (
-        "an i1 true or an i64 constant: the builders make i1 false (dgrad's guard) and i32 constants"
-    ),
-    ("lower_smem_load", r"lds_v8_volatile"): "a scalar LDS load on an arch with volatile 8-wide LDS loads: none",
-    ("lower_ds_read_tr16_b128", r'"f16", 3'): "a 3-letter element other than f16: transpose reads are of f16 or bf16",
-    ("lower_mma", r"row->archs\[i\] &&"): "an MMA row without the kernel's arch (its caller fails)",
-    ("lower_mma", r"lw->atom\.op_id &&|rk_atom_types"): (
-        "a kernel with two MMA atoms, or an atom without types (a guard): a builder uses one atom"
-    ),
-    ("bare_name", r"."): "a kernel name with a character outside [A-Za-z0-9_]: the config's name rule refuses it",
-    ("quotable", r"."): "a kernel name with a character outside [A-Za-z0-9_]: the config's name rule refuses it",
-    ("block_decode", r"groups > 1 && count"): "count is NULL only after a failed param lookup (a guard)",
-    ("failed", r"."): "the failure test: true only after a guard fired",
-    ("pow2_align", r"rk_floormod\(b, align\)"): "a row that is not a whole number of accesses: every tile row is",
-    ("build_common_param", r"for \(i = 0"): "a param the direction did not add (its caller fails)",
-    (
-        "mma_phase",
-        r'kind\(kc, "mfma"\)',
-    ): "compv3/compv4 on a WMMA arch: the validator allows WMMA the mem pipeline only",
-    (
-        "build_common_d_name",
-        r"RK_FAMILY_FWD \?",
-    ): "fwd's D name: only atomic split-K stores ask, and fwd has no split-K",
-    (
-        "epilogue_cshuffle",
-        r"accs->n != wt->mfmas_m",
-    ): "an accumulator list of the wrong length, after a failed step (a guard)",
-    ("progressions", r"out\.items\[j\]\.(offset|count)"): (
-        "a run with an earlier one's offset and stride but another count: an axis' records share one slice length"
-    ),
-    ("zero_untouched", r"n_sub_gemms == 0"): "a dgrad without sub-GEMMs: a problem with a positive output size has one",
-    ("zero_untouched", r"rows\.n == 0"): "progressions' empty result after an allocation failed (C-only)",
-    (
-        "lower_kernel",
-        r"quotable\(\*p\)",
-    ): "a kernel name with a character outside [A-Za-z0-9_]: refused by the config's name rule",
-    ("lower_kernel", r"lw\.block && !lw\.oom|lines\.failed|status != 0"): (
-        "a lowering that failed or ran out of memory: C-only clean-up (rocke_c/tests/lower_oom.c reaches it)"
-    ),
-}
+#: What is set aside and why, a table of data (engine_unreached.toml beside this script):
+#: functions no config reaches, keyed by the name the twins share, and lines no config reaches
+#: inside reached functions, keyed by (function, a pattern of the line's text).
+TABLE = tomllib.loads((Path(__file__).with_name("engine_unreached.toml")).read_text(encoding="utf-8"))
+EXPLAINED: dict[str, str] = TABLE["functions"]
+EXPLAINED_LINES: dict[tuple[str, str], str] = {(e["function"], e["pattern"]): e["why"] for e in TABLE["lines"]}
 
 
 def twin_name(fn: str) -> str:
