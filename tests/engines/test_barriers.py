@@ -135,109 +135,82 @@ def test_clean_snippet_has_no_problem(arch: str, case: str) -> None:
 
 # --- the wait model's corners -------------------------------------------------------------
 
-CORNERS = [
-    # (id, arch, lines, problem expected)
-    ("gfx9-lgkmcnt1-leaves-one", "gfx942", ["ds_write_b32 v1, v2", "s_waitcnt lgkmcnt(1)", "s_barrier"], True),
-    (
-        "gfx9-two-stores-lgkmcnt1",
-        "gfx950",
-        ["ds_write_b32 v1, v2", "ds_write_b32 v1, v3", "s_waitcnt lgkmcnt(1)", "s_barrier"],
-        True,
-    ),
+#: id -> (arch, the lines before the barrier) of a corner the check must flag; the snippet ends
+#: with its arch's barrier (SPELLING)
+FAULTY_CORNERS = {
+    "gfx9-lgkmcnt1-leaves-one": ("gfx942", ["ds_write_b32 v1, v2", "s_waitcnt lgkmcnt(1)"]),
+    "gfx9-two-stores-lgkmcnt1": ("gfx950", ["ds_write_b32 v1, v2", "ds_write_b32 v1, v3", "s_waitcnt lgkmcnt(1)"]),
+    "gfx9-vmcnt-only": ("gfx950", ["ds_write_b32 v1, v2", "s_waitcnt vmcnt(0)"]),
+    "gfx11-lgkmcnt-sopk-sgpr": ("gfx1151", ["ds_store_b32 v1, v2", "s_waitcnt_lgkmcnt s0, 0x0"]),
+    "gfx11-vmcnt-only": ("gfx1151", ["ds_store_b32 v1, v2", "s_waitcnt vmcnt(0)"]),
+    # gfx1201: a partial legacy wait credits nothing
+    "gfx1201-legacy-partial-wait": ("gfx1201", ["ds_store_b32 v1, v2", "s_waitcnt lgkmcnt(1)"]),
+    "gfx1201-dscnt1-leaves-one": ("gfx1201", ["ds_store_b32 v1, v2", "ds_store_b32 v1, v3", "s_wait_dscnt 0x1"]),
+    "gfx1201-kmcnt-is-not-lds": ("gfx1201", ["ds_store_b32 v1, v2", "s_wait_kmcnt 0x0"]),
+    "gfx1250-loadcnt-dscnt-nonzero": ("gfx1250", ["ds_store_b32 v1, v2", "s_wait_loadcnt_dscnt 0x1"]),
     # a younger scalar load does not prove the older LDS store complete: scalar loads return out of order
-    (
-        "gfx9-smem-younger-than-lds",
+    "gfx9-smem-younger-than-lds": (
         "gfx942",
-        ["ds_write_b32 v1, v2", "s_load_dwordx2 s[0:1], s[4:5], 0x0", "s_waitcnt lgkmcnt(1)", "s_barrier"],
-        True,
+        ["ds_write_b32 v1, v2", "s_load_dwordx2 s[0:1], s[4:5], 0x0", "s_waitcnt lgkmcnt(1)"],
     ),
-    (
-        "gfx11-smem-younger-than-lds",
+    "gfx11-smem-younger-than-lds": (
         "gfx1151",
-        ["ds_store_b32 v1, v2", "s_load_b64 s[0:1], s[4:5], 0x0", "s_waitcnt lgkmcnt(1)", "s_barrier"],
-        True,
+        ["ds_store_b32 v1, v2", "s_load_b64 s[0:1], s[4:5], 0x0", "s_waitcnt lgkmcnt(1)"],
     ),
-    (
-        "gfx9-smem-then-full-wait",
-        "gfx942",
-        ["ds_write_b32 v1, v2", "s_load_dwordx2 s[0:1], s[4:5], 0x0", "s_waitcnt lgkmcnt(0)", "s_barrier"],
-        False,
-    ),
-    ("gfx9-vmcnt-only", "gfx950", ["ds_write_b32 v1, v2", "s_waitcnt vmcnt(0)", "s_barrier"], True),
-    ("gfx9-bare-full-wait", "gfx942", ["ds_write_b32 v1, v2", "s_waitcnt 0", "s_barrier"], False),
-    (
-        "gfx9-expcnt-combined",
-        "gfx950",
-        ["ds_write_b32 v1, v2", "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)", "s_barrier"],
-        False,
-    ),
-    ("gfx11-lgkmcnt-sopk", "gfx1151", ["ds_store_b32 v1, v2", "s_waitcnt_lgkmcnt null, 0x0", "s_barrier"], False),
-    ("gfx11-lgkmcnt-sopk-sgpr", "gfx1151", ["ds_store_b32 v1, v2", "s_waitcnt_lgkmcnt s0, 0x0", "s_barrier"], True),
-    ("gfx11-vmcnt-only", "gfx1151", ["ds_store_b32 v1, v2", "s_waitcnt vmcnt(0)", "s_barrier"], True),
-    ("gfx11-permute-is-not-memory", "gfx1151", ["ds_bpermute_b32 v1, v2, v3", "s_barrier"], False),
-    # gfx1201: the legacy full wait the engines emit; a partial one credits nothing
-    (
-        "gfx1201-legacy-full-wait",
-        "gfx1201",
-        ["ds_store_b32 v1, v2", "s_waitcnt vmcnt(0) lgkmcnt(0)", "s_barrier_signal -1", "s_barrier_wait -1"],
-        False,
-    ),
-    (
-        "gfx1201-legacy-partial-wait",
-        "gfx1201",
-        ["ds_store_b32 v1, v2", "s_waitcnt lgkmcnt(1)", "s_barrier_signal -1", "s_barrier_wait -1"],
-        True,
-    ),
-    (
-        "gfx1201-dscnt1-leaves-one",
-        "gfx1201",
-        ["ds_store_b32 v1, v2", "ds_store_b32 v1, v3", "s_wait_dscnt 0x1", "s_barrier_signal -1", "s_barrier_wait -1"],
-        True,
-    ),
-    (
-        "gfx1201-kmcnt-is-not-lds",
-        "gfx1201",
-        ["ds_store_b32 v1, v2", "s_wait_kmcnt 0x0", "s_barrier_signal -1", "s_barrier_wait -1"],
-        True,
-    ),
-    (
-        "gfx1250-storecnt-dscnt",
-        "gfx1250",
-        ["ds_store_b32 v1, v2", "s_wait_storecnt_dscnt 0x100", "s_barrier_signal -1", "s_barrier_wait -1"],
-        False,
-    ),
-    (
-        "gfx1250-loadcnt-dscnt-nonzero",
-        "gfx1250",
-        ["ds_store_b32 v1, v2", "s_wait_loadcnt_dscnt 0x1", "s_barrier_signal -1", "s_barrier_wait -1"],
-        True,
-    ),
-    # an LDS op between signal and wait is ordered with neither side, even when drained
-    (
-        "gfx1250-op-inside-signal-wait",
-        "gfx1250",
-        ["s_barrier_signal -1", "ds_load_b32 v1, v2", "s_wait_dscnt 0x0", "s_barrier_wait -1"],
-        True,
-    ),
-    (
-        "gfx1250-alu-inside-signal-wait",
-        "gfx1250",
-        ["s_barrier_signal -1", "v_mov_b32_e32 v1, 0", "s_barrier_wait -1"],
-        False,
-    ),
+}
+#: the same for corners the check must pass
+CLEAN_CORNERS = {
+    "gfx9-bare-full-wait": ("gfx942", ["ds_write_b32 v1, v2", "s_waitcnt 0"]),
+    "gfx9-expcnt-combined": ("gfx950", ["ds_write_b32 v1, v2", "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)"]),
+    "gfx11-lgkmcnt-sopk": ("gfx1151", ["ds_store_b32 v1, v2", "s_waitcnt_lgkmcnt null, 0x0"]),
+    "gfx11-permute-is-not-memory": ("gfx1151", ["ds_bpermute_b32 v1, v2, v3"]),
+    # gfx1201: the legacy full wait the engines emit
+    "gfx1201-legacy-full-wait": ("gfx1201", ["ds_store_b32 v1, v2", "s_waitcnt vmcnt(0) lgkmcnt(0)"]),
+    "gfx1250-storecnt-dscnt": ("gfx1250", ["ds_store_b32 v1, v2", "s_wait_storecnt_dscnt 0x100"]),
     # the kernel ends on one side: that side carries nothing to the barrier
-    (
-        "gfx9-endpgm-stops-fallthrough",
+    "gfx9-endpgm-stops-fallthrough": (
         "gfx942",
-        ["ds_write_b32 v1, v2", "s_cbranch_scc0 .LBB0_1", "s_endpgm", ".LBB0_1:", "s_waitcnt lgkmcnt(0)", "s_barrier"],
-        False,
+        ["ds_write_b32 v1, v2", "s_cbranch_scc0 .LBB0_1", "s_endpgm", ".LBB0_1:", "s_waitcnt lgkmcnt(0)"],
     ),
-]
+    # a full wait does drain the older LDS store, scalar load or not
+    "gfx9-smem-then-full-wait": (
+        "gfx942",
+        ["ds_write_b32 v1, v2", "s_load_dwordx2 s[0:1], s[4:5], 0x0", "s_waitcnt lgkmcnt(0)"],
+    ),
+}
 
 
-@pytest.mark.parametrize(("arch", "lines", "bad"), [c[1:] for c in CORNERS], ids=[c[0] for c in CORNERS])
-def test_wait_model(arch: str, lines: list[str], bad: bool) -> None:
-    assert bool(outstanding_lds_at_barriers(asm(*lines), arch)) == bad
+def corner(case: str) -> tuple[str, str]:
+    """(arch, snippet) of a corner: its lines, then its arch's barrier."""
+    arch, lines = FAULTY_CORNERS.get(case) or CLEAN_CORNERS[case]
+    return arch, asm(*lines, *SPELLING[arch][3])
+
+
+@pytest.mark.parametrize("case", list(FAULTY_CORNERS))
+def test_wait_model_flags_the_corner(case: str) -> None:
+    arch, text = corner(case)
+    assert outstanding_lds_at_barriers(text, arch), text
+
+
+@pytest.mark.parametrize("case", list(CLEAN_CORNERS))
+def test_wait_model_passes_the_corner(case: str) -> None:
+    arch, text = corner(case)
+    assert outstanding_lds_at_barriers(text, arch) == []
+
+
+#: what stands between gfx1250's s_barrier_signal and s_barrier_wait, and whether it is a problem:
+#: an LDS op there is ordered with neither side, even when drained
+INSIDE_SIGNAL_WAIT = {
+    "op-inside-signal-wait": (["ds_load_b32 v1, v2", "s_wait_dscnt 0x0"], True),
+    "alu-inside-signal-wait": (["v_mov_b32_e32 v1, 0"], False),
+}
+
+
+@pytest.mark.parametrize("case", list(INSIDE_SIGNAL_WAIT))
+def test_wait_model_inside_signal_wait(case: str) -> None:
+    between, bad = INSIDE_SIGNAL_WAIT[case]
+    text = asm("s_barrier_signal -1", *between, "s_barrier_wait -1")
+    assert bool(outstanding_lds_at_barriers(text, "gfx1250")) == bad
 
 
 def test_inside_signal_wait_is_reported_at_the_wait() -> None:
