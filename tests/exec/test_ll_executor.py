@@ -674,24 +674,39 @@ def test_if_without_else_as_the_lowering_writes_it() -> None:
     assert out.cols[0].tolist() == np.where(TID64 >= 40, 5 * TID64 + 7, 5 * TID64).tolist()
 
 
-def counted_loop(trip: str, header_extra: list[str], body_lines: list[str], latch: list[str]) -> list[str]:
-    """An scf.for as docs/lowering.md §6 writes it: %i from 0 while %i < trip."""
+def counted_loop(
+    trip: str,
+    carried: list[tuple[str, str, str, str]],
+    body_lines: list[str],
+    latch: list[str],
+    *,
+    first: int = 1,
+    pred: str = "%entry",
+    iv: str = "%i",
+    header_extra: tuple[str, ...] = (),
+) -> list[str]:
+    """An scf.for as docs/lowering.md §6 writes it: `iv` from 0 while `iv` < trip, entered from
+    `pred`, with a phi per carried (name, type, initial, next) value; its header, body, latch and
+    exit blocks are numbered from `first`."""
+    header, body, back, leave = (
+        f"for.{part}.{first + k}" for k, part in enumerate(("header", "body", "latch", "exit"))
+    )
     return [
-        "br label %for.header.1",
-        "for.header.1:",
-        "%i = phi i32 [ 0, %entry ], [ %iv.next.for.header.1, %for.latch.3 ]",
-        "%acc = phi i32 [ 100, %entry ], [ %acc.next.for.header.1, %for.latch.3 ]",
+        f"br label %{header}",
+        f"{header}:",
+        f"{iv} = phi i32 [ 0, {pred} ], [ {iv}.next, %{back} ]",
+        *(f"{name} = phi {ty} [ {init}, {pred} ], [ {nxt}, %{back} ]" for name, ty, init, nxt in carried),
         *header_extra,
-        f"%cmp.5 = icmp slt i32 %i, {trip}",
-        "br i1 %cmp.5, label %for.body.2, label %for.exit.4",
-        "for.body.2:",
+        f"%cmp.{first} = icmp slt i32 {iv}, {trip}",
+        f"br i1 %cmp.{first}, label %{body}, label %{leave}",
+        f"{body}:",
         *body_lines,
-        "br label %for.latch.3",
-        "for.latch.3:",
-        "%iv.next.for.header.1 = add nsw i32 %i, 1",
+        f"br label %{back}",
+        f"{back}:",
+        f"{iv}.next = add nsw i32 {iv}, 1",
         *latch,
-        "br label %for.header.1",
-        "for.exit.4:",
+        f"br label %{header}",
+        f"{leave}:",
     ]
 
 
@@ -702,9 +717,10 @@ def test_loop_with_a_trip_count_per_lane() -> None:
         "%n = srem i32 %lane, 4",
         *counted_loop(
             "%n",
-            ["%h = mul i32 %i, 10"],
+            [("%acc", "i32", "100", "%acc.next")],
             ["%sq = mul i32 %i, %i"],
-            ["%acc.next.for.header.1 = add i32 %acc, %sq"],
+            ["%acc.next = add i32 %acc, %sq"],
+            header_extra=("%h = mul i32 %i, 10",),
         ),
         "%last = phi i32 [ %acc, %for.header.1 ]",
         "%hout = bitcast i32 %h to i32",
@@ -719,36 +735,23 @@ def test_loop_with_a_trip_count_per_lane() -> None:
 def test_nested_loops_with_per_lane_trip_counts() -> None:
     """for i < lane % 5: for j < i: acc += 10·i + j, in the lowering's block order (the inner
     loop's blocks between the outer body and latch)."""
+    inner = counted_loop(
+        "%i",
+        [("%acc.j", "i32", "%acc", "%acc.j.next")],
+        ["%term = add i32 %i10, %j"],
+        ["%acc.j.next = add i32 %acc.j, %term"],
+        first=5,
+        pred="%for.body.2",
+        iv="%j",
+    )
     body = [
         "%n = srem i32 %lane, 5",
-        "br label %for.header.1",
-        "for.header.1:",
-        "%i = phi i32 [ 0, %entry ], [ %i.next, %for.latch.7 ]",
-        "%acc = phi i32 [ 0, %entry ], [ %acc.inner, %for.latch.7 ]",
-        "%cmp.1 = icmp slt i32 %i, %n",
-        "br i1 %cmp.1, label %for.body.2, label %for.exit.8",
-        "for.body.2:",
-        "%i10 = mul i32 %i, 10",
-        "br label %for.header.3",
-        "for.header.3:",
-        "%j = phi i32 [ 0, %for.body.2 ], [ %j.next, %for.latch.5 ]",
-        "%acc.j = phi i32 [ %acc, %for.body.2 ], [ %acc.j.next, %for.latch.5 ]",
-        "%cmp.3 = icmp slt i32 %j, %i",
-        "br i1 %cmp.3, label %for.body.4, label %for.exit.6",
-        "for.body.4:",
-        "%term = add i32 %i10, %j",
-        "br label %for.latch.5",
-        "for.latch.5:",
-        "%j.next = add nsw i32 %j, 1",
-        "%acc.j.next = add i32 %acc.j, %term",
-        "br label %for.header.3",
-        "for.exit.6:",
-        "%acc.inner = bitcast i32 %acc.j to i32",
-        "br label %for.latch.7",
-        "for.latch.7:",
-        "%i.next = add nsw i32 %i, 1",
-        "br label %for.header.1",
-        "for.exit.8:",
+        *counted_loop(
+            "%n",
+            [("%acc", "i32", "0", "%acc.inner")],
+            ["%i10 = mul i32 %i, 10", *inner, "%acc.inner = bitcast i32 %acc.j to i32"],
+            [],
+        ),
     ]
     out = compute(body, [("i32", "%acc"), ("i32", "%i")])
     n = TID64 % 5
@@ -778,20 +781,9 @@ def test_vector_values_redefined_in_a_divergent_loop(case: str) -> None:
         "%n = srem i32 %lane, 3",
         "%start = insertelement <2 x i32> zeroinitializer, i32 %tid, i32 0",  # per lane
         *entry,
-        "br label %for.header.1",
-        "for.header.1:",
-        "%i = phi i32 [ 0, %entry ], [ %i.next, %for.latch.3 ]",
-        f"%acc = phi <2 x i32> [ {init}, %entry ], [ %acc.next, %for.latch.3 ]",
-        "%cmp = icmp slt i32 %i, %n",
-        "br i1 %cmp, label %for.body.2, label %for.exit.4",
-        "for.body.2:",
-        *in_body,
-        "br label %for.latch.3",
-        "for.latch.3:",
-        "%i.next = add nsw i32 %i, 1",
-        "%acc.next = add <2 x i32> %acc, %cv",
-        "br label %for.header.1",
-        "for.exit.4:",
+        *counted_loop(
+            "%n", [("%acc", "<2 x i32>", init, "%acc.next")], in_body, ["%acc.next = add <2 x i32> %acc, %cv"]
+        ),
         "%a0 = extractelement <2 x i32> %acc, i32 0",
         "%a1 = extractelement <2 x i32> %acc, i32 1",
     ]
@@ -1311,33 +1303,42 @@ def run_mma(
     return out.result.buffers["Y"].reshape(wave, c_len)
 
 
-def test_mfma_32x32x8_f16_against_numpy() -> None:
-    rng = np.random.default_rng(1)
-    lay = mma.layout("mfma_f32_32x32x8_f16")
-    a = rng.integers(-3, 4, size=(32, 8)).astype(np.float16)
-    b = rng.integers(-3, 4, size=(8, 32)).astype(np.float16)
-    c = rng.integers(-8, 8, size=(64, 16)) / 4
-    d = run_mma("gfx942", MFMA_32X32X8, lane_slots(lay, a, "a"), lane_slots(lay, b, "b"), c)
+#: id -> (arch, call, MMA op, seed, (M, K, N), the (m, n) that D's lane L, slot r holds)
+MMA_CHECKS = {
     # CDNA3's 32x32 C/D layout: lane L, slot r holds (8·(r//4) + 4·(L//32) + r%4, L%32)
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    for lane in range(64):
-        for r in range(16):
-            m, n = 8 * (r // 4) + 4 * (lane // 32) + r % 4, lane % 32
-            assert d[lane, r] == want[m, n] + c[lane, r], (lane, r)
-
-
-def test_wmma_gfx1151_f16_against_numpy() -> None:
-    rng = np.random.default_rng(2)
-    lay = mma.layout("wmma_f32_16x16x16_f16")
-    a = rng.integers(-3, 4, size=(16, 16)).astype(np.float16)
-    b = rng.integers(-3, 4, size=(16, 16)).astype(np.float16)
-    c = rng.integers(-8, 8, size=(32, 8)) / 4
-    d = run_mma("gfx1151", WMMA_GFX11, lane_slots(lay, a, "a"), lane_slots(lay, b, "b"), c)
-    want = a.astype(np.float64) @ b.astype(np.float64)
+    "mfma-32x32x8-f16-gfx942": (
+        "gfx942",
+        MFMA_32X32X8,
+        "mfma_f32_32x32x8_f16",
+        1,
+        (32, 8, 32),
+        lambda lane, r: (8 * (r // 4) + 4 * (lane // 32) + r % 4, lane % 32),
+    ),
     # RDNA3's 16x16 C/D layout: lane L, slot r holds (2·r + L//16, L%16)
-    for lane in range(32):
-        for r in range(8):
-            assert d[lane, r] == want[2 * r + lane // 16, lane % 16] + c[lane, r], (lane, r)
+    "wmma-16x16x16-f16-gfx1151": (
+        "gfx1151",
+        WMMA_GFX11,
+        "wmma_f32_16x16x16_f16",
+        2,
+        (16, 16, 16),
+        lambda lane, r: (2 * r + lane // 16, lane % 16),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MMA_CHECKS))
+def test_mma_f16_against_numpy(case: str) -> None:
+    arch, call, op_id, seed, (m, k, n), holds = MMA_CHECKS[case]
+    rng = np.random.default_rng(seed)
+    lay = mma.layout(op_id)
+    wave = ARCH_WAVE[arch]
+    a = rng.integers(-3, 4, size=(m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, size=(k, n)).astype(np.float16)
+    c = rng.integers(-8, 8, size=(wave, m * n // wave)) / 4
+    d = run_mma(arch, call, lane_slots(lay, a, "a"), lane_slots(lay, b, "b"), c)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    for lane, r in np.ndindex(d.shape):
+        assert d[lane, r] == want[holds(lane, r)] + c[lane, r], (lane, r)
 
 
 def test_wmma_gfx1151_replicas_must_repeat() -> None:
