@@ -394,6 +394,16 @@ def toml_inputs(valid: str) -> st.SearchStrategy[bytes]:
     )
 
 
+def fuzz_json(valid: bytes, check: Callable[[bytes], None]) -> None:
+    """Fuzz a reader's check on JSON around a valid file: json_examples, then json_inputs."""
+    fuzz(with_examples(SETTINGS(given(json_inputs(valid))(check)), json_examples(valid)))
+
+
+def fuzz_toml(valid: str, check: Callable[[bytes], None]) -> None:
+    """Fuzz a reader's check on TOML around a valid file: toml_examples, then toml_inputs."""
+    fuzz(with_examples(SETTINGS(given(toml_inputs(valid))(check)), toml_examples(valid)))
+
+
 # ----------------------------------------------------------------------------- the valid files
 
 
@@ -461,9 +471,18 @@ def samples(tmp_path_factory) -> Samples:
 
 
 @pytest.fixture
-def fresh(tmp_path) -> Callable[[], Path]:
-    """A new directory per example: a state note is given once per file and reason in a process."""
-    return lambda: Path(tempfile.mkdtemp(dir=tmp_path))
+def fresh(tmp_path) -> Callable[..., Path]:
+    """A new directory per example: a state note is given once per file and reason in a process.
+    Given a state file's name and bytes, it holds that file in its state directory."""
+
+    def make(state_file: str | None = None, data: bytes = b"") -> Path:
+        root = Path(tempfile.mkdtemp(dir=tmp_path))
+        if state_file is not None:
+            (root / STATE_DIR).mkdir()
+            (root / STATE_DIR / state_file).write_bytes(data)
+        return root
+
+    return make
 
 
 def _notes(err: str, name: str) -> list[str]:
@@ -491,8 +510,6 @@ def test_golden_json(samples, tmp_path):
     path = golden.golden_path(tmp_path)
     path.parent.mkdir(parents=True)
 
-    @SETTINGS
-    @given(json_inputs(samples.golden))
     def run(data: bytes) -> None:
         path.write_bytes(data)
         try:
@@ -505,7 +522,7 @@ def test_golden_json(samples, tmp_path):
             for entry in outputs.values():
                 entry.short()
 
-    fuzz(with_examples(run, json_examples(samples.golden)))
+    fuzz_json(samples.golden, run)
 
 
 def test_golden_json_refuses_every_key_given_twice(samples, tmp_path):
@@ -530,8 +547,6 @@ def test_golden_json_refuses_every_key_given_twice(samples, tmp_path):
 def test_known_gaps_toml(samples, tmp_path):
     path = tmp_path / "known_gaps.toml"
 
-    @SETTINGS
-    @given(toml_inputs(samples.gaps))
     def run(data: bytes) -> None:
         path.write_bytes(data)
         gaps = known_gaps.load(path, set(samples.ids))
@@ -542,27 +557,23 @@ def test_known_gaps_toml(samples, tmp_path):
             gap.label()
             gap.describe()
 
-    fuzz(with_examples(run, toml_examples(samples.gaps)))
+    fuzz_toml(samples.gaps, run)
 
 
 def test_parity_table_of_a_config(samples):
-    @SETTINGS
-    @given(toml_inputs(samples.config_text))
     def run(data: bytes) -> None:
         try:
             configs.parse_parity_table(data.decode("utf-8", "surrogateescape"))
         except ValueError as e:
             one_line(str(e), "")
 
-    fuzz(with_examples(run, toml_examples(samples.config_text)))
+    fuzz_toml(samples.config_text, run)
 
 
 def test_shard_reports(samples, tmp_path):
     path = tmp_path / "shard-1.json"
     other = str(samples.reports[1])
 
-    @SETTINGS
-    @given(json_inputs(samples.reports[0].read_bytes()))
     def run(data: bytes) -> None:
         path.write_bytes(data)
         try:
@@ -575,16 +586,12 @@ def test_shard_reports(samples, tmp_path):
         doc_text(doc)
         render_doc(doc, io.StringIO(), "merge")
 
-    fuzz(with_examples(run, json_examples(samples.reports[0].read_bytes())))
+    fuzz_json(samples.reports[0].read_bytes(), run)
 
 
 def test_last_run_json(samples, fresh):
-    @SETTINGS
-    @given(json_inputs(samples.last_run))
     def run(data: bytes) -> None:
-        root = fresh()
-        (root / STATE_DIR).mkdir()
-        (root / STATE_DIR / "last-run.json").write_bytes(data)
+        root = fresh("last-run.json", data)
         with contextlib.redirect_stderr(io.StringIO()) as err:
             got = lastrun.load(root)
         notes = _notes(err.getvalue(), "last-run.json")
@@ -607,16 +614,12 @@ def test_last_run_json(samples, fresh):
             assert lastrun.load(root)["wgrad/00-a"]["jobs"]["spec"]["status"] == "IDENTICAL"
         assert not err.getvalue()
 
-    fuzz(with_examples(run, json_examples(samples.last_run)))
+    fuzz_json(samples.last_run, run)
 
 
 def test_parity_tables_json(samples, fresh):
-    @SETTINGS
-    @given(json_inputs(samples.tables))
     def run(data: bytes) -> None:
-        root = fresh()
-        (root / STATE_DIR).mkdir()
-        (root / STATE_DIR / "parity-tables.json").write_bytes(data)
+        root = fresh("parity-tables.json", data)
         with contextlib.redirect_stderr(io.StringIO()) as err:
             tables = configs.ParityTables(root)
             _, expect, _ = tables.parse(samples.config_text)
@@ -627,7 +630,7 @@ def test_parity_tables_json(samples, fresh):
             assert str(configs.ParityTables(root).parse(samples.config_text)[1]) == "emit"
         assert not err.getvalue()
 
-    fuzz(with_examples(run, json_examples(samples.tables)))
+    fuzz_json(samples.tables, run)
 
 
 def test_outputs_cache(samples, fresh):
@@ -637,8 +640,6 @@ def test_outputs_cache(samples, fresh):
     result = JobResult(samples.items[0], (mine, mine), (mine, mine))
     keep = {outcache.item_key(i).split(":", 1)[0] for i in samples.items}
 
-    @SETTINGS
-    @given(json_inputs(samples.outputs))
     def run(data: bytes) -> None:
         root = fresh()
         path = outcache.cache_path(root, "py", build)
@@ -657,7 +658,7 @@ def test_outputs_cache(samples, fresh):
             runs, _ = outcache.lookup(root, spec, "py", [samples.items[0]])[0]
         assert runs == (mine, mine) and not err.getvalue()
 
-    fuzz(with_examples(run, json_examples(samples.outputs)))
+    fuzz_json(samples.outputs, run)
 
 
 # ----------------------------------------------------------------------------- end to end
