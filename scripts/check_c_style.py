@@ -68,6 +68,9 @@ def functions(text: str) -> list[tuple[str, int, bool, bool]]:
                     if level == 0 and code[close] == ")":
                         break
                     close += 1
+                if m.group(0).isupper():  # a macro expanded at file scope (an X-macro's rows): no function
+                    stmt = i = close + 1
+                    continue
                 rest = code[close + 1 :].lstrip()
                 static = re.search(r"\bstatic\b", prefix) is not None
                 out.append((m.group(0), code.count("\n", 0, i) + 1, static, rest.startswith("{")))

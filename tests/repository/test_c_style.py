@@ -68,6 +68,11 @@ def test_each_naming_rule_catches_its_fault():
     assert check_c_style.check_text("rocke_c/src/y.c", "int rk_build_build_kernel(void) { return 0; }\n", public) == [
         "rocke_c/src/y.c:1: rk_build_build_kernel repeats its module word (rk_<x>_<x>)"
     ]
+    # an X-macro expanded at file scope is no function, and the declaration after it is checked
+    xmacro = "#define RK_ROWS(X) X(a) X(b)\nRK_ROWS(RK_ROW_DECL)\nint get_int(int x);\n"
+    assert check_c_style.check_text("rocke_c/src/x.h", xmacro, public) == [
+        "rocke_c/src/x.h:3: get_int is used across files but does not start with rk_"
+    ]
     # the naming rules are for the engine's sources; the tests' own helpers are free
     assert check_c_style.check_text("rocke_c/tests/t.c", "static int rk_x_x(void) { return 0; }\n", public) == []
     assert check_c_style.public_api() == PUBLIC_API
