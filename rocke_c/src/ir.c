@@ -104,41 +104,27 @@ char *rk_ir_printf(rk_arena *arena, const char *fmt, ...)
 
 /* ---- attr values (AttrValue) ---- */
 
-static rk_attr *attr_new(rk_arena *arena, rk_attr_kind kind)
+/* A new attr of kind with its number (i: BOOL 0/1, INT; f: FLOAT; 0 for the others). */
+static rk_attr *attr_new(rk_arena *arena, rk_attr_kind kind, long long i, double f)
 {
     rk_attr *a = rk_alloc(arena, sizeof *a);
-    if (a)
+    if (a) {
         a->kind = kind;
+        a->i = i;
+        a->f = f;
+    }
     return a;
 }
 
-rk_attr *rk_attr_bool(rk_arena *arena, int value)
-{
-    rk_attr *a = attr_new(arena, RK_ATTR_BOOL);
-    if (a)
-        a->i = value ? 1 : 0;
-    return a;
-}
+rk_attr *rk_attr_bool(rk_arena *arena, int value) { return attr_new(arena, RK_ATTR_BOOL, value ? 1 : 0, 0); }
 
-rk_attr *rk_attr_int(rk_arena *arena, long long value)
-{
-    rk_attr *a = attr_new(arena, RK_ATTR_INT);
-    if (a)
-        a->i = value;
-    return a;
-}
+rk_attr *rk_attr_int(rk_arena *arena, long long value) { return attr_new(arena, RK_ATTR_INT, value, 0); }
 
-rk_attr *rk_attr_float(rk_arena *arena, double value)
-{
-    rk_attr *a = attr_new(arena, RK_ATTR_FLOAT);
-    if (a)
-        a->f = value;
-    return a;
-}
+rk_attr *rk_attr_float(rk_arena *arena, double value) { return attr_new(arena, RK_ATTR_FLOAT, 0, value); }
 
 rk_attr *rk_attr_str(rk_arena *arena, const char *value)
 {
-    rk_attr *a = value ? attr_new(arena, RK_ATTR_STR) : NULL;
+    rk_attr *a = value ? attr_new(arena, RK_ATTR_STR, 0, 0) : NULL;
     if (a) {
         a->s = ir_strdup(arena, value);
         if (!a->s)
@@ -147,9 +133,9 @@ rk_attr *rk_attr_str(rk_arena *arena, const char *value)
     return a;
 }
 
-rk_attr *rk_attr_list(rk_arena *arena) { return attr_new(arena, RK_ATTR_LIST); }
+rk_attr *rk_attr_list(rk_arena *arena) { return attr_new(arena, RK_ATTR_LIST, 0, 0); }
 
-rk_attr *rk_attr_map(rk_arena *arena) { return attr_new(arena, RK_ATTR_MAP); }
+rk_attr *rk_attr_map(rk_arena *arena) { return attr_new(arena, RK_ATTR_MAP, 0, 0); }
 
 int rk_attr_list_append(rk_arena *arena, rk_attr *list, const rk_attr *item)
 {
@@ -1083,7 +1069,7 @@ rk_ir_value *rk_b_zeros(rk_builder *b, const char *type)
 static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, const char *hint, const rk_ir_value *x,
                                   const rk_ir_value *y)
 {
-    const rk_ir_value *operands[2];
+    const rk_ir_value *operands[2] = {x, y};
     if (b->failed)
         return NULL;
     if (!x || !y) { /* b_ok, inline: every binary op passes here */
@@ -1094,8 +1080,6 @@ static rk_ir_value *b_binary_code(rk_builder *b, int code, const char *name, con
         fail(b, "%s of %s and %s", name, x->type, y->type);
         return NULL;
     }
-    operands[0] = x;
-    operands[1] = y;
     return b_op_owned(b, code, name, operands, 2, hint, x->type, rk_b_no_attrs);
 }
 
@@ -1109,95 +1093,37 @@ static rk_ir_value *binary_of(rk_builder *b, int code, const rk_ir_value *x, con
     return b_binary_code(b, code, rk_ops[code].name, rk_ops[code].hint, x, y);
 }
 
-rk_ir_value *rk_b_add(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_ADD, x, y);
-}
-
-rk_ir_value *rk_b_sub(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_SUB, x, y);
-}
-
-rk_ir_value *rk_b_mul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_MUL, x, y);
-}
-
-rk_ir_value *rk_b_div(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_DIV, x, y);
-}
-
-rk_ir_value *rk_b_mod(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_MOD, x, y);
-}
-
-rk_ir_value *rk_b_min(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_MIN, x, y);
-}
-
-rk_ir_value *rk_b_max(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_MAX, x, y);
-}
-
-rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_AND, x, y);
-}
-
-rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y) { return binary_of(b, RK_OP_OR, x, y); }
+/* rk_b_add, rk_b_sub, ... (RK_B_BINARY_OPS, ir.h). */
+#define RK_B_BINARY_DEF(code, method) \
+    rk_ir_value *rk_b_##method(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y) \
+    { \
+        return binary_of(b, RK_OP_##code, x, y); \
+    }
+RK_B_BINARY_OPS(RK_B_BINARY_DEF)
+#undef RK_B_BINARY_DEF
 
 rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y)
 {
-    const rk_ir_value *operands[2];
+    const rk_ir_value *operands[2] = {x, y};
     if (!b_ok(b, rk_ops[RK_OP_CMP].name, 2, x, y))
         return NULL;
     if (strcmp(x->type, y->type) != 0) {
         fail(b, "arith.cmp of %s and %s", x->type, y->type);
         return NULL;
     }
-    operands[0] = x;
-    operands[1] = y;
     return result_op(b, RK_OP_CMP, operands, 2, "i1", b_str_attr(b, "pred", pred ? pred : ""));
 }
 
 rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x, const rk_ir_value *y)
 {
-    const rk_ir_value *operands[3];
+    const rk_ir_value *operands[3] = {c, x, y};
     if (!b_ok(b, rk_ops[RK_OP_SELECT].name, 3, c, x, y))
         return NULL;
     if (strcmp(x->type, y->type) != 0 || strcmp(c->type, "i1") != 0) {
         fail(b, "arith.select of %s, %s, %s", c->type, x->type, y->type);
         return NULL;
     }
-    operands[0] = c;
-    operands[1] = x;
-    operands[2] = y;
     return result_op(b, RK_OP_SELECT, operands, 3, x->type, rk_b_no_attrs);
-}
-
-rk_ir_value *rk_b_fadd(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_FADD, x, y);
-}
-
-rk_ir_value *rk_b_fmul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_FMUL, x, y);
-}
-
-rk_ir_value *rk_b_fmax(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_FMAX, x, y);
-}
-
-rk_ir_value *rk_b_fmin(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
-{
-    return binary_of(b, RK_OP_FMIN, x, y);
 }
 
 /* fptrunc and bitcast: (a) -> to, attr `to`. */
@@ -1247,16 +1173,14 @@ rk_ir_value *rk_b_readfirstlane(rk_builder *b, const rk_ir_value *x)
 
 rk_ir_value *rk_b_make_buffer_rsrc(rk_builder *b, const rk_ir_value *p, const rk_ir_value *nbytes)
 {
-    const rk_ir_value *operands[2];
-    operands[0] = p;
-    operands[1] = nbytes;
+    const rk_ir_value *operands[2] = {p, nbytes};
     return result_op(b, RK_OP_MAKE_BUFFER_RSRC, operands, 2, "rsrc", rk_b_no_attrs);
 }
 
 rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off, const char *elem,
                               long long n)
 {
-    const rk_ir_value *operands[2];
+    const rk_ir_value *operands[2] = {r, off};
     rk_attrs attrs = {NULL, 0, 0};
     if (!b_ok(b, rk_ops[RK_OP_BUFFER_LOAD].name, 2, r, off))
         return NULL;
@@ -1264,8 +1188,6 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
         fail(b, "tile.buffer_load of a NULL element type");
         return NULL;
     }
-    operands[0] = r;
-    operands[1] = off;
     rk_attrs_set(b->arena, &attrs, "elem", rk_attr_str(b->arena, elem));
     rk_attrs_set(b->arena, &attrs, "n", b_int(b, n));
     return result_op(b, RK_OP_BUFFER_LOAD, operands, 2, rk_vec_or_scalar(b->arena, elem, n), attrs);
@@ -1273,19 +1195,13 @@ rk_ir_value *rk_b_buffer_load(rk_builder *b, const rk_ir_value *r, const rk_ir_v
 
 void rk_b_buffer_store(rk_builder *b, const rk_ir_value *r, const rk_ir_value *off, const rk_ir_value *v)
 {
-    const rk_ir_value *operands[3];
-    operands[0] = r;
-    operands[1] = off;
-    operands[2] = v;
+    const rk_ir_value *operands[3] = {r, off, v};
     plain_op(b, RK_OP_BUFFER_STORE, operands, 3, rk_b_no_attrs);
 }
 
 void rk_b_global_atomic_fadd(rk_builder *b, const rk_ir_value *p, const rk_ir_value *idx, const rk_ir_value *v)
 {
-    const rk_ir_value *operands[3];
-    operands[0] = p;
-    operands[1] = idx;
-    operands[2] = v;
+    const rk_ir_value *operands[3] = {p, idx, v};
     plain_op(b, RK_OP_GLOBAL_ATOMIC_FADD, operands, 3, rk_b_no_attrs);
 }
 
@@ -1316,13 +1232,10 @@ static const char *b_smem_elem(rk_builder *b, const rk_ir_value *s)
 rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
                             long long n, long long align)
 {
-    const rk_ir_value *operands[3];
+    const rk_ir_value *operands[3] = {s, row, col};
     const char *elem;
     if (!b_ok(b, rk_ops[RK_OP_SMEM_LOAD].name, 3, s, row, col) || !(elem = b_smem_elem(b, s)))
         return NULL;
-    operands[0] = s;
-    operands[1] = row;
-    operands[2] = col;
     return result_op(b, RK_OP_SMEM_LOAD, operands, 3, rk_vec_or_scalar(b->arena, elem, n),
                      b_ints(b, "n", n, "align", align, NULL, 0));
 }
@@ -1330,11 +1243,7 @@ rk_ir_value *rk_b_smem_load(rk_builder *b, const rk_ir_value *s, const rk_ir_val
 void rk_b_smem_store(rk_builder *b, const rk_ir_value *s, const rk_ir_value *row, const rk_ir_value *col,
                      const rk_ir_value *v, long long align)
 {
-    const rk_ir_value *operands[4];
-    operands[0] = s;
-    operands[1] = row;
-    operands[2] = col;
-    operands[3] = v;
+    const rk_ir_value *operands[4] = {s, row, col, v};
     plain_op(b, RK_OP_SMEM_STORE, operands, 4, b_ints(b, "align", align, NULL, 0, NULL, 0));
 }
 
@@ -1348,13 +1257,10 @@ rk_ir_value *rk_b_smem_addr(rk_builder *b, const rk_ir_value *s)
 static rk_ir_value *b_transpose_read(rk_builder *b, int code, long long width, const rk_ir_value *s,
                                      const rk_ir_value *row, const rk_ir_value *col)
 {
-    const rk_ir_value *operands[3];
+    const rk_ir_value *operands[3] = {s, row, col};
     const char *elem;
     if (!b_ok(b, rk_ops[code].name, 3, s, row, col) || !(elem = b_smem_elem(b, s)))
         return NULL;
-    operands[0] = s;
-    operands[1] = row;
-    operands[2] = col;
     return result_op(b, code, operands, 3, rk_vec(b->arena, elem, width), rk_b_no_attrs);
 }
 
@@ -1371,10 +1277,7 @@ rk_ir_value *rk_b_ds_read_tr16_b128(rk_builder *b, const rk_ir_value *s, const r
 void rk_b_async_buffer_load_lds(rk_builder *b, const rk_ir_value *r, const rk_ir_value *lds_addr,
                                 const rk_ir_value *off, long long dwords, long long aux)
 {
-    const rk_ir_value *operands[3];
-    operands[0] = r;
-    operands[1] = lds_addr;
-    operands[2] = off;
+    const rk_ir_value *operands[3] = {r, lds_addr, off};
     plain_op(b, RK_OP_ASYNC_BUFFER_LOAD_LDS, operands, 3, b_ints(b, "dwords", dwords, "aux", aux, NULL, 0));
 }
 
@@ -1408,11 +1311,9 @@ rk_ir_value *rk_b_extract(rk_builder *b, const rk_ir_value *v, long long index)
 
 rk_ir_value *rk_b_insert(rk_builder *b, const rk_ir_value *v, const rk_ir_value *x, long long index)
 {
-    const rk_ir_value *operands[2];
+    const rk_ir_value *operands[2] = {v, x};
     if (!b_ok(b, rk_ops[RK_OP_INSERT].name, 2, v, x))
         return NULL;
-    operands[0] = v;
-    operands[1] = x;
     return result_op(b, RK_OP_INSERT, operands, 2, v->type, b_ints(b, "index", index, NULL, 0, NULL, 0));
 }
 
@@ -1429,7 +1330,7 @@ rk_ir_value *rk_b_from_elements(rk_builder *b, const rk_ir_value *const *xs, int
 
 rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y)
 {
-    const rk_ir_value *operands[2];
+    const rk_ir_value *operands[2] = {x, y};
     const char *elem;
     long long nx, ny;
     if (!b_ok(b, rk_ops[RK_OP_CONCAT].name, 2, x, y) || !(elem = b_vec_elem(b, x)))
@@ -1440,8 +1341,6 @@ rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value 
         fail(b, "vector.concat of a malformed vec type");
         return NULL;
     }
-    operands[0] = x;
-    operands[1] = y;
     return result_op(b, RK_OP_CONCAT, operands, 2, rk_vec(b->arena, elem, nx + ny), rk_b_no_attrs);
 }
 
@@ -1450,12 +1349,9 @@ rk_ir_value *rk_b_concat(rk_builder *b, const rk_ir_value *x, const rk_ir_value 
 rk_ir_value *rk_b_mma(rk_builder *b, const char *op_id, const rk_ir_value *x, const rk_ir_value *y,
                       const rk_ir_value *c)
 {
-    const rk_ir_value *operands[3];
+    const rk_ir_value *operands[3] = {x, y, c};
     if (!b_ok(b, rk_ops[RK_OP_MMA].name, 3, x, y, c))
         return NULL;
-    operands[0] = x;
-    operands[1] = y;
-    operands[2] = c;
     return result_op(b, RK_OP_MMA, operands, 3, c->type, b_str_attr(b, "op_id", op_id ? op_id : ""));
 }
 
@@ -1522,6 +1418,23 @@ static rk_ir_for *b_make_loop(rk_builder *b, rk_ir_op *op, const char *iv, const
     return b->arena->failed ? NULL : loop;
 }
 
+/* Gives op its one region, appends op and opens the region (Python: append, push_region);
+ * -1 when the builder failed. */
+static int b_enter(rk_builder *b, rk_ir_op *op, rk_ir_region *region)
+{
+    op->regions = rk_alloc(b->arena, sizeof *op->regions);
+    if (!op->regions) {
+        fail(b, "out of memory");
+        return -1;
+    }
+    op->regions[0] = region;
+    op->n_regions = 1;
+    if (b_append(b, op))
+        return -1;
+    rk_b_push_region(b, region);
+    return b->failed ? -1 : 0;
+}
+
 rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_value *ub, const rk_ir_value *step,
                           const char *iv, const rk_ir_carried *carried, int n_carried, int unroll)
 {
@@ -1554,21 +1467,14 @@ rk_ir_for *rk_b_for_begin(rk_builder *b, const rk_ir_value *lb, const rk_ir_valu
         op->results[op->n_results++] = *result;
     }
     body = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_FOR].region) : NULL;
-    if (op && body) {
+    if (op && body)
         op->attrs = b_for_attrs(b, iv, carried, n_carried, unroll);
-        op->regions = rk_alloc(b->arena, sizeof *op->regions);
-    }
-    loop = op && body && op->regions ? b_make_loop(b, op, iv, carried, n_carried) : NULL;
+    loop = op && body ? b_make_loop(b, op, iv, carried, n_carried) : NULL;
     if (!loop || b->arena->failed) {
         fail(b, "out of memory");
         return NULL;
     }
-    op->regions[0] = body;
-    op->n_regions = 1;
-    if (b_append(b, op))
-        return NULL;
-    rk_b_push_region(b, body);
-    return b->failed ? NULL : loop;
+    return b_enter(b, op, body) ? NULL : loop;
 }
 
 static int b_closes(const rk_builder *b, const rk_ir_op *op)
@@ -1597,18 +1503,11 @@ rk_ir_op *rk_b_if_begin(rk_builder *b, const rk_ir_value *cond)
         return NULL;
     op = b_make_op(b, RK_OP_IF, rk_ops[RK_OP_IF].name, &cond, 1, 0, 0);
     then = op ? rk_ir_make_region(b->arena, rk_ops[RK_OP_IF].region) : NULL;
-    if (then)
-        op->regions = rk_alloc(b->arena, sizeof *op->regions);
-    if (!op || !then || !op->regions) {
+    if (!then) {
         fail(b, "out of memory");
         return NULL;
     }
-    op->regions[0] = then;
-    op->n_regions = 1;
-    if (b_append(b, op))
-        return NULL;
-    rk_b_push_region(b, then);
-    return b->failed ? NULL : op;
+    return b_enter(b, op, then) ? NULL : op;
 }
 
 void rk_b_if_end(rk_builder *b, rk_ir_op *op)

@@ -218,21 +218,29 @@ rk_ir_value *rk_b_const_i1(rk_builder *b, int value);
 rk_ir_value *rk_b_const_f32(rk_builder *b, long long value);
 rk_ir_value *rk_b_zeros(rk_builder *b, const char *type);
 rk_ir_value *rk_b_binary(rk_builder *b, const char *name, const char *hint, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_add(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_sub(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_mul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_div(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_mod(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_min(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_max(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_and(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_or(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
+/* The binary ops of the table, a method each: X(code, method) gives rk_b_<method>(b, x, y), the
+ * op RK_OP_<code> of x and y of one type (Python: Builder.<method>, binary_of with the code
+ * bound), in the table's order. */
+#define RK_B_BINARY_OPS(X) \
+    X(ADD, add) \
+    X(SUB, sub) \
+    X(MUL, mul) \
+    X(DIV, div) \
+    X(MOD, mod) \
+    X(MIN, min) \
+    X(MAX, max) \
+    X(AND, and) \
+    X(OR, or) \
+    X(FADD, fadd) \
+    X(FMUL, fmul) \
+    X(FMAX, fmax) \
+    X(FMIN, fmin)
+#define RK_B_BINARY_DECL(code, method) \
+    rk_ir_value *rk_b_##method(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
+RK_B_BINARY_OPS(RK_B_BINARY_DECL)
+#undef RK_B_BINARY_DECL
 rk_ir_value *rk_b_cmp(rk_builder *b, const char *pred, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_select(rk_builder *b, const rk_ir_value *c, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_fadd(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_fmul(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_fmax(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
-rk_ir_value *rk_b_fmin(rk_builder *b, const rk_ir_value *x, const rk_ir_value *y);
 rk_ir_value *rk_b_fptrunc(rk_builder *b, const rk_ir_value *x, const char *to);
 rk_ir_value *rk_b_bitcast(rk_builder *b, const rk_ir_value *x, const char *to);
 rk_ir_value *rk_b_thread_id(rk_builder *b);

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from . import ops
 from .ops import CODES, OPS
@@ -187,6 +187,16 @@ def fail(message: str) -> EngineFailure:
 # ---- the builder ----
 
 
+def binary_method(code: int) -> Callable[[Builder, Value, Value], Value]:
+    """The Builder method of a binary op of the table (add, sub, ...): binary_of with its code
+    bound (C: RK_B_BINARY_OPS, ir.h)."""
+
+    def method(self: Builder, a: Value, b: Value) -> Value:
+        return self.binary_of(code, a, b)
+
+    return method
+
+
 class Builder:
     def __init__(self, name: str, attrs: dict[str, AttrValue]) -> None:
         self.kernel = Kernel(name, dict(attrs), [], Region("entry"))
@@ -319,32 +329,15 @@ class Builder:
             raise fail(f"{NAMES[code]} of {a.type} and {b.type}")
         return self.result_op(code, [a, b], a.type)
 
-    def add(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.ADD, a, b)
-
-    def sub(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.SUB, a, b)
-
-    def mul(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.MUL, a, b)
-
-    def div(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.DIV, a, b)
-
-    def mod(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.MOD, a, b)
-
-    def min(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.MIN, a, b)
-
-    def max(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.MAX, a, b)
-
-    def and_(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.AND, a, b)
-
-    def or_(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.OR, a, b)
+    add = binary_method(ops.ADD)
+    sub = binary_method(ops.SUB)
+    mul = binary_method(ops.MUL)
+    div = binary_method(ops.DIV)
+    mod = binary_method(ops.MOD)
+    min = binary_method(ops.MIN)
+    max = binary_method(ops.MAX)
+    and_ = binary_method(ops.AND)
+    or_ = binary_method(ops.OR)
 
     def cmp(self, pred: str, a: Value, b: Value) -> Value:
         if a.type != b.type:
@@ -356,17 +349,10 @@ class Builder:
             raise fail(f"arith.select of {c.type}, {a.type}, {b.type}")
         return self.result_op(ops.SELECT, [c, a, b], a.type)
 
-    def fadd(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.FADD, a, b)
-
-    def fmul(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.FMUL, a, b)
-
-    def fmax(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.FMAX, a, b)
-
-    def fmin(self, a: Value, b: Value) -> Value:
-        return self.binary_of(ops.FMIN, a, b)
+    fadd = binary_method(ops.FADD)
+    fmul = binary_method(ops.FMUL)
+    fmax = binary_method(ops.FMAX)
+    fmin = binary_method(ops.FMIN)
 
     def fptrunc(self, a: Value, to: str) -> Value:
         return self.result_op(ops.FPTRUNC, [a], to, {"to": to})

@@ -26,11 +26,13 @@ C_ONLY = {
     ).split(),
     "config": ["config_parse"],  # parse_config_lines's twin: the parser the C engine has
     "emit": "version context_new context_set_note emit_in context_free result_free".split(),  # rocke.h's API
-    # attributes are Python dicts; values and regions Python objects; init/check the builder's life
+    # attributes are Python dicts; values and regions Python objects; init/check the builder's life.
+    # (The binary ops' rk_b_add ... rk_b_fmin, Python's add ... fmin, are made by a macro and a
+    # function, RK_B_BINARY_OPS and binary_method: neither side defines them by name.)
     "ir": (
         "is_scalar printf attr_bool attr_int attr_float attr_str attr_list attr_map attr_list_append "
         "attrs_set attrs_get attrs_del attrs_copy attr_py_cmp_int attr_py_eq_int attr_is_str attr_py_eq "
-        "attr_py_str make_value make_region region_append init check and or"
+        "attr_py_str make_value make_region region_append init check"
     ).split(),
     "mma_atoms": ["mma_ir_elem"],  # the element type string Python reads off its dtype table
     "print_ir": ["print_ir_attr_map"],  # print_ir.py prints a dict in place
