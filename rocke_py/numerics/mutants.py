@@ -63,6 +63,14 @@ class OpLine:
         a = ", ".join(self.args if args is None else args)
         return f"{head}{op or self.op} ( {a} ){self.tail if tail is None else tail}"
 
+    def with_arg(self, slot: int, name: str) -> str:
+        """The line with its operand `slot` replaced by `name`."""
+        return self.render(args=[name if i == slot else a for i, a in enumerate(self.args)])
+
+    def with_tail_edit(self, old: str, new: str) -> str:
+        """The line with `old` in its attributes replaced by `new` (an attribute's value changed)."""
+        return self.render(tail=self.tail.replace(old, new))
+
     def attr(self, key: str) -> Optional[str]:
         m = re.search(rf"\b{key} = (?:i:(-?\d+)|s:\"([^\"]*)\")", self.tail)
         return None if m is None else (m[1] if m[1] is not None else m[2])
@@ -161,12 +169,9 @@ def off_by_one(text: str) -> Iterator[Mutant]:
             new = value + delta
             if not I32_MIN <= new <= I32_MAX:
                 continue
-            tail = o.tail.replace(f"value = i:{value} ", f"value = i:{new} ")
+            line = o.with_tail_edit(f"value = i:{value} ", f"value = i:{new} ")
             yield from emit(
-                ir,
-                f"off-by-one:{kind}#{n}:{delta:+d}",
-                f"constant #{n} {value} -> {new}",
-                {o.index: [o.render(tail=tail)]},
+                ir, f"off-by-one:{kind}#{n}:{delta:+d}", f"constant #{n} {value} -> {new}", {o.index: [line]}
             )
 
 
@@ -206,7 +211,7 @@ def lane_map(text: str) -> Iterator[Mutant]:
                 ir,
                 f"lane-map:{o.op}#{n}:{variant}",
                 f"{o.op} #{n} of lane value {o.args[0]}: by {new}, not {c}",
-                {o.index: [const_line(o.indent, name, new), o.render(args=[o.args[0], name])]},
+                {o.index: [const_line(o.indent, name, new), o.with_arg(1, name)]},
             )
         n += 1
 
@@ -235,8 +240,7 @@ def inverted_predicate(text: str) -> Iterator[Mutant]:
     for kind, n, o in ir.of_kind("arith.cmp"):
         pred = o.attr("pred")
         if pred in FLIP:
-            tail = o.tail.replace(f'pred = s:"{pred}"', f'pred = s:"{FLIP[pred]}"')
-            lines = [o.render(tail=tail)]
+            lines = [o.with_tail_edit(f'pred = s:"{pred}"', f'pred = s:"{FLIP[pred]}"')]
         elif pred == "ult":
             raw = f"{o.result}_ult"
             f, t = f"%mut_f{n}", f"%mut_t{n}"
@@ -271,14 +275,8 @@ def k_loop_trip(text: str) -> Iterator[Mutant]:
         )
         for variant, op, base, slot, what in variants:
             new_line = f"{o.indent}{name} : i32 = {op} ( {base}, {step} )"
-            args = list(o.args)
-            args[slot] = name
-            yield from emit(
-                ir,
-                f"k-loop-trip:{kind}#{n}:{variant}",
-                f"scf.for #{n} ({iv}): {what}",
-                {o.index: [new_line, o.render(args=args)]},
-            )
+            lines = [new_line, o.with_arg(slot, name)]
+            yield from emit(ir, f"k-loop-trip:{kind}#{n}:{variant}", f"scf.for #{n} ({iv}): {what}", {o.index: lines})
 
 
 def split_k_kernel(ir: Ir) -> tuple[bool, bool]:
@@ -324,12 +322,12 @@ def weakened_async_wait(text: str) -> Iterator[Mutant]:
             continue
         after = ir.ops[ir.ops.index(o) + 1].op if ir.ops.index(o) + 1 < len(ir.ops) else ""
         then = " (then tile.sync)" if after == "tile.sync" else ""
-        tail = o.tail.replace(f"vmcnt = i:{count}", f"vmcnt = i:{int(count) + 1}")
+        line = o.with_tail_edit(f"vmcnt = i:{count}", f"vmcnt = i:{int(count) + 1}")
         yield from emit(
             ir,
             f"weakened-async-wait:{kind}#{n}:+1",
             f"s_waitcnt #{n}: vmcnt {count} -> {int(count) + 1}{then}",
-            {o.index: [o.render(tail=tail)]},
+            {o.index: [line]},
         )
         yield from emit(
             ir,
@@ -361,20 +359,9 @@ def lds_offset(text: str) -> Iterator[Mutant]:
             shifts = [("row+1", 1, 1), (f"col+{width}", 2, width)]
         for variant, slot, by in shifts:
             c, s = f"%mut_ldsc{n}", f"%mut_lds{n}"
-            args = list(o.args)
-            args[slot] = s
-            yield from emit(
-                ir,
-                f"lds-offset:{kind}#{n}:{variant}",
-                f"{kind} #{n}: address {variant}",
-                {
-                    o.index: [
-                        const_line(o.indent, c, by),
-                        f"{o.indent}{s} : i32 = arith.add ( {o.args[slot]}, {c} )",
-                        o.render(args=args),
-                    ]
-                },
-            )
+            add = f"{o.indent}{s} : i32 = arith.add ( {o.args[slot]}, {c} )"
+            lines = [const_line(o.indent, c, by), add, o.with_arg(slot, s)]
+            yield from emit(ir, f"lds-offset:{kind}#{n}:{variant}", f"{kind} #{n}: address {variant}", {o.index: lines})
 
 
 def horner_depth(ir: Ir, name: str) -> int:
@@ -432,7 +419,7 @@ def batch_stride(text: str) -> Iterator[Mutant]:
                 ir,
                 f"batch-stride:arith.mul#{n}:{delta:+d}",
                 f"image stride {o.result} = {o.args[0]}·{c} -> ·{c + delta}",
-                {o.index: [const_line(o.indent, name, c + delta), o.render(args=[o.args[0], name])]},
+                {o.index: [const_line(o.indent, name, c + delta), o.with_arg(1, name)]},
             )
 
 
