@@ -65,20 +65,22 @@ def test_small_kernel_fields() -> None:
     assert ret.name == "cf.return" and ret.operands == ()
 
 
-@pytest.mark.parametrize(
-    "old, new, line",
-    [
-        ("rocke.ir v1", "rocke.ir v2", 1),
-        ("i:64, wave", "i:6x4, wave", 3),
-        ("    %n : i32", "    %n i32", 6),
-        ("= arith.constant (  )", "= arith.constant ( )", 9),
-        ('ity = s:"f32"', 'ity = s:"f32', 9),
-        ("smem<f16, [4x8]> =", "smem<f16, [4x8] =", 10),
-        ("        scf.yield", "       scf.yield", 13),
-        ("    cf.return (  )\n", "    cf.return (  )\n    %bad\n", 16),
-    ],
-)
-def test_errors_name_the_line(old: str, new: str, line: int) -> None:
+#: a fault -> (a piece of SMALL, what replaces it, the line the error names)
+FAULTS = {
+    "unknown-version": ("rocke.ir v1", "rocke.ir v2", 1),
+    "bad-integer": ("i:64, wave", "i:6x4, wave", 3),
+    "param-without-colon": ("    %n : i32", "    %n i32", 6),
+    "operands-spaced-wrong": ("= arith.constant (  )", "= arith.constant ( )", 9),
+    "unterminated-string": ('ity = s:"f32"', 'ity = s:"f32', 9),
+    "unclosed-shape": ("smem<f16, [4x8]> =", "smem<f16, [4x8] =", 10),
+    "indented-wrong": ("        scf.yield", "       scf.yield", 13),
+    "stray-line": ("    cf.return (  )\n", "    cf.return (  )\n    %bad\n", 16),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_errors_name_the_line(fault: str) -> None:
+    old, new, line = FAULTS[fault]
     assert old in SMALL
     with pytest.raises(ReadError) as info:
         read_ir(SMALL.replace(old, new, 1))
