@@ -42,6 +42,19 @@ def replaced(lines: list[str], at: int, new: list[str]) -> str:
     return "\n".join(lines[:at] + new + lines[at + 1 :])
 
 
+def matches(
+    lines: list[str], pattern: re.Pattern[str], keep: Callable[[re.Match[str]], bool] = bool
+) -> Iterator[tuple[int, int, re.Match[str]]]:
+    """(n, line index, match) for each line the pattern matches and `keep` accepts: n counts
+    those lines, and numbers the mutants of a class."""
+    n = 0
+    for i, line in enumerate(lines):
+        m = pattern.match(line)
+        if m is not None and keep(m):
+            yield n, i, m
+            n += 1
+
+
 def split_args(args: str) -> list[str]:
     """A call's arguments, split at the top-level commas."""
     out, depth, cur = [], 0, ""
@@ -63,11 +76,7 @@ def split_args(args: str) -> list[str]:
 def mma_operand_swap(text: str) -> Iterator[Mutant]:
     """A and B of an MMA call exchanged (their types are equal in every form)."""
     lines = lines_of(text)
-    n = 0
-    for i, line in enumerate(lines):
-        m = MMA_CALL.match(line)
-        if m is None:
-            continue
+    for n, i, m in matches(lines, MMA_CALL):
         args = split_args(m["args"])
         a, b = (0, 1) if m["name"].startswith("mfma") or len(args) == 3 else (1, 3)
         if args[a] != args[b]:
@@ -78,17 +87,12 @@ def mma_operand_swap(text: str) -> Iterator[Mutant]:
                 f"{m['name']} #{n}: A and B exchanged",
                 replaced(lines, i, [new]),
             )
-        n += 1
 
 
 def gep_offset(text: str) -> Iterator[Mutant]:
     """An LDS address one element off: the last index of a tile GEP plus one."""
     lines = lines_of(text)
-    n = 0
-    for i, line in enumerate(lines):
-        m = LDS_GEP.match(line)
-        if m is None:
-            continue
+    for n, i, m in matches(lines, LDS_GEP):
         indices = split_args(m["tail"])
         ty, value = indices[-1].split(" ", 1)
         name = f"%llmut.gep.{n}"
@@ -97,7 +101,6 @@ def gep_offset(text: str) -> Iterator[Mutant]:
         yield Mutant(
             f"ll-gep-offset:getelementptr#{n}:+1", f"LDS GEP #{n}: last index + 1", replaced(lines, i, [extra, new])
         )
-        n += 1
 
 
 def dropped_barrier(text: str) -> Iterator[Mutant]:
@@ -141,11 +144,7 @@ def wait_counter(text: str) -> Iterator[Mutant]:
     lines = lines_of(text)
     if "@llvm.amdgcn.raw.ptr.buffer.load.lds(" not in text:
         return
-    n = 0
-    for i, line in enumerate(lines):
-        m = WAITCNT.match(line)
-        if m is None:
-            continue
+    for n, i, m in matches(lines, WAITCNT):
         imm = int(m["imm"])
         new_imm = imm + 1 if m["kind"] == "wait.loadcnt" else vmcnt_plus_one(imm)
         beside_full = is_full_wait(lines[i - 1]) or is_full_wait(lines[i + 1])  # the other drains alike
@@ -153,17 +152,12 @@ def wait_counter(text: str) -> Iterator[Mutant]:
             new = f"  call void @llvm.amdgcn.s.{m['kind']}(i{m['bits']} {new_imm})"
             desc = f"s.{m['kind']} #{n}: {imm} -> {new_imm} (one more load outstanding)"
             yield Mutant(f"ll-wait-counter:s.{m['kind']}#{n}:+1", desc, replaced(lines, i, [new]))
-        n += 1
 
 
 def buffer_offset(text: str) -> Iterator[Mutant]:
     """A buffer load or store one element off: its voffset plus the access's element size."""
     lines = lines_of(text)
-    n = 0
-    for i, line in enumerate(lines):
-        m = BUFFER_ACCESS.match(line)
-        if m is None or m["sfx"] not in WIDTH:
-            continue
+    for n, i, m in matches(lines, BUFFER_ACCESS, lambda m: m["sfx"] in WIDTH):
         args = split_args(m["args"])
         at = 1 if m["kind"] == "load" else 2
         ty, value = args[at].split(" ", 1)
@@ -177,7 +171,6 @@ def buffer_offset(text: str) -> Iterator[Mutant]:
             desc,
             replaced(lines, i, [f"  {name} = add i32 {value}, {step}", new]),
         )
-        n += 1
 
 
 POOL_GLOBAL = re.compile(r"^@(\S+) = internal unnamed_addr addrspace\(3\) global")
@@ -251,58 +244,61 @@ def pool_alias(text: str) -> Iterator[Mutant]:
             yield Mutant(f"ll-pool-alias:offset#{n}:onto{other}", desc, "\n".join(new_lines))
 
 
-# Equivalent mutants of the lowering's classes: (class, "<config id> <mutant id>") -> why no
-# input tells the mutant from the original (read by mutants.equivalence).
-#: the binary search's probes of a stride-1 dgrad problem: one record, every probe past it
-ONE_RECORD_PROBE = (
-    "the record search's probe offset is the out-of-range 2147483647 at every size (a stride-1 "
-    "problem has one record, so every probe, cand >= 1, is past the table); + 4 wraps to "
-    "-2147483645, outside the buffer as well, so the load still reads 0"
-)
-#: MMAs of a pointwise fwd kernel's upper K half
-FWD_UPPER_K = (
-    "the MMA covers k in the upper half [64, 128) of the 128-wide K tile, past K = cpg = 64 at "
-    "every size: both operands are the zeros the masked loads stored, and A·B = B·A = 0"
-)
-#: a stride-1, dilation-1 record's a_h_coeff read one field late
-STRIDE1_COEFF = (
-    "the record field at byte 44 (a_h_coeff) read at byte 48 is a_w_coeff: both are -1 at stride 1, dilation 1"
-)
-#: the last record field read one field late
-UNUSED_PADDED_K = "the record field at byte 84 (the split-K padded gemm_k) is loaded but not used without split-K"
-EQUIVALENT: dict[tuple[str, str], str] = {
-    ("ll-buffer-offset", "dgrad/01-compv4 ll-buffer-offset:load#1:+4"): ONE_RECORD_PROBE,
-    ("ll-buffer-offset", "dgrad/03-pointwise-1x1 ll-buffer-offset:load#0:+4"): ONE_RECORD_PROBE,
-    ("ll-buffer-offset", "dgrad/06-split-k2-fp32 ll-buffer-offset:load#1:+4"): ONE_RECORD_PROBE,
-    ("ll-mma-operand-swap", "fwd/03-pointwise-1x1 ll-mma-operand-swap:mfma.f32.32x32x16.f16#4"): FWD_UPPER_K,
-    ("ll-mma-operand-swap", "fwd/03-pointwise-1x1 ll-mma-operand-swap:mfma.f32.32x32x16.f16#5"): FWD_UPPER_K,
-    ("ll-dropped-barrier", "dgrad/14-pointwise-stride2-zeros ll-dropped-barrier:s.barrier#1"): (
+# Equivalent mutants of the lowering's classes, by why no input tells the mutant from the
+# original: "<config id> <mutant id>" (the mutant id starts with its class). Read by
+# mutants.equivalence through EQUIVALENT.
+EQUIVALENT_BY_REASON: dict[str, tuple[str, ...]] = {
+    (
+        "the record search's probe offset is the out-of-range 2147483647 at every size (a stride-1 "
+        "problem has one record, so every probe, cand >= 1, is past the table); + 4 wraps to "
+        "-2147483645, outside the buffer as well, so the load still reads 0"
+    ): (
+        "dgrad/01-compv4 ll-buffer-offset:load#1:+4",
+        "dgrad/03-pointwise-1x1 ll-buffer-offset:load#0:+4",
+        "dgrad/06-split-k2-fp32 ll-buffer-offset:load#1:+4",
+    ),
+    (
+        "the MMA covers k in the upper half [64, 128) of the 128-wide K tile, past K = cpg = 64 at "
+        "every size: both operands are the zeros the masked loads stored, and A·B = B·A = 0"
+    ): (
+        "fwd/03-pointwise-1x1 ll-mma-operand-swap:mfma.f32.32x32x16.f16#4",
+        "fwd/03-pointwise-1x1 ll-mma-operand-swap:mfma.f32.32x32x16.f16#5",
+    ),
+    (
         "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = 64 = tile_k "
         "at every N, Hi, Wi, so the loop runs once, and the default epilogue and the zero phase "
         "after it touch no LDS"
+    ): ("dgrad/14-pointwise-stride2-zeros ll-dropped-barrier:s.barrier#1",),
+    ("the record field at byte 44 (a_h_coeff) read at byte 48 is a_w_coeff: both are -1 at stride 1, dilation 1"): (
+        "dgrad/11-kouter-cshuffle ll-buffer-offset:load#11:+4",
+        "dgrad/00-baseline ll-buffer-offset:load#11:+4",
     ),
-    ("ll-buffer-offset", "dgrad/11-kouter-cshuffle ll-buffer-offset:load#11:+4"): STRIDE1_COEFF,
-    ("ll-buffer-offset", "dgrad/00-baseline ll-buffer-offset:load#11:+4"): STRIDE1_COEFF,
-    ("ll-buffer-offset", "dgrad/11-kouter-cshuffle ll-buffer-offset:load#4:+4"): (
+    (
         "the record field at byte 12 (gemm_m) read at byte 16 is gemm_k (576, larger at every "
         "size): the larger M bound admits rows m >= gemm_m, whose images are past N: their dY "
         "offsets are past the end of dY (reads 0) and their dX stores past the end of dX (dropped)"
+    ): ("dgrad/11-kouter-cshuffle ll-buffer-offset:load#4:+4",),
+    "the record field at byte 84 (the split-K padded gemm_k) is loaded but not used without split-K": (
+        "dgrad/03-pointwise-1x1 ll-buffer-offset:load#21:+4",
+        "dgrad/07-wmma-gfx1151 ll-buffer-offset:load#21:+4",
     ),
-    ("ll-buffer-offset", "dgrad/03-pointwise-1x1 ll-buffer-offset:load#21:+4"): UNUSED_PADDED_K,
-    ("ll-buffer-offset", "dgrad/07-wmma-gfx1151 ll-buffer-offset:load#21:+4"): UNUSED_PADDED_K,
-    ("ll-dropped-barrier", "dgrad/03-pointwise-1x1 ll-dropped-barrier:s.barrier#1"): (
+    (
         "the barrier after the MMA phase guards the next K step's LDS stores; gemm_k = kpg = 64 = "
         "tile_k at every size, so the loop runs once and the default epilogue touches no LDS"
-    ),
-    ("ll-dropped-barrier", "fwd/03-pointwise-1x1 ll-dropped-barrier:s.barrier#1"): (
+    ): ("dgrad/03-pointwise-1x1 ll-dropped-barrier:s.barrier#1",),
+    (
         "the barrier after the MMA phase guards the next K step's LDS stores; K = cpg = 64 < "
         "tile_k = 128 at every size, so the loop runs once and the default epilogue after it "
         "touches no LDS"
-    ),
-    ("ll-buffer-offset", "dgrad/14-pointwise-stride2-zeros ll-buffer-offset:load#12:+4"): (
+    ): ("fwd/03-pointwise-1x1 ll-dropped-barrier:s.barrier#1",),
+    (
         "the record field at byte 48 (a_w_coeff) only multiplies the filter tap column xdot, 0 "
         "for the 1x1 filter: any value read gives the same wo"
-    ),
+    ): ("dgrad/14-pointwise-stride2-zeros ll-buffer-offset:load#12:+4",),
+}
+#: (class, "<config id> <mutant id>") -> why, the form mutants.equivalence reads
+EQUIVALENT: dict[tuple[str, str], str] = {
+    (site.split(" ")[1].split(":")[0], site): why for why, sites in EQUIVALENT_BY_REASON.items() for site in sites
 }
 
 CLASSES: dict[str, Callable[[str], Iterator[Mutant]]] = {
