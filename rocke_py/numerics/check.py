@@ -330,20 +330,15 @@ def check_all_sizes(
     engine: str = "py",
     small: bool = False,
     real: bool = False,
-    seed: int = 0,
-    mutate: Optional[Mutate] = None,
     shrink: bool = False,
-    max_macs: int = MAX_MULTIPLY_ADDS,
-    max_threads: int = MAX_THREADS,
-    level: str = "ir",
     flavors: tuple[str, ...] = FLAVORS,
-    ll_mutate: Optional[Mutate] = None,
+    **options: Any,
 ) -> list[Outcome]:
     """The config checked at each of its check sizes (variants.check_sizes) and, for a runtime
     split-K kernel, at several degrees each, at each level asked (check_levels): one Outcome
     per run; the `ll` of every flavor runs at the EVERY_FLAVOR_AT sizes, the llvm22 `ll` at the
     others. `shrink`: a size over the budget runs shrunk (label `shrunk`) instead of being
-    skipped."""
+    skipped. `options` are check_levels' keywords (seed, mutate, the budget, level, ll_mutate)."""
     out = []
     for label, text in check_sizes(config, small):
         if shrink:
@@ -353,19 +348,7 @@ def check_all_sizes(
             except ProblemError:
                 pass
         for degree in launches(text):
-            runs = check_levels(
-                name,
-                text,
-                engine,
-                real,
-                seed,
-                degree=degree,
-                mutate=mutate,
-                max_macs=max_macs,
-                max_threads=max_threads,
-                level=level,
-                flavors=flavors if label in EVERY_FLAVOR_AT else tuple(f for f in flavors if f == FLAVOR) or flavors,
-                ll_mutate=ll_mutate,
-            )
+            at = flavors if label in EVERY_FLAVOR_AT else tuple(f for f in flavors if f == FLAVOR) or flavors
+            runs = check_levels(name, text, engine, real, degree=degree, flavors=at, **options)
             out.extend(dataclasses.replace(o, label=label) for o in runs)
     return out
