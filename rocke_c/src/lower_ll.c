@@ -986,24 +986,27 @@ static int lower_make_buffer_rsrc(rk_lowerer *lw, const rk_ir_op *op)
                 word3);
 }
 
-/* The width row of a buffer load or store of type t, its declaration marked needed. */
-static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store)
+/* The width row of a buffer load or store of type t, its declaration marked needed, and in
+ * *bits the temp of its integer value. */
+static const rk_ll_width *buffer_access(rk_lowerer *lw, const char *t, int store, const char **bits)
 {
     const rk_ll_width *width;
     long long bytes = 0;
     if (type_bytes(lw, t, &bytes) || !(width = buffer_width(lw, bytes)))
         return NULL;
     /* "raw.ptr.buffer.load." or "raw.ptr.buffer.store." + suffix */
-    return need(lw, store ? width->store_key : width->load_key) ? NULL : width;
+    if (need(lw, store ? width->store_key : width->load_key))
+        return NULL;
+    *bits = temp(lw, store ? width->store_temp : width->load_temp); /* "bs" or "bl" + suffix */
+    return width;
 }
 
 static int lower_buffer_load(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *raw;
-    if (shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0)))
+    if (shape(lw, op, 2, 1) || !(width = buffer_access(lw, op->results[0].type, 0, &raw)))
         return -1;
-    raw = temp(lw, width->load_temp); /* "bl" + suffix */
     if (emit(lw, "$s = call $s @llvm.amdgcn.raw.ptr.buffer.load.$s($t, $t, i32 0, i32 0)", raw, width->type,
              width->suffix, &op->operands[0], &op->operands[1]))
         return -1;
@@ -1014,9 +1017,8 @@ static int lower_buffer_store(rk_lowerer *lw, const rk_ir_op *op)
 {
     const rk_ll_width *width;
     const char *bits;
-    if (shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1)))
+    if (shape(lw, op, 3, 0) || !(width = buffer_access(lw, op->operands[2].type, 1, &bits)))
         return -1;
-    bits = temp(lw, width->store_temp); /* "bs" + suffix */
     if (emit(lw, "$s = bitcast $t to $s", bits, &op->operands[2], width->type))
         return -1;
     return emit(lw, "call void @llvm.amdgcn.raw.ptr.buffer.store.$s($s $s, $t, $t, i32 0, i32 0)", width->suffix,
@@ -1183,6 +1185,14 @@ static long long clamp_count(long long n, long long limit)
     return n;
 }
 
+/* call void @llvm.amdgcn.<key>(<count_type> <count>), its declaration needed: a wait. */
+static int call_wait(rk_lowerer *lw, const char *key, const char *count_type, long long count)
+{
+    if (need(lw, key))
+        return -1;
+    return emit(lw, "call void @llvm.amdgcn.$s($s $d)", key, count_type, count);
+}
+
 static int lower_s_waitcnt(rk_lowerer *lw, const rk_ir_op *op)
 {
     long long vm = 0, imm;
@@ -1190,19 +1200,15 @@ static int lower_s_waitcnt(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     vm = clamp_count(vm, VMCNT_MAX);
     if (lw->backend->wait == WAIT_SPLIT) {
-        if (need(lw, "s.wait.loadcnt") || need(lw, "s.wait.storecnt"))
+        if (call_wait(lw, "s.wait.loadcnt", "i16", vm))
             return -1;
-        if (emit(lw, "call void @llvm.amdgcn.s.wait.loadcnt(i16 $d)", vm))
-            return -1;
-        return emit(lw, "call void @llvm.amdgcn.s.wait.storecnt(i16 $d)", vm);
+        return call_wait(lw, "s.wait.storecnt", "i16", vm);
     }
     if (lw->backend->wait == WAIT_GFX9)
         imm = (vm & 15) | (GFX9_EXPCNT_MAX << 4) | (GFX9_LGKMCNT_MAX << 8) | ((vm >> 4) << 14);
     else
         imm = GFX11_EXPCNT_MAX | (GFX11_LGKMCNT_MAX << 4) | (vm << 10);
-    if (need(lw, "s.waitcnt"))
-        return -1;
-    return emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", imm);
+    return call_wait(lw, "s.waitcnt", "i32", imm);
 }
 
 /* The barrier between LDS-only workgroup fences: release before, acquire after
@@ -1221,16 +1227,10 @@ static int lower_sync(rk_lowerer *lw, const rk_ir_op *op)
 {
     (void)op;
     if (lw->backend->wait == WAIT_SPLIT) {
-        if (need(lw, "s.wait.loadcnt") || need(lw, "s.wait.dscnt"))
+        if (call_wait(lw, "s.wait.loadcnt", "i16", 0) || call_wait(lw, "s.wait.dscnt", "i16", 0))
             return -1;
-        if (emit(lw, "call void @llvm.amdgcn.s.wait.loadcnt(i16 0)")
-            || emit(lw, "call void @llvm.amdgcn.s.wait.dscnt(i16 0)"))
-            return -1;
-    } else {
-        if (need(lw, "s.waitcnt"))
-            return -1;
-        if (emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", lw->backend->drain_full))
-            return -1;
+    } else if (call_wait(lw, "s.waitcnt", "i32", lw->backend->drain_full)) {
+        return -1;
     }
     return emit_barrier(lw);
 }
@@ -1239,15 +1239,10 @@ static int lower_sync_lds_only(rk_lowerer *lw, const rk_ir_op *op)
 {
     (void)op;
     if (lw->backend->wait == WAIT_SPLIT) {
-        if (need(lw, "s.wait.dscnt"))
+        if (call_wait(lw, "s.wait.dscnt", "i16", 0))
             return -1;
-        if (emit(lw, "call void @llvm.amdgcn.s.wait.dscnt(i16 0)"))
-            return -1;
-    } else {
-        if (need(lw, "s.waitcnt"))
-            return -1;
-        if (emit(lw, "call void @llvm.amdgcn.s.waitcnt(i32 $d)", lw->backend->drain_lds))
-            return -1;
+    } else if (call_wait(lw, "s.waitcnt", "i32", lw->backend->drain_lds)) {
+        return -1;
     }
     return emit_barrier(lw);
 }
@@ -1576,6 +1571,17 @@ static int for_parts(rk_lowerer *lw, const rk_ir_op *op, rk_ll_for *out)
     return 0;
 }
 
+/* The loop's results, each a bitcast of its carried value's last text. */
+static int loop_results(rk_lowerer *lw, const rk_ir_op *op, const rk_ll_for *parts, const char *const *last)
+{
+    int i;
+    for (i = 0; i < parts->n_carried; i++)
+        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[i]), parts->carried[i].type, last[i],
+                 parts->carried[i].type))
+            return -1;
+    return 0;
+}
+
 static int lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op);
 
 static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
@@ -1659,11 +1665,7 @@ static int lower_for(rk_lowerer *lw, const rk_ir_op *op)
         return -1;
     latch->terminated = 1;
     lw->block = exit_;
-    for (i = 0; i < n; i++)
-        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[i]), parts.carried[i].type, phi_names[i],
-                 parts.carried[i].type))
-            return -1;
-    return 0;
+    return loop_results(lw, op, &parts, phi_names);
 }
 
 static int const_operand(rk_lowerer *lw, const rk_ir_value *v, long long *value)
@@ -1750,11 +1752,7 @@ static int lower_for_unrolled(rk_lowerer *lw, const rk_ir_op *op)
         nexts = swap;
     }
     lw->suffix = outer_suffix;
-    for (j = 0; j < n; j++)
-        if (emit(lw, "$s = bitcast $T $s to $T", define(lw, &op->results[j]), parts.carried[j].type, values[j],
-                 parts.carried[j].type))
-            return -1;
-    return 0;
+    return loop_results(lw, op, &parts, values);
 }
 
 static int lower_if(rk_lowerer *lw, const rk_ir_op *op)

@@ -661,18 +661,18 @@ def lower_make_buffer_rsrc(lw: Lowerer, op: Op) -> None:
         )
 
 
-def buffer_access(lw: Lowerer, t: str, store: bool) -> tuple[int, str, str]:
-    """The width row of a buffer load or store of type t, its declaration marked needed."""
+def buffer_access(lw: Lowerer, t: str, store: bool) -> tuple[tuple[int, str, str], str]:
+    """The width row of a buffer load or store of type t, its declaration marked needed, and the
+    temp of its integer value."""
     width = buffer_width(type_bytes(t))
     lw.need(("raw.ptr.buffer.store." if store else "raw.ptr.buffer.load.") + width[1])
-    return width
+    return width, lw.temp(("bs" if store else "bl") + width[1])
 
 
 def lower_buffer_load(lw: Lowerer, op: Op) -> None:
     r, off = op.operands
     res = op.results[0]
-    width = buffer_access(lw, res.type, False)
-    raw = lw.temp("bl" + width[1])
+    width, raw = buffer_access(lw, res.type, False)
     lw.emit(
         f"{raw} = call {width[2]} @llvm.amdgcn.raw.ptr.buffer.load.{width[1]}("
         f"{lw.typed(r)}, {lw.typed(off)}, i32 0, i32 0)"
@@ -682,8 +682,7 @@ def lower_buffer_load(lw: Lowerer, op: Op) -> None:
 
 def lower_buffer_store(lw: Lowerer, op: Op) -> None:
     r, off, v = op.operands
-    width = buffer_access(lw, v.type, True)
-    bits = lw.temp("bs" + width[1])
+    width, bits = buffer_access(lw, v.type, True)
     lw.emit(f"{bits} = bitcast {lw.typed(v)} to {width[2]}")
     lw.emit(
         f"call void @llvm.amdgcn.raw.ptr.buffer.store.{width[1]}("
@@ -783,20 +782,23 @@ def clamp_count(n: int, limit: int) -> int:
     return n
 
 
+def call_wait(lw: Lowerer, key: str, count_type: str, count: int) -> None:
+    """call void @llvm.amdgcn.<key>(<count_type> <count>), its declaration needed: a wait."""
+    lw.need(key)
+    lw.emit("call void @llvm.amdgcn." + key + "(" + count_type + " " + str(count) + ")")
+
+
 def lower_s_waitcnt(lw: Lowerer, op: Op) -> None:
     vm = clamp_count(lw.int_attr(op, "vmcnt"), VMCNT_MAX)
     if lw.backend.wait == WAIT_SPLIT:
-        lw.need("s.wait.loadcnt")
-        lw.need("s.wait.storecnt")
-        lw.emit("call void @llvm.amdgcn.s.wait.loadcnt(i16 " + str(vm) + ")")
-        lw.emit("call void @llvm.amdgcn.s.wait.storecnt(i16 " + str(vm) + ")")
+        call_wait(lw, "s.wait.loadcnt", "i16", vm)
+        call_wait(lw, "s.wait.storecnt", "i16", vm)
         return
     if lw.backend.wait == WAIT_GFX9:
         imm = (vm & 15) | (GFX9_EXPCNT_MAX << 4) | (GFX9_LGKMCNT_MAX << 8) | ((vm >> 4) << 14)
     else:
         imm = GFX11_EXPCNT_MAX | (GFX11_LGKMCNT_MAX << 4) | (vm << 10)
-    lw.need("s.waitcnt")
-    lw.emit("call void @llvm.amdgcn.s.waitcnt(i32 " + str(imm) + ")")
+    call_wait(lw, "s.waitcnt", "i32", imm)
 
 
 def emit_barrier(lw: Lowerer) -> None:
@@ -811,23 +813,18 @@ def emit_barrier(lw: Lowerer) -> None:
 
 def lower_sync(lw: Lowerer, op: Op) -> None:
     if lw.backend.wait == WAIT_SPLIT:
-        lw.need("s.wait.loadcnt")
-        lw.need("s.wait.dscnt")
-        lw.emit("call void @llvm.amdgcn.s.wait.loadcnt(i16 0)")
-        lw.emit("call void @llvm.amdgcn.s.wait.dscnt(i16 0)")
+        call_wait(lw, "s.wait.loadcnt", "i16", 0)
+        call_wait(lw, "s.wait.dscnt", "i16", 0)
     else:
-        lw.need("s.waitcnt")
-        lw.emit("call void @llvm.amdgcn.s.waitcnt(i32 " + str(lw.backend.drain_full) + ")")
+        call_wait(lw, "s.waitcnt", "i32", lw.backend.drain_full)
     emit_barrier(lw)
 
 
 def lower_sync_lds_only(lw: Lowerer, op: Op) -> None:
     if lw.backend.wait == WAIT_SPLIT:
-        lw.need("s.wait.dscnt")
-        lw.emit("call void @llvm.amdgcn.s.wait.dscnt(i16 0)")
+        call_wait(lw, "s.wait.dscnt", "i16", 0)
     else:
-        lw.need("s.waitcnt")
-        lw.emit("call void @llvm.amdgcn.s.waitcnt(i32 " + str(lw.backend.drain_lds) + ")")
+        call_wait(lw, "s.waitcnt", "i32", lw.backend.drain_lds)
     emit_barrier(lw)
 
 
@@ -1012,6 +1009,13 @@ def for_parts(op: Op) -> tuple[str, list[tuple[str, str]], list[Value]]:
     return iv, carried, body.ops[-1].operands
 
 
+def loop_results(lw: Lowerer, op: Op, carried: list[tuple[str, str]], last: list[str]) -> None:
+    """The loop's results, each a bitcast of its carried value's last text."""
+    for i in range(len(carried)):
+        t = ll_type(carried[i][1])
+        lw.emit(lw.define(op.results[i]) + " = bitcast " + t + " " + last[i] + " to " + t)
+
+
 def lower_for(lw: Lowerer, op: Op) -> None:
     if op.attrs.get("unroll") is True:
         lower_for_unrolled(lw, op)
@@ -1075,9 +1079,7 @@ def lower_for(lw: Lowerer, op: Op) -> None:
     lw.emit("br label %" + header.label)
     latch.terminated = True
     lw.block = exit_
-    for i in range(len(carried)):
-        t = ll_type(carried[i][1])
-        lw.emit(lw.define(op.results[i]) + " = bitcast " + t + " " + phi_names[i] + " to " + t)
+    loop_results(lw, op, carried, phi_names)
 
 
 def const_operand(lw: Lowerer, v: Value) -> int:
@@ -1126,9 +1128,7 @@ def lower_for_unrolled(lw: Lowerer, op: Op) -> None:
             nexts.append(lw.val(v))
         values = nexts
     lw.suffix = outer_suffix
-    for i in range(len(carried)):
-        t = ll_type(carried[i][1])
-        lw.emit(lw.define(op.results[i]) + " = bitcast " + t + " " + values[i] + " to " + t)
+    loop_results(lw, op, carried, values)
 
 
 def lower_if(lw: Lowerer, op: Op) -> None:
