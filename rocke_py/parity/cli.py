@@ -85,6 +85,18 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.set_defaults(usage_parser=p)  # an unknown option is answered with this subcommand's usage
 
 
+def _switches(p: argparse.ArgumentParser, *switches: tuple[str, str]) -> None:
+    """On/off options, each (its flag, its help)."""
+    for flag, help in switches:
+        p.add_argument(flag, action="store_true", help=help)
+
+
+def _outputs(p: argparse.ArgumentParser, *outputs: tuple[str, str]) -> None:
+    """Options that name a FILE to write, each (its flag, its help)."""
+    for flag, help in outputs:
+        p.add_argument(flag, metavar="FILE", help=help)
+
+
 def _count(text: str) -> int:
     """``--durations N``: a whole number, 0 or more."""
     try:
@@ -197,8 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     mg = sub.add_parser("merge", help="combine the --json reports of gate --shard I/N into one run")
     mg.add_argument("reports", nargs="+", metavar="REPORT.json")
-    mg.add_argument("--json", metavar="FILE", help="write the merged JSON report (- for standard output)")
-    mg.add_argument("--junit", metavar="FILE", help="write one JUnit XML report (- for standard output)")
+    _outputs(
+        mg,
+        ("--json", "write the merged JSON report (- for standard output)"),
+        ("--junit", "write one JUnit XML report (- for standard output)"),
+    )
     _summary_options(mg)
     _common(mg)
 
@@ -334,16 +349,19 @@ def _coverage_parser(sub) -> None:
         "coverage",
         help="which combinations of the spec's axes the configs reach, at which oracle's stratum (docs/coverage.md)",
     )
-    cv.add_argument("--json", metavar="FILE", help="every tuple, its stratum and feasibility, as JSON (- for stdout)")
-    cv.add_argument("--svg", metavar="FILE", help="a heatmap of the axis pairs, for a pull request page")
-    cv.add_argument("--all", action="store_true", help="list every axis pair, not only those with gaps")
-    cv.add_argument(
-        "--propose",
-        action="store_true",
-        help="print the rocke-parity new commands of the fewest configs that reach the missing feasible tuples",
+    _outputs(
+        cv,
+        ("--json", "every tuple, its stratum and feasibility, as JSON (- for stdout)"),
+        ("--svg", "a heatmap of the axis pairs, for a pull request page"),
     )
-    cv.add_argument(
-        "--no-numerics", action="store_true", help="with --propose: check candidates by the engines only (faster)"
+    _switches(
+        cv,
+        ("--all", "list every axis pair, not only those with gaps"),
+        (
+            "--propose",
+            "print the rocke-parity new commands of the fewest configs that reach the missing feasible tuples",
+        ),
+        ("--no-numerics", "with --propose: check candidates by the engines only (faster)"),
     )
     _common(cv)
 
@@ -359,9 +377,12 @@ def _numerics_parser(sub) -> None:
     nu.add_argument("ids", nargs="*", metavar="ID")
     nu.add_argument("--engine", choices=("py", "c"), default="py", help="the engine whose IR is run (default py)")
     nu.add_argument("--json", metavar="FILE", help="write the outcomes as JSON (- for standard output)")
-    nu.add_argument("--small", action="store_true", help="only the small and edge sizes (not the shipped one)")
-    nu.add_argument("--real", action="store_true", help="normally distributed inputs, compared within a dtype bound")
-    nu.add_argument("--shrink", action="store_true", help="run a size over the budget smaller instead of skipping it")
+    _switches(
+        nu,
+        ("--small", "only the small and edge sizes (not the shipped one)"),
+        ("--real", "normally distributed inputs, compared within a dtype bound"),
+        ("--shrink", "run a size over the budget smaller instead of skipping it"),
+    )
     nu.add_argument(
         "--level",
         choices=("ir", "ll", "both"),
