@@ -20,6 +20,7 @@ import standin_tree as pt
 
 from rocke_py.parity.cli import main
 from rocke_py.parity.judge.gate import GateRun, run_gate
+from rocke_py.parity.judge.golden import output_key
 from rocke_py.parity.judge.verdict import Verdict
 
 ENGINES = pt.engines_arg("all_modes")
@@ -33,8 +34,7 @@ HAS_GDB = shutil.which("gdb") is not None
 class Case:
     name: str
     status: str
-    mode: str
-    flavor: str  # "-" for spec and ir
+    job: str  # the mode and flavor of the failing job, as the gate labels them ("ir -", "ll llvm22")
     recorded: dict  # the [standin] table of the failure the entry is recorded for
     other: dict  # another failure of the same status
     expect: str = "emit"
@@ -44,40 +44,45 @@ class Case:
         return "wgrad/00-x" if self.expect == "emit" else "wgrad/100-x"
 
     @property
+    def mode(self) -> str:
+        return self.job.split()[0]
+
+    @property
+    def flavor(self) -> str:
+        return self.job.split()[1]
+
+    @property
     def key(self) -> str:
-        return self.mode if self.flavor == "-" else f"{self.mode}.{self.flavor}"
+        return output_key(self.mode, self.flavor)
 
 
 CASES = (
     # NONDETERMINISTIC pins the varying engine's two outputs and the stable engine's output
-    Case("nondet_another_varying_output", "NONDETERMINISTIC", "spec", "-", {"c_spec": "vary:A"}, {"c_spec": "vary:B"}),
+    Case("nondet_another_varying_output", "NONDETERMINISTIC", "spec -", {"c_spec": "vary:A"}, {"c_spec": "vary:B"}),
     Case(
         "nondet_another_stable_output",
         "NONDETERMINISTIC",
-        "spec",
-        "-",
+        "spec -",
         {"c_spec": "vary:A"},
         {"c_spec": "vary:A", "py_spec": "tail"},
     ),
-    Case("nondet_another_varying_engine", "NONDETERMINISTIC", "spec", "-", {"c_spec": "vary:A"}, {"py_spec": "vary:A"}),
+    Case("nondet_another_varying_engine", "NONDETERMINISTIC", "spec -", {"c_spec": "vary:A"}, {"py_spec": "vary:A"}),
     # CRASH pins the engine, the signal, the C engine's stage note and the innermost engine frame
-    Case("crash_another_stage", "CRASH", "ir", "-", {"c_ir": "segv@build_kernel"}, {"c_ir": "segv@print_ir"}),
-    Case("crash_another_signal", "CRASH", "ir", "-", {"c_ir": "kill:SIGSEGV"}, {"c_ir": "kill:SIGBUS"}),
+    Case("crash_another_stage", "CRASH", "ir -", {"c_ir": "segv@build_kernel"}, {"c_ir": "segv@print_ir"}),
+    Case("crash_another_signal", "CRASH", "ir -", {"c_ir": "kill:SIGSEGV"}, {"c_ir": "kill:SIGBUS"}),
     Case(
         "crash_another_raising_function",
         "CRASH",
-        "ll",
-        "llvm22",
+        "ll llvm22",
         {"py_ll_llvm22": "keyerror:build_tile"},
         {"py_ll_llvm22": "keyerror:lower_kernel"},
     ),
-    Case("crash_another_python_frame", "CRASH", "spec", "-", {"py_spec": "segv"}, {"py_spec": "segv_w"}),
+    Case("crash_another_python_frame", "CRASH", "spec -", {"py_spec": "segv"}, {"py_spec": "segv_w"}),
     # VERDICT_SPLIT pins the verdict and output of the job and of the job it splits from
     Case(
         "split_other_emitted_bytes",
         "VERDICT_SPLIT",
-        "ir",
-        "-",
+        "ir -",
         {**REJECT, "py_ir": "emit", "c_ir": "emit"},
         {**REJECT, "py_ir": "tail", "c_ir": "tail"},
         expect="reject:E_X",
@@ -85,23 +90,21 @@ CASES = (
     Case(
         "split_other_rejection_message",
         "VERDICT_SPLIT",
-        "ir",
-        "-",
+        "ir -",
         {"py_ir": "reject:E_X:m", "c_ir": "reject:E_X:m"},
         {"py_ir": "reject:E_X:m2", "c_ir": "reject:E_X:m2"},
     ),
     Case(
         "split_other_reference_output",
         "VERDICT_SPLIT",
-        "ir",
-        "-",
+        "ir -",
         {**REJECT, "py_ir": "emit", "c_ir": "emit"},
         {"py": "reject:E_X:m3", "c": "reject:E_X:m3", "py_ir": "emit", "c_ir": "emit"},
         expect="reject:E_X",
     ),
 )
 #: needs the C frames of a re-run under gdb (the stand-in's two SIGSEGVs differ only in their function)
-GDB_CASES = (Case("crash_another_c_function", "CRASH", "ir", "-", {"c_ir": "segv"}, {"c_ir": "segv_w"}),)
+GDB_CASES = (Case("crash_another_c_function", "CRASH", "ir -", {"c_ir": "segv"}, {"c_ir": "segv_w"}),)
 
 
 def write_case(root: Path, case: Case, table: dict) -> None:
@@ -130,7 +133,7 @@ def add(root: Path, case: Case) -> int:
 
 def gate(root: Path, case: Case) -> tuple[GateRun, Verdict]:
     run = run_gate(root, engines=pt.engine_spec("all_modes"), workers=2)
-    (v,) = [v for v in run.verdicts if v.job.label() == f"{case.config} {case.mode} {case.flavor}"]
+    (v,) = [v for v in run.verdicts if v.job.label() == f"{case.config} {case.job}"]
     return run, v
 
 
