@@ -745,15 +745,21 @@ def mma_op(prog: Program, op: Op, ins, scopes):
         c = np.asarray(ch.env[ins[2]])  # (T, c_len) or one (c_len,) row for every thread
         if prog.on_mma is not None:
             prog.on_mma(op, ch.blocks, a, b)
-        if prog.tracer is not None:
-            prog.tracer("mma-a", op, ch.all_lanes, np.ascontiguousarray(a))
-            prog.tracer("mma-b", op, ch.all_lanes, np.ascontiguousarray(b))
-        d, replicas = mma_mod.mma(lay, a, b, c, ch.operands)
-        if not replicas and prog.check:
-            ch.report("wmma-replica", op, np.ones(1, dtype=bool))
-        return d if ch.mask is None else np.where(ch.mask[:, None], d, c)
+        return mma_lanes(prog, ch, op, lay, a, b, c)
 
     return produce(run)
+
+
+def mma_lanes(prog, ch: Chunk, op, lay: mma_mod.Layout, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """D of one MMA over the chunk (both executors): the tracer sees A and B, a gfx11 replica
+    lane that does not repeat its twin is reported, and a lane outside the mask keeps C."""
+    if prog.tracer is not None:
+        prog.tracer("mma-a", op, ch.all_lanes, np.ascontiguousarray(a))
+        prog.tracer("mma-b", op, ch.all_lanes, np.ascontiguousarray(b))
+    d, replicas = mma_mod.mma(lay, a, b, c, ch.operands)
+    if not replicas and prog.check:
+        ch.report("wmma-replica", op, np.ones(1, dtype=bool))
+    return d if ch.mask is None else np.where(ch.mask[:, None], d, c)
 
 
 def async_load(prog: Program, op: Op, ins, scopes):

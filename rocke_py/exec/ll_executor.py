@@ -32,6 +32,7 @@ from .executor import (
     full,
     land,
     memoized,
+    mma_lanes,
     partial_waves,
     pass_barrier,
     pick,
@@ -890,14 +891,7 @@ def mma_call(prog: LlProgram, ins: Instr, slots: list[int]):
         b = full(ch.env[b_slot], ch.n, tail)
         if uint:  # bf16 operands as bit patterns, whether typed <N x i16> or <N x bfloat>
             a, b = a.view(np.uint16), b.view(np.uint16)
-        c = np.asarray(ch.env[c_slot])
-        if prog.tracer is not None:
-            prog.tracer("mma-a", ins, ch.all_lanes, np.ascontiguousarray(a))
-            prog.tracer("mma-b", ins, ch.all_lanes, np.ascontiguousarray(b))
-        d, replicas = mma_mod.mma(lay, a, b, c, ch.operands)
-        if not replicas and prog.check:
-            ch.report("wmma-replica", ins, np.ones(1, dtype=bool))
-        return d if ch.mask is None else np.where(ch.mask[:, None], d, c)
+        return mma_lanes(prog, ch, ins, lay, a, b, np.asarray(ch.env[c_slot]))
 
     return run
 
