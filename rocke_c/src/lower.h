@@ -61,16 +61,24 @@ extern const rk_ll_backend rk_ll_backends[RK_LL_N_BACKENDS];
 const rk_ll_backend *rk_find_backend(const char *arch);  /* NULL: unknown */
 
 /* ---- the declaration table (llvm-ir §2, item 5): printed in this order, only the rows used ----
- * (key, base text, llvm22 override, llvm23 override); "" = no override. llvm22 uses the
- * llvm22 column when set, else base; llvm23 the llvm23 column, else the llvm22 column, else
- * base. */
+ * (key, text): every flavor's text, unless rk_ll_decl_overrides gives the row a text of its own. */
 
 typedef struct rk_ll_decl {
-    const char *key, *base, *llvm22, *llvm23;
+    const char *key, *text;
 } rk_ll_decl;
 
 #define RK_LL_N_DECLS 51
 extern const rk_ll_decl rk_ll_decls[RK_LL_N_DECLS];
+
+/* The rows a newer flavor declares otherwise: (key, llvm22 text, llvm23 text), "" = no override.
+ * llvm22 uses its text when set, else the row's; llvm23 its text, else the llvm22 text, else the
+ * row's. */
+typedef struct rk_ll_decl_override {
+    const char *key, *llvm22, *llvm23;
+} rk_ll_decl_override;
+
+#define RK_LL_N_DECL_OVERRIDES 1
+extern const rk_ll_decl_override rk_ll_decl_overrides[RK_LL_N_DECL_OVERRIDES];
 
 /* The row's text in flavor's column. */
 const char *rk_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor);

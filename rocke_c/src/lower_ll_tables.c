@@ -65,117 +65,116 @@ const rk_ll_backend *rk_find_backend(const char *arch)
 
 /* clang-format off */
 const rk_ll_decl rk_ll_decls[] = {
-    {"workitem.id.x", "declare i32 @llvm.amdgcn.workitem.id.x()", "", ""},
-    {"workitem.id.y", "declare i32 @llvm.amdgcn.workitem.id.y()", "", ""},
-    {"workitem.id.z", "declare i32 @llvm.amdgcn.workitem.id.z()", "", ""},
-    {"workgroup.id.x", "declare i32 @llvm.amdgcn.workgroup.id.x()", "", ""},
-    {"workgroup.id.y", "declare i32 @llvm.amdgcn.workgroup.id.y()", "", ""},
-    {"workgroup.id.z", "declare i32 @llvm.amdgcn.workgroup.id.z()", "", ""},
-    {"mbcnt.lo", "declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)", "", ""},
-    {"mbcnt.hi", "declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)", "", ""},
-    {"readfirstlane.i32", "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)", "", ""},
-    {"smin.i32", "declare i32 @llvm.smin.i32(i32, i32)", "", ""},
-    {"smax.i32", "declare i32 @llvm.smax.i32(i32, i32)", "", ""},
-    {"minnum.f32", "declare float @llvm.minnum.f32(float, float)", "", ""},
-    {"maxnum.f32", "declare float @llvm.maxnum.f32(float, float)", "", ""},
-    {"make.buffer.rsrc",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)",
-     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)", ""},
+    {"workitem.id.x", "declare i32 @llvm.amdgcn.workitem.id.x()"},
+    {"workitem.id.y", "declare i32 @llvm.amdgcn.workitem.id.y()"},
+    {"workitem.id.z", "declare i32 @llvm.amdgcn.workitem.id.z()"},
+    {"workgroup.id.x", "declare i32 @llvm.amdgcn.workgroup.id.x()"},
+    {"workgroup.id.y", "declare i32 @llvm.amdgcn.workgroup.id.y()"},
+    {"workgroup.id.z", "declare i32 @llvm.amdgcn.workgroup.id.z()"},
+    {"mbcnt.lo", "declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)"},
+    {"mbcnt.hi", "declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)"},
+    {"readfirstlane.i32", "declare i32 @llvm.amdgcn.readfirstlane.i32(i32)"},
+    {"smin.i32", "declare i32 @llvm.smin.i32(i32, i32)"},
+    {"smax.i32", "declare i32 @llvm.smax.i32(i32, i32)"},
+    {"minnum.f32", "declare float @llvm.minnum.f32(float, float)"},
+    {"maxnum.f32", "declare float @llvm.maxnum.f32(float, float)"},
+    {"make.buffer.rsrc", "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p1(ptr addrspace(1), i16, i32, i32)"},
     {"raw.ptr.buffer.load.i16",
-     "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
+     "declare i16 @llvm.amdgcn.raw.ptr.buffer.load.i16(ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.load.i32",
-     "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
+     "declare i32 @llvm.amdgcn.raw.ptr.buffer.load.i32(ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.load.v2i32",
-     "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
+     "declare <2 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v2i32(ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.load.v4i32",
-     "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
+     "declare <4 x i32> @llvm.amdgcn.raw.ptr.buffer.load.v4i32(ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.store.i16",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
+     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i16(i16, ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.store.i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)", "", ""},
+     "declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.store.v2i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""},
+     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v2i32(<2 x i32>, ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.store.v4i32",
-     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)",
-     "", ""},
+     "declare void @llvm.amdgcn.raw.ptr.buffer.store.v4i32(<4 x i32>, ptr addrspace(8), i32, i32, i32 immarg)"},
     {"raw.ptr.buffer.load.lds",
      "declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32,"
-     " i32 immarg, i32 immarg)", "", ""},
-    {"ds.read.tr16.b64.v4i16", "declare <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3))", "", ""},
-    {"ds.load.tr16.b128.v8f16", "declare <8 x half> @llvm.amdgcn.ds.load.tr16.b128.v8f16(ptr addrspace(3))", "", ""},
-    {"ds.load.tr16.b128.v8bf16",
-     "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))", "", ""},
-    {"s.waitcnt", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)", "", ""},
-    {"s.wait.loadcnt", "declare void @llvm.amdgcn.s.wait.loadcnt(i16 immarg)", "", ""},
-    {"s.wait.storecnt", "declare void @llvm.amdgcn.s.wait.storecnt(i16 immarg)", "", ""},
-    {"s.wait.dscnt", "declare void @llvm.amdgcn.s.wait.dscnt(i16 immarg)", "", ""},
-    {"s.barrier", "declare void @llvm.amdgcn.s.barrier()", "", ""},
+     " i32 immarg, i32 immarg)"},
+    {"ds.read.tr16.b64.v4i16", "declare <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3))"},
+    {"ds.load.tr16.b128.v8f16", "declare <8 x half> @llvm.amdgcn.ds.load.tr16.b128.v8f16(ptr addrspace(3))"},
+    {"ds.load.tr16.b128.v8bf16", "declare <8 x bfloat> @llvm.amdgcn.ds.load.tr16.b128.v8bf16(ptr addrspace(3))"},
+    {"s.waitcnt", "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)"},
+    {"s.wait.loadcnt", "declare void @llvm.amdgcn.s.wait.loadcnt(i16 immarg)"},
+    {"s.wait.storecnt", "declare void @llvm.amdgcn.s.wait.storecnt(i16 immarg)"},
+    {"s.wait.dscnt", "declare void @llvm.amdgcn.s.wait.dscnt(i16 immarg)"},
+    {"s.barrier", "declare void @llvm.amdgcn.s.barrier()"},
     {"mfma.f32.32x32x8f16",
      "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8f16(<4 x half>, <4 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg)"},
     {"mfma.f32.16x16x16f16",
      "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16(<4 x half>, <4 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg)"},
     {"mfma.f32.32x32x16.f16",
      "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.f16(<8 x half>, <8 x half>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg)"},
     {"mfma.f32.16x16x32.f16",
      "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.f16(<8 x half>, <8 x half>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg)"},
     {"mfma.f32.32x32x8bf16.1k",
      "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x8bf16.1k(<4 x i16>, <4 x i16>, <16 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg)"},
     {"mfma.f32.16x16x16bf16.1k",
      "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg,"
-     " i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg)"},
     {"mfma.f32.32x32x16.bf16",
      "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x16.bf16(<8 x bfloat>, <8 x bfloat>, <16 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg, i32 immarg)"},
     {"mfma.f32.16x16x32.bf16",
      "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>,"
-     " i32 immarg, i32 immarg, i32 immarg)", "", ""},
+     " i32 immarg, i32 immarg, i32 immarg)"},
     {"mfma.f32.16x16x4f32",
      "declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""},
+     " i32 immarg)"},
     {"mfma.f32.32x32x2f32",
      "declare <16 x float> @llvm.amdgcn.mfma.f32.32x32x2f32(float, float, <16 x float>, i32 immarg, i32 immarg,"
-     " i32 immarg)", "", ""},
+     " i32 immarg)"},
     {"wmma.f32.16x16x16.f16.v8f32.v16f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)",
-     "", ""},
+     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16(<16 x half>, <16 x half>, <8 x float>)"},
     {"wmma.f32.16x16x16.bf16.v8f32.v16i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)",
-     "", ""},
+     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16>, <16 x i16>, <8 x float>)"},
     {"wmma.f32.16x16x16.f16.v8f32.v8f16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)",
-     "", ""},
+     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16(<8 x half>, <8 x half>, <8 x float>)"},
     {"wmma.f32.16x16x16.bf16.v8f32.v8i16",
-     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)",
-     "", ""},
+     "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16(<8 x i16>, <8 x i16>, <8 x float>)"},
     {"wmma.f32.16x16x32.f16.v8f32.v16f16",
      "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16(i1 immarg, <16 x half>, i1 immarg,"
-     " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
+     " <16 x half>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)"},
     {"wmma.f32.16x16x32.bf16.v8f32.v16bf16",
      "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16(i1 immarg, <16 x bfloat>, i1 immarg,"
-     " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
+     " <16 x bfloat>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)"},
     {"wmma.f32.16x16x4.f32.v8f32.v2f32",
      "declare <8 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(i1 immarg, <2 x float>, i1 immarg,"
-     " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)", "", ""},
-    {"sched.group.barrier", "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)",
-     "", ""},
-    {"sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)", "", ""},
-    {"s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)", "", ""},
+     " <2 x float>, i16 immarg, <8 x float>, i1 immarg, i1 immarg)"},
+    {"sched.group.barrier", "declare void @llvm.amdgcn.sched.group.barrier(i32 immarg, i32 immarg, i32 immarg)"},
+    {"sched.barrier", "declare void @llvm.amdgcn.sched.barrier(i32 immarg)"},
+    {"s.setprio", "declare void @llvm.amdgcn.s.setprio(i16 immarg)"},
 };
 /* clang-format on */
 
+const rk_ll_decl_override rk_ll_decl_overrides[] = {
+    {"make.buffer.rsrc",
+     "declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)", ""},
+};
+
 const char *rk_decl_text(const rk_ll_decl *row, const rk_ll_flavor *flavor)
 {
-    if (flavor->generation >= 2 && row->llvm23[0])
-        return row->llvm23;
-    if (flavor->generation >= 1 && row->llvm22[0])
-        return row->llvm22;
-    return row->base;
+    const rk_ll_decl_override *o;
+    for (o = rk_ll_decl_overrides; o < rk_ll_decl_overrides + RK_LL_N_DECL_OVERRIDES; o++)
+        if (strcmp(o->key, row->key) == 0) {
+            if (flavor->generation >= 2 && o->llvm23[0])
+                return o->llvm23;
+            if (flavor->generation >= 1 && o->llvm22[0])
+                return o->llvm22;
+        }
+    return row->text;
 }
 
 /* ---- MMA atoms (llvm-ir §12.2, §12.3; op_ids docs/ir.md §4.5) ---- */
