@@ -40,22 +40,19 @@ class _Obj:
 
 
 @dataclass(frozen=True)
-class _List:
+class _Each:
+    """A list (``container`` is ``list``) or an object with any keys (``dict``) whose every item
+    is of ``item``'s kind."""
+
+    container: type
     item: _Spec
-
-
-@dataclass(frozen=True)
-class _Map:
-    """An object with any keys, every value of ``value``'s kind."""
-
-    value: _Spec
 
 
 #: A kind: ``str``, ``bool``, ``int`` (an integer, never a boolean), ``float`` (a finite number),
 #: ``None`` (null), ``dict``/``list`` (any), a structure, or a tuple of alternatives.
-_Spec = Union[type, None, _Obj, _List, _Map, tuple]
+_Spec = Union[type, None, _Obj, _Each, tuple]
 
-_STRS = _List(str)
+_STRS = _Each(list, str)
 _OPT_STR = (str, None)
 _RUN = _Obj({}, {"kind": str, "code": _OPT_STR, "message": _OPT_STR, "sha256": _OPT_STR, "bytes": (int, None)})
 _GOLDEN = _Obj({}, {"verdict": str, "sha256": str, "bytes": int, "code": str, "message": str})
@@ -72,7 +69,7 @@ _RECORD = _Obj(
         "repro": _STRS,
         "golden_match": str,
         "known_gap": _Obj({}, {"status": str, "reason": str, "holds": bool}),
-        "durations": _Obj({}, {"py": _List(float), "c": _List(float)}),
+        "durations": _Obj({}, {"py": _Each(list, float), "c": _Each(list, float)}),
         "golden": (_GOLDEN, None),
         "py": (_RUN, None),
         "c": (_RUN, None),
@@ -99,9 +96,9 @@ _SHARD = _Obj(
         "jobs_total": int,
         "job_list_sha256": str,
         "partition_sha256": str,
-        "all_jobs": _List(_STRS),
-        "assignment": _Map(int),
-        "config_sha256": _Map(str),
+        "all_jobs": _Each(list, _STRS),
+        "assignment": _Each(dict, int),
+        "config_sha256": _Each(dict, str),
         "partial": (str, bool),
     }
 )
@@ -110,7 +107,7 @@ REPORT_SHAPE = _Obj(
         "schema": str,
         "summary": _SUMMARY,
         "shard": _SHARD,
-        "jobs": _List(_RECORD),
+        "jobs": _Each(list, _RECORD),
         "run_level_failures": _STRS,
         "notes": _STRS,
         "modes": _STRS,
@@ -134,19 +131,21 @@ def _fits(value: object, spec: _Spec) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if spec is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(spec, (_Obj, _Map)) or spec is dict:
+    if isinstance(spec, _Each):
+        return isinstance(value, spec.container)
+    if isinstance(spec, _Obj):
         return isinstance(value, dict)
-    if isinstance(spec, _List) or spec is list:
-        return isinstance(value, list)
     return isinstance(value, spec)  # type: ignore[arg-type]
 
 
 def _name(spec: _Spec) -> str:
     if spec is None:
         return "null"
-    if isinstance(spec, _List) or spec is list:
+    if isinstance(spec, _Each):
+        return _name(spec.container)
+    if spec is list:
         return "a list"
-    if isinstance(spec, (_Obj, _Map)) or spec is dict:
+    if isinstance(spec, _Obj) or spec is dict:
         return "an object"
     return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[spec]  # type: ignore[index]
 
@@ -184,12 +183,10 @@ def check_shape(value: object, spec: _Spec, path: tuple[object, ...] = ()) -> No
             break
     if chosen is _NONE:
         raise Malformed(f"{_where(path)} is {_what(value)}, not {' or '.join(_name(a) for a in alternatives)}")
-    if isinstance(chosen, _List):
-        for i, item in enumerate(value):  # type: ignore[arg-type]
-            check_shape(item, chosen.item, (*path, i))
-    elif isinstance(chosen, _Map):
-        for key, item in value.items():  # type: ignore[union-attr]
-            check_shape(item, chosen.value, (*path, key))
+    if isinstance(chosen, _Each):
+        items = enumerate(value) if chosen.container is list else value.items()  # type: ignore[arg-type, union-attr]
+        for key, item in items:
+            check_shape(item, chosen.item, (*path, key))
     elif isinstance(chosen, _Obj):
         for key, sub in chosen.required.items():
             if key not in value:  # type: ignore[operator]
