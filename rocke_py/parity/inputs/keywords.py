@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from typing import Callable
+from typing import Callable, Iterable
 
 _GLOB_CHARS = frozenset("*?[")
 _TOKEN_RE = re.compile(r"\(|\)|[^\s()]+")
@@ -54,18 +54,19 @@ class _Parser:
         return m
 
     def expr(self) -> Matcher:
-        parts = [self.conj()]
-        while self.peek() == "or":
-            self.pos += 1
-            parts.append(self.conj())
-        return parts[0] if len(parts) == 1 else (lambda labels: any(p(labels) for p in parts))
+        return self.chain("or", self.conj, any)
 
     def conj(self) -> Matcher:
-        parts = [self.neg()]
-        while self.peek() == "and":
+        return self.chain("and", self.neg, all)
+
+    def chain(self, word: str, operand: Callable[[], Matcher], combine: Callable[[Iterable[bool]], bool]) -> Matcher:
+        """operand (word operand)*: the operands' matchers joined by `combine` (any for or, all
+        for and), the two levels of the grammar."""
+        parts = [operand()]
+        while self.peek() == word:
             self.pos += 1
-            parts.append(self.neg())
-        return parts[0] if len(parts) == 1 else (lambda labels: all(p(labels) for p in parts))
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else (lambda labels: combine(p(labels) for p in parts))
 
     def neg(self) -> Matcher:
         tok = self.peek()
