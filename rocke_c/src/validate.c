@@ -5,8 +5,7 @@
  *
  * Twin of rocke_py/engine/validate.py: the same rules, in the same order, with the same
  * messages. Each check appends its message to the buffer and returns 1 when the rule fires,
- * 0 otherwise (Python: the message or None); validate returns the first as the error.
- * Python's helper b() has no twin: no message prints a boolean. */
+ * 0 otherwise (Python: the message or None); validate returns the first as the error. */
 #include <string.h>
 #include "internal.h"
 
@@ -25,10 +24,22 @@ static int edge_16_32(long long edge) { return edge == 16 || edge == 32; }
 
 /* ---- shared checks (one function per rule meaning; the family prefixes the code) ---- */
 
-static int unknown_option(const rk_ctx *c, rk_buf *msg, const char *const *pipelines)
+/* The rules whose message is a fixed text: it, when `on`. */
+static int fixed(rk_buf *msg, int on, const char *text)
 {
+    if (on)
+        rk_buf_puts(msg, text);
+    return on;
+}
+
+/* The pipelines each family's spec may name (Python: PIPELINES; fwd shares wgrad's). */
+static int unknown_option(const rk_ctx *c, rk_buf *msg)
+{
+    static const char *const fwd_wgrad[] = {"mem", "compv3", "compv4", "basic", NULL};
+    static const char *const dgrad[] = {"mem", "compv3", "compv4", "wavelet", NULL};
     static const char *const epilogues[] = {"default", "cshuffle", NULL};
     const rk_spec *s = c->spec;
+    const char *const *pipelines = s->family == RK_FAMILY_DGRAD ? dgrad : fwd_wgrad;
     if (!rk_str_in(s->pipeline, pipelines)) {
         if (rk_echo_word(s->pipeline))
             rk_buf_printf(msg, "pipeline '%s' is not one of ", s->pipeline);
@@ -45,18 +56,6 @@ static int unknown_option(const rk_ctx *c, rk_buf *msg, const char *const *pipel
         return 1;
     }
     return 0;
-}
-
-static int fwd_wgrad_unknown_option(const rk_ctx *c, rk_buf *msg)
-{
-    static const char *const pipelines[] = {"mem", "compv3", "compv4", "basic", NULL};
-    return unknown_option(c, msg, pipelines);
-}
-
-static int dgrad_unknown_option(const rk_ctx *c, rk_buf *msg)
-{
-    static const char *const pipelines[] = {"mem", "compv3", "compv4", "wavelet", NULL};
-    return unknown_option(c, msg, pipelines);
 }
 
 static int tile_divisibility(const rk_ctx *c, rk_buf *msg)
@@ -90,18 +89,25 @@ static int block_size_spec(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int vec_c_default_epilogue(const rk_ctx *c, rk_buf *msg)
+/* Python's vec_c_default_epilogue(c, also): `also`, dgrad's other case, with split-K or a stride
+ * (DGRAD_VEC_C_SCALAR_STORE). */
+static int cshuffle_store(const rk_ctx *c, rk_buf *msg, int also)
 {
     const rk_spec *s = c->spec;
-    if (s->vector_size_c.set && s->vector_size_c.v > 1 && streq(s->epilogue, "default")) {
-        rk_buf_printf(msg,
-                      "vector_size_c = %lld needs epilogue cshuffle "
-                      "(the default epilogue stores one element per lane)",
-                      s->vector_size_c.v);
-        return 1;
-    }
-    return 0;
+    const rk_problem *p = c->problem;
+    if (!(s->vector_size_c.set && s->vector_size_c.v > 1 && streq(s->epilogue, "default")))
+        return 0;
+    rk_buf_printf(msg,
+                  "vector_size_c = %lld needs epilogue cshuffle "
+                  "(the default epilogue stores one element per lane",
+                  s->vector_size_c.v);
+    if (also)
+        rk_buf_printf(msg, ", also with split_k = %lld, sH = %lld, sW = %lld", s->split_k, p->sH, p->sW);
+    rk_buf_puts(msg, ")");
+    return 1;
 }
+
+static int vec_c_default_epilogue(const rk_ctx *c, rk_buf *msg) { return cshuffle_store(c, msg, 0); }
 
 static int wave_size_mismatch(const rk_ctx *c, rk_buf *msg)
 {
@@ -114,72 +120,75 @@ static int wave_size_mismatch(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
+/* What atomic split-K with a 16-bit dtype_d (packed pairs of atomics) needs: when `ok` is not met,
+ * the message up to what it needs, which the caller appends. */
+static int packed_atomics(const rk_ctx *c, rk_buf *msg, int atomic, int ok)
+{
+    const rk_spec *s = c->spec;
+    if (!atomic || !rk_spec_is_sixteen_bit(s->dtype_d) || ok)
+        return 0;
+    rk_buf_printf(msg, "split_k = %lld with dtype_d = %s needs ", s->split_k, s->dtype_d);
+    return 1;
+}
+
 static int split_k_odd_cpg(const rk_ctx *c, rk_buf *msg, int atomic)
 {
-    const rk_spec *s = c->spec;
     long long cpg = rk_cpg(c->problem);
-    if (atomic && rk_spec_is_sixteen_bit(s->dtype_d) && rk_floormod(cpg, 2) != 0) {
-        rk_buf_printf(msg,
-                      "split_k = %lld with dtype_d = %s needs an even cpg, "
-                      "not %lld (packed pairs must not cross a channel run)",
-                      s->split_k, s->dtype_d, cpg);
-        return 1;
-    }
-    return 0;
+    if (!packed_atomics(c, msg, atomic, rk_floormod(cpg, 2) == 0))
+        return 0;
+    rk_buf_printf(msg, "an even cpg, not %lld (packed pairs must not cross a channel run)", cpg);
+    return 1;
 }
 
-static int kouter_dtype_ab(const rk_ctx *c, rk_buf *msg)
+/* The operands whose LDS tile lds_k_outer lays out for the transposed read (Python: KOUTER_OPERANDS,
+ * conv-semantics §7.5): A and B in wgrad, B alone in dgrad; so whether A is one. */
+static int kouter_flips_a(const rk_spec *s) { return s->family == RK_FAMILY_WGRAD; }
+
+/* What lds_k_outer needs of the spec: when it is on and `ok` is not, the message up to the values
+ * the spec has, which the caller appends (Python joins them with " and "). */
+static int kouter_needs(const rk_ctx *c, rk_buf *msg, int ok, const char *needs)
 {
-    const rk_spec *s = c->spec;
-    if (s->lds_k_outer && (!rk_spec_is_sixteen_bit(s->dtype_a) || !rk_spec_is_sixteen_bit(s->dtype_b))) {
-        rk_buf_printf(msg,
-                      "lds_k_outer needs 16-bit dtype_a and dtype_b (the transpose read is 16-bit), "
-                      "not %s and %s",
-                      s->dtype_a, s->dtype_b);
-        return 1;
-    }
-    return 0;
+    if (!c->spec->lds_k_outer || ok)
+        return 0;
+    rk_buf_printf(msg, "lds_k_outer needs %s, not ", needs);
+    return 1;
 }
 
-static int kouter_dtype_b(const rk_ctx *c, rk_buf *msg)
+static int kouter_dtype(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    if (s->lds_k_outer && !rk_spec_is_sixteen_bit(s->dtype_b)) {
-        rk_buf_printf(msg, "lds_k_outer needs a 16-bit dtype_b (the transpose read is 16-bit), not %s", s->dtype_b);
-        return 1;
-    }
-    return 0;
+    int a = kouter_flips_a(s);
+    int ok = rk_spec_is_sixteen_bit(s->dtype_b) && (!a || rk_spec_is_sixteen_bit(s->dtype_a));
+    const char *needs = a ? "16-bit dtype_a and dtype_b (the transpose read is 16-bit)"
+                          : "a 16-bit dtype_b (the transpose read is 16-bit)";
+    if (!kouter_needs(c, msg, ok, needs))
+        return 0;
+    if (a)
+        rk_buf_printf(msg, "%s and ", s->dtype_a);
+    rk_buf_puts(msg, s->dtype_b);
+    return 1;
 }
 
-static int kouter_atom_edge_mn(const rk_ctx *c, rk_buf *msg)
+static int kouter_atom_edge(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    if (s->lds_k_outer && (!edge_16_32(s->warp_tile_m) || !edge_16_32(s->warp_tile_n))) {
-        rk_buf_printf(msg, "lds_k_outer needs warp_tile_m and warp_tile_n in {16, 32}, not %lld and %lld",
-                      s->warp_tile_m, s->warp_tile_n);
-        return 1;
-    }
-    return 0;
-}
-
-static int kouter_atom_edge_n(const rk_ctx *c, rk_buf *msg)
-{
-    const rk_spec *s = c->spec;
-    if (s->lds_k_outer && !edge_16_32(s->warp_tile_n)) {
-        rk_buf_printf(msg, "lds_k_outer needs warp_tile_n in {16, 32}, not %lld", s->warp_tile_n);
-        return 1;
-    }
-    return 0;
+    int a = kouter_flips_a(s);
+    int ok = edge_16_32(s->warp_tile_n) && (!a || edge_16_32(s->warp_tile_m));
+    if (!kouter_needs(c, msg, ok, a ? "warp_tile_m and warp_tile_n in {16, 32}" : "warp_tile_n in {16, 32}"))
+        return 0;
+    if (a)
+        rk_buf_printf(msg, "%lld and ", s->warp_tile_m);
+    rk_buf_printf(msg, "%lld", s->warp_tile_n);
+    return 1;
 }
 
 static int kouter_wave(const rk_ctx *c, rk_buf *msg)
 {
-    const rk_spec *s = c->spec;
-    if (s->lds_k_outer && s->wave_size != 64 && s->wave_size != 32) {
-        rk_buf_printf(msg, "lds_k_outer needs wave_size 64 or 32, not %lld", s->wave_size);
-        return 1;
-    }
-    return 0;
+    long long wave = c->spec->wave_size;
+    if (!kouter_needs(c, msg, wave == 64 || wave == 32, "wave_size 64 or 32"))
+        return 0;
+    rk_buf_printf(msg, "%lld", wave);
+    return 1;
 }
 
 static void atom(const rk_spec *s, rk_buf *msg)
@@ -214,25 +223,39 @@ static int dgrad_kouter_wave32_atom(const rk_ctx *c, rk_buf *msg)
 
 static int kouter_arch(const rk_ctx *c, rk_buf *msg)
 {
+    const char *arch = c->spec->arch;
+    if (!kouter_needs(c, msg, rk_lds_k_outer_arch_wave(arch) != 0, "gfx950 or gfx1250 (a transpose read)"))
+        return 0;
+    rk_buf_puts(msg, arch);
+    return 1;
+}
+
+static int kouter_explicit_layout(const rk_ctx *c, rk_buf *msg)
+{
     const rk_spec *s = c->spec;
-    if (s->lds_k_outer && rk_lds_k_outer_arch_wave(s->arch) == 0) {
-        rk_buf_printf(msg, "lds_k_outer needs gfx950 or gfx1250 (a transpose read), not %s", s->arch);
+    if (s->lds_k_outer && rk_has_lds_layout(s)) {
+        rk_buf_printf(msg, "lds_k_outer fixes the %s tile layout; lds_layout_pad and lds_layout_xor must be unset",
+                      kouter_flips_a(s) ? "A and B" : "B");
         return 1;
     }
     return 0;
 }
 
+/* The explicit LDS layout, as the messages name it. */
+static void lds_layout(rk_buf *msg, const rk_spec *s)
+{
+    rk_buf_printf(msg, "lds_layout_pad = %lld, lds_layout_xor = %lld", s->lds_layout_pad.v, s->lds_layout_xor);
+}
+
 static int async_layout(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    if (s->async_dma && rk_has_lds_layout(s) && (s->lds_layout_pad.v != 0 || s->lds_layout_xor != 0)) {
-        rk_buf_printf(msg,
-                      "async_dma needs a packed, unswizzled LDS layout, not lds_layout_pad = "
-                      "%lld, lds_layout_xor = %lld",
-                      s->lds_layout_pad.v, s->lds_layout_xor);
-        return 1;
-    }
-    return 0;
+    int packed = s->lds_layout_pad.v == 0 && s->lds_layout_xor == 0;
+    if (!s->async_dma || !rk_has_lds_layout(s) || packed)
+        return 0;
+    rk_buf_puts(msg, "async_dma needs a packed, unswizzled LDS layout, not ");
+    lds_layout(msg, s);
+    return 1;
 }
 
 static int async_pad(const rk_ctx *c, rk_buf *msg)
@@ -248,11 +271,8 @@ static int async_pad(const rk_ctx *c, rk_buf *msg)
 static int async_explicit_vector(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    if (s->async_dma && (s->vector_size_a.set || s->vector_size_b.set)) {
-        rk_buf_puts(msg, "async_dma derives its own load width; vector_size_a and vector_size_b must be unset");
-        return 1;
-    }
-    return 0;
+    return fixed(msg, s->async_dma && (s->vector_size_a.set || s->vector_size_b.set),
+                 "async_dma derives its own load width; vector_size_a and vector_size_b must be unset");
 }
 
 static int vector_range(const rk_ctx *c, rk_buf *msg)
@@ -272,13 +292,16 @@ static int vector_range(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-/* The two *_vector_divisibility rules differ only in the run vector_size_a must divide. */
-static int vector_divisibility(const rk_ctx *c, rk_buf *msg, const char *a_name, long long a_run)
+/* The run vector_size_a must divide is kpg in dgrad and wgrad, cpg in fwd. */
+static int vector_divisibility(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
     long long cpg = rk_cpg(c->problem);
+    int fwd = s->family == RK_FAMILY_FWD;
+    const char *a_key = fwd ? "cpg" : "kpg";
+    long long a_run = fwd ? cpg : rk_kpg(c->problem);
     if (s->vector_size_a.set && rk_floormod(a_run, s->vector_size_a.v) != 0) {
-        rk_buf_printf(msg, "vector_size_a = %lld does not divide %s = %lld", s->vector_size_a.v, a_name, a_run);
+        rk_buf_printf(msg, "vector_size_a = %lld does not divide %s = %lld", s->vector_size_a.v, a_key, a_run);
         return 1;
     }
     if (s->vector_size_b.set && rk_floormod(cpg, s->vector_size_b.v) != 0) {
@@ -286,16 +309,6 @@ static int vector_divisibility(const rk_ctx *c, rk_buf *msg, const char *a_name,
         return 1;
     }
     return 0;
-}
-
-static int grad_vector_divisibility(const rk_ctx *c, rk_buf *msg)
-{
-    return vector_divisibility(c, msg, "kpg", rk_kpg(c->problem));
-}
-
-static int fwd_vector_divisibility(const rk_ctx *c, rk_buf *msg)
-{
-    return vector_divisibility(c, msg, "cpg", rk_cpg(c->problem));
 }
 
 static int vec_c_range(const rk_ctx *c, rk_buf *msg)
@@ -342,11 +355,8 @@ static int vector_pow2(const rk_ctx *c, rk_buf *msg)
 
 static int basic_async(const rk_ctx *c, rk_buf *msg)
 {
-    if (streq(c->spec->pipeline, "basic") && c->spec->async_dma) {
-        rk_buf_puts(msg, "pipeline basic and async_dma both own the K loop");
-        return 1;
-    }
-    return 0;
+    return fixed(msg, streq(c->spec->pipeline, "basic") && c->spec->async_dma,
+                 "pipeline basic and async_dma both own the K loop");
 }
 
 static int unroll_exclusive(const rk_ctx *c, rk_buf *msg)
@@ -479,10 +489,9 @@ static int field_unused(const rk_ctx *c, rk_buf *msg)
     long long values[3], defaults[3];
     int i;
     if (rk_has_lds_layout(s) && s->lds_k_pad.set) {
-        rk_buf_printf(msg,
-                      "lds_k_pad = %lld has no effect with an explicit LDS layout "
-                      "(lds_layout_pad = %lld, lds_layout_xor = %lld beats it)",
-                      s->lds_k_pad.v, s->lds_layout_pad.v, s->lds_layout_xor);
+        rk_buf_printf(msg, "lds_k_pad = %lld has no effect with an explicit LDS layout (", s->lds_k_pad.v);
+        lds_layout(msg, s);
+        rk_buf_puts(msg, " beats it)");
         return 1;
     }
     if (s->chiplet_swizzle)
@@ -517,21 +526,34 @@ static int dgrad_field_unused(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
+/* With async_dma, the tiles it loads and the dwords per lane that move each (0: none fits);
+ * returns how many (Python: the list's length), none without async_dma. */
+static int async_dwords(const rk_ctx *c, rk_async_tile tiles[2], long long dwords[2])
+{
+    int i;
+    if (!c->spec->async_dma)
+        return 0;
+    rk_async_tiles(c->spec, c->problem, tiles);
+    for (i = 0; i < 2; i++)
+        dwords[i] = rk_tile_dwords(c->spec, &tiles[i]);
+    return 2;
+}
+
+static void tile_facts(rk_buf *msg, const rk_spec *s, const rk_async_tile *tile)
+{
+    rk_buf_printf(msg, "(rows = %lld, cols = %lld, block_size = %lld, elem_bytes = %lld, contig_cols = %lld)",
+                  tile->rows, tile->cols, rk_block_size(s), tile->elem_bytes, tile->contig_cols);
+}
+
 static int async_no_dwords(const rk_ctx *c, rk_buf *msg)
 {
-    const rk_spec *s = c->spec;
     rk_async_tile tiles[2];
-    int i;
-    if (!s->async_dma)
-        return 0;
-    rk_async_tiles(s, c->problem, tiles);
-    for (i = 0; i < 2; i++)
-        if (rk_tile_dwords(s, &tiles[i]) == 0) {
-            rk_buf_printf(msg,
-                          "no dwords in 4, 3, 1 fits the %s tile (rows = %lld, cols = %lld, "
-                          "block_size = %lld, elem_bytes = %lld, contig_cols = %lld)",
-                          tiles[i].operand, tiles[i].rows, tiles[i].cols, rk_block_size(s), tiles[i].elem_bytes,
-                          tiles[i].contig_cols);
+    long long dwords[2];
+    int i, n = async_dwords(c, tiles, dwords);
+    for (i = 0; i < n; i++)
+        if (dwords[i] == 0) {
+            rk_buf_printf(msg, "no dwords in 4, 3, 1 fits the %s tile ", tiles[i].operand);
+            tile_facts(msg, c->spec, &tiles[i]);
             return 1;
         }
     return 0;
@@ -539,26 +561,18 @@ static int async_no_dwords(const rk_ctx *c, rk_buf *msg)
 
 static int async_arch_dwords(const rk_ctx *c, rk_buf *msg)
 {
-    const rk_spec *s = c->spec;
     const rk_target *t = c->target;
     rk_async_tile tiles[2];
-    long long dwords;
-    int i;
-    if (!s->async_dma)
-        return 0;
-    rk_async_tiles(s, c->problem, tiles);
-    for (i = 0; i < 2; i++) {
-        dwords = rk_tile_dwords(s, &tiles[i]);   /* 0: none (Python's None) */
-        if (dwords != 0 && dwords > t->async_lds_dwords) {
+    long long dwords[2];
+    int i, n = async_dwords(c, tiles, dwords);
+    for (i = 0; i < n; i++)
+        if (dwords[i] != 0 && dwords[i] > t->async_lds_dwords) {
             rk_buf_printf(msg,
-                          "async_dma on %s loads at most %lld bytes per lane to LDS, but the %s tile "
-                          "would move %lld (rows = %lld, cols = %lld, block_size = %lld, elem_bytes = "
-                          "%lld, contig_cols = %lld)",
-                          t->arch, 4 * t->async_lds_dwords, tiles[i].operand, 4 * dwords, tiles[i].rows, tiles[i].cols,
-                          rk_block_size(s), tiles[i].elem_bytes, tiles[i].contig_cols);
+                          "async_dma on %s loads at most %lld bytes per lane to LDS, but the %s tile would move %lld ",
+                          t->arch, 4 * t->async_lds_dwords, tiles[i].operand, 4 * dwords[i]);
+            tile_facts(msg, c->spec, &tiles[i]);
             return 1;
         }
-    }
     return 0;
 }
 
@@ -610,23 +624,16 @@ static int wgrad_group_merge(const rk_ctx *c, rk_buf *msg)
 static int wgrad_split_k_needs_cshuffle(const rk_ctx *c, rk_buf *msg)
 {
     const rk_spec *s = c->spec;
-    if (rk_atomic_split_k(s) && rk_spec_is_sixteen_bit(s->dtype_d) && streq(s->epilogue, "default")) {
-        rk_buf_printf(msg,
-                      "split_k = %lld with dtype_d = %s needs epilogue cshuffle "
-                      "(packed 16-bit atomics)",
-                      s->split_k, s->dtype_d);
-        return 1;
-    }
-    return 0;
+    if (!packed_atomics(c, msg, rk_atomic_split_k(s), !streq(s->epilogue, "default")))
+        return 0;
+    rk_buf_puts(msg, "epilogue cshuffle (packed 16-bit atomics)");
+    return 1;
 }
 
 static int wgrad_async_requires_kouter(const rk_ctx *c, rk_buf *msg)
 {
-    if (c->spec->async_dma && !c->spec->lds_k_outer) {
-        rk_buf_puts(msg, "async_dma needs lds_k_outer (on the M-outer tile a chunk would run along K)");
-        return 1;
-    }
-    return 0;
+    return fixed(msg, c->spec->async_dma && !c->spec->lds_k_outer,
+                 "async_dma needs lds_k_outer (on the M-outer tile a chunk would run along K)");
 }
 
 static int wgrad_split_k_runtime_loop(const rk_ctx *c, rk_buf *msg)
@@ -660,15 +667,6 @@ static int wgrad_kouter_explicit_pad(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-static int wgrad_kouter_explicit_layout(const rk_ctx *c, rk_buf *msg)
-{
-    if (c->spec->lds_k_outer && rk_has_lds_layout(c->spec)) {
-        rk_buf_puts(msg, "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
-        return 1;
-    }
-    return 0;
-}
-
 static int dgrad_split_k_range(const rk_ctx *c, rk_buf *msg)
 {
     if (c->spec->split_k < -1 || c->spec->split_k == 0) {
@@ -680,24 +678,9 @@ static int dgrad_split_k_range(const rk_ctx *c, rk_buf *msg)
 
 static int dgrad_split_k_odd_cpg(const rk_ctx *c, rk_buf *msg) { return split_k_odd_cpg(c, msg, c->spec->split_k > 1); }
 
-/* The dgrad rules that only name a field: fire when `on`, with a fixed message. */
-static int fixed(rk_buf *msg, int on, const char *text)
-{
-    if (on)
-        rk_buf_puts(msg, text);
-    return on;
-}
-
 static int dgrad_3d(const rk_ctx *c, rk_buf *msg)
 {
     return fixed(msg, c->problem->has_3d, "dgrad does not support 3-D problems");
-}
-
-static int dgrad_kouter_explicit_layout(const rk_ctx *c, rk_buf *msg)
-{
-    return fixed(msg, c->spec->lds_k_outer && rk_has_lds_layout(c->spec),
-                 "lds_k_outer fixes the B tile layout; lds_layout_pad and lds_layout_xor "
-                 "must be unset");
 }
 
 static int dgrad_kouter_async(const rk_ctx *c, rk_buf *msg)
@@ -764,14 +747,7 @@ static int dgrad_vec_c_scalar_store(const rk_ctx *c, rk_buf *msg)
     const rk_problem *p = c->problem;
     if (s->split_k <= 1 && p->sH == 1 && p->sW == 1)
         return 0;       /* DGRAD_VEC_C_DEFAULT_EPILOGUE's case */
-    if (s->vector_size_c.set && s->vector_size_c.v > 1 && streq(s->epilogue, "default")) {
-        rk_buf_printf(msg,
-                      "vector_size_c = %lld needs epilogue cshuffle (the default epilogue stores one "
-                      "element per lane, also with split_k = %lld, sH = %lld, sW = %lld)",
-                      s->vector_size_c.v, s->split_k, p->sH, p->sW);
-        return 1;
-    }
-    return 0;
+    return cshuffle_store(c, msg, 1);
 }
 
 static int dgrad_split_k_vector_a(const rk_ctx *c, rk_buf *msg)
@@ -787,148 +763,137 @@ static int dgrad_split_k_vector_a(const rk_ctx *c, rk_buf *msg)
     return 0;
 }
 
-/* ---- the tables: (code, layer, check) in table order ---- */
+/* ---- the table: (family, code, layer, check), each family's rows in its table order ---- */
 
 enum rk_layer { RK_SPEC, RK_ARCH, RK_BUILD };
 
 typedef struct rk_rule {
+    int family;         /* enum rk_family */
     const char *code;
     int layer;          /* enum rk_layer */
     rk_check check;
 } rk_rule;
 
-static const rk_rule rk_wgrad_rules[] = {
-    {"WGRAD_UNKNOWN_OPTION", RK_SPEC, fwd_wgrad_unknown_option},
-    {"WGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
-    {"WGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
-    {"WGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
-    {"WGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
-    {"WGRAD_SPLIT_K_RANGE", RK_SPEC, wgrad_split_k_range},
-    {"WGRAD_TWO_STAGE_UNSUPPORTED", RK_SPEC, wgrad_two_stage},
-    {"WGRAD_GROUP_MERGE_UNSUPPORTED", RK_SPEC, wgrad_group_merge},
-    {"WGRAD_SPLIT_K_ODD_CPG", RK_SPEC, wgrad_split_k_odd_cpg},
-    {"WGRAD_SPLIT_K_NEEDS_CSHUFFLE", RK_SPEC, wgrad_split_k_needs_cshuffle},
-    {"WGRAD_ASYNC_REQUIRES_KOUTER", RK_SPEC, wgrad_async_requires_kouter},
-    {"WGRAD_SPLIT_K_RUNTIME_LOOP", RK_SPEC, wgrad_split_k_runtime_loop},
-    {"WGRAD_KOUTER_DTYPE", RK_SPEC, kouter_dtype_ab},
-    {"WGRAD_KOUTER_ATOM_EDGE", RK_SPEC, kouter_atom_edge_mn},
-    {"WGRAD_KOUTER_WAVE", RK_SPEC, kouter_wave},
-    {"WGRAD_KOUTER_WAVE32_ATOM", RK_SPEC, wgrad_kouter_wave32_atom},
-    {"WGRAD_KOUTER_EXPLICIT_PAD", RK_SPEC, wgrad_kouter_explicit_pad},
-    {"WGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
-    {"WGRAD_ASYNC_LAYOUT", RK_SPEC, async_layout},
-    {"WGRAD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, async_explicit_vector},
-    {"WGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
-    {"WGRAD_VECTOR_DIVISIBILITY", RK_ARCH, grad_vector_divisibility},
-    {"WGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
-    {"WGRAD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
-    {"WGRAD_VECTOR_POW2", RK_ARCH, vector_pow2},
-    {"WGRAD_BASIC_ASYNC", RK_SPEC, basic_async},
-    {"WGRAD_UNROLL_EXCLUSIVE", RK_SPEC, unroll_exclusive},
-    {"WGRAD_UNROLL_CAP", RK_SPEC, unroll_cap},
-    {"WGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
-    {"WGRAD_GROUPED_POINTWISE", RK_ARCH, grouped_pointwise},
-    {"WGRAD_LDS_BUDGET", RK_ARCH, lds_budget_check},
-    {"WGRAD_WMMA_SUBSET", RK_ARCH, fwd_wgrad_wmma_subset},
-    {"WGRAD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
-    {"WGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
-    {"WGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, wgrad_kouter_explicit_layout},
-    {"WGRAD_FIELD_UNUSED", RK_SPEC, field_unused},
-    {"CONV_INT32_RANGE", RK_SPEC, int32_range},
-    {"CONV_ASYNC_NO_DWORDS", RK_BUILD, async_no_dwords},
-    {"CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
-    {NULL, 0, NULL},
+static const rk_rule rk_rules[] = {
+    {RK_FAMILY_WGRAD, "WGRAD_UNKNOWN_OPTION", RK_SPEC, unknown_option},
+    {RK_FAMILY_WGRAD, "WGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
+    {RK_FAMILY_WGRAD, "WGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
+    {RK_FAMILY_WGRAD, "WGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
+    {RK_FAMILY_WGRAD, "WGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
+    {RK_FAMILY_WGRAD, "WGRAD_SPLIT_K_RANGE", RK_SPEC, wgrad_split_k_range},
+    {RK_FAMILY_WGRAD, "WGRAD_TWO_STAGE_UNSUPPORTED", RK_SPEC, wgrad_two_stage},
+    {RK_FAMILY_WGRAD, "WGRAD_GROUP_MERGE_UNSUPPORTED", RK_SPEC, wgrad_group_merge},
+    {RK_FAMILY_WGRAD, "WGRAD_SPLIT_K_ODD_CPG", RK_SPEC, wgrad_split_k_odd_cpg},
+    {RK_FAMILY_WGRAD, "WGRAD_SPLIT_K_NEEDS_CSHUFFLE", RK_SPEC, wgrad_split_k_needs_cshuffle},
+    {RK_FAMILY_WGRAD, "WGRAD_ASYNC_REQUIRES_KOUTER", RK_SPEC, wgrad_async_requires_kouter},
+    {RK_FAMILY_WGRAD, "WGRAD_SPLIT_K_RUNTIME_LOOP", RK_SPEC, wgrad_split_k_runtime_loop},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_DTYPE", RK_SPEC, kouter_dtype},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_ATOM_EDGE", RK_SPEC, kouter_atom_edge},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_WAVE", RK_SPEC, kouter_wave},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_WAVE32_ATOM", RK_SPEC, wgrad_kouter_wave32_atom},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_EXPLICIT_PAD", RK_SPEC, wgrad_kouter_explicit_pad},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
+    {RK_FAMILY_WGRAD, "WGRAD_ASYNC_LAYOUT", RK_SPEC, async_layout},
+    {RK_FAMILY_WGRAD, "WGRAD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, async_explicit_vector},
+    {RK_FAMILY_WGRAD, "WGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
+    {RK_FAMILY_WGRAD, "WGRAD_VECTOR_DIVISIBILITY", RK_ARCH, vector_divisibility},
+    {RK_FAMILY_WGRAD, "WGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
+    {RK_FAMILY_WGRAD, "WGRAD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
+    {RK_FAMILY_WGRAD, "WGRAD_VECTOR_POW2", RK_ARCH, vector_pow2},
+    {RK_FAMILY_WGRAD, "WGRAD_BASIC_ASYNC", RK_SPEC, basic_async},
+    {RK_FAMILY_WGRAD, "WGRAD_UNROLL_EXCLUSIVE", RK_SPEC, unroll_exclusive},
+    {RK_FAMILY_WGRAD, "WGRAD_UNROLL_CAP", RK_SPEC, unroll_cap},
+    {RK_FAMILY_WGRAD, "WGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
+    {RK_FAMILY_WGRAD, "WGRAD_GROUPED_POINTWISE", RK_ARCH, grouped_pointwise},
+    {RK_FAMILY_WGRAD, "WGRAD_LDS_BUDGET", RK_ARCH, lds_budget_check},
+    {RK_FAMILY_WGRAD, "WGRAD_WMMA_SUBSET", RK_ARCH, fwd_wgrad_wmma_subset},
+    {RK_FAMILY_WGRAD, "WGRAD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
+    {RK_FAMILY_WGRAD, "WGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
+    {RK_FAMILY_WGRAD, "WGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, kouter_explicit_layout},
+    {RK_FAMILY_WGRAD, "WGRAD_FIELD_UNUSED", RK_SPEC, field_unused},
+    {RK_FAMILY_WGRAD, "CONV_INT32_RANGE", RK_SPEC, int32_range},
+    {RK_FAMILY_WGRAD, "CONV_ASYNC_NO_DWORDS", RK_BUILD, async_no_dwords},
+    {RK_FAMILY_WGRAD, "CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
+    {RK_FAMILY_DGRAD, "DGRAD_UNKNOWN_OPTION", RK_SPEC, unknown_option},
+    {RK_FAMILY_DGRAD, "DGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
+    {RK_FAMILY_DGRAD, "DGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
+    {RK_FAMILY_DGRAD, "DGRAD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
+    {RK_FAMILY_DGRAD, "DGRAD_SPLIT_K_RANGE", RK_SPEC, dgrad_split_k_range},
+    {RK_FAMILY_DGRAD, "DGRAD_SPLIT_K_ODD_CPG", RK_SPEC, dgrad_split_k_odd_cpg},
+    {RK_FAMILY_DGRAD, "DGRAD_3D_UNSUPPORTED", RK_SPEC, dgrad_3d},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_DTYPE", RK_SPEC, kouter_dtype},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_ATOM_EDGE", RK_SPEC, kouter_atom_edge},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_WAVE", RK_SPEC, kouter_wave},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_WAVE32_ATOM", RK_SPEC, dgrad_kouter_wave32_atom},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, kouter_explicit_layout},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_ASYNC", RK_SPEC, dgrad_kouter_async},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_WAVELET", RK_SPEC, dgrad_kouter_wavelet},
+    {RK_FAMILY_DGRAD, "DGRAD_ASYNC_LAYOUT", RK_SPEC, async_layout},
+    {RK_FAMILY_DGRAD, "DGRAD_ASYNC_PAD", RK_SPEC, async_pad},
+    {RK_FAMILY_DGRAD, "DGRAD_ASYNC_UNSUPPORTED", RK_SPEC, dgrad_async_unsupported},
+    {RK_FAMILY_DGRAD, "DGRAD_UNROLL_UNSUPPORTED", RK_SPEC, dgrad_unroll_unsupported},
+    {RK_FAMILY_DGRAD, "DGRAD_CHIPLET_UNSUPPORTED", RK_SPEC, dgrad_chiplet_unsupported},
+    {RK_FAMILY_DGRAD, "DGRAD_WAVELET_UNSUPPORTED", RK_SPEC, dgrad_wavelet_unsupported},
+    {RK_FAMILY_DGRAD, "DGRAD_SPLIT_K_CDNA_ONLY", RK_ARCH, dgrad_split_k_cdna_only},
+    {RK_FAMILY_DGRAD, "DGRAD_DEPTHWISE_UNSUPPORTED", RK_ARCH, dgrad_depthwise},
+    {RK_FAMILY_DGRAD, "DGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, dgrad_vec_c_default_epilogue},
+    {RK_FAMILY_DGRAD, "DGRAD_VEC_C_SCALAR_STORE", RK_ARCH, dgrad_vec_c_scalar_store},
+    {RK_FAMILY_DGRAD, "DGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
+    {RK_FAMILY_DGRAD, "DGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
+    {RK_FAMILY_DGRAD, "DGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
+    {RK_FAMILY_DGRAD, "DGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
+    {RK_FAMILY_DGRAD, "DGRAD_VECTOR_DIVISIBILITY", RK_ARCH, vector_divisibility},
+    {RK_FAMILY_DGRAD, "DGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
+    {RK_FAMILY_DGRAD, "DGRAD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
+    {RK_FAMILY_DGRAD, "DGRAD_VECTOR_POW2", RK_ARCH, vector_pow2},
+    {RK_FAMILY_DGRAD, "DGRAD_SPLIT_K_VECTOR_A", RK_ARCH, dgrad_split_k_vector_a},
+    {RK_FAMILY_DGRAD, "DGRAD_LDS_BUDGET", RK_ARCH, lds_budget_check},
+    {RK_FAMILY_DGRAD, "DGRAD_WMMA_SUBSET", RK_ARCH, dgrad_wmma_subset},
+    {RK_FAMILY_DGRAD, "DGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
+    {RK_FAMILY_DGRAD, "DGRAD_FIELD_UNUSED", RK_SPEC, dgrad_field_unused},
+    {RK_FAMILY_DGRAD, "CONV_INT32_RANGE", RK_SPEC, int32_range},
+    {RK_FAMILY_DGRAD, "CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
+    {RK_FAMILY_FWD, "FWD_UNKNOWN_OPTION", RK_SPEC, unknown_option},
+    {RK_FAMILY_FWD, "FWD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
+    {RK_FAMILY_FWD, "FWD_BLOCK_SIZE", RK_SPEC, block_size_spec},
+    {RK_FAMILY_FWD, "FWD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
+    {RK_FAMILY_FWD, "FWD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
+    {RK_FAMILY_FWD, "FWD_ASYNC_LAYOUT", RK_SPEC, async_layout},
+    {RK_FAMILY_FWD, "FWD_ASYNC_PAD", RK_SPEC, async_pad},
+    {RK_FAMILY_FWD, "FWD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, async_explicit_vector},
+    {RK_FAMILY_FWD, "FWD_VECTOR_RANGE", RK_ARCH, vector_range},
+    {RK_FAMILY_FWD, "FWD_VECTOR_DIVISIBILITY", RK_ARCH, vector_divisibility},
+    {RK_FAMILY_FWD, "FWD_VEC_C_RANGE", RK_ARCH, vec_c_range},
+    {RK_FAMILY_FWD, "FWD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
+    {RK_FAMILY_FWD, "FWD_VECTOR_POW2", RK_ARCH, vector_pow2},
+    {RK_FAMILY_FWD, "FWD_BASIC_ASYNC", RK_SPEC, basic_async},
+    {RK_FAMILY_FWD, "FWD_UNROLL_EXCLUSIVE", RK_SPEC, unroll_exclusive},
+    {RK_FAMILY_FWD, "FWD_UNROLL_CAP", RK_SPEC, unroll_cap},
+    {RK_FAMILY_FWD, "FWD_MMA_SHAPE", RK_ARCH, mma_shape},
+    {RK_FAMILY_FWD, "FWD_LDS_BUDGET", RK_ARCH, lds_budget_check},
+    {RK_FAMILY_FWD, "FWD_WMMA_SUBSET", RK_ARCH, fwd_wgrad_wmma_subset},
+    {RK_FAMILY_FWD, "FWD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
+    {RK_FAMILY_FWD, "FWD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
+    {RK_FAMILY_FWD, "FWD_FIELD_UNUSED", RK_SPEC, field_unused},
+    {RK_FAMILY_FWD, "CONV_INT32_RANGE", RK_SPEC, int32_range},
+    {RK_FAMILY_FWD, "CONV_ASYNC_NO_DWORDS", RK_BUILD, async_no_dwords},
+    {RK_FAMILY_FWD, "CONV_ASYNC_ARCH_DWORDS", RK_BUILD, async_arch_dwords},
+    {RK_FAMILY_FWD, "CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
+    {0, NULL, 0, NULL},
 };
-
-static const rk_rule rk_dgrad_rules[] = {
-    {"DGRAD_UNKNOWN_OPTION", RK_SPEC, dgrad_unknown_option},
-    {"DGRAD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
-    {"DGRAD_BLOCK_SIZE", RK_SPEC, block_size_spec},
-    {"DGRAD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
-    {"DGRAD_SPLIT_K_RANGE", RK_SPEC, dgrad_split_k_range},
-    {"DGRAD_SPLIT_K_ODD_CPG", RK_SPEC, dgrad_split_k_odd_cpg},
-    {"DGRAD_3D_UNSUPPORTED", RK_SPEC, dgrad_3d},
-    {"DGRAD_KOUTER_DTYPE", RK_SPEC, kouter_dtype_b},
-    {"DGRAD_KOUTER_ATOM_EDGE", RK_SPEC, kouter_atom_edge_n},
-    {"DGRAD_KOUTER_WAVE", RK_SPEC, kouter_wave},
-    {"DGRAD_KOUTER_WAVE32_ATOM", RK_SPEC, dgrad_kouter_wave32_atom},
-    {"DGRAD_KOUTER_EXPLICIT_LAYOUT", RK_SPEC, dgrad_kouter_explicit_layout},
-    {"DGRAD_KOUTER_ASYNC", RK_SPEC, dgrad_kouter_async},
-    {"DGRAD_KOUTER_WAVELET", RK_SPEC, dgrad_kouter_wavelet},
-    {"DGRAD_ASYNC_LAYOUT", RK_SPEC, async_layout},
-    {"DGRAD_ASYNC_PAD", RK_SPEC, async_pad},
-    {"DGRAD_ASYNC_UNSUPPORTED", RK_SPEC, dgrad_async_unsupported},
-    {"DGRAD_UNROLL_UNSUPPORTED", RK_SPEC, dgrad_unroll_unsupported},
-    {"DGRAD_CHIPLET_UNSUPPORTED", RK_SPEC, dgrad_chiplet_unsupported},
-    {"DGRAD_WAVELET_UNSUPPORTED", RK_SPEC, dgrad_wavelet_unsupported},
-    {"DGRAD_SPLIT_K_CDNA_ONLY", RK_ARCH, dgrad_split_k_cdna_only},
-    {"DGRAD_DEPTHWISE_UNSUPPORTED", RK_ARCH, dgrad_depthwise},
-    {"DGRAD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, dgrad_vec_c_default_epilogue},
-    {"DGRAD_VEC_C_SCALAR_STORE", RK_ARCH, dgrad_vec_c_scalar_store},
-    {"DGRAD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
-    {"DGRAD_MMA_SHAPE", RK_ARCH, mma_shape},
-    {"DGRAD_KOUTER_ARCH", RK_ARCH, kouter_arch},
-    {"DGRAD_VECTOR_RANGE", RK_ARCH, vector_range},
-    {"DGRAD_VECTOR_DIVISIBILITY", RK_ARCH, grad_vector_divisibility},
-    {"DGRAD_VEC_C_RANGE", RK_ARCH, vec_c_range},
-    {"DGRAD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
-    {"DGRAD_VECTOR_POW2", RK_ARCH, vector_pow2},
-    {"DGRAD_SPLIT_K_VECTOR_A", RK_ARCH, dgrad_split_k_vector_a},
-    {"DGRAD_LDS_BUDGET", RK_ARCH, lds_budget_check},
-    {"DGRAD_WMMA_SUBSET", RK_ARCH, dgrad_wmma_subset},
-    {"DGRAD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
-    {"DGRAD_FIELD_UNUSED", RK_SPEC, dgrad_field_unused},
-    {"CONV_INT32_RANGE", RK_SPEC, int32_range},
-    {"CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
-    {NULL, 0, NULL},
-};
-
-static const rk_rule rk_fwd_rules[] = {
-    {"FWD_UNKNOWN_OPTION", RK_SPEC, fwd_wgrad_unknown_option},
-    {"FWD_TILE_DIVISIBILITY", RK_SPEC, tile_divisibility},
-    {"FWD_BLOCK_SIZE", RK_SPEC, block_size_spec},
-    {"FWD_VEC_C_DEFAULT_EPILOGUE", RK_ARCH, vec_c_default_epilogue},
-    {"FWD_WAVE_SIZE_MISMATCH", RK_ARCH, wave_size_mismatch},
-    {"FWD_ASYNC_LAYOUT", RK_SPEC, async_layout},
-    {"FWD_ASYNC_PAD", RK_SPEC, async_pad},
-    {"FWD_ASYNC_EXPLICIT_VECTOR", RK_ARCH, async_explicit_vector},
-    {"FWD_VECTOR_RANGE", RK_ARCH, vector_range},
-    {"FWD_VECTOR_DIVISIBILITY", RK_ARCH, fwd_vector_divisibility},
-    {"FWD_VEC_C_RANGE", RK_ARCH, vec_c_range},
-    {"FWD_VEC_C_DIVISIBILITY", RK_ARCH, vec_c_divisibility},
-    {"FWD_VECTOR_POW2", RK_ARCH, vector_pow2},
-    {"FWD_BASIC_ASYNC", RK_SPEC, basic_async},
-    {"FWD_UNROLL_EXCLUSIVE", RK_SPEC, unroll_exclusive},
-    {"FWD_UNROLL_CAP", RK_SPEC, unroll_cap},
-    {"FWD_MMA_SHAPE", RK_ARCH, mma_shape},
-    {"FWD_LDS_BUDGET", RK_ARCH, lds_budget_check},
-    {"FWD_WMMA_SUBSET", RK_ARCH, fwd_wgrad_wmma_subset},
-    {"FWD_ACC_CLAMP_ORDER", RK_SPEC, acc_clamp_order},
-    {"FWD_LDS_XOR_UNSUPPORTED", RK_SPEC, lds_xor_unsupported},
-    {"FWD_FIELD_UNUSED", RK_SPEC, field_unused},
-    {"CONV_INT32_RANGE", RK_SPEC, int32_range},
-    {"CONV_ASYNC_NO_DWORDS", RK_BUILD, async_no_dwords},
-    {"CONV_ASYNC_ARCH_DWORDS", RK_BUILD, async_arch_dwords},
-    {"CONV_KERNEL_SIZE", RK_BUILD, kernel_size},
-    {NULL, 0, NULL},
-};
-
-/* Python's RULES dict, indexed by enum rk_family. */
-static const rk_rule *const rk_rules[3] = {rk_fwd_rules, rk_wgrad_rules, rk_dgrad_rules};
 
 int rk_validate(const rk_spec *s, const rk_problem *p, const rk_target *t, rk_arena *arena, rk_error *err)
 {
     rk_ctx ctx;
     rk_buf message;
-    const rk_rule *rules = rk_rules[s->family];
     int layer, i, status = 0;
     ctx.spec = s, ctx.problem = p, ctx.target = t, ctx.arena = arena;
     rk_buf_init(&message);
     for (layer = RK_SPEC; layer <= RK_BUILD && !status; layer++) {
-        for (i = 0; rules[i].code && !status; i++) {
-            if (rules[i].layer == layer && rules[i].check(&ctx, &message))
+        for (i = 0; rk_rules[i].code && !status; i++) {
+            if (rk_rules[i].family == s->family && rk_rules[i].layer == layer && rk_rules[i].check(&ctx, &message))
                 status = message.failed ? rk_fail_internal(err, "out of memory (validate)")
-                                        : rk_fail(err, rules[i].code, "%s", message.data ? message.data : "");
+                                        : rk_fail(err, rk_rules[i].code, "%s", message.data ? message.data : "");
         }
     }
     rk_buf_free(&message);

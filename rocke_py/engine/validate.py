@@ -9,7 +9,7 @@ Each check returns the message when the rule fires."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Container, Optional
 
 from . import limits
 from .arch import LDS_K_OUTER_ARCH_WAVE, Target, has_mma
@@ -18,6 +18,7 @@ from .result import Rejected
 from .spec import (
     MAX_UNROLLED_K_ITERS,
     SIXTEEN_BIT,
+    AsyncTile,
     ConvSpec,
     async_tiles,
     echo_word,
@@ -43,8 +44,14 @@ Check = Callable[[Ctx], Optional[str]]
 # ---- shared checks (one function per rule meaning; the family prefixes the code) ----
 
 
-def unknown_option(c: Ctx, pipelines: tuple[str, ...]) -> Optional[str]:
+def fixed(on: bool, text: str) -> Optional[str]:
+    """The rules whose message is a fixed text: it, when `on`."""
+    return text if on else None
+
+
+def unknown_option(c: Ctx) -> Optional[str]:
     s = c.spec
+    pipelines = PIPELINES[s.family]
     if s.pipeline not in pipelines:
         what = f"pipeline '{s.pipeline}'" if echo_word(s.pipeline) else "pipeline"
         return f"{what} is not one of {', '.join(pipelines)}"
@@ -61,14 +68,6 @@ PIPELINES = {
     "dgrad": ("mem", "compv3", "compv4", "wavelet"),
 }
 EPILOGUES = ("default", "cshuffle")
-
-
-def fwd_wgrad_unknown_option(c: Ctx) -> Optional[str]:
-    return unknown_option(c, PIPELINES["wgrad"])
-
-
-def dgrad_unknown_option(c: Ctx) -> Optional[str]:
-    return unknown_option(c, PIPELINES["dgrad"])
 
 
 def tile_divisibility(c: Ctx) -> Optional[str]:
@@ -91,12 +90,14 @@ def block_size_spec(c: Ctx) -> Optional[str]:
     return None
 
 
-def vec_c_default_epilogue(c: Ctx) -> Optional[str]:
-    s = c.spec
+def vec_c_default_epilogue(c: Ctx, also: bool = False) -> Optional[str]:
+    """`also`: dgrad's other case, with split-K or a stride (DGRAD_VEC_C_SCALAR_STORE)."""
+    s, p = c.spec, c.problem
     if s.vector_size_c is not None and s.vector_size_c > 1 and s.epilogue == "default":
+        why = f", also with split_k = {s.split_k}, sH = {p.sH}, sW = {p.sW}" if also else ""
         return (
             f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle "
-            "(the default epilogue stores one element per lane)"
+            f"(the default epilogue stores one element per lane{why})"
         )
     return None
 
@@ -108,52 +109,49 @@ def wave_size_mismatch(c: Ctx) -> Optional[str]:
     return None
 
 
+def packed_atomics(c: Ctx, atomic: bool, ok: bool, needs: str) -> Optional[str]:
+    """What atomic split-K with a 16-bit dtype_d (packed pairs of atomics) needs."""
+    s = c.spec
+    if atomic and s.dtype_d in SIXTEEN_BIT and not ok:
+        return f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs {needs}"
+    return None
+
+
 def split_k_odd_cpg(c: Ctx, atomic: bool) -> Optional[str]:
+    cpg = c.problem.cpg
+    return packed_atomics(
+        c, atomic, cpg % 2 == 0, f"an even cpg, not {cpg} (packed pairs must not cross a channel run)"
+    )
+
+
+#: The operands whose LDS tile lds_k_outer lays out for the transposed read, by family (§7.5):
+#: A and B in wgrad, B alone in dgrad (fwd has no lds_k_outer). An operand's MMA edge: A's M, B's N.
+KOUTER_OPERANDS = {"wgrad": ("a", "b"), "dgrad": ("b",)}
+EDGE = {"a": "m", "b": "n"}
+
+
+def kouter_needs(c: Ctx, keys: list[str], allowed: Container, needs: str) -> Optional[str]:
+    """What lds_k_outer needs of the spec: each of `keys` in `allowed`."""
     s = c.spec
-    if atomic and s.dtype_d in SIXTEEN_BIT and c.problem.cpg % 2 != 0:
-        return (
-            f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs an even cpg, "
-            f"not {c.problem.cpg} (packed pairs must not cross a channel run)"
-        )
+    values = [getattr(s, key) for key in keys]
+    if s.lds_k_outer and any(value not in allowed for value in values):
+        return f"lds_k_outer needs {needs}, not {' and '.join(map(str, values))}"
     return None
 
 
-def kouter_dtype_ab(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and (s.dtype_a not in SIXTEEN_BIT or s.dtype_b not in SIXTEEN_BIT):
-        return (
-            f"lds_k_outer needs 16-bit dtype_a and dtype_b (the transpose read is 16-bit), "
-            f"not {s.dtype_a} and {s.dtype_b}"
-        )
-    return None
+def kouter_dtype(c: Ctx) -> Optional[str]:
+    keys = [f"dtype_{x}" for x in KOUTER_OPERANDS[c.spec.family]]
+    article = "" if len(keys) > 1 else "a "
+    return kouter_needs(c, keys, SIXTEEN_BIT, f"{article}16-bit {' and '.join(keys)} (the transpose read is 16-bit)")
 
 
-def kouter_dtype_b(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and s.dtype_b not in SIXTEEN_BIT:
-        return f"lds_k_outer needs a 16-bit dtype_b (the transpose read is 16-bit), not {s.dtype_b}"
-    return None
-
-
-def kouter_atom_edge_mn(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and (s.warp_tile_m not in (16, 32) or s.warp_tile_n not in (16, 32)):
-        return f"lds_k_outer needs warp_tile_m and warp_tile_n in {{16, 32}}, not {s.warp_tile_m} and {s.warp_tile_n}"
-    return None
-
-
-def kouter_atom_edge_n(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and s.warp_tile_n not in (16, 32):
-        return f"lds_k_outer needs warp_tile_n in {{16, 32}}, not {s.warp_tile_n}"
-    return None
+def kouter_atom_edge(c: Ctx) -> Optional[str]:
+    keys = [f"warp_tile_{EDGE[x]}" for x in KOUTER_OPERANDS[c.spec.family]]
+    return kouter_needs(c, keys, (16, 32), f"{' and '.join(keys)} in {{16, 32}}")
 
 
 def kouter_wave(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and s.wave_size not in (64, 32):
-        return f"lds_k_outer needs wave_size 64 or 32, not {s.wave_size}"
-    return None
+    return kouter_needs(c, ["wave_size"], (64, 32), "wave_size 64 or 32")
 
 
 def atom(s: ConvSpec) -> str:
@@ -178,19 +176,26 @@ def dgrad_kouter_wave32_atom(c: Ctx) -> Optional[str]:
 
 
 def kouter_arch(c: Ctx) -> Optional[str]:
+    return kouter_needs(c, ["arch"], LDS_K_OUTER_ARCH_WAVE, "gfx950 or gfx1250 (a transpose read)")
+
+
+def kouter_explicit_layout(c: Ctx) -> Optional[str]:
     s = c.spec
-    if s.lds_k_outer and s.arch not in LDS_K_OUTER_ARCH_WAVE:
-        return f"lds_k_outer needs gfx950 or gfx1250 (a transpose read), not {s.arch}"
+    if s.lds_k_outer and s.has_lds_layout:
+        tiles = " and ".join(x.upper() for x in KOUTER_OPERANDS[s.family])
+        return f"lds_k_outer fixes the {tiles} tile layout; lds_layout_pad and lds_layout_xor must be unset"
     return None
+
+
+def lds_layout(s: ConvSpec) -> str:
+    """The explicit LDS layout, as the messages name it."""
+    return f"lds_layout_pad = {s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor}"
 
 
 def async_layout(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.async_dma and s.has_lds_layout and (s.lds_layout_pad != 0 or s.lds_layout_xor != 0):
-        return (
-            f"async_dma needs a packed, unswizzled LDS layout, not lds_layout_pad = "
-            f"{s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor}"
-        )
+        return f"async_dma needs a packed, unswizzled LDS layout, not {lds_layout(s)}"
     return None
 
 
@@ -203,9 +208,10 @@ def async_pad(c: Ctx) -> Optional[str]:
 
 def async_explicit_vector(c: Ctx) -> Optional[str]:
     s = c.spec
-    if s.async_dma and (s.vector_size_a is not None or s.vector_size_b is not None):
-        return "async_dma derives its own load width; vector_size_a and vector_size_b must be unset"
-    return None
+    return fixed(
+        s.async_dma and (s.vector_size_a is not None or s.vector_size_b is not None),
+        "async_dma derives its own load width; vector_size_a and vector_size_b must be unset",
+    )
 
 
 def vector_range(c: Ctx) -> Optional[str]:
@@ -217,19 +223,12 @@ def vector_range(c: Ctx) -> Optional[str]:
     return None
 
 
-def grad_vector_divisibility(c: Ctx) -> Optional[str]:
+def vector_divisibility(c: Ctx) -> Optional[str]:
+    """The run vector_size_a must divide is kpg in dgrad and wgrad, cpg in fwd."""
     s, p = c.spec, c.problem
-    if s.vector_size_a is not None and p.kpg % s.vector_size_a != 0:
-        return f"vector_size_a = {s.vector_size_a} does not divide kpg = {p.kpg}"
-    if s.vector_size_b is not None and p.cpg % s.vector_size_b != 0:
-        return f"vector_size_b = {s.vector_size_b} does not divide cpg = {p.cpg}"
-    return None
-
-
-def fwd_vector_divisibility(c: Ctx) -> Optional[str]:
-    s, p = c.spec, c.problem
-    if s.vector_size_a is not None and p.cpg % s.vector_size_a != 0:
-        return f"vector_size_a = {s.vector_size_a} does not divide cpg = {p.cpg}"
+    a_key, a_run = ("cpg", p.cpg) if s.family == "fwd" else ("kpg", p.kpg)
+    if s.vector_size_a is not None and a_run % s.vector_size_a != 0:
+        return f"vector_size_a = {s.vector_size_a} does not divide {a_key} = {a_run}"
     if s.vector_size_b is not None and p.cpg % s.vector_size_b != 0:
         return f"vector_size_b = {s.vector_size_b} does not divide cpg = {p.cpg}"
     return None
@@ -264,9 +263,7 @@ def vector_pow2(c: Ctx) -> Optional[str]:
 
 
 def basic_async(c: Ctx) -> Optional[str]:
-    if c.spec.pipeline == "basic" and c.spec.async_dma:
-        return "pipeline basic and async_dma both own the K loop"
-    return None
+    return fixed(c.spec.pipeline == "basic" and c.spec.async_dma, "pipeline basic and async_dma both own the K loop")
 
 
 def unroll_exclusive(c: Ctx) -> Optional[str]:
@@ -359,10 +356,7 @@ def lds_xor_unsupported(c: Ctx) -> Optional[str]:
 def field_unused(c: Ctx) -> Optional[str]:
     s = c.spec
     if s.has_lds_layout and s.lds_k_pad is not None:
-        return (
-            f"lds_k_pad = {s.lds_k_pad} has no effect with an explicit LDS layout "
-            f"(lds_layout_pad = {s.lds_layout_pad}, lds_layout_xor = {s.lds_layout_xor} beats it)"
-        )
+        return f"lds_k_pad = {s.lds_k_pad} has no effect with an explicit LDS layout ({lds_layout(s)} beats it)"
     if s.chiplet_swizzle:
         return None
     for key, value, default in (
@@ -390,31 +384,33 @@ def dgrad_field_unused(c: Ctx) -> Optional[str]:
     return None
 
 
-def async_no_dwords(c: Ctx) -> Optional[str]:
+def async_dwords(c: Ctx) -> list[tuple[AsyncTile, Optional[int]]]:
+    """With async_dma, each tile it loads and the dwords per lane that move it (None: none fits)."""
     s = c.spec
-    if not s.async_dma:
-        return None
-    for tile in async_tiles(s, c.problem):
-        if tile_dwords(s, tile) is None:
-            return (
-                f"no dwords in 4, 3, 1 fits the {tile.operand} tile (rows = {tile.rows}, "
-                f"cols = {tile.cols}, block_size = {s.block_size}, elem_bytes = "
-                f"{tile.elem_bytes}, contig_cols = {tile.contig_cols})"
-            )
+    return [(tile, tile_dwords(s, tile)) for tile in async_tiles(s, c.problem)] if s.async_dma else []
+
+
+def tile_facts(s: ConvSpec, tile: AsyncTile) -> str:
+    return (
+        f"(rows = {tile.rows}, cols = {tile.cols}, block_size = {s.block_size}, "
+        f"elem_bytes = {tile.elem_bytes}, contig_cols = {tile.contig_cols})"
+    )
+
+
+def async_no_dwords(c: Ctx) -> Optional[str]:
+    for tile, dwords in async_dwords(c):
+        if dwords is None:
+            return f"no dwords in 4, 3, 1 fits the {tile.operand} tile {tile_facts(c.spec, tile)}"
     return None
 
 
 def async_arch_dwords(c: Ctx) -> Optional[str]:
-    s, t = c.spec, c.target
-    if not s.async_dma:
-        return None
-    for tile in async_tiles(s, c.problem):
-        dwords = tile_dwords(s, tile)
+    t = c.target
+    for tile, dwords in async_dwords(c):
         if dwords is not None and dwords > t.async_lds_dwords:
             return (
-                f"async_dma on {t.arch} loads at most {4 * t.async_lds_dwords} bytes per lane to LDS, but "
-                f"the {tile.operand} tile would move {4 * dwords} (rows = {tile.rows}, cols = {tile.cols}, "
-                f"block_size = {s.block_size}, elem_bytes = {tile.elem_bytes}, contig_cols = {tile.contig_cols})"
+                f"async_dma on {t.arch} loads at most {4 * t.async_lds_dwords} bytes per lane to LDS, but the "
+                f"{tile.operand} tile would move {4 * dwords} {tile_facts(c.spec, tile)}"
             )
     return None
 
@@ -460,15 +456,14 @@ def wgrad_group_merge(c: Ctx) -> Optional[str]:
 
 def wgrad_split_k_needs_cshuffle(c: Ctx) -> Optional[str]:
     s = c.spec
-    if s.atomic_split_k and s.dtype_d in SIXTEEN_BIT and s.epilogue == "default":
-        return f"split_k = {s.split_k} with dtype_d = {s.dtype_d} needs epilogue cshuffle (packed 16-bit atomics)"
-    return None
+    return packed_atomics(c, s.atomic_split_k, s.epilogue != "default", "epilogue cshuffle (packed 16-bit atomics)")
 
 
 def wgrad_async_requires_kouter(c: Ctx) -> Optional[str]:
-    if c.spec.async_dma and not c.spec.lds_k_outer:
-        return "async_dma needs lds_k_outer (on the M-outer tile a chunk would run along K)"
-    return None
+    return fixed(
+        c.spec.async_dma and not c.spec.lds_k_outer,
+        "async_dma needs lds_k_outer (on the M-outer tile a chunk would run along K)",
+    )
 
 
 def wgrad_split_k_runtime_loop(c: Ctx) -> Optional[str]:
@@ -491,13 +486,6 @@ def wgrad_kouter_explicit_pad(c: Ctx) -> Optional[str]:
     return None
 
 
-def wgrad_kouter_explicit_layout(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and s.has_lds_layout:
-        return "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset"
-    return None
-
-
 def dgrad_split_k_range(c: Ctx) -> Optional[str]:
     if c.spec.split_k < -1 or c.spec.split_k == 0:
         return f"split_k = {c.spec.split_k} is not allowed (allowed: -1 auto, 1, > 1)"
@@ -509,52 +497,33 @@ def dgrad_split_k_odd_cpg(c: Ctx) -> Optional[str]:
 
 
 def dgrad_3d(c: Ctx) -> Optional[str]:
-    if c.problem.is_3d:
-        return "dgrad does not support 3-D problems"
-    return None
-
-
-def dgrad_kouter_explicit_layout(c: Ctx) -> Optional[str]:
-    s = c.spec
-    if s.lds_k_outer and s.has_lds_layout:
-        return "lds_k_outer fixes the B tile layout; lds_layout_pad and lds_layout_xor must be unset"
-    return None
+    return fixed(c.problem.is_3d, "dgrad does not support 3-D problems")
 
 
 def dgrad_kouter_async(c: Ctx) -> Optional[str]:
-    if c.spec.lds_k_outer and c.spec.async_dma:
-        return "lds_k_outer cannot be combined with async_dma"
-    return None
+    return fixed(c.spec.lds_k_outer and c.spec.async_dma, "lds_k_outer cannot be combined with async_dma")
 
 
 def dgrad_kouter_wavelet(c: Ctx) -> Optional[str]:
-    if c.spec.lds_k_outer and c.spec.pipeline == "wavelet":
-        return "lds_k_outer cannot be combined with pipeline wavelet"
-    return None
+    return fixed(
+        c.spec.lds_k_outer and c.spec.pipeline == "wavelet", "lds_k_outer cannot be combined with pipeline wavelet"
+    )
 
 
 def dgrad_async_unsupported(c: Ctx) -> Optional[str]:
-    if c.spec.async_dma:
-        return "dgrad has no direct global-to-LDS path (async_dma)"
-    return None
+    return fixed(c.spec.async_dma, "dgrad has no direct global-to-LDS path (async_dma)")
 
 
 def dgrad_unroll_unsupported(c: Ctx) -> Optional[str]:
-    if c.spec.unroll_k:
-        return "dgrad does not support unroll_k"
-    return None
+    return fixed(c.spec.unroll_k, "dgrad does not support unroll_k")
 
 
 def dgrad_chiplet_unsupported(c: Ctx) -> Optional[str]:
-    if c.spec.chiplet_swizzle:
-        return "dgrad does not support chiplet_swizzle"
-    return None
+    return fixed(c.spec.chiplet_swizzle, "dgrad does not support chiplet_swizzle")
 
 
 def dgrad_wavelet_unsupported(c: Ctx) -> Optional[str]:
-    if c.spec.pipeline == "wavelet":
-        return "pipeline wavelet is not supported"
-    return None
+    return fixed(c.spec.pipeline == "wavelet", "pipeline wavelet is not supported")
 
 
 def dgrad_split_k_cdna_only(c: Ctx) -> Optional[str]:
@@ -581,12 +550,7 @@ def dgrad_vec_c_scalar_store(c: Ctx) -> Optional[str]:
     s, p = c.spec, c.problem
     if s.split_k <= 1 and p.sH == 1 and p.sW == 1:
         return None  # DGRAD_VEC_C_DEFAULT_EPILOGUE's case
-    if s.vector_size_c is not None and s.vector_size_c > 1 and s.epilogue == "default":
-        return (
-            f"vector_size_c = {s.vector_size_c} needs epilogue cshuffle (the default epilogue stores one "
-            f"element per lane, also with split_k = {s.split_k}, sH = {p.sH}, sW = {p.sW})"
-        )
-    return None
+    return vec_c_default_epilogue(c, also=True)
 
 
 def dgrad_split_k_vector_a(c: Ctx) -> Optional[str]:
@@ -599,124 +563,120 @@ def dgrad_split_k_vector_a(c: Ctx) -> Optional[str]:
     return None
 
 
-# ---- the tables: (code, layer, check) in table order ----
+# ---- the table: (family, code, layer, check), each family's rows in its table order ----
 
 SPEC, ARCH, BUILD = "spec", "arch", "build"
+WGRAD, DGRAD, FWD = "wgrad", "dgrad", "fwd"
 
-WGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
-    ("WGRAD_UNKNOWN_OPTION", SPEC, fwd_wgrad_unknown_option),
-    ("WGRAD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
-    ("WGRAD_BLOCK_SIZE", SPEC, block_size_spec),
-    ("WGRAD_VEC_C_DEFAULT_EPILOGUE", ARCH, vec_c_default_epilogue),
-    ("WGRAD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
-    ("WGRAD_SPLIT_K_RANGE", SPEC, wgrad_split_k_range),
-    ("WGRAD_TWO_STAGE_UNSUPPORTED", SPEC, wgrad_two_stage),
-    ("WGRAD_GROUP_MERGE_UNSUPPORTED", SPEC, wgrad_group_merge),
-    ("WGRAD_SPLIT_K_ODD_CPG", SPEC, wgrad_split_k_odd_cpg),
-    ("WGRAD_SPLIT_K_NEEDS_CSHUFFLE", SPEC, wgrad_split_k_needs_cshuffle),
-    ("WGRAD_ASYNC_REQUIRES_KOUTER", SPEC, wgrad_async_requires_kouter),
-    ("WGRAD_SPLIT_K_RUNTIME_LOOP", SPEC, wgrad_split_k_runtime_loop),
-    ("WGRAD_KOUTER_DTYPE", SPEC, kouter_dtype_ab),
-    ("WGRAD_KOUTER_ATOM_EDGE", SPEC, kouter_atom_edge_mn),
-    ("WGRAD_KOUTER_WAVE", SPEC, kouter_wave),
-    ("WGRAD_KOUTER_WAVE32_ATOM", SPEC, wgrad_kouter_wave32_atom),
-    ("WGRAD_KOUTER_EXPLICIT_PAD", SPEC, wgrad_kouter_explicit_pad),
-    ("WGRAD_KOUTER_ARCH", ARCH, kouter_arch),
-    ("WGRAD_ASYNC_LAYOUT", SPEC, async_layout),
-    ("WGRAD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
-    ("WGRAD_VECTOR_RANGE", ARCH, vector_range),
-    ("WGRAD_VECTOR_DIVISIBILITY", ARCH, grad_vector_divisibility),
-    ("WGRAD_VEC_C_RANGE", ARCH, vec_c_range),
-    ("WGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
-    ("WGRAD_VECTOR_POW2", ARCH, vector_pow2),
-    ("WGRAD_BASIC_ASYNC", SPEC, basic_async),
-    ("WGRAD_UNROLL_EXCLUSIVE", SPEC, unroll_exclusive),
-    ("WGRAD_UNROLL_CAP", SPEC, unroll_cap),
-    ("WGRAD_MMA_SHAPE", ARCH, mma_shape),
-    ("WGRAD_GROUPED_POINTWISE", ARCH, grouped_pointwise),
-    ("WGRAD_LDS_BUDGET", ARCH, lds_budget_check),
-    ("WGRAD_WMMA_SUBSET", ARCH, fwd_wgrad_wmma_subset),
-    ("WGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
-    ("WGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
-    ("WGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, wgrad_kouter_explicit_layout),
-    ("WGRAD_FIELD_UNUSED", SPEC, field_unused),
-    ("CONV_INT32_RANGE", SPEC, int32_range),
-    ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
-    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
+RULE_ROWS: tuple[tuple[str, str, str, Check], ...] = (
+    (WGRAD, "WGRAD_UNKNOWN_OPTION", SPEC, unknown_option),
+    (WGRAD, "WGRAD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
+    (WGRAD, "WGRAD_BLOCK_SIZE", SPEC, block_size_spec),
+    (WGRAD, "WGRAD_VEC_C_DEFAULT_EPILOGUE", ARCH, vec_c_default_epilogue),
+    (WGRAD, "WGRAD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
+    (WGRAD, "WGRAD_SPLIT_K_RANGE", SPEC, wgrad_split_k_range),
+    (WGRAD, "WGRAD_TWO_STAGE_UNSUPPORTED", SPEC, wgrad_two_stage),
+    (WGRAD, "WGRAD_GROUP_MERGE_UNSUPPORTED", SPEC, wgrad_group_merge),
+    (WGRAD, "WGRAD_SPLIT_K_ODD_CPG", SPEC, wgrad_split_k_odd_cpg),
+    (WGRAD, "WGRAD_SPLIT_K_NEEDS_CSHUFFLE", SPEC, wgrad_split_k_needs_cshuffle),
+    (WGRAD, "WGRAD_ASYNC_REQUIRES_KOUTER", SPEC, wgrad_async_requires_kouter),
+    (WGRAD, "WGRAD_SPLIT_K_RUNTIME_LOOP", SPEC, wgrad_split_k_runtime_loop),
+    (WGRAD, "WGRAD_KOUTER_DTYPE", SPEC, kouter_dtype),
+    (WGRAD, "WGRAD_KOUTER_ATOM_EDGE", SPEC, kouter_atom_edge),
+    (WGRAD, "WGRAD_KOUTER_WAVE", SPEC, kouter_wave),
+    (WGRAD, "WGRAD_KOUTER_WAVE32_ATOM", SPEC, wgrad_kouter_wave32_atom),
+    (WGRAD, "WGRAD_KOUTER_EXPLICIT_PAD", SPEC, wgrad_kouter_explicit_pad),
+    (WGRAD, "WGRAD_KOUTER_ARCH", ARCH, kouter_arch),
+    (WGRAD, "WGRAD_ASYNC_LAYOUT", SPEC, async_layout),
+    (WGRAD, "WGRAD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
+    (WGRAD, "WGRAD_VECTOR_RANGE", ARCH, vector_range),
+    (WGRAD, "WGRAD_VECTOR_DIVISIBILITY", ARCH, vector_divisibility),
+    (WGRAD, "WGRAD_VEC_C_RANGE", ARCH, vec_c_range),
+    (WGRAD, "WGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
+    (WGRAD, "WGRAD_VECTOR_POW2", ARCH, vector_pow2),
+    (WGRAD, "WGRAD_BASIC_ASYNC", SPEC, basic_async),
+    (WGRAD, "WGRAD_UNROLL_EXCLUSIVE", SPEC, unroll_exclusive),
+    (WGRAD, "WGRAD_UNROLL_CAP", SPEC, unroll_cap),
+    (WGRAD, "WGRAD_MMA_SHAPE", ARCH, mma_shape),
+    (WGRAD, "WGRAD_GROUPED_POINTWISE", ARCH, grouped_pointwise),
+    (WGRAD, "WGRAD_LDS_BUDGET", ARCH, lds_budget_check),
+    (WGRAD, "WGRAD_WMMA_SUBSET", ARCH, fwd_wgrad_wmma_subset),
+    (WGRAD, "WGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    (WGRAD, "WGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    (WGRAD, "WGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, kouter_explicit_layout),
+    (WGRAD, "WGRAD_FIELD_UNUSED", SPEC, field_unused),
+    (WGRAD, "CONV_INT32_RANGE", SPEC, int32_range),
+    (WGRAD, "CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
+    (WGRAD, "CONV_KERNEL_SIZE", BUILD, kernel_size),
+    (DGRAD, "DGRAD_UNKNOWN_OPTION", SPEC, unknown_option),
+    (DGRAD, "DGRAD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
+    (DGRAD, "DGRAD_BLOCK_SIZE", SPEC, block_size_spec),
+    (DGRAD, "DGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    (DGRAD, "DGRAD_SPLIT_K_RANGE", SPEC, dgrad_split_k_range),
+    (DGRAD, "DGRAD_SPLIT_K_ODD_CPG", SPEC, dgrad_split_k_odd_cpg),
+    (DGRAD, "DGRAD_3D_UNSUPPORTED", SPEC, dgrad_3d),
+    (DGRAD, "DGRAD_KOUTER_DTYPE", SPEC, kouter_dtype),
+    (DGRAD, "DGRAD_KOUTER_ATOM_EDGE", SPEC, kouter_atom_edge),
+    (DGRAD, "DGRAD_KOUTER_WAVE", SPEC, kouter_wave),
+    (DGRAD, "DGRAD_KOUTER_WAVE32_ATOM", SPEC, dgrad_kouter_wave32_atom),
+    (DGRAD, "DGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, kouter_explicit_layout),
+    (DGRAD, "DGRAD_KOUTER_ASYNC", SPEC, dgrad_kouter_async),
+    (DGRAD, "DGRAD_KOUTER_WAVELET", SPEC, dgrad_kouter_wavelet),
+    (DGRAD, "DGRAD_ASYNC_LAYOUT", SPEC, async_layout),
+    (DGRAD, "DGRAD_ASYNC_PAD", SPEC, async_pad),
+    (DGRAD, "DGRAD_ASYNC_UNSUPPORTED", SPEC, dgrad_async_unsupported),
+    (DGRAD, "DGRAD_UNROLL_UNSUPPORTED", SPEC, dgrad_unroll_unsupported),
+    (DGRAD, "DGRAD_CHIPLET_UNSUPPORTED", SPEC, dgrad_chiplet_unsupported),
+    (DGRAD, "DGRAD_WAVELET_UNSUPPORTED", SPEC, dgrad_wavelet_unsupported),
+    (DGRAD, "DGRAD_SPLIT_K_CDNA_ONLY", ARCH, dgrad_split_k_cdna_only),
+    (DGRAD, "DGRAD_DEPTHWISE_UNSUPPORTED", ARCH, dgrad_depthwise),
+    (DGRAD, "DGRAD_VEC_C_DEFAULT_EPILOGUE", ARCH, dgrad_vec_c_default_epilogue),
+    (DGRAD, "DGRAD_VEC_C_SCALAR_STORE", ARCH, dgrad_vec_c_scalar_store),
+    (DGRAD, "DGRAD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
+    (DGRAD, "DGRAD_MMA_SHAPE", ARCH, mma_shape),
+    (DGRAD, "DGRAD_KOUTER_ARCH", ARCH, kouter_arch),
+    (DGRAD, "DGRAD_VECTOR_RANGE", ARCH, vector_range),
+    (DGRAD, "DGRAD_VECTOR_DIVISIBILITY", ARCH, vector_divisibility),
+    (DGRAD, "DGRAD_VEC_C_RANGE", ARCH, vec_c_range),
+    (DGRAD, "DGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
+    (DGRAD, "DGRAD_VECTOR_POW2", ARCH, vector_pow2),
+    (DGRAD, "DGRAD_SPLIT_K_VECTOR_A", ARCH, dgrad_split_k_vector_a),
+    (DGRAD, "DGRAD_LDS_BUDGET", ARCH, lds_budget_check),
+    (DGRAD, "DGRAD_WMMA_SUBSET", ARCH, dgrad_wmma_subset),
+    (DGRAD, "DGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    (DGRAD, "DGRAD_FIELD_UNUSED", SPEC, dgrad_field_unused),
+    (DGRAD, "CONV_INT32_RANGE", SPEC, int32_range),
+    (DGRAD, "CONV_KERNEL_SIZE", BUILD, kernel_size),
+    (FWD, "FWD_UNKNOWN_OPTION", SPEC, unknown_option),
+    (FWD, "FWD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
+    (FWD, "FWD_BLOCK_SIZE", SPEC, block_size_spec),
+    (FWD, "FWD_VEC_C_DEFAULT_EPILOGUE", ARCH, vec_c_default_epilogue),
+    (FWD, "FWD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
+    (FWD, "FWD_ASYNC_LAYOUT", SPEC, async_layout),
+    (FWD, "FWD_ASYNC_PAD", SPEC, async_pad),
+    (FWD, "FWD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
+    (FWD, "FWD_VECTOR_RANGE", ARCH, vector_range),
+    (FWD, "FWD_VECTOR_DIVISIBILITY", ARCH, vector_divisibility),
+    (FWD, "FWD_VEC_C_RANGE", ARCH, vec_c_range),
+    (FWD, "FWD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
+    (FWD, "FWD_VECTOR_POW2", ARCH, vector_pow2),
+    (FWD, "FWD_BASIC_ASYNC", SPEC, basic_async),
+    (FWD, "FWD_UNROLL_EXCLUSIVE", SPEC, unroll_exclusive),
+    (FWD, "FWD_UNROLL_CAP", SPEC, unroll_cap),
+    (FWD, "FWD_MMA_SHAPE", ARCH, mma_shape),
+    (FWD, "FWD_LDS_BUDGET", ARCH, lds_budget_check),
+    (FWD, "FWD_WMMA_SUBSET", ARCH, fwd_wgrad_wmma_subset),
+    (FWD, "FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
+    (FWD, "FWD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
+    (FWD, "FWD_FIELD_UNUSED", SPEC, field_unused),
+    (FWD, "CONV_INT32_RANGE", SPEC, int32_range),
+    (FWD, "CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
+    (FWD, "CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
+    (FWD, "CONV_KERNEL_SIZE", BUILD, kernel_size),
 )
 
-DGRAD_RULES: tuple[tuple[str, str, Check], ...] = (
-    ("DGRAD_UNKNOWN_OPTION", SPEC, dgrad_unknown_option),
-    ("DGRAD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
-    ("DGRAD_BLOCK_SIZE", SPEC, block_size_spec),
-    ("DGRAD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
-    ("DGRAD_SPLIT_K_RANGE", SPEC, dgrad_split_k_range),
-    ("DGRAD_SPLIT_K_ODD_CPG", SPEC, dgrad_split_k_odd_cpg),
-    ("DGRAD_3D_UNSUPPORTED", SPEC, dgrad_3d),
-    ("DGRAD_KOUTER_DTYPE", SPEC, kouter_dtype_b),
-    ("DGRAD_KOUTER_ATOM_EDGE", SPEC, kouter_atom_edge_n),
-    ("DGRAD_KOUTER_WAVE", SPEC, kouter_wave),
-    ("DGRAD_KOUTER_WAVE32_ATOM", SPEC, dgrad_kouter_wave32_atom),
-    ("DGRAD_KOUTER_EXPLICIT_LAYOUT", SPEC, dgrad_kouter_explicit_layout),
-    ("DGRAD_KOUTER_ASYNC", SPEC, dgrad_kouter_async),
-    ("DGRAD_KOUTER_WAVELET", SPEC, dgrad_kouter_wavelet),
-    ("DGRAD_ASYNC_LAYOUT", SPEC, async_layout),
-    ("DGRAD_ASYNC_PAD", SPEC, async_pad),
-    ("DGRAD_ASYNC_UNSUPPORTED", SPEC, dgrad_async_unsupported),
-    ("DGRAD_UNROLL_UNSUPPORTED", SPEC, dgrad_unroll_unsupported),
-    ("DGRAD_CHIPLET_UNSUPPORTED", SPEC, dgrad_chiplet_unsupported),
-    ("DGRAD_WAVELET_UNSUPPORTED", SPEC, dgrad_wavelet_unsupported),
-    ("DGRAD_SPLIT_K_CDNA_ONLY", ARCH, dgrad_split_k_cdna_only),
-    ("DGRAD_DEPTHWISE_UNSUPPORTED", ARCH, dgrad_depthwise),
-    ("DGRAD_VEC_C_DEFAULT_EPILOGUE", ARCH, dgrad_vec_c_default_epilogue),
-    ("DGRAD_VEC_C_SCALAR_STORE", ARCH, dgrad_vec_c_scalar_store),
-    ("DGRAD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
-    ("DGRAD_MMA_SHAPE", ARCH, mma_shape),
-    ("DGRAD_KOUTER_ARCH", ARCH, kouter_arch),
-    ("DGRAD_VECTOR_RANGE", ARCH, vector_range),
-    ("DGRAD_VECTOR_DIVISIBILITY", ARCH, grad_vector_divisibility),
-    ("DGRAD_VEC_C_RANGE", ARCH, vec_c_range),
-    ("DGRAD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
-    ("DGRAD_VECTOR_POW2", ARCH, vector_pow2),
-    ("DGRAD_SPLIT_K_VECTOR_A", ARCH, dgrad_split_k_vector_a),
-    ("DGRAD_LDS_BUDGET", ARCH, lds_budget_check),
-    ("DGRAD_WMMA_SUBSET", ARCH, dgrad_wmma_subset),
-    ("DGRAD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
-    ("DGRAD_FIELD_UNUSED", SPEC, dgrad_field_unused),
-    ("CONV_INT32_RANGE", SPEC, int32_range),
-    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
-)
-
-FWD_RULES: tuple[tuple[str, str, Check], ...] = (
-    ("FWD_UNKNOWN_OPTION", SPEC, fwd_wgrad_unknown_option),
-    ("FWD_TILE_DIVISIBILITY", SPEC, tile_divisibility),
-    ("FWD_BLOCK_SIZE", SPEC, block_size_spec),
-    ("FWD_VEC_C_DEFAULT_EPILOGUE", ARCH, vec_c_default_epilogue),
-    ("FWD_WAVE_SIZE_MISMATCH", ARCH, wave_size_mismatch),
-    ("FWD_ASYNC_LAYOUT", SPEC, async_layout),
-    ("FWD_ASYNC_PAD", SPEC, async_pad),
-    ("FWD_ASYNC_EXPLICIT_VECTOR", ARCH, async_explicit_vector),
-    ("FWD_VECTOR_RANGE", ARCH, vector_range),
-    ("FWD_VECTOR_DIVISIBILITY", ARCH, fwd_vector_divisibility),
-    ("FWD_VEC_C_RANGE", ARCH, vec_c_range),
-    ("FWD_VEC_C_DIVISIBILITY", ARCH, vec_c_divisibility),
-    ("FWD_VECTOR_POW2", ARCH, vector_pow2),
-    ("FWD_BASIC_ASYNC", SPEC, basic_async),
-    ("FWD_UNROLL_EXCLUSIVE", SPEC, unroll_exclusive),
-    ("FWD_UNROLL_CAP", SPEC, unroll_cap),
-    ("FWD_MMA_SHAPE", ARCH, mma_shape),
-    ("FWD_LDS_BUDGET", ARCH, lds_budget_check),
-    ("FWD_WMMA_SUBSET", ARCH, fwd_wgrad_wmma_subset),
-    ("FWD_ACC_CLAMP_ORDER", SPEC, acc_clamp_order),
-    ("FWD_LDS_XOR_UNSUPPORTED", SPEC, lds_xor_unsupported),
-    ("FWD_FIELD_UNUSED", SPEC, field_unused),
-    ("CONV_INT32_RANGE", SPEC, int32_range),
-    ("CONV_ASYNC_NO_DWORDS", BUILD, async_no_dwords),
-    ("CONV_ASYNC_ARCH_DWORDS", BUILD, async_arch_dwords),
-    ("CONV_KERNEL_SIZE", BUILD, kernel_size),
-)
-
-RULES = {"wgrad": WGRAD_RULES, "dgrad": DGRAD_RULES, "fwd": FWD_RULES}
+#: Each family's rows, (code, layer, check) in table order.
+RULES = {family: tuple(row[1:] for row in RULE_ROWS if row[0] == family) for family in (WGRAD, DGRAD, FWD)}
 
 
 def validate(spec: ConvSpec, problem: ConvProblem, target: Target) -> Optional[Rejected]:
