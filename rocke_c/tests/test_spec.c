@@ -23,6 +23,15 @@ static const char *const key_names[RK_KEY_COUNT] = {
 
 static const char *const family_names[3] = {"fwd", "wgrad", "dgrad"};
 
+static int key_index(const char *name)
+{
+    int k;
+    for (k = 0; k < RK_KEY_COUNT; k++)
+        if (strcmp(key_names[k], name) == 0)
+            return k;
+    return -1;
+}
+
 /* What the stages after schema make of the fields (the twin of emit.py's emit_spec from
  * `target = target_for(...)` on). */
 typedef struct outcome {
@@ -217,51 +226,173 @@ static void fixed_kernel_names(void)
     expect_line("fwd lds", &f, "lds_bytes", "34816");
 }
 
-static void fixed_rejections(void)
+/* A rejection from the base problem with some fields set: the settings are key, value pairs
+ * (an integer, true or false, or a string), NULL-ended. */
+typedef struct reject_case {
+    const char *label;
+    int family;
+    const char *settings[21];
+    const char *code;
+    const char *message;
+} reject_case;
+
+static const reject_case reject_cases[] = {
+    {"atom edge",
+     RK_FAMILY_WGRAD,
+     {"lds_k_outer", "true", "warp_tile_m", "64", "warp_m", "1"},
+     "WGRAD_KOUTER_ATOM_EDGE",
+     "lds_k_outer needs warp_tile_m and warp_tile_n in {16, 32}, not 64 and 32"},
+    {"dtype echo",
+     RK_FAMILY_WGRAD,
+     {"dtype_b", "fp8_e4m3"},
+     "CONV_DTYPE_UNSUPPORTED",
+     "dtype_b = 'fp8_e4m3' is not fp16, f16, bf16 or fp32"},
+    {"dtype no echo",
+     RK_FAMILY_WGRAD,
+     {"dtype_b", "a b"},
+     "CONV_DTYPE_UNSUPPORTED",
+     "dtype_b is not fp16, f16, bf16 or fp32"},
+    {"3d partial",
+     RK_FAMILY_WGRAD,
+     {"Di", "4", "sD", "1"},
+     "CONV_3D_FIELDS_PARTIAL",
+     "3-D fields are partial: set Di, sD but not Z, pD, dD"},
+    {"Ho", RK_FAMILY_WGRAD, {"Hi", "1", "pH", "0"}, "E_RANGE", "[problem]: output size Ho = -1 is not positive"},
+    {"lds budget",
+     RK_FAMILY_WGRAD,
+     {"arch", "gfx942", "tile_m", "256", "tile_n", "256", "warp_m", "4", "warp_n", "4", "warp_tile_m", "16",
+      "warp_tile_n", "16"},
+     "WGRAD_LDS_BUDGET",
+     "the LDS budget of 73728 bytes exceeds the 65536 bytes of gfx942"},
+    {"candidates",
+     RK_FAMILY_DGRAD,
+     {"sH", "100", "sW", "100", "Y",  "100", "X", "100", "Hi", "200",
+      "Wi", "200", "pH", "60",  "pW", "60",  "C", "8",   "K",  "8"},
+     "E_RANGE",
+     "[problem]: strided dgrad would need 100*100 sub-GEMM candidates, more than 4096"},
+    {"runtime loop",
+     RK_FAMILY_WGRAD,
+     {"split_k", "0", "dtype_d", "fp32", "pipeline", "basic"},
+     "WGRAD_SPLIT_K_RUNTIME_LOOP",
+     "split_k = 0 (runtime) cannot be combined with pipeline basic, which needs a compile-time trip "
+     "count"},
+    {"epilogue with a newline",
+     RK_FAMILY_WGRAD,
+     {"epilogue", "cs\nhuffle"},
+     "WGRAD_UNKNOWN_OPTION",
+     "epilogue is not one of default, cshuffle"},
+    /* The rules beyond the reference (docs/engine-contract.md §6.1). */
+    {"dgrad vector range",
+     RK_FAMILY_DGRAD,
+     {"vector_size_a", "16"},
+     "DGRAD_VECTOR_RANGE",
+     "vector_size_a = 16 is outside 1..8"},
+    {"dgrad vector divisibility",
+     RK_FAMILY_DGRAD,
+     {"vector_size_a", "3"},
+     "DGRAD_VECTOR_DIVISIBILITY",
+     "vector_size_a = 3 does not divide kpg = 64"},
+    {"dgrad vector pow2",
+     RK_FAMILY_DGRAD,
+     {"vector_size_a", "6", "K", "48"},
+     "DGRAD_VECTOR_POW2",
+     "vector_size_a = 6 is not a power of two (a buffer load or store moves 2, 4, 8 or 16 bytes)"},
+    {"dgrad split-K vector a",
+     RK_FAMILY_DGRAD,
+     {"split_k", "2", "dtype_d", "fp32", "vector_size_a", "4"},
+     "DGRAD_SPLIT_K_VECTOR_A",
+     "vector_size_a = 4 has no effect with split_k = 2 (split-K loads dY one element at a time); "
+     "it must be unset or 1"},
+    {"dgrad strided vec_c",
+     RK_FAMILY_DGRAD,
+     {"sH", "2", "vector_size_c", "4"},
+     "DGRAD_VEC_C_SCALAR_STORE",
+     "vector_size_c = 4 needs epilogue cshuffle (the default epilogue stores one element per lane, "
+     "also with split_k = 1, sH = 2, sW = 1)"},
+    {"fwd vec_c range",
+     RK_FAMILY_FWD,
+     {"epilogue", "cshuffle", "dtype_d", "fp32", "vector_size_c", "8"},
+     "FWD_VEC_C_RANGE",
+     "vector_size_c = 8 is outside 1..4"},
+    {"fwd vec_c divisibility",
+     RK_FAMILY_FWD,
+     {"epilogue", "cshuffle", "dtype_d", "fp16", "vector_size_c", "8", "K", "12"},
+     "FWD_VEC_C_DIVISIBILITY",
+     "vector_size_c = 8 does not divide kpg = 12"},
+    {"lds xor",
+     RK_FAMILY_WGRAD,
+     {"lds_layout_xor", "4"},
+     "WGRAD_LDS_XOR_UNSUPPORTED",
+     "lds_layout_xor = 4 is not supported (the builders have no XOR-swizzled LDS tile; only 0, no "
+     "swizzle)"},
+    {"num_load_waves unused",
+     RK_FAMILY_DGRAD,
+     {"num_load_waves", "8"},
+     "DGRAD_FIELD_UNUSED",
+     "num_load_waves = 8 has no effect (only pipeline wavelet, which is not supported, has load waves)"},
+    {"lds_k_pad unused",
+     RK_FAMILY_DGRAD,
+     {"lds_layout_pad", "4", "lds_k_pad", "16"},
+     "DGRAD_FIELD_UNUSED",
+     "lds_k_pad = 16 has no effect with an explicit LDS layout (lds_layout_pad = 4, lds_layout_xor = "
+     "0 beats it)"},
+    {"wgrad kouter layout",
+     RK_FAMILY_WGRAD,
+     {"lds_k_outer", "true", "lds_layout_pad", "16"},
+     "WGRAD_KOUTER_EXPLICIT_LAYOUT",
+     "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset"},
+    {"chiplet field unused",
+     RK_FAMILY_FWD,
+     {"chiplet_wgm", "16"},
+     "FWD_FIELD_UNUSED",
+     "chiplet_wgm = 16 has no effect without chiplet_swizzle"},
+    {"gfx942 async width",
+     RK_FAMILY_FWD,
+     {"arch", "gfx942", "warp_tile_m", "16", "warp_tile_n", "16", "async_dma", "true", "tile_k", "64"},
+     "CONV_ASYNC_ARCH_DWORDS",
+     "async_dma on gfx942 loads at most 4 bytes per lane to LDS, but the A tile would move 16 "
+     "(rows = 64, cols = 64, block_size = 256, elem_bytes = 2, contig_cols = 64)"},
+};
+
+/* A setting's value by its text: an integer, a bool (true/false), else a string. */
+static void set_text(rk_fields *f, int key, const char *value)
+{
+    char *end;
+    long long i = strtoll(value, &end, 10);
+    if (*value && !*end)
+        set_int(f, key, i);
+    else if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
+        set_bool(f, key, value[0] == 't');
+    else
+        set_str(f, key, value);
+}
+
+static void table_rejections(void)
+{
+    rk_fields f;
+    size_t i, k;
+    for (i = 0; i < sizeof reject_cases / sizeof reject_cases[0]; i++) {
+        const reject_case *c = &reject_cases[i];
+        base_fields(&f, c->family);
+        for (k = 0; c->settings[k]; k += 2) {
+            int key = key_index(c->settings[k]);
+            if (key < 0) {
+                printf("FAIL %s: no key %s\n", c->label, c->settings[k]);
+                failures++;
+                break;
+            }
+            set_text(&f, key, c->settings[k + 1]);
+        }
+        expect_reject(c->label, &f, c->code, c->message);
+    }
+}
+
+/* A user string is echoed only when it is 1-16 of [A-Za-z0-9_]: a 700-byte one is not. */
+static void long_string_rejections(void)
 {
     rk_fields f;
     static char long_pipeline[701];
     char want[800];
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_int(&f, RK_KEY_WARP_TILE_M, 64), set_int(&f, RK_KEY_WARP_M, 1);
-    expect_reject("atom edge", &f, "WGRAD_KOUTER_ATOM_EDGE",
-                  "lds_k_outer needs warp_tile_m and warp_tile_n in {16, 32}, not 64 and 32");
-
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_str(&f, RK_KEY_DTYPE_B, "fp8_e4m3");
-    expect_reject("dtype echo", &f, "CONV_DTYPE_UNSUPPORTED", "dtype_b = 'fp8_e4m3' is not fp16, f16, bf16 or fp32");
-    set_str(&f, RK_KEY_DTYPE_B, "a b");
-    expect_reject("dtype no echo", &f, "CONV_DTYPE_UNSUPPORTED", "dtype_b is not fp16, f16, bf16 or fp32");
-
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_int(&f, RK_KEY_DI, 4), set_int(&f, RK_KEY_SD, 1);
-    expect_reject("3d partial", &f, "CONV_3D_FIELDS_PARTIAL", "3-D fields are partial: set Di, sD but not Z, pD, dD");
-
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_int(&f, RK_KEY_HI, 1), set_int(&f, RK_KEY_PH, 0);
-    expect_reject("Ho", &f, "E_RANGE", "[problem]: output size Ho = -1 is not positive");
-
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_str(&f, RK_KEY_ARCH, "gfx942");
-    set_int(&f, RK_KEY_TILE_M, 256), set_int(&f, RK_KEY_TILE_N, 256), set_int(&f, RK_KEY_WARP_M, 4);
-    set_int(&f, RK_KEY_WARP_N, 4), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
-    expect_reject("lds budget", &f, "WGRAD_LDS_BUDGET",
-                  "the LDS budget of 73728 bytes exceeds the 65536 bytes of gfx942");
-
-    base_fields(&f, RK_FAMILY_DGRAD);
-    set_int(&f, RK_KEY_SH, 100), set_int(&f, RK_KEY_SW, 100), set_int(&f, RK_KEY_Y, 100);
-    set_int(&f, RK_KEY_X, 100), set_int(&f, RK_KEY_HI, 200), set_int(&f, RK_KEY_WI, 200);
-    set_int(&f, RK_KEY_PH, 60), set_int(&f, RK_KEY_PW, 60), set_int(&f, RK_KEY_C, 8), set_int(&f, RK_KEY_K, 8);
-    expect_reject("candidates", &f, "E_RANGE",
-                  "[problem]: strided dgrad would need 100*100 sub-GEMM candidates, more than 4096");
-
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_int(&f, RK_KEY_SPLIT_K, 0), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_str(&f, RK_KEY_PIPELINE, "basic");
-    expect_reject("runtime loop", &f, "WGRAD_SPLIT_K_RUNTIME_LOOP",
-                  "split_k = 0 (runtime) cannot be combined with pipeline basic, which needs a compile-time trip "
-                  "count");
-
-    /* A user string is echoed only when it is 1-16 of [A-Za-z0-9_]. */
     memset(long_pipeline, 'p', sizeof long_pipeline - 1);
     base_fields(&f, RK_FAMILY_WGRAD);
     set_str(&f, RK_KEY_PIPELINE, long_pipeline);
@@ -269,63 +400,6 @@ static void fixed_rejections(void)
     long_pipeline[16] = '\0';
     snprintf(want, sizeof want, "pipeline '%s' is not one of mem, compv3, compv4, basic", long_pipeline);
     expect_reject("16-byte pipeline", &f, "WGRAD_UNKNOWN_OPTION", want);
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_str(&f, RK_KEY_EPILOGUE, "cs\nhuffle");
-    expect_reject("epilogue with a newline", &f, "WGRAD_UNKNOWN_OPTION", "epilogue is not one of default, cshuffle");
-
-    /* The rules beyond the reference (docs/engine-contract.md §6.1). */
-    base_fields(&f, RK_FAMILY_DGRAD);
-    set_int(&f, RK_KEY_VECTOR_SIZE_A, 16);
-    expect_reject("dgrad vector range", &f, "DGRAD_VECTOR_RANGE", "vector_size_a = 16 is outside 1..8");
-    set_int(&f, RK_KEY_VECTOR_SIZE_A, 3);
-    expect_reject("dgrad vector divisibility", &f, "DGRAD_VECTOR_DIVISIBILITY",
-                  "vector_size_a = 3 does not divide kpg = 64");
-    set_int(&f, RK_KEY_VECTOR_SIZE_A, 6), set_int(&f, RK_KEY_K, 48);
-    expect_reject("dgrad vector pow2", &f, "DGRAD_VECTOR_POW2",
-                  "vector_size_a = 6 is not a power of two (a buffer load or store moves 2, 4, 8 or 16 bytes)");
-    base_fields(&f, RK_FAMILY_DGRAD);
-    set_int(&f, RK_KEY_SPLIT_K, 2), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_int(&f, RK_KEY_VECTOR_SIZE_A, 4);
-    expect_reject("dgrad split-K vector a", &f, "DGRAD_SPLIT_K_VECTOR_A",
-                  "vector_size_a = 4 has no effect with split_k = 2 (split-K loads dY one element at a time); "
-                  "it must be unset or 1");
-    base_fields(&f, RK_FAMILY_DGRAD);
-    set_int(&f, RK_KEY_SH, 2), set_int(&f, RK_KEY_VECTOR_SIZE_C, 4);
-    expect_reject("dgrad strided vec_c", &f, "DGRAD_VEC_C_SCALAR_STORE",
-                  "vector_size_c = 4 needs epilogue cshuffle (the default epilogue stores one element per lane, "
-                  "also with split_k = 1, sH = 2, sW = 1)");
-    base_fields(&f, RK_FAMILY_FWD);
-    set_str(&f, RK_KEY_EPILOGUE, "cshuffle"), set_str(&f, RK_KEY_DTYPE_D, "fp32"), set_int(&f, RK_KEY_VECTOR_SIZE_C, 8);
-    expect_reject("fwd vec_c range", &f, "FWD_VEC_C_RANGE", "vector_size_c = 8 is outside 1..4");
-    set_str(&f, RK_KEY_DTYPE_D, "fp16"), set_int(&f, RK_KEY_K, 12);
-    expect_reject("fwd vec_c divisibility", &f, "FWD_VEC_C_DIVISIBILITY", "vector_size_c = 8 does not divide kpg = 12");
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_int(&f, RK_KEY_LDS_LAYOUT_XOR, 4);
-    expect_reject("lds xor", &f, "WGRAD_LDS_XOR_UNSUPPORTED",
-                  "lds_layout_xor = 4 is not supported (the builders have no XOR-swizzled LDS tile; only 0, no "
-                  "swizzle)");
-    base_fields(&f, RK_FAMILY_DGRAD);
-    set_int(&f, RK_KEY_NUM_LOAD_WAVES, 8);
-    expect_reject("num_load_waves unused", &f, "DGRAD_FIELD_UNUSED",
-                  "num_load_waves = 8 has no effect (only pipeline wavelet, which is not supported, has load waves)");
-    base_fields(&f, RK_FAMILY_DGRAD);
-    set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 4), set_int(&f, RK_KEY_LDS_K_PAD, 16);
-    expect_reject("lds_k_pad unused", &f, "DGRAD_FIELD_UNUSED",
-                  "lds_k_pad = 16 has no effect with an explicit LDS layout (lds_layout_pad = 4, lds_layout_xor = "
-                  "0 beats it)");
-    base_fields(&f, RK_FAMILY_WGRAD);
-    set_bool(&f, RK_KEY_LDS_K_OUTER, 1), set_int(&f, RK_KEY_LDS_LAYOUT_PAD, 16);
-    expect_reject("wgrad kouter layout", &f, "WGRAD_KOUTER_EXPLICIT_LAYOUT",
-                  "lds_k_outer fixes the A and B tile layout; lds_layout_pad and lds_layout_xor must be unset");
-    base_fields(&f, RK_FAMILY_FWD);
-    set_int(&f, RK_KEY_CHIPLET_WGM, 16);
-    expect_reject("chiplet field unused", &f, "FWD_FIELD_UNUSED",
-                  "chiplet_wgm = 16 has no effect without chiplet_swizzle");
-    base_fields(&f, RK_FAMILY_FWD);
-    set_str(&f, RK_KEY_ARCH, "gfx942"), set_int(&f, RK_KEY_WARP_TILE_M, 16), set_int(&f, RK_KEY_WARP_TILE_N, 16);
-    set_bool(&f, RK_KEY_ASYNC_DMA, 1), set_int(&f, RK_KEY_TILE_K, 64);
-    expect_reject("gfx942 async width", &f, "CONV_ASYNC_ARCH_DWORDS",
-                  "async_dma on gfx942 loads at most 4 bytes per lane to LDS, but the A tile would move 16 "
-                  "(rows = 64, cols = 64, block_size = 256, elem_bytes = 2, contig_cols = 64)");
 }
 
 /* ---- vector replay ---- */
@@ -334,15 +408,6 @@ typedef struct reader {
     FILE *fp;
     rk_arena *arena;
 } reader;
-
-static int key_index(const char *name)
-{
-    int k;
-    for (k = 0; k < RK_KEY_COUNT; k++)
-        if (strcmp(key_names[k], name) == 0)
-            return k;
-    return -1;
-}
 
 /* n bytes plus the '\n' that follows them, into the arena (NUL-terminated). */
 static char *read_bytes(reader *r, size_t n)
@@ -481,7 +546,8 @@ int main(int argc, char **argv)
 {
     fixed_division();
     fixed_kernel_names();
-    fixed_rejections();
+    table_rejections();
+    long_string_rejections();
     if (argc > 1)
         replay(argv[1]);
     printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
