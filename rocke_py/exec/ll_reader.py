@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Optional
+from typing import Callable, Optional, TypeVar
 
 from .gc_pause import gc_paused
 from .ll_text import SCALAR_TYPES, Block, Declare, Function, Global, Instr, LlType, Module, Operand, Param
@@ -111,6 +111,11 @@ class Tokens:
     def fail(self, message: str) -> LlReadError:
         return LlReadError(self.line, self.column(), message)
 
+    def fail_last(self, message: str) -> LlReadError:
+        """An error at the token just taken."""
+        self.i -= 1
+        return self.fail(message)
+
     def peek(self) -> str:
         return self.toks[self.i] if self.i < self.n else ""
 
@@ -145,8 +150,7 @@ class Tokens:
     def integer(self) -> int:
         text = self.take_kind("num", "an integer")
         if text.startswith("0x"):
-            self.i -= 1
-            raise self.fail("expected an integer")
+            raise self.fail_last("expected an integer")
         return int(text)
 
 
@@ -232,8 +236,7 @@ def read_value(t: Tokens, ty: LlType) -> Operand:
     if kind == "num":
         text = t.take()
         if text.startswith("0x") != (ty.kind in ("float", "half", "bfloat")):
-            t.i -= 1
-            raise t.fail(f"a {ty.text()} constant cannot be written {text}")
+            raise t.fail_last(f"a {ty.text()} constant cannot be written {text}")
         return Operand(ty, text)
     if word in ("true", "false"):
         if ty != LlType("int", 1):
@@ -263,6 +266,39 @@ def read_typed(t: Tokens) -> Operand:
     return read_value(t, ty)
 
 
+def read_operands(t: Tokens, n: int) -> list[Operand]:
+    """n typed operands, separated by commas."""
+    operands = [read_typed(t)]
+    for _ in range(n - 1):
+        t.expect(",")
+        operands.append(read_typed(t))
+    return operands
+
+
+def read_pointer(t: Tokens, what: str) -> Operand:
+    """A typed operand that must be a pointer (`what`: how the error says it is used)."""
+    ptr = read_typed(t)
+    if ptr.type.kind != "ptr":
+        raise t.fail(f"{what} a non-pointer")
+    return ptr
+
+
+Item = TypeVar("Item")
+
+
+def read_list(t: Tokens, read_item: Callable[[Tokens], Item]) -> tuple[Item, ...]:
+    """`(item, item, ...)`, possibly empty: each item read by read_item."""
+    t.expect("(")
+    items = []
+    if not t.accept(")"):
+        while True:
+            items.append(read_item(t))
+            if t.accept(")"):
+                break
+            t.expect(",")
+    return tuple(items)
+
+
 def read_label(t: Tokens) -> str:
     t.expect("label")
     return t.take_kind("local", "a block label")[1:]
@@ -273,8 +309,7 @@ def read_align(t: Tokens) -> int:
     t.expect("align")
     align = t.integer()
     if align < 1 or align & (align - 1):
-        t.i -= 1
-        raise t.fail("an alignment is a power of two")
+        raise t.fail_last("an alignment is a power of two")
     return align
 
 
@@ -292,8 +327,7 @@ def read_binary(t: Tokens, opcode: str, result: str, line: int, col: int) -> Ins
 def read_icmp(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
     pred = t.take()
     if pred not in ICMP_PREDS:
-        t.i -= 1
-        raise t.fail(f"icmp predicate {pred!r} is outside the subset")
+        raise t.fail_last(f"icmp predicate {pred!r} is outside the subset")
     a = read_typed(t)
     t.expect(",")
     b = read_value(t, a.type)
@@ -301,11 +335,7 @@ def read_icmp(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr
 
 
 def read_select(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
-    c = read_typed(t)
-    t.expect(",")
-    a = read_typed(t)
-    t.expect(",")
-    b = read_typed(t)
+    c, a, b = read_operands(t, 3)
     if a.type != b.type:
         raise t.fail("select operands of two types")
     return Instr(opcode, result, a.type, (c, a, b), line, col)
@@ -319,31 +349,21 @@ def read_cast(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr
 
 
 def read_extract(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
-    v = read_typed(t)
-    t.expect(",")
-    index = read_typed(t)
+    v, index = read_operands(t, 2)
     if v.type.kind != "vec" or v.type.elem is None:
         raise t.fail("extractelement of a non-vector")
     return Instr(opcode, result, v.type.elem, (v, index), line, col)
 
 
 def read_insert(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
-    v = read_typed(t)
-    t.expect(",")
-    x = read_typed(t)
-    t.expect(",")
-    index = read_typed(t)
+    v, x, index = read_operands(t, 3)
     if v.type.kind != "vec" or x.type != v.type.elem:
         raise t.fail("insertelement of a mismatched element")
     return Instr(opcode, result, v.type, (v, x, index), line, col)
 
 
 def read_shuffle(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
-    a = read_typed(t)
-    t.expect(",")
-    b = read_typed(t)
-    t.expect(",")
-    mask = read_typed(t)
+    a, b, mask = read_operands(t, 3)
     if a.type != b.type or a.type.kind != "vec" or mask.type.kind != "vec" or mask.type.elem != LlType("int", 32):
         raise t.fail("shufflevector operands outside the subset")
     if mask.value != "<...>":
@@ -355,9 +375,7 @@ def read_gep(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
     flags = ("inbounds",) if t.accept("inbounds") else ()
     source = read_type(t)
     t.expect(",")
-    base = read_typed(t)
-    if base.type.kind != "ptr":
-        raise t.fail("getelementptr of a non-pointer")
+    base = read_pointer(t, "getelementptr of")
     indices = [base]
     while t.accept(","):
         index = read_typed(t)
@@ -371,9 +389,7 @@ def read_load(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr
     flags = ("volatile",) if t.accept("volatile") else ()
     ty = read_type(t)
     t.expect(",")
-    ptr = read_typed(t)
-    if ptr.type.kind != "ptr":
-        raise t.fail("load from a non-pointer")
+    ptr = read_pointer(t, "load from")
     return Instr(opcode, result, ty, (ptr,), line, col, flags=flags, align=read_align(t))
 
 
@@ -381,29 +397,23 @@ def read_store(t: Tokens, opcode: str, result: str, line: int, col: int) -> Inst
     flags = ("volatile",) if t.accept("volatile") else ()
     v = read_typed(t)
     t.expect(",")
-    ptr = read_typed(t)
-    if ptr.type.kind != "ptr":
-        raise t.fail("store to a non-pointer")
+    ptr = read_pointer(t, "store to")
     return Instr(opcode, result, v.type, (v, ptr), line, col, flags=flags, align=read_align(t))
 
 
 def read_atomicrmw(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
     t.expect("fadd")
-    ptr = read_typed(t)
-    t.expect(",")
-    v = read_typed(t)
+    ptr, v = read_operands(t, 2)
     if ptr.type.kind != "ptr" or ptr.type.addrspace != 1:
         raise t.fail("atomicrmw on a pointer outside addrspace(1)")
     ordering = t.take_kind("word", "an atomic ordering")
     if ordering != "monotonic":
-        t.i -= 1
-        raise t.fail(f"atomic ordering {ordering!r} is outside the subset")
+        raise t.fail_last(f"atomic ordering {ordering!r} is outside the subset")
     marks = []
     while t.accept(","):
         mark = t.take_kind("meta", "a metadata name")
         if mark not in ATOMIC_MD:
-            t.i -= 1
-            raise t.fail(f"metadata {mark} is outside the subset")
+            raise t.fail_last(f"metadata {mark} is outside the subset")
         t.take_kind("meta", "a metadata node")
         marks.append(mark)
     return Instr(opcode, result, v.type, (ptr, v), line, col, flags=(ordering, *marks))
@@ -412,17 +422,10 @@ def read_atomicrmw(t: Tokens, opcode: str, result: str, line: int, col: int) -> 
 def read_call(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
     ret = read_type(t)
     callee = t.take_kind("global", "a callee")[1:]
-    t.expect("(")
-    args = []
-    if not t.accept(")"):
-        while True:
-            args.append(read_typed(t))
-            if t.accept(")"):
-                break
-            t.expect(",")
+    args = read_list(t, read_typed)
     if (ret.kind == "void") != (result == ""):
         raise t.fail("a call's result and its type disagree")
-    return Instr(opcode, result, ret, tuple(args), line, col, callee=callee)
+    return Instr(opcode, result, ret, args, line, col, callee=callee)
 
 
 def read_phi(t: Tokens, opcode: str, result: str, line: int, col: int) -> Instr:
@@ -459,13 +462,11 @@ def read_fence(t: Tokens, opcode: str, result: str, line: int, col: int) -> Inst
     t.expect("(")
     scope = t.take_kind("str", "a sync scope")[1:-1]
     if scope != "workgroup":
-        t.i -= 1
-        raise t.fail(f"sync scope '{scope}' is outside the subset")
+        raise t.fail_last(f"sync scope '{scope}' is outside the subset")
     t.expect(")")
     ordering = t.take_kind("word", "an ordering")
     if ordering not in ("release", "acquire"):
-        t.i -= 1
-        raise t.fail(f"fence ordering '{ordering}' is outside the subset")
+        raise t.fail_last(f"fence ordering '{ordering}' is outside the subset")
     t.expect(",")
     t.expect("!mmra")
     mmra = t.take_kind("meta", "a metadata node")
@@ -507,11 +508,9 @@ def read_instr(t: Tokens) -> Instr:
     opcode = t.take_kind("word", "an instruction")
     reader = READERS.get(opcode)
     if reader is None:
-        t.i -= 1
-        raise t.fail(f"instruction {opcode!r} is outside the subset")
+        raise t.fail_last(f"instruction {opcode!r} is outside the subset")
     if (opcode in NO_RESULT) != (result == "") and opcode != "call":
-        t.i -= 1
-        raise t.fail(f"{opcode} {'has no result' if result else 'needs a result'}")
+        raise t.fail_last(f"{opcode} {'has no result' if result else 'needs a result'}")
     instr = reader(t, opcode, result, t.line, col)
     t.end()
     return instr
@@ -542,18 +541,11 @@ def read_define(t: Tokens) -> tuple[str, tuple[Param, ...]]:
     t.expect("amdgpu_kernel")
     t.expect("void")
     name = t.take_kind("global", "the kernel name")[1:].strip('"')
-    t.expect("(")
-    params = []
-    if not t.accept(")"):
-        while True:
-            params.append(read_param(t))
-            if t.accept(")"):
-                break
-            t.expect(",")
+    params = read_list(t, read_param)
     t.expect("#0")
     t.expect("{")
     t.end()
-    return name, tuple(params)
+    return name, params
 
 
 def read_declare(t: Tokens) -> Declare:
@@ -562,18 +554,16 @@ def read_declare(t: Tokens) -> Declare:
     name = t.take_kind("global", "a function name")[1:]
     if not name.startswith("llvm."):
         raise t.fail(f"declaration of {name}: only llvm intrinsics are declared")
-    t.expect("(")
-    params = []
-    if not t.accept(")"):
-        while True:
-            params.append(read_type(t))
-            while t.accept("immarg"):
-                pass
-            if t.accept(")"):
-                break
-            t.expect(",")
+    params = read_list(t, read_declared_param)
     t.end()
-    return Declare(name, ret, tuple(params), t.line)
+    return Declare(name, ret, params, t.line)
+
+
+def read_declared_param(t: Tokens) -> LlType:
+    ty = read_type(t)
+    while t.accept("immarg"):
+        pass
+    return ty
 
 
 def read_global(t: Tokens) -> Global:
