@@ -13,7 +13,7 @@ import re
 from typing import Callable, Optional, TypeVar
 
 from .gc_pause import gc_paused
-from .ll_text import SCALAR_TYPES, Block, Declare, Function, Global, Instr, LlType, Module, Operand, Param
+from .ll_text import SCALAR_TYPES, Block, Function, Global, Instr, LlType, Module, Operand, Param
 
 TOKEN = re.compile(
     r"""(?P<ws>\s+)
@@ -548,15 +548,16 @@ def read_define(t: Tokens) -> tuple[str, tuple[Param, ...]]:
     return name, params
 
 
-def read_declare(t: Tokens) -> Declare:
+def read_declare(t: Tokens) -> None:
+    """A `declare` line: an llvm intrinsic whose types are in the subset. Nothing of it is kept:
+    the executor knows each intrinsic by the callee's name."""
     t.expect("declare")
-    ret = read_type(t)
+    read_type(t)
     name = t.take_kind("global", "a function name")[1:]
     if not name.startswith("llvm."):
         raise t.fail(f"declaration of {name}: only llvm intrinsics are declared")
-    params = read_list(t, read_declared_param)
+    read_list(t, read_declared_param)
     t.end()
-    return Declare(name, ret, params, t.line)
 
 
 def read_declared_param(t: Tokens) -> LlType:
@@ -651,7 +652,6 @@ def read_module(text: str) -> Module:
     lines = text.split("\n")
     datalayout = triple = ""
     globals_: list[Global] = []
-    declares: list[Declare] = []
     function: Optional[tuple[str, tuple[Param, ...]]] = None
     blocks: list[Block] = []
     attrs: Optional[dict[str, str]] = None
@@ -695,7 +695,7 @@ def read_module(text: str) -> Module:
         elif t.kind() == "global":
             globals_.append(read_global(t))
         elif head == "declare":
-            declares.append(read_declare(t))
+            read_declare(t)
         elif head == "define":
             if function is not None:
                 raise t.fail("a second function")
@@ -721,4 +721,4 @@ def read_module(text: str) -> Module:
             if ins.opcode == "fence" and metadata.get(ins.flags[2]) != LDS_ONLY:
                 raise LlReadError(ins.line, ins.column, f"a fence whose {ins.flags[2]} is not {LDS_ONLY}")
     name, params = function
-    return Module(datalayout, triple, tuple(globals_), tuple(declares), Function(name, params, tuple(blocks), attrs))
+    return Module(datalayout, triple, tuple(globals_), Function(name, params, tuple(blocks), attrs))

@@ -118,14 +118,6 @@ class Global:
 
 
 @dataclass(frozen=True)
-class Declare:
-    name: str  # without "@"
-    ret: LlType
-    params: tuple[LlType, ...]
-    line: int
-
-
-@dataclass(frozen=True)
 class Function:
     name: str
     params: tuple[Param, ...]
@@ -138,5 +130,4 @@ class Module:
     datalayout: str
     triple: str
     globals: tuple[Global, ...]
-    declares: tuple[Declare, ...]
     function: Function
