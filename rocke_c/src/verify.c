@@ -113,11 +113,12 @@ static int valid_type(const char *t)
 
 static const char *need(int cond, const char *message) { return cond ? NULL : message; }
 
-/* The operand and result counts of the op's row (rk_ops). */
+/* The operand and result counts of the op's row (rk_ops), checked by run before the op's rule;
+ * a row of any number of operands (-1) leaves its counts to the rule. */
 static inline const char *arity(const rk_ir_op *op, rk_arena *arena)
 {
     const rk_op_info *info = &rk_ops[op->code];
-    if (op->n_operands != info->operands || op->n_results != info->results)
+    if (info->operands >= 0 && (op->n_operands != info->operands || op->n_results != info->results))
         return msg(arena, "%s takes %d operands and gives %d results", op->name, info->operands, info->results);
     return NULL;
 }
@@ -145,16 +146,15 @@ static const char *check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
 
 static const rk_attr *attr(const rk_ir_op *op, const char *key) { return rk_attrs_get(&op->attrs, key); }
 
-/* ---- one check per op kind; each returns the failure message or NULL ---- */
+/* ---- one check per op kind; each returns the failure message or NULL, and runs after arity ---- */
 
 static const char *check_constant(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const types[] = {"i1", "i32", "i64", "f32", NULL};
-    const char *bad = arity(op, arena), *t;
+    const char *bad, *t;
     const rk_attr *ity = NULL, *value = NULL;
     int want_float;
-    if (!bad)
-        bad = need_attr(op, arena, "ity", &ity);
+    bad = need_attr(op, arena, "ity", &ity);
     if (!bad)
         bad = need_attr(op, arena, "value", &value);
     if (bad)
@@ -168,9 +168,7 @@ static const char *check_constant(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_constant_vec(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    if (!bad)
-        bad = check_attrs(op, arena, "ity", "value", NULL);
+    const char *bad = check_attrs(op, arena, "ity", "value", NULL);
     return bad ? bad
                : need(rk_is_vec(op->results[0].type) && rk_attr_is_str(attr(op, "ity"), op->results[0].type),
                       "arith.constant_vec needs a vec type");
@@ -178,10 +176,7 @@ static const char *check_constant_vec(const rk_ir_op *op, rk_arena *arena)
 
 static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena, const char *const *types)
 {
-    const char *bad = arity(op, arena);
     const rk_ir_value *a, *b, *r;
-    if (bad)
-        return bad;
     a = &op->operands[0], b = &op->operands[1], r = &op->results[0];
     if (eq(a->type, b->type) && eq(b->type, r->type) && type_in(a->type, types))
         return NULL;
@@ -190,10 +185,8 @@ static const char *same_type_binary(const rk_ir_op *op, rk_arena *arena, const c
 
 static const char *check_cmp(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
     const rk_attr *pred = NULL;
-    if (!bad)
-        bad = need_attr(op, arena, "pred", &pred);
+    const char *bad = need_attr(op, arena, "pred", &pred);
     if (bad)
         return bad;
     return need(eq(op->operands[0].type, "i32") && eq(op->operands[1].type, "i32") && eq(op->results[0].type, "i1")
@@ -203,22 +196,18 @@ static const char *check_cmp(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_select(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    const rk_ir_value *v;
-    if (bad)
-        return bad;
-    v = op->operands;
+    (void)arena; /* the rules' signature; this one formats no message */
+    const rk_ir_value *v = op->operands;
     return need(eq(v[0].type, "i1") && eq(v[1].type, v[2].type) && eq(v[2].type, op->results[0].type),
                 "arith.select types");
 }
 
 static const char *check_fptrunc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena), *r;
+    const char *bad, *r;
     const rk_attr *to = NULL;
     int ok;
-    if (!bad)
-        bad = need_attr(op, arena, "to", &to);
+    bad = need_attr(op, arena, "to", &to);
     if (bad)
         return bad;
     r = op->results[0].type;
@@ -230,10 +219,8 @@ static int verify_numeric(rk_arena *arena, const char *t) { return rk_ir_is_scal
 
 static const char *check_bitcast(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena), *a, *r;
+    const char *bad = check_attrs(op, arena, "to", NULL), *a, *r;
     int numeric;
-    if (!bad)
-        bad = check_attrs(op, arena, "to", NULL);
     if (bad)
         return bad;
     a = op->operands[0].type, r = op->results[0].type;
@@ -244,10 +231,7 @@ static const char *check_bitcast(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_i32_source(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    if (bad || eq(op->results[0].type, "i32"))
-        return bad;
-    return msg(arena, "%s gives i32", op->name);
+    return eq(op->results[0].type, "i32") ? NULL : msg(arena, "%s gives i32", op->name);
 }
 
 static const char *check_block_id(const rk_ir_op *op, rk_arena *arena)
@@ -267,19 +251,16 @@ static const char *check_thread_id(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_readfirstlane(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    return bad ? bad
-               : need(eq(op->operands[0].type, op->results[0].type) && eq(op->results[0].type, "i32"),
-                      "gpu.readfirstlane is i32");
+    (void)arena; /* the rules' signature; this one formats no message */
+    return need(eq(op->operands[0].type, op->results[0].type) && eq(op->results[0].type, "i32"),
+                "gpu.readfirstlane is i32");
 }
 
 static const char *check_make_rsrc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    return bad ? bad
-               : need(rk_is_ptr(op->operands[0].type) && eq(op->operands[1].type, "i32")
-                          && eq(op->results[0].type, "rsrc"),
-                      "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
+    (void)arena; /* the rules' signature; this one formats no message */
+    return need(rk_is_ptr(op->operands[0].type) && eq(op->operands[1].type, "i32") && eq(op->results[0].type, "rsrc"),
+                "tile.make_buffer_rsrc(ptr, i32) -> rsrc");
 }
 
 static const long long rk_verify_access_bits[] = {16, 32, 64, 128, -1};
@@ -295,12 +276,11 @@ static int bits_in(long long bits, const long long *values)
 
 static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena), *t, *elem;
+    const char *bad, *t, *elem;
     const rk_attr *elem_attr = NULL, *n_attr = NULL;
     long long n;
     int ok;
-    if (!bad)
-        bad = need_attr(op, arena, "elem", &elem_attr);
+    bad = need_attr(op, arena, "elem", &elem_attr);
     if (!bad)
         bad = need_attr(op, arena, "n", &n_attr);
     if (bad)
@@ -316,11 +296,7 @@ static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_buffer_store(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    const rk_ir_value *v;
-    if (bad)
-        return bad;
-    v = op->operands;
+    const rk_ir_value *v = op->operands;
     return need(eq(v[0].type, "rsrc") && eq(v[1].type, "i32") && verify_numeric(arena, v[2].type)
                     && bits_in(rk_type_bits(v[2].type), rk_verify_access_bits) && !eq(v[2].type, "i1"),
                 "tile.buffer_store(rsrc, i32, 2|4|8|16 bytes)");
@@ -329,22 +305,15 @@ static const char *check_buffer_store(const rk_ir_op *op, rk_arena *arena)
 static const char *check_atomic_fadd(const rk_ir_op *op, rk_arena *arena)
 {
     static const char *const values[] = {"f32", "vec<f16x2>", "vec<bf16x2>", NULL};
-    const char *bad = arity(op, arena);
-    const rk_ir_value *v;
-    int ok;
-    if (bad)
-        return bad;
-    v = op->operands;
-    ok = rk_is_ptr(v[0].type) && eq(v[1].type, "i32")
-         && eq(rk_vec_elem(arena, v[2].type), rk_ptr_elem(arena, v[0].type)) && rk_str_in(v[2].type, values);
+    const rk_ir_value *v = op->operands;
+    int ok = rk_is_ptr(v[0].type) && eq(v[1].type, "i32")
+             && eq(rk_vec_elem(arena, v[2].type), rk_ptr_elem(arena, v[0].type)) && rk_str_in(v[2].type, values);
     return need(ok, "tile.global_atomic_fadd(ptr<T>, i32, f32|vec<f16x2>|vec<bf16x2>)");
 }
 
 static const char *check_smem_alloc(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    if (!bad)
-        bad = check_attrs(op, arena, "type", NULL);
+    const char *bad = check_attrs(op, arena, "type", NULL);
     return bad ? bad
                : need(rk_is_smem(op->results[0].type) && rk_attr_is_str(attr(op, "type"), op->results[0].type),
                       "tile.smem_alloc type");
@@ -363,12 +332,10 @@ static const char *check_align(const rk_ir_op *op, rk_arena *arena, const char *
 
 static const char *check_smem_load(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena), *t;
+    const char *bad = check_attrs(op, arena, "n", "align", NULL), *t;
     const rk_ir_value *v;
     long long n;
     int ok;
-    if (!bad)
-        bad = check_attrs(op, arena, "n", "align", NULL);
     if (bad)
         return bad;
     v = op->operands;
@@ -383,11 +350,9 @@ static const char *check_smem_load(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_smem_store(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
+    const char *bad = check_attrs(op, arena, "align", NULL);
     const rk_ir_value *v;
     int ok;
-    if (!bad)
-        bad = check_attrs(op, arena, "align", NULL);
     if (bad)
         return bad;
     v = op->operands;
@@ -397,24 +362,24 @@ static const char *check_smem_store(const rk_ir_op *op, rk_arena *arena)
     return bad ? bad : check_align(op, arena, v[3].type);
 }
 
-static const char *check_no_values(const rk_ir_op *op, rk_arena *arena) { return arity(op, arena); }
+/* The rule of an op whose row's counts (arity) say all there is to check. */
+static const char *counts_only(const rk_ir_op *op, rk_arena *arena)
+{
+    (void)op, (void)arena;
+    return NULL;
+}
 
 static const char *check_smem_addr(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
-    return bad ? bad
-               : need(rk_is_smem(op->operands[0].type) && eq(op->results[0].type, "i32"),
-                      "tile.smem_addr(smem) -> i32");
+    (void)arena; /* the rules' signature; this one formats no message */
+    return need(rk_is_smem(op->operands[0].type) && eq(op->results[0].type, "i32"), "tile.smem_addr(smem) -> i32");
 }
 
 static const char *transpose_read(const rk_ir_op *op, rk_arena *arena, int width)
 {
-    const char *bad = arity(op, arena), *elem;
-    const rk_ir_value *v;
+    const rk_ir_value *v = op->operands;
+    const char *elem;
     int ok;
-    if (bad)
-        return bad;
-    v = op->operands;
     elem = rk_is_smem(v[0].type) ? rk_smem_elem(arena, v[0].type) : NULL;
     ok = elem && (eq(elem, "f16") || eq(elem, "bf16")) && eq(v[1].type, "i32") && eq(v[2].type, "i32")
          && eq(op->results[0].type, rk_vec(arena, elem, width));
@@ -426,10 +391,8 @@ static const char *transpose_read(const rk_ir_op *op, rk_arena *arena, int width
 static const char *check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
 {
     static const long long dwords[] = {1, 3, 4, -1};
-    const char *bad = arity(op, arena);
+    const char *bad = check_attrs(op, arena, "dwords", "aux", NULL);
     const rk_ir_value *v;
-    if (!bad)
-        bad = check_attrs(op, arena, "dwords", "aux", NULL);
     if (bad)
         return bad;
     v = op->operands;
@@ -438,11 +401,7 @@ static const char *check_async_load_lds(const rk_ir_op *op, rk_arena *arena)
                 "tile.async_buffer_load_lds(rsrc, i32, i32) with dwords 1, 3 or 4");
 }
 
-static const char *check_waitcnt(const rk_ir_op *op, rk_arena *arena)
-{
-    const char *bad = check_no_values(op, arena);
-    return bad ? bad : check_attrs(op, arena, "vmcnt", NULL);
-}
+static const char *check_waitcnt(const rk_ir_op *op, rk_arena *arena) { return check_attrs(op, arena, "vmcnt", NULL); }
 
 /* Python's 0 <= index < n (an index that is not a number fails). */
 static int index_in(const rk_attr *index, long long n)
@@ -452,12 +411,10 @@ static int index_in(const rk_attr *index, long long n)
 
 static const char *check_extract(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
     const rk_ir_value *v;
     const rk_attr *index = NULL;
+    const char *bad = need_attr(op, arena, "index", &index);
     int ok;
-    if (!bad)
-        bad = need_attr(op, arena, "index", &index);
     if (bad)
         return bad;
     v = &op->operands[0];
@@ -468,11 +425,9 @@ static const char *check_extract(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_insert(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena);
+    const char *bad = check_attrs(op, arena, "index", NULL);
     const rk_ir_value *v, *x;
     int ok;
-    if (!bad)
-        bad = check_attrs(op, arena, "index", NULL);
     if (bad)
         return bad;
     v = &op->operands[0], x = &op->operands[1];
@@ -497,11 +452,9 @@ static const char *check_from_elements(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_concat(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena), *elem;
+    const char *elem;
     long long na, nb;
     int ok;
-    if (bad)
-        return bad;
     elem = rk_vec_elem(arena, op->operands[0].type);
     na = rk_vec_len(op->operands[0].type);
     nb = rk_vec_len(op->operands[1].type);
@@ -512,10 +465,8 @@ static const char *check_concat(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_mma(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = arity(op, arena), *op_id, *types[3];
+    const char *bad = check_attrs(op, arena, "op_id", NULL), *op_id, *types[3];
     int known;
-    if (!bad)
-        bad = check_attrs(op, arena, "op_id", NULL);
     if (bad)
         return bad;
     op_id = py_str(arena, attr(op, "op_id"));
@@ -534,21 +485,15 @@ static const char *check_mma(const rk_ir_op *op, rk_arena *arena)
 
 static const char *check_sched_group_barrier(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = check_no_values(op, arena);
-    return bad ? bad : check_attrs(op, arena, "mask", "size", "sync_id", NULL);
+    return check_attrs(op, arena, "mask", "size", "sync_id", NULL);
 }
 
 static const char *check_sched_barrier(const rk_ir_op *op, rk_arena *arena)
 {
-    const char *bad = check_no_values(op, arena);
-    return bad ? bad : check_attrs(op, arena, "mask", NULL);
+    return check_attrs(op, arena, "mask", NULL);
 }
 
-static const char *check_setprio(const rk_ir_op *op, rk_arena *arena)
-{
-    const char *bad = check_no_values(op, arena);
-    return bad ? bad : check_attrs(op, arena, "prio", NULL);
-}
+static const char *check_setprio(const rk_ir_op *op, rk_arena *arena) { return check_attrs(op, arena, "prio", NULL); }
 
 /* CHECKS, by op code: a plain check, or same_type_binary(types), or transpose_read(width);
  * scf.for, scf.if and scf.yield are checked in verify_op (they need the scope). */
@@ -596,8 +541,8 @@ static const rk_verify_rule rk_verify_checks[RK_N_OPS] = {
     [RK_OP_DS_READ_TR16_B128] = {NULL, NULL, 8},
     [RK_OP_ASYNC_BUFFER_LOAD_LDS] = {check_async_load_lds, NULL, 0},
     [RK_OP_S_WAITCNT] = {check_waitcnt, NULL, 0},
-    [RK_OP_SYNC] = {check_no_values, NULL, 0},
-    [RK_OP_SYNC_LDS_ONLY] = {check_no_values, NULL, 0},
+    [RK_OP_SYNC] = {counts_only, NULL, 0},
+    [RK_OP_SYNC_LDS_ONLY] = {counts_only, NULL, 0},
     [RK_OP_EXTRACT] = {check_extract, NULL, 0},
     [RK_OP_INSERT] = {check_insert, NULL, 0},
     [RK_OP_FROM_ELEMENTS] = {check_from_elements, NULL, 0},
@@ -606,7 +551,7 @@ static const rk_verify_rule rk_verify_checks[RK_N_OPS] = {
     [RK_OP_SCHED_GROUP_BARRIER] = {check_sched_group_barrier, NULL, 0},
     [RK_OP_SCHED_BARRIER] = {check_sched_barrier, NULL, 0},
     [RK_OP_S_SETPRIO] = {check_setprio, NULL, 0},
-    [RK_OP_RETURN] = {check_no_values, NULL, 0},
+    [RK_OP_RETURN] = {counts_only, NULL, 0},
 };
 
 /* The rule of a code; NULL for an unknown op and the three checked in verify_op. */
@@ -619,8 +564,12 @@ static const rk_verify_rule *rule_for(int code)
     return rule->check || rule->types || rule->width ? rule : NULL;
 }
 
+/* The op's arity, then its rule (which may then take its operands and results apart). */
 static const char *run(const rk_verify_rule *rule, const rk_ir_op *op, rk_arena *arena)
 {
+    const char *bad = arity(op, arena);
+    if (bad)
+        return bad;
     if (rule->types)
         return same_type_binary(op, arena, rule->types);
     if (rule->width)

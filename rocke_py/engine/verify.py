@@ -50,9 +50,10 @@ def need(cond: bool, message: str) -> Optional[str]:
 
 
 def arity(op: Op) -> Optional[str]:
-    """The operand and result counts of the op's row (ops.OPS)."""
+    """The operand and result counts of the op's row (ops.OPS), checked by run before the op's
+    rule; a row of any number of operands (-1) leaves its counts to the rule."""
     info = OPS[op.code]
-    if len(op.operands) != info.operands or len(op.results) != info.results:
+    if info.operands >= 0 and (len(op.operands) != info.operands or len(op.results) != info.results):
         return f"{op.name} takes {info.operands} operands and gives {info.results} results"
     return None
 
@@ -64,11 +65,11 @@ def check_attrs(op: Op, *keys: str) -> Optional[str]:
     return None
 
 
-# ---- one check per op kind; each returns the failure message or None ----
+# ---- one check per op kind; each returns the failure message or None, and runs after arity ----
 
 
 def check_constant(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "ity", "value")
+    bad = check_attrs(op, "ity", "value")
     if bad:
         return bad
     t = op.results[0].type
@@ -79,7 +80,7 @@ def check_constant(op: Op) -> Optional[str]:
 
 
 def check_constant_vec(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "ity", "value")
+    bad = check_attrs(op, "ity", "value")
     return bad or need(
         is_vec(op.results[0].type) and op.attrs["ity"] == op.results[0].type, "arith.constant_vec needs a vec type"
     )
@@ -87,8 +88,6 @@ def check_constant_vec(op: Op) -> Optional[str]:
 
 def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
     def check(op: Op) -> Optional[str]:
-        if len(op.operands) != 2 or len(op.results) != 1:
-            return arity(op)
         a, b = op.operands
         r = op.results[0]
         if a.type == b.type == r.type and a.type in types:
@@ -99,7 +98,7 @@ def same_type_binary(types: tuple[str, ...]) -> Callable[[Op], Optional[str]]:
 
 
 def check_cmp(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "pred")
+    bad = check_attrs(op, "pred")
     if bad:
         return bad
     a, b = op.operands
@@ -110,15 +109,12 @@ def check_cmp(op: Op) -> Optional[str]:
 
 
 def check_select(op: Op) -> Optional[str]:
-    bad = arity(op)
-    if bad:
-        return bad
     c, a, b = op.operands
     return need(c.type == "i1" and a.type == b.type == op.results[0].type, "arith.select types")
 
 
 def check_fptrunc(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "to")
+    bad = check_attrs(op, "to")
     if bad:
         return bad
     ok = op.operands[0].type == "f32" and op.results[0].type in ("f16", "bf16")
@@ -126,7 +122,7 @@ def check_fptrunc(op: Op) -> Optional[str]:
 
 
 def check_bitcast(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "to")
+    bad = check_attrs(op, "to")
     if bad:
         return bad
     a, r = op.operands[0], op.results[0]
@@ -135,10 +131,7 @@ def check_bitcast(op: Op) -> Optional[str]:
 
 
 def check_i32_source(op: Op) -> Optional[str]:
-    bad = arity(op)
-    if bad or op.results[0].type == "i32":
-        return bad
-    return f"{op.name} gives i32"
+    return None if op.results[0].type == "i32" else f"{op.name} gives i32"
 
 
 def check_block_id(op: Op) -> Optional[str]:
@@ -151,19 +144,18 @@ def check_thread_id(op: Op) -> Optional[str]:
 
 
 def check_readfirstlane(op: Op) -> Optional[str]:
-    return arity(op) or need(op.operands[0].type == op.results[0].type == "i32", "gpu.readfirstlane is i32")
+    return need(op.operands[0].type == op.results[0].type == "i32", "gpu.readfirstlane is i32")
 
 
 def check_make_rsrc(op: Op) -> Optional[str]:
-    bad = arity(op)
-    return bad or need(
+    return need(
         is_ptr(op.operands[0].type) and op.operands[1].type == "i32" and op.results[0].type == "rsrc",
         "tile.make_buffer_rsrc(ptr, i32) -> rsrc",
     )
 
 
 def check_buffer_load(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "elem", "n")
+    bad = check_attrs(op, "elem", "n")
     if bad:
         return bad
     r, off = op.operands
@@ -180,9 +172,6 @@ def check_buffer_load(op: Op) -> Optional[str]:
 
 
 def check_buffer_store(op: Op) -> Optional[str]:
-    bad = arity(op)
-    if bad:
-        return bad
     r, off, v = op.operands
     return need(
         r.type == "rsrc"
@@ -195,9 +184,6 @@ def check_buffer_store(op: Op) -> Optional[str]:
 
 
 def check_atomic_fadd(op: Op) -> Optional[str]:
-    bad = arity(op)
-    if bad:
-        return bad
     p, idx, v = op.operands
     ok = (
         is_ptr(p.type)
@@ -209,7 +195,7 @@ def check_atomic_fadd(op: Op) -> Optional[str]:
 
 
 def check_smem_alloc(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "type")
+    bad = check_attrs(op, "type")
     return bad or need(is_smem(op.results[0].type) and op.attrs["type"] == op.results[0].type, "tile.smem_alloc type")
 
 
@@ -220,7 +206,7 @@ def check_align(op: Op, t: str) -> Optional[str]:
 
 
 def check_smem_load(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "n", "align")
+    bad = check_attrs(op, "n", "align")
     if bad:
         return bad
     s, row, col = op.operands
@@ -235,7 +221,7 @@ def check_smem_load(op: Op) -> Optional[str]:
 
 
 def check_smem_store(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "align")
+    bad = check_attrs(op, "align")
     if bad:
         return bad
     s, row, col, v = op.operands
@@ -243,20 +229,17 @@ def check_smem_store(op: Op) -> Optional[str]:
     return need(ok, "tile.smem_store(smem<T>, i32, i32, T|vec<TxN>)") or check_align(op, v.type)
 
 
-def check_no_values(op: Op) -> Optional[str]:
-    return arity(op)
+def counts_only(op: Op) -> Optional[str]:
+    """The rule of an op whose row's counts (arity) say all there is to check."""
+    return None
 
 
 def check_smem_addr(op: Op) -> Optional[str]:
-    bad = arity(op)
-    return bad or need(is_smem(op.operands[0].type) and op.results[0].type == "i32", "tile.smem_addr(smem) -> i32")
+    return need(is_smem(op.operands[0].type) and op.results[0].type == "i32", "tile.smem_addr(smem) -> i32")
 
 
 def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
     def check(op: Op) -> Optional[str]:
-        bad = arity(op)
-        if bad:
-            return bad
         s, row, col = op.operands
         ok = (
             is_smem(s.type)
@@ -270,7 +253,7 @@ def transpose_read(width: int) -> Callable[[Op], Optional[str]]:
 
 
 def check_async_load_lds(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "dwords", "aux")
+    bad = check_attrs(op, "dwords", "aux")
     if bad:
         return bad
     r, addr, off = op.operands
@@ -279,11 +262,11 @@ def check_async_load_lds(op: Op) -> Optional[str]:
 
 
 def check_waitcnt(op: Op) -> Optional[str]:
-    return check_no_values(op) or check_attrs(op, "vmcnt")
+    return check_attrs(op, "vmcnt")
 
 
 def check_extract(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "index")
+    bad = check_attrs(op, "index")
     if bad:
         return bad
     v = op.operands[0]
@@ -292,7 +275,7 @@ def check_extract(op: Op) -> Optional[str]:
 
 
 def check_insert(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "index")
+    bad = check_attrs(op, "index")
     if bad:
         return bad
     v, x = op.operands
@@ -314,9 +297,6 @@ def check_from_elements(op: Op) -> Optional[str]:
 
 
 def check_concat(op: Op) -> Optional[str]:
-    bad = arity(op)
-    if bad:
-        return bad
     a, b = op.operands
     ok = vec_elem(a.type) == vec_elem(b.type) and op.results[0].type == vec(
         vec_elem(a.type), vec_len(a.type) + vec_len(b.type)
@@ -325,7 +305,7 @@ def check_concat(op: Op) -> Optional[str]:
 
 
 def check_mma(op: Op) -> Optional[str]:
-    bad = arity(op) or check_attrs(op, "op_id")
+    bad = check_attrs(op, "op_id")
     if bad:
         return bad
     types = atom_types(str(op.attrs["op_id"]))
@@ -338,15 +318,15 @@ def check_mma(op: Op) -> Optional[str]:
 
 
 def check_sched_group_barrier(op: Op) -> Optional[str]:
-    return check_no_values(op) or check_attrs(op, "mask", "size", "sync_id")
+    return check_attrs(op, "mask", "size", "sync_id")
 
 
 def check_sched_barrier(op: Op) -> Optional[str]:
-    return check_no_values(op) or check_attrs(op, "mask")
+    return check_attrs(op, "mask")
 
 
 def check_setprio(op: Op) -> Optional[str]:
-    return check_no_values(op) or check_attrs(op, "prio")
+    return check_attrs(op, "prio")
 
 
 # The rule of each op, by its code; scf.for, scf.if and scf.yield are checked in verify_op
@@ -392,8 +372,8 @@ CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
     ops.DS_READ_TR16_B128: transpose_read(8),
     ops.ASYNC_BUFFER_LOAD_LDS: check_async_load_lds,
     ops.S_WAITCNT: check_waitcnt,
-    ops.SYNC: check_no_values,
-    ops.SYNC_LDS_ONLY: check_no_values,
+    ops.SYNC: counts_only,
+    ops.SYNC_LDS_ONLY: counts_only,
     ops.EXTRACT: check_extract,
     ops.INSERT: check_insert,
     ops.FROM_ELEMENTS: check_from_elements,
@@ -402,7 +382,7 @@ CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
     ops.SCHED_GROUP_BARRIER: check_sched_group_barrier,
     ops.SCHED_BARRIER: check_sched_barrier,
     ops.S_SETPRIO: check_setprio,
-    ops.RETURN: check_no_values,
+    ops.RETURN: counts_only,
 }
 
 
@@ -411,6 +391,11 @@ CHECKS: dict[int, Callable[[Op], Optional[str]]] = {
 BINARY_TYPES_BY_CODE = tuple(BINARY_TYPES.get(code) for code in range(len(OPS))) + (None,)
 CHECKS_BY_CODE = tuple(CHECKS.get(code) for code in range(len(OPS))) + (None,)
 assert ops.UNKNOWN == -1
+
+
+def run(check: Callable[[Op], Optional[str]], op: Op) -> Optional[str]:
+    """The op's arity, then its rule (which may then take its operands and results apart)."""
+    return arity(op) or check(op)
 
 
 class Scope:
@@ -496,7 +481,7 @@ def verify_op(op: Op, scope: Scope, where: str, last_in_for: bool) -> Optional[s
     code = op.code
     check = CHECKS.get(code)
     if check is not None:
-        bad = f"{op.name} has no regions" if op.regions else check(op)
+        bad = f"{op.name} has no regions" if op.regions else run(check, op)
     elif code == ops.FOR:
         bad = check_for(op, scope, where)
     elif code == ops.IF:
@@ -559,7 +544,7 @@ def verify_region(region: Region, scope: Scope, where: str, allow_yield: bool) -
                     if types.get(v.name) != v.type:
                         break
                 else:
-                    if check(op) is None:
+                    if run(check, op) is None:
                         if not results:
                             continue
                         r = results[0]
