@@ -131,6 +131,14 @@ static const char *need_attr(const rk_ir_op *op, rk_arena *arena, const char *ke
     return *value ? NULL : msg(arena, "%s needs attr %s", op->name, key);
 }
 
+/* Two attrs, handed over as need_attr does; the message names the first one missing. */
+static const char *need_attr_pair(const rk_ir_op *op, rk_arena *arena, const char *key_a, const rk_attr **a,
+                                  const char *key_b, const rk_attr **b)
+{
+    const char *bad = need_attr(op, arena, key_a, a);
+    return bad ? bad : need_attr(op, arena, key_b, b);
+}
+
 /* The keys that follow, NULL-terminated. */
 static const char *check_attrs(const rk_ir_op *op, rk_arena *arena, ...)
 {
@@ -154,9 +162,7 @@ static const char *check_constant(const rk_ir_op *op, rk_arena *arena)
     const char *bad, *t;
     const rk_attr *ity = NULL, *value = NULL;
     int want_float;
-    bad = need_attr(op, arena, "ity", &ity);
-    if (!bad)
-        bad = need_attr(op, arena, "value", &value);
+    bad = need_attr_pair(op, arena, "ity", &ity, "value", &value);
     if (bad)
         return bad;
     t = op->results[0].type;
@@ -280,9 +286,7 @@ static const char *check_buffer_load(const rk_ir_op *op, rk_arena *arena)
     const rk_attr *elem_attr = NULL, *n_attr = NULL;
     long long n;
     int ok;
-    bad = need_attr(op, arena, "elem", &elem_attr);
-    if (!bad)
-        bad = need_attr(op, arena, "n", &n_attr);
+    bad = need_attr_pair(op, arena, "elem", &elem_attr, "n", &n_attr);
     if (bad)
         return bad;
     t = op->results[0].type;
