@@ -120,15 +120,23 @@ def py_functions(path: Path) -> list[tuple[int, int, str]]:
 
 
 C_FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*$")
+#: A function whose declarator and body share one line: `static int f(int x) { return x; }`.
+C_ONE_LINE_FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;{]*\)\s*\{.*\}\s*$")
 
 
 def c_functions(path: Path) -> list[tuple[int, int, str]]:
     """(first line, last line, name) of every function definition: a declarator line, a body
-    from the next `{` at column 0 to the next `}` at column 0 (docs/c-style.md's layout)."""
+    from the next `{` at column 0 to the next `}` at column 0 (docs/c-style.md's layout), or
+    a function written on one line."""
     lines = path.read_text().splitlines()
     out = []
     i = 0
     while i < len(lines):
+        one_line = C_ONE_LINE_FUNC.match(lines[i])
+        if one_line and not lines[i].startswith((" ", "\t", "#", "/", "}")):
+            out.append((i + 1, i + 1, one_line.group(1)))
+            i += 1
+            continue
         m = C_FUNC.match(lines[i])
         if m and not lines[i].startswith((" ", "\t", "#", "/", "}")):
             j = i

@@ -53,8 +53,11 @@ def test_a_function_no_config_should_miss_is_not_hidden(tmp_path):
 
 def test_c_function_extents_follow_the_house_layout(tmp_path):
     path = tmp_path / "lower_ll.c"
-    path.write_text("static int f(int x)\n{\n    return x;\n}\n\nint g(void)\n{\n    return 0;\n}\n")
-    assert engine_unreached.c_functions(path) == [(1, 4, "f"), (6, 9, "g")]
+    path.write_text(
+        "static int f(int x)\n{\n    return x;\n}\n\nint g(void)\n{\n    return 0;\n}\n\n"
+        "static int h(const int *a) { return a && *a; }\n"
+    )
+    assert engine_unreached.c_functions(path) == [(1, 4, "f"), (6, 9, "g"), (11, 11, "h")]
 
 
 C_SOURCE = textwrap.dedent(
