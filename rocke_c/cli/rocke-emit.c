@@ -4,9 +4,10 @@
  *     rocke-emit --version
  *
  * Prints the same bytes as rocke_py.engine.emit. Exit 0 on emit; 1 on rejection, with
- * "REJECTED <CODE>" and then the message on stderr; 2 on a usage error, an unreadable file
- * or an engine failure. CONFIG "-" reads standard input. At most the engine's config limit
- * + 1 bytes are read, whatever CONFIG is (a file, a FIFO, a device). */
+ * "REJECTED <CODE>" and then the message on stderr; 2 on a usage error (an unknown option,
+ * mode or flavor), an unreadable file or an engine failure. CONFIG "-" reads standard
+ * input. At most the engine's config limit + 1 bytes are read, whatever CONFIG is (a file,
+ * a FIFO, a device). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,20 @@ static int usage(const char *why)
         fprintf(stderr, "rocke-emit: %s\n", why);
     fputs("usage: rocke-emit CONFIG [--mode spec|ir|ll] [--flavor llvm20|llvm22|llvm23] [-o FILE]\n", stderr);
     return 2;
+}
+
+/* A mode or flavor the engine does not know is a usage error, as in the console script, not a
+ * rejection: the engine judges them (E_MODE, E_FLAVOR) before it reads a config, so a call
+ * without one asks it, and the lists stay the engine's. */
+static int check_mode_flavor(const options *o)
+{
+    rocke_result probe;
+    int bad = rocke_emit("", 0, o->mode, o->flavor, &probe) == ROCKE_REJECTED
+              && (strcmp(probe.code, "E_MODE") == 0 || strcmp(probe.code, "E_FLAVOR") == 0);
+    if (bad)
+        usage(probe.message);
+    rocke_result_free(&probe);
+    return bad;
 }
 
 static int parse_options(int argc, char **argv, options *o)
@@ -62,7 +77,7 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if (!o->config)
         return usage("no CONFIG given"), -1;
-    return 0;
+    return check_mode_flavor(o) ? -1 : 0;
 }
 
 /* The engine's config limit (RK_MAX_CONFIG_BYTES in src/emit.c, MAX_CONFIG_BYTES in

@@ -73,8 +73,15 @@ def test_rejection_exit_1(program: list[str], tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["a.toml", "b.toml"], ["--mode"], ["--bogus", "x.toml"]],
-    ids=["no-config", "two-configs", "missing-value", "unknown-option"],
+    [
+        [],
+        ["a.toml", "b.toml"],
+        ["--mode"],
+        ["--bogus", "x.toml"],
+        ["x.toml", "--mode", "asm"],
+        ["x.toml", "--flavor", "llvm99"],
+    ],
+    ids=["no-config", "two-configs", "missing-value", "unknown-option", "unknown-mode", "unknown-flavor"],
 )
 def test_usage_exit_2(program: list[str], args: list[str]) -> None:
     got = run(program, *args)
