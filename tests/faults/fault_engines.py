@@ -211,7 +211,7 @@ leak_c = partial(_leak, "c")
 
 
 # -- stray bytes in the worker's result pipe, from inside one call: a framed message that is no
-# pickle, a pickle of the wrong shape, a length no message has
+# pickle, a pickle of the wrong shape, a length no message has, a length (1 MiB) no bytes follow
 def _result_pipe():
     """The worker's end of its pipe to the gate (``conn`` of worker._worker_main, up the stack)."""
     frame = sys._getframe()
@@ -227,10 +227,11 @@ def _stray(write, config, mode, flavor):
     return _real("c", config, mode, flavor)
 
 
-stray_py = stray_shape_py = stray_length_py = partial(_real, "py")  # this side is the real engine
+stray_py = stray_shape_py = stray_length_py = stray_stall_py = partial(_real, "py")  # the real engine
 stray_c = partial(_stray, lambda conn: conn.send_bytes(b"\x80\x05stray bytes, not a pickle"))
 stray_shape_c = partial(_stray, lambda conn: conn.send(("results", [("not", "a", "result")])))
 stray_length_c = partial(_stray, lambda conn: os.write(conn.fileno(), b"\x7f\xff\xff\xf0stray bytes"))
+stray_stall_c = partial(_stray, lambda conn: os.write(conn.fileno(), b"\x00\x10\x00\x00stray bytes"))
 
 
 # -- a crash (a real SIGSEGV) on every call of the C engine

@@ -8,7 +8,8 @@ the real engines wrapped in one fault (``tests/faults/fault_engines.py``):
 - an engine leaking 4 MiB a call: a worker over the memory limit is replaced after its batch,
   and the jobs it ran over the limit say so;
 - stray bytes in a worker's result pipe: that job is a CRASH saying its result could not be
-  read, and the run goes on;
+  read, and the run goes on; a length that no bytes follow too, after the stall bound, where
+  the gate used to wait for ever;
 - a crash on every call: every job is still classified, and the pool does not pay an engine
   load per crash.
 """
@@ -17,12 +18,15 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from test_gate_faults import EMIT, _copy, engines, recorded_tree
 
 from rocke_py.parity.cli import main
+from rocke_py.parity.run import frames
 
 MEMORY_ENV = "ROCKE_PARITY_WORKER_MEMORY_MB"  # the workers' memory limit (docs/user-guide.md)
 
@@ -87,6 +91,35 @@ def test_stray_bytes_in_a_result_pipe_are_that_jobs_crash(base_tree, tmp_path, c
     assert (bad["config"], bad["mode"], bad["status"]) == (EMIT, "spec", "CRASH")
     assert "could not be read from its worker" in bad["reason"], bad["reason"]
     assert bad["cause"][:3] == ["CRASH", "c", "unreadable result"]  # its own group, not a crash storm's
+
+
+@contextmanager
+def fails_after(seconds: int, what: str):
+    """A hang turned into a failure: SIGALRM after ``seconds`` raises in the blocked call."""
+
+    def hung(signum, frame):
+        raise AssertionError(f"{what}: still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_stray_length_no_bytes_follow_is_that_jobs_crash_not_a_hang(base_tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(frames, "STALL", 2.0)  # the bound a frame may go without a byte
+    root = _copy(base_tree, tmp_path)
+    report = tmp_path / "report.json"
+    with fails_after(120, "the gate, reading a 1 MiB message of which 11 bytes came"):
+        assert main(gate(root, "stray_stall", "--json", str(report))) == 1
+    doc = json.loads(report.read_text())
+    assert len(doc["jobs"]) == 30
+    (bad,) = [r for r in doc["jobs"] if not r["passed"]]  # the job the bytes came with, and no other
+    assert (bad["config"], bad["mode"], bad["status"]) == (EMIT, "spec", "CRASH")
+    assert "a message of 1048576 bytes stalled after" in bad["reason"], bad["reason"]
 
 
 def test_a_crash_on_every_call_is_classified_without_an_engine_load_per_crash(base_tree, tmp_path, capsys):

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rocke_py.parity.run.engines import EngineSpec
+from rocke_py.parity.run.frames import StrayBytes, read_frame
 from rocke_py.parity.run.processes import Interrupted, start_method
 from rocke_py.parity.run.schedule import Schedule
 from rocke_py.parity.run.work import Death, EngineInfo, EngineLoadError, JobResult, K, TextStore, WorkItem
@@ -63,8 +64,6 @@ from rocke_py.parity.run.worker import (
 
 _STARTUP_TIMEOUT = 120.0
 _NOTE_BYTES = 128  # the stage note: "MODE FLAVOR STAGE" needs under 40
-#: the longest message the parent reads from a worker: a longer length is stray bytes in the pipe
-_MAX_MESSAGE = 1 << 30
 
 
 def pool_size(workers: int | None, most_jobs: int | None = None) -> int:
@@ -387,22 +386,26 @@ class Pool:
     @staticmethod
     def _recv(w: _Worker, readable: bool = False) -> tuple | None:
         """The worker's next message; None when it died; ``("nothing",)`` when there is none yet;
-        ``("unreadable", why)`` when what came is no message of a worker's (stray bytes in its
-        pipe). ``readable``: a selector just saw its pipe readable (no second poll)."""
+        ``("unreadable", why, job)`` when what came is no message of a worker's (stray bytes in
+        its pipe), ``job`` the one it ran when they came (a stall is found later, when it may
+        have moved on). ``readable``: a selector just saw its pipe readable (no second poll)."""
+        job = w.running()
         try:
             if not readable and not w.conn.poll():
                 return None if not w.proc.is_alive() else ("nothing",)
-            payload = w.conn.recv_bytes(_MAX_MESSAGE)
+            payload = read_frame(w.conn)
         except EOFError:
             return None
-        except OSError as e:  # a length past _MAX_MESSAGE has no errno; a lost worker's socket has one
-            return ("unreadable", "stray bytes: a message length past 1 GiB") if e.errno is None else None
+        except StrayBytes as e:  # a length out of range, or one that no bytes follow
+            return ("unreadable", f"stray bytes: {e}", job)
+        except OSError:  # a lost worker's socket
+            return None
         try:
             msg = pickle.loads(payload)
         except Exception as e:  # noqa: BLE001 - whatever stray bytes unpickle to, or fail with
-            return ("unreadable", f"stray bytes: {type(e).__name__}: {str(e)[:200]}")
+            return ("unreadable", f"stray bytes: {type(e).__name__}: {str(e)[:200]}", job)
         if not isinstance(msg, tuple) or not msg or not isinstance(msg[0], str):
-            return ("unreadable", f"stray bytes: a message of the wrong shape ({type(msg).__name__})")
+            return ("unreadable", f"stray bytes: a message of the wrong shape ({type(msg).__name__})", job)
         return msg
 
     # -- running

@@ -158,7 +158,10 @@ class Schedule(Generic[K]):
     def on_results(self, w: Worker, msg: tuple) -> None:
         """A worker's message after its hello: the results of the first jobs of its batch, in order
         (else stray bytes in its pipe: :meth:`on_unreadable`)."""
-        problem = str(msg[1])[:300] if msg[0] == "unreadable" and len(msg) > 1 else _bad_results(msg, w.batch)
+        if msg[0] == "unreadable" and len(msg) > 1:
+            self.on_unreadable(w, str(msg[1])[:300], msg[2] if len(msg) > 2 else None)
+            return
+        problem = _bad_results(msg, w.batch)
         if problem:
             self.on_unreadable(w, problem)
             return
@@ -170,11 +173,14 @@ class Schedule(Generic[K]):
             c_text = py_text if same else c_text
             self._finish(i, JobResult(self.items[i], py_runs, c_runs, py_text, c_text, notes=notes, store=self.store))
 
-    def on_unreadable(self, w: Worker, why: str) -> None:
-        """Stray bytes in the worker's pipe: the job it runs is a CRASH saying so, and the
-        worker (whose later messages cannot be trusted) is replaced, as after a crash."""
-        where = w.where()
-        job = w.running()
+    def on_unreadable(self, w: Worker, why: str, came_with: object = None) -> None:
+        """Stray bytes in the worker's pipe: the job it ran when they came (``came_with``, else
+        the one it runs) is a CRASH saying so, and the worker (whose later messages cannot be
+        trusted) is replaced, as after a crash."""
+        running = w.running()
+        known = isinstance(came_with, int) and not isinstance(came_with, bool) and came_with in w.batch
+        job = came_with if known else running
+        where = w.where() if job == running else ("?", 0)
         w.kill()
         if job is not None:
             w.batch.remove(job)

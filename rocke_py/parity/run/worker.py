@@ -54,7 +54,7 @@ _OUTPUT_SHOWN = 240
 #: finishes its batch and is replaced (an engine that leaks would otherwise grow it without end)
 MEMORY_ENV = "ROCKE_PARITY_WORKER_MEMORY_MB"
 DEFAULT_MEMORY_MB = 1024
-#: a worker sends its group early once its texts reach this many characters (far under _MAX_MESSAGE)
+#: a worker sends its group early once its texts reach this many characters (far under frames.MAX_MESSAGE)
 _GROUP_CHARS = 64 << 20
 
 
