@@ -25,8 +25,9 @@ def digest(lanes: np.ndarray, values: np.ndarray, lanes_crc: Optional[int] = Non
 
 class LanesCrc:
     """The lanes' checksum, kept for the last lanes array: the executors pass the same array
-    object for event after event (every lane, or the lanes of an access), and never change
-    a lanes array in place."""
+    object for event after event (every lane, or the lanes of an access). A kept array is made
+    read-only, so that changing it in place (which would leave the kept checksum stale and
+    the lockstep comparison wrong) raises instead."""
 
     def __init__(self) -> None:
         self.lanes: Optional[np.ndarray] = None
@@ -35,6 +36,7 @@ class LanesCrc:
     def __call__(self, lanes: np.ndarray) -> int:
         if lanes is not self.lanes:
             self.crc = zlib.crc32(np.ascontiguousarray(lanes, dtype=np.int64))
+            lanes.flags.writeable = False
             self.lanes = lanes
         return self.crc
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rocke_py.numerics.lockstep import LanesCrc, digest
 
@@ -16,3 +17,11 @@ def test_a_kept_lanes_checksum_gives_the_same_digest() -> None:
         v = values[: x.size]
         assert digest(x, v, crc(x)) == digest(x, v)
     assert digest(other, values[: other.size], crc(other)) != digest(lanes, values[: other.size].copy())
+
+
+def test_a_kept_lanes_array_changed_in_place_raises_not_a_stale_checksum() -> None:
+    crc = LanesCrc()
+    lanes = np.arange(64)
+    crc(lanes)
+    with pytest.raises(ValueError, match="read-only"):
+        lanes[0] = 7  # the kept checksum would no longer be the lanes'
